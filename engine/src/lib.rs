@@ -1,0 +1,10 @@
+//! Pure, synchronous market computation.
+//!
+//! Nothing here knows about HTTP, tasks, storage or JSON envelopes: functions take
+//! columns and return plain structs, so the same numbers come out of every runtime.
+
+pub mod bars;
+pub mod calendar;
+pub mod stats;
+
+pub use bars::{Bars, BarsError, Frequency};
