@@ -1,1 +1,17 @@
+//! Ports (small async traits) and their embedded adapters, plus the sample data
+//! generator and importers that fill the market data store.
+//!
+//! Everything that serves goes through these traits, so the embedded default and
+//! the AWS deployment differ only in which adapters are wired in at start-up.
 
+pub mod accounts;
+pub mod error;
+pub mod import;
+pub mod marketdata;
+pub mod queue;
+pub mod sample;
+pub mod sqlite;
+pub mod tasks;
+pub mod worker;
+
+pub use error::PortError;

@@ -1,0 +1,54 @@
+//! Accounts, plans and credential checks.
+
+mod auth;
+mod plans;
+mod sqlite;
+
+pub use auth::{Authenticator, hash_password};
+pub use plans::{PLANS, Plan, Service, plan};
+pub use sqlite::SqliteAccountStore;
+
+use crate::PortError;
+use async_trait::async_trait;
+use chrono::NaiveDateTime;
+use serde::{Deserialize, Serialize};
+
+/// A stored account. The password is kept only as an argon2 PHC string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccountRecord {
+    /// Lower-cased e-mail; the account's identity and the task owner.
+    pub email: String,
+    pub password_hash: String,
+    /// A plan code from [`PLANS`].
+    pub plan: String,
+    /// Indicator codes the user picked (data service selections).
+    pub selected_indicators: Vec<String>,
+    pub created_at: NaiveDateTime,
+}
+
+/// A caller whose credentials were verified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    pub email: String,
+    pub plan: &'static Plan,
+    pub selected_indicators: Vec<String>,
+}
+
+impl Account {
+    pub fn can_use(&self, service: Service) -> bool {
+        self.plan.services.contains(&service)
+    }
+}
+
+#[async_trait]
+pub trait AccountStore: Send + Sync {
+    async fn get(&self, email: &str) -> Result<Option<AccountRecord>, PortError>;
+    /// Creates or replaces the account with this e-mail.
+    async fn put(&self, record: AccountRecord) -> Result<(), PortError>;
+    async fn list(&self) -> Result<Vec<AccountRecord>, PortError>;
+}
+
+/// E-mails compare case-insensitively and without surrounding blanks.
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}

@@ -1,0 +1,108 @@
+//! Where Parquet objects live: a local directory here, an S3 bucket on AWS.
+
+use crate::PortError;
+use async_trait::async_trait;
+use bytes::Bytes;
+use std::path::{Path, PathBuf};
+
+#[async_trait]
+pub trait BlobStore: Send + Sync {
+    /// The object's bytes, or `None` when there is no such key.
+    async fn get(&self, key: &str) -> Result<Option<Bytes>, PortError>;
+    /// Writes the whole object; readers see the old or the new version, never a mix.
+    async fn put(&self, key: &str, data: Bytes) -> Result<(), PortError>;
+    /// Keys under a prefix, sorted.
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError>;
+}
+
+/// A directory holding the layout as plain files.
+#[derive(Debug, Clone)]
+pub struct LocalDir {
+    root: PathBuf,
+}
+
+impl LocalDir {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        LocalDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the directory holds no market data yet.
+    pub fn is_empty(&self) -> bool {
+        !self.root.join(super::layout::SYMBOLS).exists()
+    }
+
+    /// Writes through a temporary file and a rename, so a crash never leaves a
+    /// half-written object behind.
+    pub fn put_sync(&self, key: &str, data: &[u8]) -> Result<(), PortError> {
+        let path = self.root.join(key);
+        let dir = path.parent().expect("keys have a parent");
+        std::fs::create_dir_all(dir)
+            .map_err(|e| PortError::Unavailable(format!("{}: {e}", dir.display())))?;
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("object"),
+            uuid::Uuid::new_v4().simple()
+        ));
+        std::fs::write(&tmp, data)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                PortError::Unavailable(format!("{}: {e}", path.display()))
+            })
+    }
+}
+
+#[async_trait]
+impl BlobStore for LocalDir {
+    async fn get(&self, key: &str) -> Result<Option<Bytes>, PortError> {
+        match tokio::fs::read(self.root.join(key)).await {
+            Ok(data) => Ok(Some(Bytes::from(data))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(PortError::Unavailable(format!("{key}: {e}"))),
+        }
+    }
+
+    async fn put(&self, key: &str, data: Bytes) -> Result<(), PortError> {
+        let this = self.clone();
+        let key = key.to_string();
+        tokio::task::spawn_blocking(move || this.put_sync(&key, &data))
+            .await
+            .map_err(PortError::internal)?
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError> {
+        let root = self.root.clone();
+        let prefix = prefix.to_string();
+        tokio::task::spawn_blocking(move || {
+            let mut out = Vec::new();
+            let mut stack = vec![root.clone()];
+            while let Some(dir) = stack.pop() {
+                let entries = match std::fs::read_dir(&dir) {
+                    Ok(e) => e,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(PortError::Unavailable(format!("{}: {e}", dir.display()))),
+                };
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if let Ok(rel) = path.strip_prefix(&root) {
+                        let key = rel.to_string_lossy().replace('\\', "/");
+                        let hidden = rel.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+                        if key.starts_with(&prefix) && !hidden {
+                            out.push(key);
+                        }
+                    }
+                }
+            }
+            out.sort();
+            Ok(out)
+        })
+        .await
+        .map_err(PortError::internal)?
+    }
+}

@@ -1,0 +1,114 @@
+//! Market data port: bars, symbols, indicators and reference tables, read from
+//! Parquet objects laid out as docs/data-layout.md describes.
+//!
+//! The storage itself is a [`BlobStore`] (a local directory, or S3); decoding and
+//! caching live once in [`ParquetMarketData`], so both runtimes read identically.
+
+mod blob;
+pub mod codec;
+pub mod layout;
+mod store;
+
+pub use blob::{BlobStore, LocalDir};
+pub use store::ParquetMarketData;
+
+use crate::PortError;
+use arrow_array::RecordBatch;
+use async_trait::async_trait;
+use chrono::{NaiveDate, NaiveDateTime};
+use engine::{Bars, Frequency};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// One tradable (or index) symbol in the price store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SymbolInfo {
+    pub symbol: String,
+    pub name: String,
+    /// `index`, `etf`, `stock`, `commodity` or `currency`.
+    pub asset_class: String,
+    pub sector: Option<String>,
+    pub industry: Option<String>,
+    pub exchange: Option<String>,
+    /// Universes the symbol belongs to, e.g. `sp500`, `sp1500`, `nasdaq100`, `russell3000`.
+    pub universes: Vec<String>,
+    pub first_date: NaiveDate,
+    pub last_date: NaiveDate,
+    pub has_intraday: bool,
+}
+
+/// Catalog record of an indicator (backtest 2.13/2.14, data service catalog).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndicatorMeta {
+    /// The indicator code (`url` in every API).
+    pub url: String,
+    pub chart_name: String,
+    pub market_symbol: String,
+    /// `optix`, `trend`, `reltrend` or `other`.
+    pub kind: String,
+    /// `Daily`, `Weekly` or `Monthly`.
+    pub updated: String,
+    /// Sentiment level 0-4 of the latest reading, as text.
+    pub sentiment: String,
+    pub description: String,
+    pub opt_extreme: f64,
+    pub pess_extreme: f64,
+    pub contrary: bool,
+    pub premium: bool,
+    pub chart_type: String,
+    pub groups: Vec<String>,
+    /// e.g. `model` for model indicators; empty otherwise.
+    pub subtype: String,
+    /// Internal records are left out of public catalogs.
+    pub internal: bool,
+    /// Whether a 30-minute series exists.
+    pub intraday: bool,
+}
+
+/// An indicator's readings; `sentiment` is absent for plain series.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IndicatorSeries {
+    pub time: Vec<NaiveDateTime>,
+    pub close: Vec<f64>,
+    pub sentiment: Vec<Option<f64>>,
+}
+
+#[async_trait]
+pub trait MarketData: Send + Sync {
+    /// Full daily history of a symbol.
+    async fn daily(&self, symbol: &str) -> Result<Arc<Bars>, PortError>;
+    /// Full 30-minute history of a symbol.
+    async fn intraday(&self, symbol: &str) -> Result<Arc<Bars>, PortError>;
+    async fn symbols(&self) -> Result<Arc<Vec<SymbolInfo>>, PortError>;
+    async fn indicator_catalog(&self) -> Result<Arc<Vec<IndicatorMeta>>, PortError>;
+    async fn indicator_series(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError>;
+    async fn indicator_intraday(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError>;
+    /// A named reference table (option chains, fundamentals, news, ...).
+    async fn table(&self, name: &str) -> Result<Arc<RecordBatch>, PortError>;
+
+    /// Bars of `freq` whose dates lie in `[start, end]`. Weekly and monthly bars
+    /// aggregate only the daily bars inside the range.
+    async fn bars(
+        &self,
+        symbol: &str,
+        freq: Frequency,
+        start: Option<NaiveDate>,
+        end: Option<NaiveDate>,
+    ) -> Result<Bars, PortError> {
+        let base = match freq {
+            Frequency::Min30 => self.intraday(symbol).await?,
+            _ => self.daily(symbol).await?,
+        };
+        Ok(base.slice_dates(start, end).resample(freq))
+    }
+
+    /// The latest date present in the price store: the platform's "today".
+    async fn latest_date(&self) -> Result<NaiveDate, PortError> {
+        self.symbols()
+            .await?
+            .iter()
+            .map(|s| s.last_date)
+            .max()
+            .ok_or_else(|| PortError::NotFound("market data (the store is empty)".into()))
+    }
+}

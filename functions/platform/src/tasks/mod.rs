@@ -1,0 +1,229 @@
+//! Task store port: asynchronous jobs (backtests, pattern scans) and their results.
+//!
+//! Every status change is conditional on the state the caller last saw, so two
+//! workers can never both run or both finish a task, on SQLite or DynamoDB alike.
+
+mod sqlite;
+
+pub use sqlite::SqliteTaskStore;
+
+use crate::PortError;
+use async_trait::async_trait;
+use chrono::{NaiveDateTime, TimeDelta};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::str::FromStr;
+use uuid::Uuid;
+
+/// What a task computes; the worker dispatches on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskKind {
+    StrategyBacktest,
+    CpmBacktest,
+    CpmScan,
+    ScannerBacktest,
+}
+
+impl TaskKind {
+    pub const ALL: [TaskKind; 4] = [
+        TaskKind::StrategyBacktest,
+        TaskKind::CpmBacktest,
+        TaskKind::CpmScan,
+        TaskKind::ScannerBacktest,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskKind::StrategyBacktest => "strategy_backtest",
+            TaskKind::CpmBacktest => "cpm_backtest",
+            TaskKind::CpmScan => "cpm_scan",
+            TaskKind::ScannerBacktest => "scanner_backtest",
+        }
+    }
+}
+
+impl fmt::Display for TaskKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TaskKind {
+    type Err = PortError;
+    fn from_str(s: &str) -> Result<Self, PortError> {
+        TaskKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| PortError::Invalid(format!("unknown task kind '{s}'")))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum TaskStatus {
+    Pending,
+    Running,
+    Success,
+    Failed,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "PENDING",
+            TaskStatus::Running => "RUNNING",
+            TaskStatus::Success => "SUCCESS",
+            TaskStatus::Failed => "FAILED",
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(self, TaskStatus::Success | TaskStatus::Failed)
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TaskStatus {
+    type Err = PortError;
+    fn from_str(s: &str) -> Result<Self, PortError> {
+        match s.to_ascii_uppercase().as_str() {
+            "PENDING" => Ok(TaskStatus::Pending),
+            "RUNNING" => Ok(TaskStatus::Running),
+            "SUCCESS" => Ok(TaskStatus::Success),
+            "FAILED" => Ok(TaskStatus::Failed),
+            _ => Err(PortError::Invalid(format!(
+                "unknown status '{s}' (expected PENDING, RUNNING, SUCCESS or FAILED)"
+            ))),
+        }
+    }
+}
+
+/// A stored task. Times are UTC with microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: Uuid,
+    pub owner: String,
+    pub kind: TaskKind,
+    pub status: TaskStatus,
+    pub params: Value,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    /// How many times a worker has claimed the task.
+    pub attempts: u32,
+    pub created_at: NaiveDateTime,
+    pub started_at: Option<NaiveDateTime>,
+    pub finished_at: Option<NaiveDateTime>,
+    /// A RUNNING task whose lease has passed may be claimed again.
+    pub lease_until: Option<NaiveDateTime>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub owner: String,
+    pub kind: TaskKind,
+    pub params: Value,
+}
+
+/// Filters of a task listing; empty `kinds` means every kind.
+#[derive(Debug, Clone, Default)]
+pub struct TaskFilter {
+    pub kinds: Vec<TaskKind>,
+    pub status: Option<TaskStatus>,
+}
+
+impl TaskFilter {
+    pub fn matches(&self, t: &Task) -> bool {
+        (self.kinds.is_empty() || self.kinds.contains(&t.kind))
+            && self.status.is_none_or(|s| s == t.status)
+    }
+}
+
+/// One page of an owner's tasks, newest first, with the total matching count.
+#[derive(Debug, Clone)]
+pub struct TaskPage {
+    pub tasks: Vec<Task>,
+    pub total: u64,
+}
+
+/// What a worker ends a task with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Success(Value),
+    Failed(String),
+}
+
+/// The answer to a claim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// The task is now RUNNING for this caller, with `attempts` increased.
+    Claimed(Task),
+    /// Already SUCCESS or FAILED: nothing to do.
+    Finished,
+    /// Another worker holds an unexpired lease.
+    Busy,
+    /// No such task.
+    Missing,
+}
+
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// Stores a new PENDING task.
+    async fn create(&self, new: NewTask) -> Result<Task, PortError>;
+
+    /// Any task by id; only workers and recovery use this.
+    async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError>;
+
+    /// An owner's task; another owner's id reads as absent.
+    async fn get_owned(&self, id: Uuid, owner: &str) -> Result<Option<Task>, PortError> {
+        Ok(self.get(id).await?.filter(|t| t.owner == owner))
+    }
+
+    /// An owner's tasks, newest first.
+    async fn list(
+        &self,
+        owner: &str,
+        filter: &TaskFilter,
+        limit: u32,
+        offset: u32,
+    ) -> Result<TaskPage, PortError>;
+
+    /// PENDING -> RUNNING, or RUNNING with an expired lease -> RUNNING.
+    async fn claim(&self, id: Uuid, now: NaiveDateTime, lease: TimeDelta)
+    -> Result<Claim, PortError>;
+
+    /// RUNNING (claimed as `attempt`) -> SUCCESS or FAILED. `None` when the task
+    /// is no longer this attempt's to finish.
+    async fn finish(
+        &self,
+        id: Uuid,
+        attempt: u32,
+        outcome: Outcome,
+        now: NaiveDateTime,
+    ) -> Result<Option<Task>, PortError>;
+
+    /// RUNNING (claimed as `attempt`) -> PENDING, for a retry. False when the
+    /// task is no longer this attempt's.
+    async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError>;
+
+    /// Tasks left PENDING or RUNNING, oldest first, for recovery after a restart.
+    async fn unfinished(&self) -> Result<Vec<Task>, PortError>;
+}
+
+/// Timestamps as stored: sortable text with microseconds.
+pub(crate) const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6f";
+
+/// The current UTC time truncated to microseconds, the precision every store keeps.
+pub fn now() -> NaiveDateTime {
+    let t = chrono::Utc::now().naive_utc();
+    let micros = t.and_utc().timestamp_micros();
+    chrono::DateTime::from_timestamp_micros(micros)
+        .expect("in range")
+        .naive_utc()
+}

@@ -1,0 +1,240 @@
+//! Embedded task store on SQLite. Status changes are single conditional UPDATEs,
+//! the same shape as the DynamoDB adapter's condition expressions.
+
+use super::{Claim, NewTask, Outcome, TIME_FORMAT, Task, TaskFilter, TaskPage, TaskStore, now};
+use crate::PortError;
+use crate::sqlite::Database;
+use async_trait::async_trait;
+use chrono::{NaiveDateTime, TimeDelta};
+use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use uuid::Uuid;
+
+pub struct SqliteTaskStore {
+    db: Database,
+}
+
+impl SqliteTaskStore {
+    pub fn new(db: Database) -> Self {
+        SqliteTaskStore { db }
+    }
+}
+
+const COLUMNS: &str = "id, owner, kind, status, params, result, error, attempts, created_at, started_at, finished_at, lease_until";
+
+fn fmt_time(t: NaiveDateTime) -> String {
+    t.format(TIME_FORMAT).to_string()
+}
+
+fn parse_time(s: Option<String>) -> rusqlite::Result<Option<NaiveDateTime>> {
+    s.map(|s| {
+        NaiveDateTime::parse_from_str(&s, TIME_FORMAT).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+        })
+    })
+    .transpose()
+}
+
+fn conversion(e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+}
+
+fn row_to_task(r: &Row<'_>) -> rusqlite::Result<Task> {
+    let id: String = r.get(0)?;
+    let kind: String = r.get(2)?;
+    let status: String = r.get(3)?;
+    let params: String = r.get(4)?;
+    let result: Option<String> = r.get(5)?;
+    Ok(Task {
+        id: Uuid::parse_str(&id).map_err(conversion)?,
+        owner: r.get(1)?,
+        kind: kind.parse().map_err(conversion)?,
+        status: status.parse().map_err(conversion)?,
+        params: serde_json::from_str(&params).map_err(conversion)?,
+        result: result
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(conversion)?,
+        error: r.get(6)?,
+        attempts: r.get(7)?,
+        created_at: parse_time(r.get(8)?)?.unwrap_or_default(),
+        started_at: parse_time(r.get(9)?)?,
+        finished_at: parse_time(r.get(10)?)?,
+        lease_until: parse_time(r.get(11)?)?,
+    })
+}
+
+fn select_one(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<Task>> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"),
+        [id],
+        row_to_task,
+    )
+    .optional()
+}
+
+#[async_trait]
+impl TaskStore for SqliteTaskStore {
+    async fn create(&self, new: NewTask) -> Result<Task, PortError> {
+        let task = Task {
+            id: Uuid::new_v4(),
+            owner: new.owner,
+            kind: new.kind,
+            status: super::TaskStatus::Pending,
+            params: new.params,
+            result: None,
+            error: None,
+            attempts: 0,
+            created_at: now(),
+            started_at: None,
+            finished_at: None,
+            lease_until: None,
+        };
+        let t = task.clone();
+        self.db
+            .run(move |c| {
+                c.execute(
+                    "INSERT INTO tasks (id, owner, kind, status, params, attempts, created_at)
+                     VALUES (?1, ?2, ?3, 'PENDING', ?4, 0, ?5)",
+                    params![
+                        t.id.to_string(),
+                        t.owner,
+                        t.kind.as_str(),
+                        t.params.to_string(),
+                        fmt_time(t.created_at)
+                    ],
+                )
+            })
+            .await?;
+        Ok(task)
+    }
+
+    async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
+        let id = id.to_string();
+        self.db.run(move |c| select_one(c, &id)).await
+    }
+
+    async fn list(
+        &self,
+        owner: &str,
+        filter: &TaskFilter,
+        limit: u32,
+        offset: u32,
+    ) -> Result<TaskPage, PortError> {
+        let mut clause = String::from("owner = ?");
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(owner.to_string())];
+        if !filter.kinds.is_empty() {
+            let marks = vec!["?"; filter.kinds.len()].join(", ");
+            clause.push_str(&format!(" AND kind IN ({marks})"));
+            args.extend(filter.kinds.iter().map(|k| SqlValue::Text(k.as_str().into())));
+        }
+        if let Some(s) = filter.status {
+            clause.push_str(" AND status = ?");
+            args.push(SqlValue::Text(s.as_str().into()));
+        }
+        self.db
+            .run(move |c| {
+                let total: i64 = c.query_row(
+                    &format!("SELECT COUNT(*) FROM tasks WHERE {clause}"),
+                    params_from_iter(args.iter()),
+                    |r| r.get(0),
+                )?;
+                let mut page_args = args.clone();
+                page_args.push(SqlValue::Integer(limit as i64));
+                page_args.push(SqlValue::Integer(offset as i64));
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {COLUMNS} FROM tasks WHERE {clause} ORDER BY seq DESC LIMIT ? OFFSET ?"
+                ))?;
+                let tasks = stmt
+                    .query_map(params_from_iter(page_args.iter()), row_to_task)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                Ok(TaskPage {
+                    tasks,
+                    total: total as u64,
+                })
+            })
+            .await
+    }
+
+    async fn claim(
+        &self,
+        id: Uuid,
+        now: NaiveDateTime,
+        lease: TimeDelta,
+    ) -> Result<Claim, PortError> {
+        let id = id.to_string();
+        let (now_s, until_s) = (fmt_time(now), fmt_time(now + lease));
+        self.db
+            .run(move |c| {
+                let changed = c.execute(
+                    "UPDATE tasks SET status = 'RUNNING', attempts = attempts + 1,
+                         started_at = ?2, lease_until = ?3
+                     WHERE id = ?1 AND (status = 'PENDING'
+                         OR (status = 'RUNNING' AND (lease_until IS NULL OR lease_until < ?2)))",
+                    params![id, now_s, until_s],
+                )?;
+                let task = select_one(c, &id)?;
+                Ok(match (changed, task) {
+                    (_, None) => Claim::Missing,
+                    (1, Some(t)) => Claim::Claimed(t),
+                    (_, Some(t)) if t.status.is_finished() => Claim::Finished,
+                    _ => Claim::Busy,
+                })
+            })
+            .await
+    }
+
+    async fn finish(
+        &self,
+        id: Uuid,
+        attempt: u32,
+        outcome: Outcome,
+        now: NaiveDateTime,
+    ) -> Result<Option<Task>, PortError> {
+        let id = id.to_string();
+        let (status, result, error) = match outcome {
+            Outcome::Success(v) => ("SUCCESS", Some(v.to_string()), None),
+            Outcome::Failed(m) => ("FAILED", None, Some(m)),
+        };
+        let now_s = fmt_time(now);
+        self.db
+            .run(move |c| {
+                let changed = c.execute(
+                    "UPDATE tasks SET status = ?3, result = ?4, error = ?5, finished_at = ?6,
+                         lease_until = NULL
+                     WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
+                    params![id, attempt, status, result, error, now_s],
+                )?;
+                if changed == 1 {
+                    select_one(c, &id)
+                } else {
+                    Ok(None)
+                }
+            })
+            .await
+    }
+
+    async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError> {
+        let id = id.to_string();
+        self.db
+            .run(move |c| {
+                c.execute(
+                    "UPDATE tasks SET status = 'PENDING', lease_until = NULL
+                     WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
+                    params![id, attempt],
+                )
+                .map(|n| n == 1)
+            })
+            .await
+    }
+
+    async fn unfinished(&self) -> Result<Vec<Task>, PortError> {
+        self.db
+            .run(|c| {
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {COLUMNS} FROM tasks WHERE status IN ('PENDING', 'RUNNING') ORDER BY seq"
+                ))?;
+                stmt.query_map([], row_to_task)?.collect()
+            })
+            .await
+    }
+}

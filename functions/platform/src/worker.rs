@@ -1,0 +1,200 @@
+//! Running jobs: one `run_job` used by every runtime (embedded pool, SQS batch
+//! handler, long-running poller), plus the embedded pool and restart recovery.
+
+use crate::PortError;
+use crate::queue::{JobMessage, JobQueue, LocalReceiver};
+use crate::tasks::{Claim, Outcome, Task, TaskKind, TaskStore, now};
+use async_trait::async_trait;
+use chrono::TimeDelta;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+
+/// Why a job did not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The task can never succeed (bad parameters, missing data): mark it FAILED.
+    #[error("{0}")]
+    Permanent(String),
+    /// A dependency failed; the same job may succeed later.
+    #[error("{0}")]
+    Retryable(String),
+}
+
+impl From<PortError> for JobError {
+    fn from(e: PortError) -> Self {
+        match e {
+            PortError::Unavailable(_) => JobError::Retryable(e.to_string()),
+            PortError::Internal(_) => {
+                tracing::error!(error = %e, "job hit an internal error");
+                JobError::Permanent("internal error while running the task".into())
+            }
+            PortError::NotFound(_) | PortError::Invalid(_) => JobError::Permanent(e.to_string()),
+        }
+    }
+}
+
+/// Computes the result of one kind of task. Engine work belongs in
+/// `spawn_blocking` inside the handler.
+#[async_trait]
+pub trait JobHandler: Send + Sync {
+    async fn run(&self, task: Task) -> Result<Value, JobError>;
+}
+
+/// Handlers by task kind; each service group registers its own.
+#[derive(Default, Clone)]
+pub struct JobRegistry {
+    handlers: HashMap<TaskKind, Arc<dyn JobHandler>>,
+}
+
+impl JobRegistry {
+    pub fn register(&mut self, kind: TaskKind, handler: Arc<dyn JobHandler>) {
+        self.handlers.insert(kind, handler);
+    }
+
+    pub fn get(&self, kind: TaskKind) -> Option<Arc<dyn JobHandler>> {
+        self.handlers.get(&kind).cloned()
+    }
+}
+
+#[derive(Clone)]
+pub struct WorkerDeps {
+    pub tasks: Arc<dyn TaskStore>,
+    pub handlers: Arc<JobRegistry>,
+    /// How long a claim protects a RUNNING task from other workers.
+    pub lease: TimeDelta,
+    /// Claims after which a task is failed instead of run again.
+    pub max_attempts: u32,
+}
+
+/// What became of a message: acknowledged, or to be delivered again later.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Disposition {
+    Done,
+    Retry(String),
+}
+
+/// Claims the task, runs its handler and records the outcome. Redelivery of a
+/// finished task is a no-op; a panic in the handler fails the task, not the worker.
+pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
+    let task = match deps.tasks.claim(message.task_id, now(), deps.lease).await? {
+        Claim::Claimed(t) => t,
+        Claim::Finished | Claim::Missing => return Ok(Disposition::Done),
+        Claim::Busy => return Ok(Disposition::Retry("task is running elsewhere".into())),
+    };
+    let (id, attempt) = (task.id, task.attempts);
+    if attempt > deps.max_attempts {
+        let msg = format!("gave up after {} attempts", deps.max_attempts);
+        deps.tasks
+            .finish(id, attempt, Outcome::Failed(msg), now())
+            .await?;
+        return Ok(Disposition::Done);
+    }
+    let Some(handler) = deps.handlers.get(task.kind) else {
+        let msg = format!("task kind '{}' is not served by this deployment", task.kind);
+        deps.tasks
+            .finish(id, attempt, Outcome::Failed(msg), now())
+            .await?;
+        return Ok(Disposition::Done);
+    };
+    tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
+    let outcome = match tokio::spawn(async move { handler.run(task).await }).await {
+        Ok(Ok(value)) => Outcome::Success(value),
+        Ok(Err(JobError::Permanent(msg))) => Outcome::Failed(msg),
+        Ok(Err(JobError::Retryable(msg))) => {
+            tracing::warn!(task_id = %id, error = %msg, "job will be retried");
+            deps.tasks.release(id, attempt).await?;
+            return Ok(Disposition::Retry(msg));
+        }
+        Err(join) => {
+            tracing::error!(task_id = %id, error = %join, "job panicked");
+            Outcome::Failed("internal error while running the task".into())
+        }
+    };
+    let ok = matches!(outcome, Outcome::Success(_));
+    match deps.tasks.finish(id, attempt, outcome, now()).await? {
+        Some(_) => tracing::info!(task_id = %id, success = ok, "job finished"),
+        None => tracing::warn!(task_id = %id, "job result dropped: task was taken over"),
+    }
+    Ok(Disposition::Done)
+}
+
+/// Puts tasks left PENDING or RUNNING by a previous process back on the queue.
+/// Only for single-process deployments, where no other worker can hold them.
+pub async fn recover(tasks: &dyn TaskStore, queue: &dyn JobQueue) -> Result<usize, PortError> {
+    let unfinished = tasks.unfinished().await?;
+    for t in &unfinished {
+        if t.status == crate::tasks::TaskStatus::Running {
+            tasks.release(t.id, t.attempts).await?;
+        }
+        queue
+            .enqueue(JobMessage {
+                task_id: t.id,
+                kind: t.kind,
+            })
+            .await?;
+    }
+    Ok(unfinished.len())
+}
+
+/// The embedded worker pool: `n` tasks draining the in-process queue.
+pub struct WorkerPool {
+    handles: Vec<JoinHandle<()>>,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl WorkerPool {
+    pub fn start(
+        n: usize,
+        receiver: LocalReceiver,
+        queue: Arc<dyn JobQueue>,
+        deps: WorkerDeps,
+    ) -> Self {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let handles = (0..n.max(1))
+            .map(|_| {
+                let (rx, queue, deps) = (receiver.clone(), queue.clone(), deps.clone());
+                let mut stopped = stopped.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let msg = tokio::select! {
+                            _ = stopped.changed() => break,
+                            msg = rx.recv() => match msg { Some(m) => m, None => break },
+                        };
+                        match run_job(&deps, &msg).await {
+                            Ok(Disposition::Done) => {}
+                            Ok(Disposition::Retry(_)) | Err(_) => {
+                                // Back off, then deliver again, as a queue's visibility timeout would.
+                                let queue = queue.clone();
+                                tokio::spawn(async move {
+                                    tokio::time::sleep(Duration::from_secs(2)).await;
+                                    let _ = queue.enqueue(msg).await;
+                                });
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        WorkerPool { handles, stop }
+    }
+
+    /// Lets each worker finish its current job, then stops it; after `grace`
+    /// the rest are aborted. Queued and interrupted tasks stay PENDING or
+    /// RUNNING in the store and are recovered on the next start.
+    pub async fn shutdown(self, grace: Duration) {
+        let _ = self.stop.send(true);
+        let aborts: Vec<_> = self.handles.iter().map(|h| h.abort_handle()).collect();
+        let all = async {
+            for h in self.handles {
+                let _ = h.await;
+            }
+        };
+        if tokio::time::timeout(grace, all).await.is_err() {
+            tracing::warn!("workers still busy at shutdown; their tasks resume on next start");
+            aborts.iter().for_each(|a| a.abort());
+        }
+    }
+}
