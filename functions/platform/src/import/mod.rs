@@ -1,1 +1,155 @@
-//! Importers.
+//! Importers for real daily bars: CSV in the common vendor layouts, and Parquet.
+//!
+//! A file is parsed and validated completely before anything is written; each
+//! object is then written through a temporary file and a rename, so a failed
+//! import leaves the store as it was.
+
+mod csv_file;
+mod parquet_file;
+
+pub use csv_file::{CsvLayout, read_csv};
+pub use parquet_file::read_parquet;
+
+use crate::PortError;
+use crate::marketdata::{MarketData, ParquetMarketData, SymbolInfo, layout};
+use chrono::NaiveDate;
+use engine::Bars;
+use std::fmt;
+
+/// A bad input row, located by file, line (or row) and column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportError {
+    pub file: String,
+    /// 1-based line of a CSV file (header = line 1), or 1-based row of a
+    /// Parquet file; 0 when the problem is the file or a whole column.
+    pub line: usize,
+    pub column: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = if self.file.ends_with(".parquet") { "row" } else { "line" };
+        if self.line == 0 {
+            return match &self.column {
+                Some(c) => write!(f, "{}: column {c}: {}", self.file, self.message),
+                None => write!(f, "{}: {}", self.file, self.message),
+            };
+        }
+        match &self.column {
+            Some(c) => write!(f, "{}: {unit} {}, column {c}: {}", self.file, self.line, self.message),
+            None => write!(f, "{}: {unit} {}: {}", self.file, self.line, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+impl From<ImportError> for PortError {
+    fn from(e: ImportError) -> Self {
+        PortError::Invalid(e.to_string())
+    }
+}
+
+/// One parsed row with where it came from.
+pub(crate) struct RawRow {
+    pub line: usize,
+    pub date: NaiveDate,
+    pub ohlcv: [f64; 5],
+}
+
+pub(crate) const COLUMNS: [&str; 5] = ["Open", "High", "Low", "Close", "Volume"];
+
+/// Checks rows in file order and builds bars: prices positive and finite,
+/// High >= Low, Open and Close inside the range, volume not negative, dates
+/// strictly ascending with no duplicates.
+pub(crate) fn build_bars(file: &str, rows: Vec<RawRow>) -> Result<Bars, ImportError> {
+    let err = |line, column: &str, message: String| ImportError {
+        file: file.to_string(),
+        line,
+        column: Some(column.to_string()),
+        message,
+    };
+    if rows.is_empty() {
+        return Err(ImportError { file: file.into(), line: 1, column: None, message: "no data rows".into() });
+    }
+    let mut bars = Bars::with_capacity(rows.len());
+    let mut seen: std::collections::HashMap<NaiveDate, usize> = std::collections::HashMap::new();
+    let mut prev: Option<(NaiveDate, usize)> = None;
+    for r in rows {
+        let [o, h, l, c, v] = r.ohlcv;
+        for (i, x) in r.ohlcv.iter().enumerate() {
+            if !x.is_finite() {
+                return Err(err(r.line, COLUMNS[i], format!("{x} is not a finite number")));
+            }
+            if i < 4 && *x <= 0.0 {
+                return Err(err(r.line, COLUMNS[i], format!("price {x} is not positive")));
+            }
+        }
+        if v < 0.0 {
+            return Err(err(r.line, "Volume", format!("volume {v} is negative")));
+        }
+        if h < l {
+            return Err(err(r.line, "High", format!("High {h} is below Low {l}")));
+        }
+        if o > h || o < l {
+            return Err(err(r.line, "Open", format!("Open {o} is outside the Low-High range {l}-{h}")));
+        }
+        if c > h || c < l {
+            return Err(err(r.line, "Close", format!("Close {c} is outside the Low-High range {l}-{h}")));
+        }
+        if let Some(first) = seen.get(&r.date) {
+            return Err(err(r.line, "Date", format!("duplicate date {} (first on {} {first})", r.date, if file.ends_with(".parquet") { "row" } else { "line" })));
+        }
+        if let Some((p, _)) = prev
+            && r.date < p
+        {
+            return Err(err(r.line, "Date", format!("{} is before the previous row's {p}; rows must be in ascending date order", r.date)));
+        }
+        seen.insert(r.date, r.line);
+        prev = Some((r.date, r.line));
+        bars.push(r.date.and_hms_opt(0, 0, 0).expect("midnight"), o, h, l, c, v);
+    }
+    Ok(bars)
+}
+
+/// Details of an imported symbol that the file itself does not carry.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolDetails {
+    pub name: Option<String>,
+    pub asset_class: Option<String>,
+}
+
+/// Replaces `symbol`'s daily bars and updates the symbol catalog, keeping any
+/// catalog fields the symbol already had.
+pub async fn store_daily(market: &ParquetMarketData, symbol: &str, bars: &Bars, details: SymbolDetails) -> Result<SymbolInfo, PortError> {
+    let symbol = layout::check_name("symbol", symbol)?.to_ascii_uppercase();
+    market.write_daily(&symbol, bars).await?;
+    let existing = match market.symbols().await {
+        Ok(all) => all.iter().find(|s| s.symbol == symbol).cloned(),
+        Err(PortError::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let mut info = existing.unwrap_or(SymbolInfo {
+        symbol: symbol.clone(),
+        name: symbol.clone(),
+        asset_class: "stock".into(),
+        sector: None,
+        industry: None,
+        exchange: None,
+        universes: Vec::new(),
+        first_date: bars.date(0),
+        last_date: bars.date(0),
+        has_intraday: false,
+    });
+    if let Some(n) = details.name {
+        info.name = n;
+    }
+    if let Some(c) = details.asset_class {
+        info.asset_class = c;
+    }
+    info.first_date = bars.date(0);
+    info.last_date = bars.date(bars.len() - 1);
+    market.upsert_symbols(vec![info.clone()]).await?;
+    Ok(info)
+}
