@@ -1,1 +1,16 @@
+//! The HTTP layer: one axum router per service group, shared by the embedded
+//! server and the Lambda functions; auth, error envelopes, and the embedded
+//! server with its command line.
 
+pub mod auth;
+pub mod cli;
+pub mod error;
+pub mod extract;
+pub mod jobs;
+pub mod logging;
+pub mod routes;
+pub mod server;
+pub mod state;
+
+pub use error::{ApiError, ErrorStyle};
+pub use state::AppState;

@@ -1,0 +1,56 @@
+//! HTTP Basic authentication and plan checks, as middleware per service group.
+
+use crate::error::{ApiError, ErrorStyle};
+use crate::state::AppState;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use platform::accounts::{Account, Service};
+
+/// The verified caller, available to handlers as an extension.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Account);
+
+/// E-mail and password from an `Authorization: Basic` header.
+pub fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, encoded) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some((user.to_string(), password.to_string()))
+}
+
+/// Verifies the caller and the plan's access to `service`. The data service
+/// answers a missing plan with 401, the others with 403 (their specs differ).
+pub async fn require(
+    State((state, service, style)): State<(AppState, Service, ErrorStyle)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let Some((email, password)) = basic_credentials(request.headers()) else {
+        return ApiError::unauthorized("authentication required: send HTTP Basic credentials (e-mail and password)").into_response();
+    };
+    let account = match state.auth.verify(&email, &password).await {
+        Ok(Some(a)) => a,
+        Ok(None) => return ApiError::unauthorized("invalid e-mail or password").into_response(),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    if !account.can_use(service) {
+        let message = format!("the '{}' plan does not include the {service} service", account.plan.code);
+        return match style {
+            ErrorStyle::Data => ApiError::unauthorized(format!("{message}: an eligible data plan is required")),
+            _ => ApiError::forbidden(message),
+        }
+        .into_response();
+    }
+    request.extensions_mut().insert(Caller(account));
+    next.run(request).await
+}

@@ -1,0 +1,233 @@
+//! The `marketlab` command line: serve, generate sample data, import bars,
+//! manage accounts.
+
+use crate::server::{self, ServerConfig};
+use anyhow::{Context, Result, bail};
+use chrono::NaiveDate;
+use clap::{Args, Parser, Subcommand};
+use platform::accounts::{AccountStore, PLANS, SqliteAccountStore};
+use platform::import::{CsvLayout, SymbolDetails, read_csv, read_parquet, store_daily};
+use platform::marketdata::{LocalDir, ParquetMarketData};
+use platform::sample::{DEFAULT_SEED, DEFAULT_STOCKS, FULL_UNIVERSE, SampleConfig, generate};
+use platform::sqlite::Database;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Parser, Debug)]
+#[command(name = "marketlab", version, about = "Market analytics APIs: backtests, analytics tools and indicator data")]
+pub struct Cli {
+    /// Where market data (market/) and state (state/) live.
+    #[arg(long, global = true, env = "MARKETLAB_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve every service on one port (the default command).
+    Serve(ServeArgs),
+    /// Write the deterministic sample data set into <data-dir>/market.
+    SampleData(SampleArgs),
+    /// Import daily bars for one symbol.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Manage accounts.
+    #[command(subcommand)]
+    Accounts(AccountCommand),
+    /// List the plans and the services they grant.
+    Plans,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on. Keep the loopback default unless a proxy fronts it.
+    #[arg(long, env = "MARKETLAB_HOST", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub host: IpAddr,
+    #[arg(long, env = "MARKETLAB_PORT", default_value_t = 8080)]
+    pub port: u16,
+    /// Worker tasks running queued jobs.
+    #[arg(long, env = "MARKETLAB_WORKERS", default_value_t = 2)]
+    pub workers: usize,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        ServeArgs { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 8080, workers: 2, sample: SampleArgs::default() }
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SampleArgs {
+    /// Seed of the sample set: the same seed always writes the same bytes.
+    #[arg(long, env = "MARKETLAB_SEED", default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Stocks in the sample universe.
+    #[arg(long, env = "MARKETLAB_STOCKS", default_value_t = DEFAULT_STOCKS)]
+    pub stocks: usize,
+    /// Use the full 1500-stock universe (overrides --stocks).
+    #[arg(long)]
+    pub full_universe: bool,
+    /// Last session of the sample set.
+    #[arg(long, default_value = "2026-11-20")]
+    pub end: NaiveDate,
+}
+
+impl Default for SampleArgs {
+    fn default() -> Self {
+        SampleArgs { seed: DEFAULT_SEED, stocks: DEFAULT_STOCKS, full_universe: false, end: SampleConfig::default().end }
+    }
+}
+
+impl SampleArgs {
+    pub fn config(&self) -> SampleConfig {
+        SampleConfig {
+            seed: self.seed,
+            stocks: if self.full_universe { FULL_UNIVERSE } else { self.stocks },
+            end: self.end,
+            ..SampleConfig::default()
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// Daily bars from CSV (Yahoo, Stooq or plain Date,Open,High,Low,Close,Volume).
+    Csv {
+        #[arg(long)]
+        symbol: String,
+        /// Layout of the file; detected from the header when omitted.
+        #[arg(long)]
+        layout: Option<CsvLayout>,
+        #[command(flatten)]
+        details: DetailArgs,
+        file: PathBuf,
+    },
+    /// Daily bars from Parquet (date, open, high, low, close, volume columns).
+    Parquet {
+        #[arg(long)]
+        symbol: String,
+        #[command(flatten)]
+        details: DetailArgs,
+        file: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct DetailArgs {
+    /// Display name for a new symbol.
+    #[arg(long)]
+    name: Option<String>,
+    /// Asset class for a new symbol (stock, etf, index, commodity, currency).
+    #[arg(long)]
+    asset_class: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AccountCommand {
+    /// Add an account, or replace the one with this e-mail.
+    Add {
+        #[arg(long)]
+        email: String,
+        /// The password; read from MARKETLAB_PASSWORD when omitted.
+        #[arg(long, env = "MARKETLAB_PASSWORD", hide_env_values = true)]
+        password: String,
+        /// A plan code (see `marketlab plans`).
+        #[arg(long, default_value = "pro")]
+        plan: String,
+        /// Indicator codes selected for the data service (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        select: Vec<String>,
+    },
+    /// List accounts (e-mail, plan, selections).
+    List,
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    let data_dir = cli.data_dir.clone();
+    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+        Command::Serve(args) => serve(&data_dir, args).await,
+        Command::SampleData(args) => {
+            let out = LocalDir::new(data_dir.join("market"));
+            if !out.is_empty() {
+                bail!("{} already holds market data; remove it first to regenerate", out.root().display());
+            }
+            let started = std::time::Instant::now();
+            let config = args.config();
+            let summary = tokio::task::spawn_blocking(move || generate(&config, &out)).await??;
+            println!(
+                "wrote {} objects ({:.1} MB): {} symbols, {} indicators, latest date {} in {:.1} s",
+                summary.objects,
+                summary.bytes as f64 / 1e6,
+                summary.symbols,
+                summary.indicators,
+                summary.latest_date.map(|d| d.to_string()).unwrap_or_default(),
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
+        Command::Import(cmd) => import(&data_dir, cmd).await,
+        Command::Accounts(cmd) => accounts(&data_dir, cmd).await,
+        Command::Plans => {
+            for p in PLANS {
+                let services: Vec<String> = p.services.iter().map(|s| s.to_string()).collect();
+                println!("{:<22} {:<48} services: {}{}", p.code, p.name, services.join(", "), if p.trial { " (trial)" } else { "" });
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
+    let config = ServerConfig {
+        workers: args.workers,
+        sample: args.sample.config(),
+        ..ServerConfig::in_dir(data_dir, SocketAddr::new(args.host, args.port))
+    };
+    let embedded = server::start(&config, crate::jobs::registry).await.context("starting the embedded server")?;
+    let listener = tokio::net::TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, data_dir = %data_dir.display(), "listening");
+    println!("marketlab listening on http://{addr} (data in {})", data_dir.display());
+    println!("  demo account: {} / {}", server::DEMO_EMAIL, server::DEMO_PASSWORD);
+    println!("  try: curl -u {}:{} http://{addr}/health", server::DEMO_EMAIL, server::DEMO_PASSWORD);
+    embedded.serve(listener, server::shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
+    let market = ParquetMarketData::new(Arc::new(LocalDir::new(data_dir.join("market"))));
+    let (symbol, details, bars) = match cmd {
+        ImportCommand::Csv { symbol, layout, details, file } => {
+            let data = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            (symbol, details, read_csv(&file.display().to_string(), &data, layout)?)
+        }
+        ImportCommand::Parquet { symbol, details, file } => {
+            let data = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            (symbol, details, read_parquet(&file.display().to_string(), data.into())?)
+        }
+    };
+    let info = store_daily(&market, &symbol, &bars, SymbolDetails { name: details.name, asset_class: details.asset_class }).await?;
+    println!("imported {} bars of {} ({} to {})", bars.len(), info.symbol, info.first_date, info.last_date);
+    Ok(())
+}
+
+async fn accounts(data_dir: &Path, cmd: AccountCommand) -> Result<()> {
+    let db = Database::open(&data_dir.join("state").join("marketlab.sqlite"))?;
+    let store = SqliteAccountStore::new(db);
+    match cmd {
+        AccountCommand::Add { email, password, plan, select } => {
+            server::add_account(&store, &email, &password, &plan, select).await?;
+            println!("account {} saved with plan {plan}", email.trim().to_lowercase());
+        }
+        AccountCommand::List => {
+            for a in store.list().await? {
+                println!("{:<36} {:<22} {}", a.email, a.plan, a.selected_indicators.join(","));
+            }
+        }
+    }
+    Ok(())
+}

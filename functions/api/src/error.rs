@@ -1,0 +1,121 @@
+//! One error type for every handler, rendered once per service in the envelope
+//! its spec gives:
+//! - backtest: `{"detail": "..."}` with the HTTP status;
+//! - analytics: `{"code": c, "msg": "...", "data": null}`, HTTP status = code
+//!   except 407 and 411, which travel in the body of an HTTP 200;
+//! - data: `{"error": "...", "status": s}` with the HTTP status.
+
+use axum::body::Body;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use platform::PortError;
+use serde_json::json;
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{status}: {message}")]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        ApiError {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            message: message.into(),
+        }
+    }
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, message)
+    }
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(401, message)
+    }
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(403, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, message)
+    }
+    pub fn internal() -> Self {
+        Self::new(500, "internal server error")
+    }
+}
+
+impl From<PortError> for ApiError {
+    fn from(e: PortError) -> Self {
+        match e {
+            PortError::NotFound(_) => ApiError::not_found(e.to_string()),
+            PortError::Invalid(m) => ApiError::bad_request(m),
+            PortError::Unavailable(_) => {
+                tracing::warn!(error = %e, "dependency unavailable");
+                ApiError::new(503, format!("{e}; retry shortly"))
+            }
+            PortError::Internal(_) => {
+                tracing::error!(error = %e, "internal error");
+                ApiError::internal()
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    /// The body is written by [`render_errors`], which knows the service's style.
+    fn into_response(self) -> Response {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = self.status;
+        r.extensions_mut().insert(self);
+        r
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorStyle {
+    Backtest,
+    Analytics,
+    Data,
+}
+
+impl ErrorStyle {
+    pub fn render(self, e: &ApiError) -> Response {
+        let code = e.status.as_u16();
+        let (status, body) = match self {
+            ErrorStyle::Backtest => (e.status, json!({ "detail": e.message })),
+            ErrorStyle::Analytics => {
+                let http = if matches!(code, 407 | 411) { StatusCode::OK } else { e.status };
+                (http, json!({ "code": code, "msg": e.message, "data": null }))
+            }
+            ErrorStyle::Data => (e.status, json!({ "error": e.message, "status": code })),
+        };
+        let mut r = (status, axum::Json(body)).into_response();
+        if code == 401 {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Basic realm=\"marketlab\", charset=\"UTF-8\""),
+            );
+        }
+        r
+    }
+}
+
+/// Gives every error response of a router its service's JSON envelope,
+/// including the router's own empty 404/405 answers.
+pub async fn render_errors(
+    axum::extract::State(style): axum::extract::State<ErrorStyle>,
+    response: Response,
+) -> Response {
+    if let Some(e) = response.extensions().get::<ApiError>() {
+        return style.render(e);
+    }
+    let status = response.status();
+    let empty = axum::body::HttpBody::size_hint(response.body()).exact() == Some(0);
+    if (status.is_client_error() || status.is_server_error()) && empty {
+        let message = match status {
+            StatusCode::NOT_FOUND => "no such endpoint".to_string(),
+            StatusCode::METHOD_NOT_ALLOWED => "method not allowed on this endpoint".to_string(),
+            s => s.canonical_reason().unwrap_or("error").to_string(),
+        };
+        return style.render(&ApiError { status, message });
+    }
+    response
+}

@@ -1,0 +1,111 @@
+//! Request parsing whose errors name the offending field.
+
+use crate::error::ApiError;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use std::str::FromStr;
+
+/// Query parameters as text, parsed field by field so each error names its field.
+#[derive(Debug, Clone, Default)]
+pub struct Params(pub HashMap<String, String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query)
+            .map_err(|e| ApiError::bad_request(format!("malformed query string: {e}")))?;
+        // Repeated keys: the last value wins, as for JSON bodies.
+        Ok(Params(pairs.into_iter().collect()))
+    }
+}
+
+impl Params {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())
+    }
+
+    /// The parsed value, `None` when absent or blank.
+    pub fn opt<T: FromStr>(&self, name: &str, expected: &str) -> Result<Option<T>, ApiError> {
+        self.get(name)
+            .map(|v| {
+                v.trim().parse::<T>().map_err(|_| {
+                    ApiError::bad_request(format!("query parameter '{name}': '{v}' is not {expected}"))
+                })
+            })
+            .transpose()
+    }
+
+    pub fn required(&self, name: &str) -> Result<&str, ApiError> {
+        self.get(name)
+            .ok_or_else(|| ApiError::bad_request(format!("query parameter '{name}' is required")))
+    }
+
+    /// An integer in `[min, max]`, or `default` when absent.
+    pub fn int_in(&self, name: &str, default: i64, min: i64, max: i64) -> Result<i64, ApiError> {
+        let v = self.opt::<i64>(name, "an integer")?.unwrap_or(default);
+        if (min..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ApiError::bad_request(format!(
+                "query parameter '{name}' must be between {min} and {max}, got {v}"
+            )))
+        }
+    }
+}
+
+/// Decodes a JSON body into `T`. Duplicate keys resolve to the last value, and
+/// a type error names the path of the field (`entry.condition.rule`).
+pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("body is not valid JSON: {e}")))?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ApiError::bad_request(format!("invalid body: {inner}"))
+        } else {
+            ApiError::bad_request(format!("invalid field '{path}': {inner}"))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Rule {
+        period: u32,
+    }
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Body {
+        symbol: String,
+        rule: Rule,
+    }
+
+    #[test]
+    fn last_duplicate_key_wins_and_errors_name_the_path() {
+        let b: Body = json_body(br#"{"symbol":"A","symbol":"B","rule":{"period":3}}"#).unwrap();
+        assert_eq!(b.symbol, "B");
+        let e = json_body::<Body>(br#"{"symbol":"A","rule":{"period":"x"}}"#).unwrap_err();
+        assert!(e.message.contains("'rule.period'"), "{}", e.message);
+        let e = json_body::<Body>(br#"{"rule":{"period":1}}"#).unwrap_err();
+        assert!(e.message.contains("symbol"), "{}", e.message);
+        assert_eq!(json_body::<Body>(b"{").unwrap_err().status, 400);
+    }
+
+    #[test]
+    fn params_name_the_field() {
+        let p = Params([("limit".to_string(), "abc".to_string())].into_iter().collect());
+        let e = p.int_in("limit", 20, 1, 200).unwrap_err();
+        assert!(e.message.contains("'limit'"), "{}", e.message);
+        let p = Params([("limit".to_string(), "500".to_string())].into_iter().collect());
+        assert!(p.int_in("limit", 20, 1, 200).unwrap_err().message.contains("between 1 and 200"));
+        assert_eq!(Params::default().int_in("limit", 20, 1, 200).unwrap(), 20);
+    }
+}

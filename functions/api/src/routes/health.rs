@@ -1,0 +1,42 @@
+//! Public endpoints: liveness and how to authenticate.
+
+use crate::auth::basic_credentials;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+
+/// Liveness: the process answers and its ports were wired.
+pub async fn health() -> Json<Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+/// How to authenticate; with valid credentials, also who the caller is and
+/// what their plan grants.
+pub async fn auth_info(State(state): State<AppState>, headers: HeaderMap) -> Json<Value> {
+    let mut info = json!({
+        "scheme": "basic",
+        "header": "Authorization: Basic base64(email:password)",
+        "realm": "marketlab",
+        "public": ["/health", "/auth-info", "/docs", "/redoc", "/openapi.json", "/backtest/tutorial"],
+        "authenticated": false,
+    });
+    if let Some((email, password)) = basic_credentials(&headers) {
+        match state.auth.verify(&email, &password).await {
+            Ok(Some(a)) => {
+                info["authenticated"] = json!(true);
+                info["account"] = json!({
+                    "email": a.email,
+                    "plan": a.plan.code,
+                    "plan_name": a.plan.name,
+                    "services": a.plan.services,
+                    "trial": a.plan.trial,
+                });
+            }
+            Ok(None) => info["error"] = json!("invalid e-mail or password"),
+            Err(_) => info["error"] = json!("accounts are unavailable; retry shortly"),
+        }
+    }
+    Json(info)
+}

@@ -1,0 +1,65 @@
+//! Routers per service group. Each group router carries its own auth and error
+//! envelope; `health` is added by whoever serves the group, so the embedded
+//! server can merge groups without route clashes.
+
+mod data;
+mod health;
+mod tasks;
+
+use crate::error::{ErrorStyle, render_errors};
+use crate::state::AppState;
+use axum::Router;
+use axum::middleware::{from_fn_with_state, map_response_with_state};
+use platform::accounts::Service;
+
+pub use health::{auth_info, health};
+
+/// Authenticated routes of a group, with its auth and error style applied.
+fn protected(state: &AppState, service: Service, style: ErrorStyle, routes: Router<AppState>) -> Router {
+    if !routes.has_routes() {
+        return Router::new();
+    }
+    routes
+        .route_layer(from_fn_with_state((state.clone(), service, style), crate::auth::require))
+        .with_state(state.clone())
+        .layer(map_response_with_state(style, render_errors))
+}
+
+/// Public endpoints every group answers: `/health` and `/auth-info`.
+pub fn public(state: &AppState, style: ErrorStyle) -> Router {
+    Router::new()
+        .route("/health", axum::routing::get(health))
+        .route("/auth-info", axum::routing::get(auth_info))
+        .with_state(state.clone())
+        .layer(map_response_with_state(style, render_errors))
+}
+
+/// Backtest service (backtest-service.md).
+pub fn backtest(state: &AppState) -> Router {
+    protected(state, Service::Backtest, ErrorStyle::Backtest, tasks::backtest_routes())
+}
+
+/// Analytics tools service (analytics-service.md).
+pub fn analytics(state: &AppState) -> Router {
+    protected(state, Service::Analytics, ErrorStyle::Analytics, tasks::analytics_routes())
+}
+
+/// Indicator data service (indicator-data-service.md), served under `/ws` embedded.
+pub fn data(state: &AppState) -> Router {
+    protected(state, Service::Data, ErrorStyle::Data, data::routes())
+}
+
+/// Every group on one listener: backtest and analytics at the root, the data
+/// service under `/ws`. Unknown paths answer in the backtest envelope.
+pub fn embedded(state: &AppState) -> Router {
+    let root = public(state, ErrorStyle::Backtest)
+        .merge(backtest(state))
+        .merge(analytics(state))
+        .fallback(|| async { crate::ApiError::not_found("no such endpoint") })
+        .layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
+    let ws = public(state, ErrorStyle::Data)
+        .merge(data(state))
+        .fallback(|| async { crate::ApiError::not_found("no such endpoint") })
+        .layer(map_response_with_state(ErrorStyle::Data, render_errors));
+    crate::logging::layer(root.nest("/ws", ws))
+}

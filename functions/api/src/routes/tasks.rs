@@ -1,0 +1,201 @@
+//! Reading tasks: status and listings, in each service's task shape. A task of
+//! another owner, or of another group's kind, reads as not found.
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::Params;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::routing::get;
+use axum::{Extension, Json, Router};
+use platform::tasks::{Task, TaskFilter, TaskKind, TaskStatus};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+const MAX_LIMIT: i64 = 200;
+
+pub fn backtest_routes() -> Router<AppState> {
+    Router::new()
+        .route("/backtest/status/{task_id}", get(backtest_status))
+        .route("/backtest/tasks", get(backtest_tasks))
+}
+
+pub fn analytics_routes() -> Router<AppState> {
+    Router::new()
+        .route("/cpm/status/{task_id}", get(cpm_status))
+        .route("/cpm/tasks", get(cpm_tasks))
+        .route("/smart-scanner-backtest/status/{task_id}", get(scanner_status))
+        .route("/smart-scanner-backtest/tasks", get(scanner_tasks))
+}
+
+/// The caller's task of one of `kinds`, or 404.
+async fn owned_task(state: &AppState, caller: &Caller, id: &str, kinds: &[TaskKind]) -> Result<Task, ApiError> {
+    let not_found = || ApiError::not_found(format!("task '{id}' not found"));
+    let uuid = Uuid::parse_str(id).map_err(|_| not_found())?;
+    state
+        .tasks
+        .get_owned(uuid, &caller.0.email)
+        .await?
+        .filter(|t| kinds.contains(&t.kind))
+        .ok_or_else(not_found)
+}
+
+struct Page {
+    limit: u32,
+    offset: u32,
+}
+
+fn page(params: &Params) -> Result<Page, ApiError> {
+    Ok(Page {
+        limit: params.int_in("limit", 20, 1, MAX_LIMIT)? as u32,
+        offset: params.int_in("offset", 0, 0, i64::from(u32::MAX))? as u32,
+    })
+}
+
+fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiError> {
+    params
+        .get("status")
+        .map(|s| s.parse().map_err(|e: platform::PortError| ApiError::bad_request(format!("query parameter 'status': {e}"))))
+        .transpose()
+}
+
+fn param_str(task: &Task, key: &str) -> Value {
+    task.params.get(key).cloned().unwrap_or(Value::Null)
+}
+
+// Backtest service: task record of 2.10, summaries of 2.12.
+
+fn backtest_time(t: chrono::NaiveDateTime) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S").to_string()
+}
+
+fn backtest_record(t: &Task) -> Value {
+    let mut v = json!({
+        "task_id": t.id,
+        "status": t.status,
+        "params": t.params,
+        "username": t.owner,
+        "created_at": backtest_time(t.created_at),
+    });
+    match t.status {
+        TaskStatus::Success => v["result"] = t.result.clone().unwrap_or(Value::Null),
+        TaskStatus::Failed => {
+            let msg = t.error.clone().unwrap_or_else(|| "the task failed".into());
+            v["result"] = json!({ "error": msg });
+            v["error"] = json!(msg);
+        }
+        _ => {}
+    }
+    v
+}
+
+async fn backtest_status(State(state): State<AppState>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let t = owned_task(&state, &caller, &id, &[TaskKind::StrategyBacktest]).await?;
+    Ok(Json(backtest_record(&t)))
+}
+
+async fn backtest_tasks(State(state): State<AppState>, Extension(caller): Extension<Caller>, params: Params) -> Result<Json<Value>, ApiError> {
+    let p = page(&params)?;
+    let filter = TaskFilter { kinds: vec![TaskKind::StrategyBacktest], status: status_filter(&params)? };
+    let listed = state.tasks.list(&caller.0.email, &filter, p.limit, p.offset).await?;
+    let tasks: Vec<Value> = listed
+        .tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "task_id": t.id,
+                "status": t.status,
+                "strategy_name": param_str(t, "name"),
+                "symbol": param_str(t, "symbol"),
+                "frequency": t.params.get("frequency").cloned().unwrap_or(json!("Daily")),
+                "created_at": backtest_time(t.created_at),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset })))
+}
+
+// Analytics service: task object of 2.8 for cpm and scanner backtests.
+
+fn analytics_time(t: chrono::NaiveDateTime) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
+}
+
+fn analytics_record(t: &Task) -> Value {
+    let mut v = json!({
+        "task_id": t.id,
+        "status": t.status,
+        "username": t.owner,
+        "created_at": analytics_time(t.created_at),
+        "params": t.params.to_string(),
+    });
+    match t.status {
+        TaskStatus::Success => {
+            let mut result = t.result.clone().unwrap_or_else(|| json!({}));
+            if let Some(obj) = result.as_object_mut() {
+                obj.insert("task_id".into(), json!(t.id));
+            }
+            v["result"] = result;
+        }
+        TaskStatus::Failed => v["error"] = json!(t.error.clone().unwrap_or_else(|| "the task failed".into())),
+        _ => {}
+    }
+    v
+}
+
+const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::CpmScan];
+
+async fn cpm_status(State(state): State<AppState>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(analytics_record(&owned_task(&state, &caller, &id, &CPM_KINDS).await?)))
+}
+
+async fn cpm_tasks(State(state): State<AppState>, Extension(caller): Extension<Caller>, params: Params) -> Result<Json<Value>, ApiError> {
+    let p = page(&params)?;
+    let kinds = match params.get("mode") {
+        None => CPM_KINDS.to_vec(),
+        Some("backtest") => vec![TaskKind::CpmBacktest],
+        Some("scan") => vec![TaskKind::CpmScan],
+        Some(m) => return Err(ApiError::bad_request(format!("query parameter 'mode': '{m}' is not backtest or scan"))),
+    };
+    let filter = TaskFilter { kinds, status: status_filter(&params)? };
+    let listed = state.tasks.list(&caller.0.email, &filter, p.limit, p.offset).await?;
+    let tasks: Vec<Value> = listed
+        .tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "task_id": t.id,
+                "status": t.status,
+                "mode": if t.kind == TaskKind::CpmScan { "scan" } else { "backtest" },
+                "symbol": param_str(t, "symbol"),
+                "system_pattern": param_str(t, "system_pattern"),
+                "created_at": analytics_time(t.created_at),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset })))
+}
+
+async fn scanner_status(State(state): State<AppState>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(analytics_record(&owned_task(&state, &caller, &id, &[TaskKind::ScannerBacktest]).await?)))
+}
+
+async fn scanner_tasks(State(state): State<AppState>, Extension(caller): Extension<Caller>, params: Params) -> Result<Json<Value>, ApiError> {
+    let p = page(&params)?;
+    let filter = TaskFilter { kinds: vec![TaskKind::ScannerBacktest], status: status_filter(&params)? };
+    let listed = state.tasks.list(&caller.0.email, &filter, p.limit, p.offset).await?;
+    let tasks: Vec<Value> = listed
+        .tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "task_id": t.id,
+                "status": t.status,
+                "name": param_str(t, "name"),
+                "find_type": param_str(t, "find_type"),
+                "created_at": analytics_time(t.created_at),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset })))
+}

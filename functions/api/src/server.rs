@@ -1,0 +1,172 @@
+//! The embedded default: every service on one 127.0.0.1 port, a SQLite task
+//! and account store, an in-process queue with a worker pool, and a local
+//! Parquet directory that is filled with the sample set on first start.
+
+use crate::state::AppState;
+use chrono::TimeDelta;
+use platform::PortError;
+use platform::accounts::{AccountRecord, AccountStore, Authenticator, SqliteAccountStore, hash_password, plan};
+use platform::marketdata::{LocalDir, ParquetMarketData};
+use platform::queue::{JobQueue, LocalQueue};
+use platform::sample::{SampleConfig, generate};
+use platform::sqlite::Database;
+use platform::tasks::{SqliteTaskStore, TaskStore};
+use platform::worker::{JobRegistry, WorkerDeps, WorkerPool, recover};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The demo account created on first start; README.md quotes it.
+pub const DEMO_EMAIL: &str = "demo@marketlab.local";
+pub const DEMO_PASSWORD: &str = "demo-password";
+/// A trial account, to show trial truncation.
+pub const TRIAL_EMAIL: &str = "trial@marketlab.local";
+pub const TRIAL_PASSWORD: &str = "trial-password";
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The Parquet layout of docs/data-layout.md; filled with the sample set when empty.
+    pub market_dir: PathBuf,
+    /// The SQLite file holding tasks and accounts.
+    pub database: PathBuf,
+    pub addr: SocketAddr,
+    pub workers: usize,
+    /// Used only when the market directory is empty.
+    pub sample: SampleConfig,
+    /// Create the demo and trial accounts if they do not exist.
+    pub demo_accounts: bool,
+    /// How long running jobs may take to finish at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl ServerConfig {
+    /// The standard layout under one data directory.
+    pub fn in_dir(data_dir: &std::path::Path, addr: SocketAddr) -> Self {
+        ServerConfig {
+            market_dir: data_dir.join("market"),
+            database: data_dir.join("state").join("marketlab.sqlite"),
+            addr,
+            workers: 2,
+            sample: SampleConfig::default(),
+            demo_accounts: true,
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A started embedded deployment: its state and its workers.
+pub struct Embedded {
+    pub state: AppState,
+    pub accounts: Arc<dyn AccountStore>,
+    workers: WorkerPool,
+    shutdown_grace: Duration,
+}
+
+/// Prepares data, stores, accounts and workers, and re-queues any task a
+/// previous run left unfinished. `registry` maps task kinds to job handlers.
+pub async fn start(config: &ServerConfig, registry: impl FnOnce(&AppState) -> JobRegistry) -> Result<Embedded, PortError> {
+    let market_dir = LocalDir::new(&config.market_dir);
+    if market_dir.is_empty() {
+        tracing::info!(dir = %market_dir.root().display(), stocks = config.sample.stocks, "market directory is empty: generating the sample data set");
+        let (sample, dir) = (config.sample.clone(), market_dir.clone());
+        let started = std::time::Instant::now();
+        let summary = tokio::task::spawn_blocking(move || generate(&sample, &dir)).await.map_err(PortError::internal)??;
+        tracing::info!(symbols = summary.symbols, indicators = summary.indicators, objects = summary.objects, megabytes = summary.bytes / 1_000_000, seconds = started.elapsed().as_secs_f64(), "sample data ready");
+    }
+    let db = Database::open(&config.database)?;
+    let accounts: Arc<dyn AccountStore> = Arc::new(SqliteAccountStore::new(db.clone()));
+    if config.demo_accounts {
+        ensure_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro").await?;
+        ensure_account(accounts.as_ref(), TRIAL_EMAIL, TRIAL_PASSWORD, "trial").await?;
+    }
+    let tasks: Arc<dyn TaskStore> = Arc::new(SqliteTaskStore::new(db));
+    let (local_queue, receiver) = LocalQueue::new();
+    let queue: Arc<dyn JobQueue> = Arc::new(local_queue);
+    let state = AppState {
+        tasks: tasks.clone(),
+        queue: queue.clone(),
+        market: Arc::new(ParquetMarketData::new(Arc::new(market_dir))),
+        auth: Arc::new(Authenticator::new(accounts.clone(), Duration::from_secs(300))?),
+    };
+    let deps = WorkerDeps {
+        tasks: tasks.clone(),
+        handlers: Arc::new(registry(&state)),
+        lease: TimeDelta::minutes(15),
+        max_attempts: 3,
+    };
+    let workers = WorkerPool::start(config.workers, receiver, queue.clone(), deps);
+    let recovered = recover(tasks.as_ref(), queue.as_ref()).await?;
+    if recovered > 0 {
+        tracing::info!(tasks = recovered, "re-queued tasks left unfinished by the previous run");
+    }
+    Ok(Embedded { state, accounts, workers, shutdown_grace: config.shutdown_grace })
+}
+
+async fn ensure_account(store: &dyn AccountStore, email: &str, password: &str, plan_code: &str) -> Result<(), PortError> {
+    if store.get(email).await?.is_none() {
+        store
+            .put(AccountRecord {
+                email: email.into(),
+                password_hash: hash_password(password)?,
+                plan: plan_code.into(),
+                selected_indicators: vec!["SPX_OPTIX".into(), "AAII_BULL".into()],
+                created_at: platform::tasks::now(),
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// Adds or replaces an account; refuses unknown plan codes.
+pub async fn add_account(store: &dyn AccountStore, email: &str, password: &str, plan_code: &str, selected: Vec<String>) -> Result<(), PortError> {
+    if plan(plan_code).is_none() {
+        let codes: Vec<&str> = platform::accounts::PLANS.iter().map(|p| p.code).collect();
+        return Err(PortError::Invalid(format!("unknown plan '{plan_code}' (one of: {})", codes.join(", "))));
+    }
+    if !email.contains('@') || password.len() < 8 {
+        return Err(PortError::Invalid("an account needs an e-mail address and a password of at least 8 characters".into()));
+    }
+    store
+        .put(AccountRecord {
+            email: email.into(),
+            password_hash: hash_password(password)?,
+            plan: plan_code.into(),
+            selected_indicators: selected,
+            created_at: platform::tasks::now(),
+        })
+        .await
+}
+
+impl Embedded {
+    /// Serves every group on `listener` until `shutdown` resolves, then lets
+    /// running jobs finish within the grace period; the rest resume on the next start.
+    pub async fn serve(self, listener: tokio::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        let app = crate::routes::embedded(&self.state);
+        axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
+        tracing::info!("http server stopped; waiting for running jobs");
+        self.workers.shutdown(self.shutdown_grace).await;
+        Ok(())
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown requested");
+}

@@ -1,0 +1,15 @@
+//! What every handler can reach: the ports, injected once at start-up.
+
+use platform::accounts::Authenticator;
+use platform::marketdata::MarketData;
+use platform::queue::JobQueue;
+use platform::tasks::TaskStore;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub tasks: Arc<dyn TaskStore>,
+    pub queue: Arc<dyn JobQueue>,
+    pub market: Arc<dyn MarketData>,
+    pub auth: Arc<Authenticator>,
+}

@@ -1,0 +1,14 @@
+//! Contract suites: each takes a port as a trait object and checks the
+//! behaviour every adapter promises. Owners, keys and ids are unique per run,
+//! so the suites also run against shared cloud resources.
+
+pub mod accounts;
+pub mod blobs;
+pub mod market;
+pub mod queue;
+pub mod tasks;
+
+/// A name no other run uses.
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}

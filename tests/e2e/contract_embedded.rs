@@ -1,0 +1,57 @@
+//! The contract suites against the embedded adapters.
+
+use e2e::contract;
+use e2e::server::market_dir;
+use platform::accounts::SqliteAccountStore;
+use platform::marketdata::{LocalDir, ParquetMarketData};
+use platform::queue::LocalQueue;
+use platform::sqlite::Database;
+use platform::tasks::SqliteTaskStore;
+use std::sync::Arc;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_task_store_in_memory() {
+    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(Database::in_memory().unwrap()))).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_task_store_on_disk_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/tasks.sqlite");
+    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(Database::open(&path).unwrap()))).await;
+    let reopened = SqliteTaskStore::new(Database::open(&path).unwrap());
+    use platform::tasks::TaskStore;
+    assert!(!reopened.unfinished().await.unwrap().is_empty(), "tasks persist across opens");
+}
+
+#[tokio::test]
+async fn local_queue() {
+    let (queue, rx) = LocalQueue::new();
+    contract::queue::run_all(&queue, || {
+        let rx = rx.clone();
+        async move { rx.recv().await }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_account_store() {
+    contract::accounts::run_all(Arc::new(SqliteAccountStore::new(Database::in_memory().unwrap()))).await;
+}
+
+#[tokio::test]
+async fn local_dir_blob_store() {
+    let dir = tempfile::tempdir().unwrap();
+    contract::blobs::run_all(&LocalDir::new(dir.path())).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parquet_market_data_on_local_dir() {
+    let root = market_dir().to_path_buf();
+    let md = Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(&root))));
+    contract::market::run_all(md, |key| {
+        let path = root.join(key);
+        async move { bytes::Bytes::from(std::fs::read(path).unwrap()) }
+    })
+    .await;
+}

@@ -1,0 +1,163 @@
+//! The worker through the embedded server: results, permanent failures,
+//! panics, retries, and redelivery of finished tasks.
+
+use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use async_trait::async_trait;
+use e2e::server::{Options, TestServer, eventually, market_dir};
+use platform::marketdata::{MarketData, codec, layout};
+use platform::queue::JobMessage;
+use platform::tasks::{NewTask, Task, TaskKind, TaskStatus};
+use platform::worker::{JobError, JobHandler, JobRegistry};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
+
+/// A real job: statistics of a symbol's daily closes, computed off the reactor.
+pub struct CloseStats {
+    pub market: Arc<dyn MarketData>,
+}
+
+#[async_trait]
+impl JobHandler for CloseStats {
+    async fn run(&self, task: Task) -> Result<Value, JobError> {
+        let symbol = task.params["symbol"].as_str().ok_or_else(|| JobError::Permanent("params.symbol is required".into()))?;
+        let bars = self.market.daily(symbol).await?;
+        tokio::task::spawn_blocking(move || {
+            let r = engine::stats::log_returns(&bars.close);
+            json!({
+                "bars": bars.len(),
+                "last_close": bars.close[bars.len() - 1],
+                "mean_log_return": engine::stats::mean(&r),
+                "annual_vol": engine::stats::std_dev(&r).map(|s| s * 252f64.sqrt()),
+            })
+        })
+        .await
+        .map_err(|e| JobError::Permanent(e.to_string()))
+    }
+}
+
+struct Fails;
+#[async_trait]
+impl JobHandler for Fails {
+    async fn run(&self, _: Task) -> Result<Value, JobError> {
+        Err(JobError::Permanent("pattern 'zigzag' is not a predefined pattern".into()))
+    }
+}
+
+struct Panics;
+#[async_trait]
+impl JobHandler for Panics {
+    async fn run(&self, _: Task) -> Result<Value, JobError> {
+        panic!("engine bug")
+    }
+}
+
+/// Fails with a retryable error the first time, then succeeds.
+struct Flaky(Arc<AtomicUsize>);
+#[async_trait]
+impl JobHandler for Flaky {
+    async fn run(&self, task: Task) -> Result<Value, JobError> {
+        if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err(JobError::Retryable("market data is unavailable".into()));
+        }
+        Ok(json!({ "code": 200, "msg": "Finish Scanner trader!", "data": { "attempt": task.attempts } }))
+    }
+}
+
+pub fn registry_with_stats(market: Arc<dyn MarketData>) -> JobRegistry {
+    let mut r = JobRegistry::default();
+    r.register(TaskKind::StrategyBacktest, Arc::new(CloseStats { market }));
+    r
+}
+
+pub async fn submit(s: &TestServer, owner: &str, kind: TaskKind, params: Value) -> Task {
+    let t = s.state.tasks.create(NewTask { owner: owner.into(), kind, params }).await.unwrap();
+    s.state.queue.enqueue(JobMessage { task_id: t.id, kind }).await.unwrap();
+    t
+}
+
+pub async fn wait_finished(s: &TestServer, id: uuid::Uuid, timeout: Duration) -> Task {
+    let store = s.state.tasks.clone();
+    let finished = eventually(timeout, || {
+        let store = store.clone();
+        async move { store.get(id).await.unwrap().is_some_and(|t| t.status.is_finished()) }
+    })
+    .await;
+    let t = s.state.tasks.get(id).await.unwrap().unwrap();
+    assert!(finished, "task {id} did not finish: {t:?}");
+    t
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jobs_succeed_fail_panic_and_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let flaky_calls = calls.clone();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.registry = Arc::new(move |state| {
+        let mut r = registry_with_stats(state.market.clone());
+        r.register(TaskKind::CpmScan, Arc::new(Fails));
+        r.register(TaskKind::CpmBacktest, Arc::new(Panics));
+        r.register(TaskKind::ScannerBacktest, Arc::new(Flaky(flaky_calls.clone())));
+        r
+    });
+    let s = TestServer::start(opts).await;
+
+    // Success: the stored result equals statistics computed here from the file.
+    let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({"symbol": "SPX", "name": "stats"})).await;
+    let done = wait_finished(&s, t.id, Duration::from_secs(20)).await;
+    assert_eq!((done.status, done.attempts), (TaskStatus::Success, 1));
+    let file = std::fs::read(market_dir().join(layout::daily_prices("SPX"))).unwrap();
+    let bars = codec::batch_to_bars(&codec::from_parquet(file.into()).unwrap()).unwrap();
+    let r = engine::stats::log_returns(&bars.close);
+    let result = done.result.clone().unwrap();
+    assert_eq!(result["bars"], json!(bars.len()));
+    assert_eq!(result["last_close"], json!(bars.close[bars.len() - 1]));
+    let vol = engine::stats::std_dev(&r).unwrap() * 252f64.sqrt();
+    assert!((result["annual_vol"].as_f64().unwrap() - vol).abs() < 1e-12);
+    let (status, body) = s.get(&format!("/backtest/status/{}", t.id), DEMO).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("SUCCESS")));
+    assert_eq!(body["result"], result);
+
+    // A job for a symbol that does not exist fails with a message a user can act on.
+    let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({"symbol": "ZZZZ"})).await;
+    let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
+    assert_eq!((failed.status, failed.error.as_deref()), (TaskStatus::Failed, Some("symbol 'ZZZZ' not found")));
+    let (_, body) = s.get(&format!("/backtest/status/{}", t.id), DEMO).await;
+    assert_eq!(body["result"], json!({"error": "symbol 'ZZZZ' not found"}));
+
+    let t = submit(&s, DEMO_EMAIL, TaskKind::CpmScan, json!({"symbol": "SPX"})).await;
+    let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
+    assert_eq!(failed.error.as_deref(), Some("pattern 'zigzag' is not a predefined pattern"));
+
+    let t = submit(&s, DEMO_EMAIL, TaskKind::CpmBacktest, json!({"symbol": "SPX"})).await;
+    let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
+    assert_eq!((failed.status, failed.error.as_deref()), (TaskStatus::Failed, Some("internal error while running the task")));
+    assert_eq!(s.get("/health", None).await.0, 200, "a panicking job does not take the server down");
+
+    let t = submit(&s, DEMO_EMAIL, TaskKind::ScannerBacktest, json!({"name": "flaky", "find_type": "stock"})).await;
+    let done = wait_finished(&s, t.id, Duration::from_secs(20)).await;
+    assert_eq!((done.status, done.attempts), (TaskStatus::Success, 2), "retried after a retryable error");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let (_, body) = s.get(&format!("/smart-scanner-backtest/status/{}", t.id), DEMO).await;
+    assert_eq!(body["result"], json!({"code": 200, "msg": "Finish Scanner trader!", "data": {"attempt": 2}, "task_id": t.id}));
+
+    // Redelivering a finished task's message changes nothing.
+    s.state.queue.enqueue(JobMessage { task_id: t.id, kind: TaskKind::ScannerBacktest }).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(s.state.tasks.get(t.id).await.unwrap().unwrap(), done);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kind_without_a_handler_fails_clearly() {
+    let (s, _dir) = TestServer::fresh().await;
+    let t = submit(&s, DEMO_EMAIL, TaskKind::CpmScan, json!({})).await;
+    let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
+    assert_eq!(failed.error.as_deref(), Some("task kind 'cpm_scan' is not served by this deployment"));
+    s.stop().await;
+}

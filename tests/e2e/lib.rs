@@ -1,0 +1,5 @@
+//! Shared test support: the port contract suites every adapter must pass, and
+//! a harness that runs the embedded server on a loopback port.
+
+pub mod contract;
+pub mod server;

@@ -1,0 +1,151 @@
+//! Runs the embedded server on 127.0.0.1 with a private database, over one
+//! sample market directory generated per test process.
+
+use api::AppState;
+use api::server::{Embedded, ServerConfig, add_account};
+use platform::accounts::AccountStore;
+use platform::marketdata::LocalDir;
+use platform::sample::{SampleConfig, generate};
+use platform::worker::JobRegistry;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Stocks in the test sample set: enough for every table, quick to generate.
+pub const TEST_STOCKS: usize = 12;
+
+/// The sample set for this test process, generated on first use in the
+/// system temporary directory; sets left by test processes that have ended
+/// are removed first.
+pub fn market_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        const PREFIX: &str = "marketlab-e2e-market-";
+        let base = std::env::temp_dir();
+        if let Ok(entries) = std::fs::read_dir(&base) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if let Some(pid) = name.strip_prefix(PREFIX)
+                    && !Path::new("/proc").join(pid).exists()
+                {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = base.join(format!("{PREFIX}{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = SampleConfig { stocks: TEST_STOCKS, intraday_days: 10, ..SampleConfig::default() };
+        generate(&config, &LocalDir::new(&dir)).expect("sample data for tests");
+        dir
+    })
+}
+
+pub type Registry = Arc<dyn Fn(&AppState) -> JobRegistry + Send + Sync>;
+
+pub struct Options {
+    pub database: PathBuf,
+    pub registry: Registry,
+    pub grace: Duration,
+    pub workers: usize,
+}
+
+impl Options {
+    pub fn new(database: PathBuf) -> Self {
+        Options { database, registry: Arc::new(|_| JobRegistry::default()), grace: Duration::from_secs(5), workers: 2 }
+    }
+}
+
+pub struct TestServer {
+    pub base: String,
+    pub state: AppState,
+    pub accounts: Arc<dyn AccountStore>,
+    stop: Option<oneshot::Sender<()>>,
+    join: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    pub async fn start(opts: Options) -> TestServer {
+        let config = ServerConfig {
+            market_dir: market_dir().to_path_buf(),
+            database: opts.database,
+            addr: SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0),
+            workers: opts.workers,
+            sample: SampleConfig::default(),
+            demo_accounts: true,
+            shutdown_grace: opts.grace,
+        };
+        let registry = opts.registry.clone();
+        let embedded: Embedded = api::server::start(&config, move |s| registry(s)).await.expect("server starts");
+        let (state, accounts) = (embedded.state.clone(), embedded.accounts.clone());
+        let listener = tokio::net::TcpListener::bind(config.addr).await.expect("bind loopback");
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel();
+        let join = tokio::spawn(embedded.serve(listener, async {
+            let _ = rx.await;
+        }));
+        TestServer { base, state, accounts, stop: Some(tx), join: Some(join) }
+    }
+
+    /// A server over a fresh private database.
+    pub async fn fresh() -> (TestServer, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        (TestServer::start(Options::new(dir.path().join("db.sqlite"))).await, dir)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn add_account(&self, email: &str, password: &str, plan: &str) {
+        add_account(self.accounts.as_ref(), email, password, plan, vec![]).await.expect("account saved");
+    }
+
+    /// GET with Basic credentials; returns status and JSON body.
+    pub async fn get(&self, path: &str, user: Option<(&str, &str)>) -> (u16, serde_json::Value) {
+        let mut req = reqwest::Client::new().get(self.url(path));
+        if let Some((u, p)) = user {
+            req = req.basic_auth(u, Some(p));
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: body is not JSON: {text}")))
+    }
+
+    /// Stops accepting requests, lets running jobs finish within the grace period.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(j) = self.join.take() {
+            j.await.expect("server task").expect("server shut down cleanly");
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Polls until `check` holds or `timeout` passes.
+pub async fn eventually<F, Fut>(timeout: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
