@@ -242,7 +242,10 @@ mod tests {
     fn weekly_groups_by_iso_week_and_keeps_last_date() {
         let w = sample().resample(Frequency::Weekly);
         assert_eq!(w.len(), 3);
-        assert_eq!(w.time, vec![day("2020-12-24"), day("2020-12-31"), day("2021-01-04")]);
+        assert_eq!(
+            w.time,
+            vec![day("2020-12-24"), day("2020-12-31"), day("2021-01-04")]
+        );
         assert_eq!(w.open[1], 10.5);
         assert_eq!(w.high[1], 12.0);
         assert_eq!(w.low[1], 8.0);
@@ -254,7 +257,10 @@ mod tests {
     fn monthly_groups_by_calendar_month() {
         let m = sample().resample(Frequency::Monthly);
         assert_eq!(m.len(), 2);
-        assert_eq!((m.open[0], m.high[0], m.low[0], m.close[0]), (10.0, 12.0, 8.0, 9.0));
+        assert_eq!(
+            (m.open[0], m.high[0], m.low[0], m.close[0]),
+            (10.0, 12.0, 8.0, 9.0)
+        );
         assert_eq!(m.volume[0], 375.0);
         assert_eq!(m.time[1], day("2021-01-04"));
     }

@@ -206,8 +206,15 @@ mod tests {
         let got: Vec<NaiveDate> = holidays(2022).into_iter().map(|(d, _)| d).collect();
         // New Year's 2022 was a Saturday: not observed.
         let want: Vec<NaiveDate> = [
-            "2022-01-17", "2022-02-21", "2022-04-15", "2022-05-30", "2022-06-20", "2022-07-04",
-            "2022-09-05", "2022-11-24", "2022-12-26",
+            "2022-01-17",
+            "2022-02-21",
+            "2022-04-15",
+            "2022-05-30",
+            "2022-06-20",
+            "2022-07-04",
+            "2022-09-05",
+            "2022-11-24",
+            "2022-12-26",
         ]
         .iter()
         .map(|s| d(s))
@@ -217,7 +224,10 @@ mod tests {
 
     #[test]
     fn observance_and_start_years() {
-        assert_eq!(Holiday::IndependenceDay.observed(2020), Some(d("2020-07-03")));
+        assert_eq!(
+            Holiday::IndependenceDay.observed(2020),
+            Some(d("2020-07-03"))
+        );
         assert_eq!(Holiday::Christmas.observed(2021), Some(d("2021-12-24")));
         assert_eq!(Holiday::NewYearsDay.observed(2017), Some(d("2017-01-02")));
         assert_eq!(Holiday::MlkDay.observed(1997), None);

@@ -30,7 +30,14 @@ pub fn d1_d2(spot: f64, strike: f64, years: f64, rate: f64, vol: f64) -> (f64, f
 }
 
 /// Black-Scholes price and greeks; at or past expiry the intrinsic value.
-pub fn black_scholes(kind: OptionKind, spot: f64, strike: f64, years: f64, rate: f64, vol: f64) -> Greeks {
+pub fn black_scholes(
+    kind: OptionKind,
+    spot: f64,
+    strike: f64,
+    years: f64,
+    rate: f64,
+    vol: f64,
+) -> Greeks {
     if years <= 0.0 || vol <= 0.0 {
         let intrinsic = match kind {
             OptionKind::Call => (spot - strike).max(0.0),
@@ -41,7 +48,13 @@ pub fn black_scholes(kind: OptionKind, spot: f64, strike: f64, years: f64, rate:
             OptionKind::Put if spot < strike => -1.0,
             _ => 0.0,
         };
-        return Greeks { price: intrinsic, delta, gamma: 0.0, vega: 0.0, theta: 0.0 };
+        return Greeks {
+            price: intrinsic,
+            delta,
+            gamma: 0.0,
+            vega: 0.0,
+            theta: 0.0,
+        };
     }
     let n = std_normal();
     let (d1, d2) = d1_d2(spot, strike, years, rate, vol);

@@ -11,17 +11,26 @@ use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_task_store_in_memory() {
-    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(Database::in_memory().unwrap()))).await;
+    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(
+        Database::in_memory().unwrap(),
+    )))
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_task_store_on_disk_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state/tasks.sqlite");
-    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(Database::open(&path).unwrap()))).await;
+    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(
+        Database::open(&path).unwrap(),
+    )))
+    .await;
     let reopened = SqliteTaskStore::new(Database::open(&path).unwrap());
     use platform::tasks::TaskStore;
-    assert!(!reopened.unfinished().await.unwrap().is_empty(), "tasks persist across opens");
+    assert!(
+        !reopened.unfinished().await.unwrap().is_empty(),
+        "tasks persist across opens"
+    );
 }
 
 #[tokio::test]
@@ -36,7 +45,10 @@ async fn local_queue() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_account_store() {
-    contract::accounts::run_all(Arc::new(SqliteAccountStore::new(Database::in_memory().unwrap()))).await;
+    contract::accounts::run_all(Arc::new(SqliteAccountStore::new(
+        Database::in_memory().unwrap(),
+    )))
+    .await;
 }
 
 #[tokio::test]

@@ -23,7 +23,9 @@ pub struct CloseStats {
 #[async_trait]
 impl JobHandler for CloseStats {
     async fn run(&self, task: Task) -> Result<Value, JobError> {
-        let symbol = task.params["symbol"].as_str().ok_or_else(|| JobError::Permanent("params.symbol is required".into()))?;
+        let symbol = task.params["symbol"]
+            .as_str()
+            .ok_or_else(|| JobError::Permanent("params.symbol is required".into()))?;
         let bars = self.market.daily(symbol).await?;
         tokio::task::spawn_blocking(move || {
             let r = engine::stats::log_returns(&bars.close);
@@ -43,7 +45,9 @@ struct Fails;
 #[async_trait]
 impl JobHandler for Fails {
     async fn run(&self, _: Task) -> Result<Value, JobError> {
-        Err(JobError::Permanent("pattern 'zigzag' is not a predefined pattern".into()))
+        Err(JobError::Permanent(
+            "pattern 'zigzag' is not a predefined pattern".into(),
+        ))
     }
 }
 
@@ -63,7 +67,9 @@ impl JobHandler for Flaky {
         if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
             return Err(JobError::Retryable("market data is unavailable".into()));
         }
-        Ok(json!({ "code": 200, "msg": "Finish Scanner trader!", "data": { "attempt": task.attempts } }))
+        Ok(
+            json!({ "code": 200, "msg": "Finish Scanner trader!", "data": { "attempt": task.attempts } }),
+        )
     }
 }
 
@@ -74,8 +80,24 @@ pub fn registry_with_stats(market: Arc<dyn MarketData>) -> JobRegistry {
 }
 
 pub async fn submit(s: &TestServer, owner: &str, kind: TaskKind, params: Value) -> Task {
-    let t = s.state.tasks.create(NewTask { owner: owner.into(), kind, params }).await.unwrap();
-    s.state.queue.enqueue(JobMessage { task_id: t.id, kind }).await.unwrap();
+    let t = s
+        .state
+        .tasks
+        .create(NewTask {
+            owner: owner.into(),
+            kind,
+            params,
+        })
+        .await
+        .unwrap();
+    s.state
+        .queue
+        .enqueue(JobMessage {
+            task_id: t.id,
+            kind,
+        })
+        .await
+        .unwrap();
     t
 }
 
@@ -83,7 +105,13 @@ pub async fn wait_finished(s: &TestServer, id: uuid::Uuid, timeout: Duration) ->
     let store = s.state.tasks.clone();
     let finished = eventually(timeout, || {
         let store = store.clone();
-        async move { store.get(id).await.unwrap().is_some_and(|t| t.status.is_finished()) }
+        async move {
+            store
+                .get(id)
+                .await
+                .unwrap()
+                .is_some_and(|t| t.status.is_finished())
+        }
     })
     .await;
     let t = s.state.tasks.get(id).await.unwrap().unwrap();
@@ -101,13 +129,22 @@ async fn jobs_succeed_fail_panic_and_retry() {
         let mut r = registry_with_stats(state.market.clone());
         r.register(TaskKind::CpmScan, Arc::new(Fails));
         r.register(TaskKind::CpmBacktest, Arc::new(Panics));
-        r.register(TaskKind::ScannerBacktest, Arc::new(Flaky(flaky_calls.clone())));
+        r.register(
+            TaskKind::ScannerBacktest,
+            Arc::new(Flaky(flaky_calls.clone())),
+        );
         r
     });
     let s = TestServer::start(opts).await;
 
     // Success: the stored result equals statistics computed here from the file.
-    let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({"symbol": "SPX", "name": "stats"})).await;
+    let t = submit(
+        &s,
+        DEMO_EMAIL,
+        TaskKind::StrategyBacktest,
+        json!({"symbol": "SPX", "name": "stats"}),
+    )
+    .await;
     let done = wait_finished(&s, t.id, Duration::from_secs(20)).await;
     assert_eq!((done.status, done.attempts), (TaskStatus::Success, 1));
     let file = std::fs::read(market_dir().join(layout::daily_prices("SPX"))).unwrap();
@@ -123,30 +160,80 @@ async fn jobs_succeed_fail_panic_and_retry() {
     assert_eq!(body["result"], result);
 
     // A job for a symbol that does not exist fails with a message a user can act on.
-    let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({"symbol": "ZZZZ"})).await;
+    let t = submit(
+        &s,
+        DEMO_EMAIL,
+        TaskKind::StrategyBacktest,
+        json!({"symbol": "ZZZZ"}),
+    )
+    .await;
     let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
-    assert_eq!((failed.status, failed.error.as_deref()), (TaskStatus::Failed, Some("symbol 'ZZZZ' not found")));
+    assert_eq!(
+        (failed.status, failed.error.as_deref()),
+        (TaskStatus::Failed, Some("symbol 'ZZZZ' not found"))
+    );
     let (_, body) = s.get(&format!("/backtest/status/{}", t.id), DEMO).await;
     assert_eq!(body["result"], json!({"error": "symbol 'ZZZZ' not found"}));
 
     let t = submit(&s, DEMO_EMAIL, TaskKind::CpmScan, json!({"symbol": "SPX"})).await;
     let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
-    assert_eq!(failed.error.as_deref(), Some("pattern 'zigzag' is not a predefined pattern"));
+    assert_eq!(
+        failed.error.as_deref(),
+        Some("pattern 'zigzag' is not a predefined pattern")
+    );
 
-    let t = submit(&s, DEMO_EMAIL, TaskKind::CpmBacktest, json!({"symbol": "SPX"})).await;
+    let t = submit(
+        &s,
+        DEMO_EMAIL,
+        TaskKind::CpmBacktest,
+        json!({"symbol": "SPX"}),
+    )
+    .await;
     let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
-    assert_eq!((failed.status, failed.error.as_deref()), (TaskStatus::Failed, Some("internal error while running the task")));
-    assert_eq!(s.get("/health", None).await.0, 200, "a panicking job does not take the server down");
+    assert_eq!(
+        (failed.status, failed.error.as_deref()),
+        (
+            TaskStatus::Failed,
+            Some("internal error while running the task")
+        )
+    );
+    assert_eq!(
+        s.get("/health", None).await.0,
+        200,
+        "a panicking job does not take the server down"
+    );
 
-    let t = submit(&s, DEMO_EMAIL, TaskKind::ScannerBacktest, json!({"name": "flaky", "find_type": "stock"})).await;
+    let t = submit(
+        &s,
+        DEMO_EMAIL,
+        TaskKind::ScannerBacktest,
+        json!({"name": "flaky", "find_type": "stock"}),
+    )
+    .await;
     let done = wait_finished(&s, t.id, Duration::from_secs(20)).await;
-    assert_eq!((done.status, done.attempts), (TaskStatus::Success, 2), "retried after a retryable error");
+    assert_eq!(
+        (done.status, done.attempts),
+        (TaskStatus::Success, 2),
+        "retried after a retryable error"
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 2);
-    let (_, body) = s.get(&format!("/smart-scanner-backtest/status/{}", t.id), DEMO).await;
-    assert_eq!(body["result"], json!({"code": 200, "msg": "Finish Scanner trader!", "data": {"attempt": 2}, "task_id": t.id}));
+    let (_, body) = s
+        .get(&format!("/smart-scanner-backtest/status/{}", t.id), DEMO)
+        .await;
+    assert_eq!(
+        body["result"],
+        json!({"code": 200, "msg": "Finish Scanner trader!", "data": {"attempt": 2}, "task_id": t.id})
+    );
 
     // Redelivering a finished task's message changes nothing.
-    s.state.queue.enqueue(JobMessage { task_id: t.id, kind: TaskKind::ScannerBacktest }).await.unwrap();
+    s.state
+        .queue
+        .enqueue(JobMessage {
+            task_id: t.id,
+            kind: TaskKind::ScannerBacktest,
+        })
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(s.state.tasks.get(t.id).await.unwrap().unwrap(), done);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
@@ -158,6 +245,9 @@ async fn a_kind_without_a_handler_fails_clearly() {
     let (s, _dir) = TestServer::fresh().await;
     let t = submit(&s, DEMO_EMAIL, TaskKind::CpmScan, json!({})).await;
     let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
-    assert_eq!(failed.error.as_deref(), Some("task kind 'cpm_scan' is not served by this deployment"));
+    assert_eq!(
+        failed.error.as_deref(),
+        Some("task kind 'cpm_scan' is not served by this deployment")
+    );
     s.stop().await;
 }

@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use chrono::TimeDelta;
 use e2e::server::{Options, TestServer, eventually};
 use platform::sqlite::Database;
-use platform::tasks::{Claim, NewTask, SqliteTaskStore, Task, TaskKind, TaskStatus, TaskStore, now};
+use platform::tasks::{
+    Claim, NewTask, SqliteTaskStore, Task, TaskKind, TaskStatus, TaskStore, now,
+};
 use platform::worker::{JobError, JobHandler, JobRegistry};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -19,9 +21,26 @@ async fn tasks_left_pending_or_running_by_a_crash_finish_after_restart() {
     // What a crashed process leaves behind: one queued task, one mid-run.
     let (pending, running) = {
         let store = SqliteTaskStore::new(Database::open(&db).unwrap());
-        let p = store.create(NewTask { owner: DEMO_EMAIL.into(), kind: TaskKind::StrategyBacktest, params: json!({"symbol": "SPX"}) }).await.unwrap();
-        let r = store.create(NewTask { owner: DEMO_EMAIL.into(), kind: TaskKind::StrategyBacktest, params: json!({"symbol": "IVV"}) }).await.unwrap();
-        assert!(matches!(store.claim(r.id, now(), TimeDelta::hours(1)).await.unwrap(), Claim::Claimed(_)));
+        let p = store
+            .create(NewTask {
+                owner: DEMO_EMAIL.into(),
+                kind: TaskKind::StrategyBacktest,
+                params: json!({"symbol": "SPX"}),
+            })
+            .await
+            .unwrap();
+        let r = store
+            .create(NewTask {
+                owner: DEMO_EMAIL.into(),
+                kind: TaskKind::StrategyBacktest,
+                params: json!({"symbol": "IVV"}),
+            })
+            .await
+            .unwrap();
+        assert!(matches!(
+            store.claim(r.id, now(), TimeDelta::hours(1)).await.unwrap(),
+            Claim::Claimed(_)
+        ));
         (p, r)
     };
     let mut opts = Options::new(db);
@@ -30,7 +49,11 @@ async fn tasks_left_pending_or_running_by_a_crash_finish_after_restart() {
     let p = wait_finished(&s, pending.id, Duration::from_secs(20)).await;
     let r = wait_finished(&s, running.id, Duration::from_secs(20)).await;
     assert_eq!((p.status, p.attempts), (TaskStatus::Success, 1));
-    assert_eq!((r.status, r.attempts), (TaskStatus::Success, 2), "the interrupted run counts as an attempt");
+    assert_eq!(
+        (r.status, r.attempts),
+        (TaskStatus::Success, 2),
+        "the interrupted run counts as an attempt"
+    );
     let ivv = s.state.market.daily("IVV").await.unwrap();
     assert_eq!(r.result.unwrap()["bars"], json!(ivv.len()));
     s.stop().await;
@@ -58,7 +81,13 @@ async fn a_job_interrupted_by_shutdown_runs_again_and_finishes_once() {
         r
     });
     let s = TestServer::start(opts).await;
-    let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({"symbol": "SPX"})).await;
+    let t = submit(
+        &s,
+        DEMO_EMAIL,
+        TaskKind::StrategyBacktest,
+        json!({"symbol": "SPX"}),
+    )
+    .await;
     let store = s.state.tasks.clone();
     assert!(
         eventually(Duration::from_secs(10), || {
@@ -68,15 +97,34 @@ async fn a_job_interrupted_by_shutdown_runs_again_and_finishes_once() {
         .await
     );
     s.stop().await;
-    assert_eq!(store.get(t.id).await.unwrap().unwrap().status, TaskStatus::Running, "left running by the stop");
+    assert_eq!(
+        store.get(t.id).await.unwrap().unwrap().status,
+        TaskStatus::Running,
+        "left running by the stop"
+    );
 
     let mut opts = Options::new(db);
     opts.registry = Arc::new(|state| registry_with_stats(state.market.clone()));
     let s = TestServer::start(opts).await;
     let done = wait_finished(&s, t.id, Duration::from_secs(20)).await;
     assert_eq!((done.status, done.attempts), (TaskStatus::Success, 2));
-    assert_eq!(done.result.as_ref().unwrap()["bars"], json!(s.state.market.daily("SPX").await.unwrap().len()));
+    assert_eq!(
+        done.result.as_ref().unwrap()["bars"],
+        json!(s.state.market.daily("SPX").await.unwrap().len())
+    );
     // The first attempt can no longer overwrite the result.
-    assert_eq!(s.state.tasks.finish(t.id, 1, platform::tasks::Outcome::Success(json!("late")), now()).await.unwrap(), None);
+    assert_eq!(
+        s.state
+            .tasks
+            .finish(
+                t.id,
+                1,
+                platform::tasks::Outcome::Success(json!("late")),
+                now()
+            )
+            .await
+            .unwrap(),
+        None
+    );
     s.stop().await;
 }

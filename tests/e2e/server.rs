@@ -37,7 +37,11 @@ pub fn market_dir() -> &'static Path {
         }
         let dir = base.join(format!("{PREFIX}{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let config = SampleConfig { stocks: TEST_STOCKS, intraday_days: 10, ..SampleConfig::default() };
+        let config = SampleConfig {
+            stocks: TEST_STOCKS,
+            intraday_days: 10,
+            ..SampleConfig::default()
+        };
         generate(&config, &LocalDir::new(&dir)).expect("sample data for tests");
         dir
     })
@@ -54,7 +58,12 @@ pub struct Options {
 
 impl Options {
     pub fn new(database: PathBuf) -> Self {
-        Options { database, registry: Arc::new(|_| JobRegistry::default()), grace: Duration::from_secs(5), workers: 2 }
+        Options {
+            database,
+            registry: Arc::new(|_| JobRegistry::default()),
+            grace: Duration::from_secs(5),
+            workers: 2,
+        }
     }
 }
 
@@ -78,21 +87,34 @@ impl TestServer {
             shutdown_grace: opts.grace,
         };
         let registry = opts.registry.clone();
-        let embedded: Embedded = api::server::start(&config, move |s| registry(s)).await.expect("server starts");
+        let embedded: Embedded = api::server::start(&config, move |s| registry(s))
+            .await
+            .expect("server starts");
         let (state, accounts) = (embedded.state.clone(), embedded.accounts.clone());
-        let listener = tokio::net::TcpListener::bind(config.addr).await.expect("bind loopback");
+        let listener = tokio::net::TcpListener::bind(config.addr)
+            .await
+            .expect("bind loopback");
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = oneshot::channel();
         let join = tokio::spawn(embedded.serve(listener, async {
             let _ = rx.await;
         }));
-        TestServer { base, state, accounts, stop: Some(tx), join: Some(join) }
+        TestServer {
+            base,
+            state,
+            accounts,
+            stop: Some(tx),
+            join: Some(join),
+        }
     }
 
     /// A server over a fresh private database.
     pub async fn fresh() -> (TestServer, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        (TestServer::start(Options::new(dir.path().join("db.sqlite"))).await, dir)
+        (
+            TestServer::start(Options::new(dir.path().join("db.sqlite"))).await,
+            dir,
+        )
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -100,7 +122,9 @@ impl TestServer {
     }
 
     pub async fn add_account(&self, email: &str, password: &str, plan: &str) {
-        add_account(self.accounts.as_ref(), email, password, plan, vec![]).await.expect("account saved");
+        add_account(self.accounts.as_ref(), email, password, plan, vec![])
+            .await
+            .expect("account saved");
     }
 
     /// GET with Basic credentials; returns status and JSON body.
@@ -112,7 +136,11 @@ impl TestServer {
         let resp = req.send().await.expect("request");
         let status = resp.status().as_u16();
         let text = resp.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: body is not JSON: {text}")))
+        (
+            status,
+            serde_json::from_str(&text)
+                .unwrap_or_else(|_| panic!("{path}: body is not JSON: {text}")),
+        )
     }
 
     /// Stops accepting requests, lets running jobs finish within the grace period.
@@ -121,7 +149,9 @@ impl TestServer {
             let _ = tx.send(());
         }
         if let Some(j) = self.join.take() {
-            j.await.expect("server task").expect("server shut down cleanly");
+            j.await
+                .expect("server task")
+                .expect("server shut down cleanly");
         }
     }
 }

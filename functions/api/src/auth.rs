@@ -36,7 +36,10 @@ pub async fn require(
     next: Next,
 ) -> Response {
     let Some((email, password)) = basic_credentials(request.headers()) else {
-        return ApiError::unauthorized("authentication required: send HTTP Basic credentials (e-mail and password)").into_response();
+        return ApiError::unauthorized(
+            "authentication required: send HTTP Basic credentials (e-mail and password)",
+        )
+        .into_response();
     };
     let account = match state.auth.verify(&email, &password).await {
         Ok(Some(a)) => a,
@@ -44,9 +47,14 @@ pub async fn require(
         Err(e) => return ApiError::from(e).into_response(),
     };
     if !account.can_use(service) {
-        let message = format!("the '{}' plan does not include the {service} service", account.plan.code);
+        let message = format!(
+            "the '{}' plan does not include the {service} service",
+            account.plan.code
+        );
         return match style {
-            ErrorStyle::Data => ApiError::unauthorized(format!("{message}: an eligible data plan is required")),
+            ErrorStyle::Data => {
+                ApiError::unauthorized(format!("{message}: an eligible data plan is required"))
+            }
             _ => ApiError::forbidden(message),
         }
         .into_response();

@@ -15,10 +15,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
-#[command(name = "marketlab", version, about = "Market analytics APIs: backtests, analytics tools and indicator data")]
+#[command(
+    name = "marketlab",
+    version,
+    about = "Market analytics APIs: backtests, analytics tools and indicator data"
+)]
 pub struct Cli {
     /// Where market data (market/) and state (state/) live.
-    #[arg(long, global = true, env = "MARKETLAB_DATA_DIR", default_value = "data")]
+    #[arg(
+        long,
+        global = true,
+        env = "MARKETLAB_DATA_DIR",
+        default_value = "data"
+    )]
     pub data_dir: PathBuf,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -56,7 +65,12 @@ pub struct ServeArgs {
 
 impl Default for ServeArgs {
     fn default() -> Self {
-        ServeArgs { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 8080, workers: 2, sample: SampleArgs::default() }
+        ServeArgs {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 8080,
+            workers: 2,
+            sample: SampleArgs::default(),
+        }
     }
 }
 
@@ -78,7 +92,12 @@ pub struct SampleArgs {
 
 impl Default for SampleArgs {
     fn default() -> Self {
-        SampleArgs { seed: DEFAULT_SEED, stocks: DEFAULT_STOCKS, full_universe: false, end: SampleConfig::default().end }
+        SampleArgs {
+            seed: DEFAULT_SEED,
+            stocks: DEFAULT_STOCKS,
+            full_universe: false,
+            end: SampleConfig::default().end,
+        }
     }
 }
 
@@ -86,7 +105,11 @@ impl SampleArgs {
     pub fn config(&self) -> SampleConfig {
         SampleConfig {
             seed: self.seed,
-            stocks: if self.full_universe { FULL_UNIVERSE } else { self.stocks },
+            stocks: if self.full_universe {
+                FULL_UNIVERSE
+            } else {
+                self.stocks
+            },
             end: self.end,
             ..SampleConfig::default()
         }
@@ -153,7 +176,10 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::SampleData(args) => {
             let out = LocalDir::new(data_dir.join("market"));
             if !out.is_empty() {
-                bail!("{} already holds market data; remove it first to regenerate", out.root().display());
+                bail!(
+                    "{} already holds market data; remove it first to regenerate",
+                    out.root().display()
+                );
             }
             let started = std::time::Instant::now();
             let config = args.config();
@@ -164,7 +190,10 @@ pub async fn run(cli: Cli) -> Result<()> {
                 summary.bytes as f64 / 1e6,
                 summary.symbols,
                 summary.indicators,
-                summary.latest_date.map(|d| d.to_string()).unwrap_or_default(),
+                summary
+                    .latest_date
+                    .map(|d| d.to_string())
+                    .unwrap_or_default(),
                 started.elapsed().as_secs_f64()
             );
             Ok(())
@@ -174,7 +203,13 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Plans => {
             for p in PLANS {
                 let services: Vec<String> = p.services.iter().map(|s| s.to_string()).collect();
-                println!("{:<22} {:<48} services: {}{}", p.code, p.name, services.join(", "), if p.trial { " (trial)" } else { "" });
+                println!(
+                    "{:<22} {:<48} services: {}{}",
+                    p.code,
+                    p.name,
+                    services.join(", "),
+                    if p.trial { " (trial)" } else { "" }
+                );
             }
             Ok(())
         }
@@ -187,13 +222,28 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         sample: args.sample.config(),
         ..ServerConfig::in_dir(data_dir, SocketAddr::new(args.host, args.port))
     };
-    let embedded = server::start(&config, crate::jobs::registry).await.context("starting the embedded server")?;
-    let listener = tokio::net::TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
+    let embedded = server::start(&config, crate::jobs::registry)
+        .await
+        .context("starting the embedded server")?;
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .with_context(|| format!("binding {}", config.addr))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, data_dir = %data_dir.display(), "listening");
-    println!("marketlab listening on http://{addr} (data in {})", data_dir.display());
-    println!("  demo account: {} / {}", server::DEMO_EMAIL, server::DEMO_PASSWORD);
-    println!("  try: curl -u {}:{} http://{addr}/health", server::DEMO_EMAIL, server::DEMO_PASSWORD);
+    println!(
+        "marketlab listening on http://{addr} (data in {})",
+        data_dir.display()
+    );
+    println!(
+        "  demo account: {} / {}",
+        server::DEMO_EMAIL,
+        server::DEMO_PASSWORD
+    );
+    println!(
+        "  try: curl -u {}:{} http://{addr}/health",
+        server::DEMO_EMAIL,
+        server::DEMO_PASSWORD
+    );
     embedded.serve(listener, server::shutdown_signal()).await?;
     Ok(())
 }
@@ -201,17 +251,51 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
 async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
     let market = ParquetMarketData::new(Arc::new(LocalDir::new(data_dir.join("market"))));
     let (symbol, details, bars) = match cmd {
-        ImportCommand::Csv { symbol, layout, details, file } => {
-            let data = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-            (symbol, details, read_csv(&file.display().to_string(), &data, layout)?)
+        ImportCommand::Csv {
+            symbol,
+            layout,
+            details,
+            file,
+        } => {
+            let data =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            (
+                symbol,
+                details,
+                read_csv(&file.display().to_string(), &data, layout)?,
+            )
         }
-        ImportCommand::Parquet { symbol, details, file } => {
-            let data = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-            (symbol, details, read_parquet(&file.display().to_string(), data.into())?)
+        ImportCommand::Parquet {
+            symbol,
+            details,
+            file,
+        } => {
+            let data =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            (
+                symbol,
+                details,
+                read_parquet(&file.display().to_string(), data.into())?,
+            )
         }
     };
-    let info = store_daily(&market, &symbol, &bars, SymbolDetails { name: details.name, asset_class: details.asset_class }).await?;
-    println!("imported {} bars of {} ({} to {})", bars.len(), info.symbol, info.first_date, info.last_date);
+    let info = store_daily(
+        &market,
+        &symbol,
+        &bars,
+        SymbolDetails {
+            name: details.name,
+            asset_class: details.asset_class,
+        },
+    )
+    .await?;
+    println!(
+        "imported {} bars of {} ({} to {})",
+        bars.len(),
+        info.symbol,
+        info.first_date,
+        info.last_date
+    );
     Ok(())
 }
 
@@ -219,13 +303,26 @@ async fn accounts(data_dir: &Path, cmd: AccountCommand) -> Result<()> {
     let db = Database::open(&data_dir.join("state").join("marketlab.sqlite"))?;
     let store = SqliteAccountStore::new(db);
     match cmd {
-        AccountCommand::Add { email, password, plan, select } => {
+        AccountCommand::Add {
+            email,
+            password,
+            plan,
+            select,
+        } => {
             server::add_account(&store, &email, &password, &plan, select).await?;
-            println!("account {} saved with plan {plan}", email.trim().to_lowercase());
+            println!(
+                "account {} saved with plan {plan}",
+                email.trim().to_lowercase()
+            );
         }
         AccountCommand::List => {
             for a in store.list().await? {
-                println!("{:<36} {:<22} {}", a.email, a.plan, a.selected_indicators.join(","));
+                println!(
+                    "{:<36} {:<22} {}",
+                    a.email,
+                    a.plan,
+                    a.selected_indicators.join(",")
+                );
             }
         }
     }

@@ -82,8 +82,15 @@ impl ErrorStyle {
         let (status, body) = match self {
             ErrorStyle::Backtest => (e.status, json!({ "detail": e.message })),
             ErrorStyle::Analytics => {
-                let http = if matches!(code, 407 | 411) { StatusCode::OK } else { e.status };
-                (http, json!({ "code": code, "msg": e.message, "data": null }))
+                let http = if matches!(code, 407 | 411) {
+                    StatusCode::OK
+                } else {
+                    e.status
+                };
+                (
+                    http,
+                    json!({ "code": code, "msg": e.message, "data": null }),
+                )
             }
             ErrorStyle::Data => (e.status, json!({ "error": e.message, "status": code })),
         };

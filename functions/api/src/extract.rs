@@ -25,7 +25,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
 
 impl Params {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.trim().is_empty())
     }
 
     /// The parsed value, `None` when absent or blank.
@@ -33,7 +36,9 @@ impl Params {
         self.get(name)
             .map(|v| {
                 v.trim().parse::<T>().map_err(|_| {
-                    ApiError::bad_request(format!("query parameter '{name}': '{v}' is not {expected}"))
+                    ApiError::bad_request(format!(
+                        "query parameter '{name}': '{v}' is not {expected}"
+                    ))
                 })
             })
             .transpose()
@@ -101,11 +106,24 @@ mod tests {
 
     #[test]
     fn params_name_the_field() {
-        let p = Params([("limit".to_string(), "abc".to_string())].into_iter().collect());
+        let p = Params(
+            [("limit".to_string(), "abc".to_string())]
+                .into_iter()
+                .collect(),
+        );
         let e = p.int_in("limit", 20, 1, 200).unwrap_err();
         assert!(e.message.contains("'limit'"), "{}", e.message);
-        let p = Params([("limit".to_string(), "500".to_string())].into_iter().collect());
-        assert!(p.int_in("limit", 20, 1, 200).unwrap_err().message.contains("between 1 and 200"));
+        let p = Params(
+            [("limit".to_string(), "500".to_string())]
+                .into_iter()
+                .collect(),
+        );
+        assert!(
+            p.int_in("limit", 20, 1, 200)
+                .unwrap_err()
+                .message
+                .contains("between 1 and 200")
+        );
         assert_eq!(Params::default().int_in("limit", 20, 1, 200).unwrap(), 20);
     }
 }

@@ -1,7 +1,9 @@
 //! JSON logs through `tracing`, with a request id on every request span.
 
 use axum::http::Request;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::request_id::{
+    MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
 use tower_http::trace::TraceLayer;
 use tracing_subscriber::EnvFilter;
 

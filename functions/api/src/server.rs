@@ -5,7 +5,9 @@
 use crate::state::AppState;
 use chrono::TimeDelta;
 use platform::PortError;
-use platform::accounts::{AccountRecord, AccountStore, Authenticator, SqliteAccountStore, hash_password, plan};
+use platform::accounts::{
+    AccountRecord, AccountStore, Authenticator, SqliteAccountStore, hash_password, plan,
+};
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::queue::{JobQueue, LocalQueue};
 use platform::sample::{SampleConfig, generate};
@@ -66,14 +68,26 @@ pub struct Embedded {
 
 /// Prepares data, stores, accounts and workers, and re-queues any task a
 /// previous run left unfinished. `registry` maps task kinds to job handlers.
-pub async fn start(config: &ServerConfig, registry: impl FnOnce(&AppState) -> JobRegistry) -> Result<Embedded, PortError> {
+pub async fn start(
+    config: &ServerConfig,
+    registry: impl FnOnce(&AppState) -> JobRegistry,
+) -> Result<Embedded, PortError> {
     let market_dir = LocalDir::new(&config.market_dir);
     if market_dir.is_empty() {
         tracing::info!(dir = %market_dir.root().display(), stocks = config.sample.stocks, "market directory is empty: generating the sample data set");
         let (sample, dir) = (config.sample.clone(), market_dir.clone());
         let started = std::time::Instant::now();
-        let summary = tokio::task::spawn_blocking(move || generate(&sample, &dir)).await.map_err(PortError::internal)??;
-        tracing::info!(symbols = summary.symbols, indicators = summary.indicators, objects = summary.objects, megabytes = summary.bytes / 1_000_000, seconds = started.elapsed().as_secs_f64(), "sample data ready");
+        let summary = tokio::task::spawn_blocking(move || generate(&sample, &dir))
+            .await
+            .map_err(PortError::internal)??;
+        tracing::info!(
+            symbols = summary.symbols,
+            indicators = summary.indicators,
+            objects = summary.objects,
+            megabytes = summary.bytes / 1_000_000,
+            seconds = started.elapsed().as_secs_f64(),
+            "sample data ready"
+        );
     }
     let db = Database::open(&config.database)?;
     let accounts: Arc<dyn AccountStore> = Arc::new(SqliteAccountStore::new(db.clone()));
@@ -88,7 +102,10 @@ pub async fn start(config: &ServerConfig, registry: impl FnOnce(&AppState) -> Jo
         tasks: tasks.clone(),
         queue: queue.clone(),
         market: Arc::new(ParquetMarketData::new(Arc::new(market_dir))),
-        auth: Arc::new(Authenticator::new(accounts.clone(), Duration::from_secs(300))?),
+        auth: Arc::new(Authenticator::new(
+            accounts.clone(),
+            Duration::from_secs(300),
+        )?),
     };
     let deps = WorkerDeps {
         tasks: tasks.clone(),
@@ -99,12 +116,25 @@ pub async fn start(config: &ServerConfig, registry: impl FnOnce(&AppState) -> Jo
     let workers = WorkerPool::start(config.workers, receiver, queue.clone(), deps);
     let recovered = recover(tasks.as_ref(), queue.as_ref()).await?;
     if recovered > 0 {
-        tracing::info!(tasks = recovered, "re-queued tasks left unfinished by the previous run");
+        tracing::info!(
+            tasks = recovered,
+            "re-queued tasks left unfinished by the previous run"
+        );
     }
-    Ok(Embedded { state, accounts, workers, shutdown_grace: config.shutdown_grace })
+    Ok(Embedded {
+        state,
+        accounts,
+        workers,
+        shutdown_grace: config.shutdown_grace,
+    })
 }
 
-async fn ensure_account(store: &dyn AccountStore, email: &str, password: &str, plan_code: &str) -> Result<(), PortError> {
+async fn ensure_account(
+    store: &dyn AccountStore,
+    email: &str,
+    password: &str,
+    plan_code: &str,
+) -> Result<(), PortError> {
     if store.get(email).await?.is_none() {
         store
             .put(AccountRecord {
@@ -120,13 +150,24 @@ async fn ensure_account(store: &dyn AccountStore, email: &str, password: &str, p
 }
 
 /// Adds or replaces an account; refuses unknown plan codes.
-pub async fn add_account(store: &dyn AccountStore, email: &str, password: &str, plan_code: &str, selected: Vec<String>) -> Result<(), PortError> {
+pub async fn add_account(
+    store: &dyn AccountStore,
+    email: &str,
+    password: &str,
+    plan_code: &str,
+    selected: Vec<String>,
+) -> Result<(), PortError> {
     if plan(plan_code).is_none() {
         let codes: Vec<&str> = platform::accounts::PLANS.iter().map(|p| p.code).collect();
-        return Err(PortError::Invalid(format!("unknown plan '{plan_code}' (one of: {})", codes.join(", "))));
+        return Err(PortError::Invalid(format!(
+            "unknown plan '{plan_code}' (one of: {})",
+            codes.join(", ")
+        )));
     }
     if !email.contains('@') || password.len() < 8 {
-        return Err(PortError::Invalid("an account needs an e-mail address and a password of at least 8 characters".into()));
+        return Err(PortError::Invalid(
+            "an account needs an e-mail address and a password of at least 8 characters".into(),
+        ));
     }
     store
         .put(AccountRecord {
@@ -142,9 +183,15 @@ pub async fn add_account(store: &dyn AccountStore, email: &str, password: &str, 
 impl Embedded {
     /// Serves every group on `listener` until `shutdown` resolves, then lets
     /// running jobs finish within the grace period; the rest resume on the next start.
-    pub async fn serve(self, listener: tokio::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let app = crate::routes::embedded(&self.state);
-        axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await?;
         tracing::info!("http server stopped; waiting for running jobs");
         self.workers.shutdown(self.shutdown_grace).await;
         Ok(())
@@ -158,7 +205,8 @@ pub async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };

@@ -47,9 +47,8 @@ impl Database {
                 PortError::Unavailable(format!("state directory {}: {e}", dir.display()))
             })?;
         }
-        let conn = Connection::open(path).map_err(|e| {
-            PortError::Unavailable(format!("database {}: {e}", path.display()))
-        })?;
+        let conn = Connection::open(path)
+            .map_err(|e| PortError::Unavailable(format!("database {}: {e}", path.display())))?;
         Self::init(conn)
     }
 

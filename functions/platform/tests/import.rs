@@ -3,7 +3,9 @@
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use platform::import::{CsvLayout, ImportError, SymbolDetails, read_csv, read_parquet, store_daily};
+use platform::import::{
+    CsvLayout, ImportError, SymbolDetails, read_csv, read_parquet, store_daily,
+};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData, codec};
 use std::sync::Arc;
 
@@ -44,19 +46,51 @@ fn bad(body: &str) -> ImportError {
 fn each_bad_row_kind_names_file_line_and_column() {
     let cases = [
         ("2024-13-45,10,11,9,10,100", "Date", "is not a date"),
-        ("2024-01-03,ten,11,9,10,100", "Open", "'ten' is not a number"),
-        ("2024-01-03,10,11,9,null,100", "Close", "'null' is not a number"),
-        ("2024-01-03,10,9,11,10,100", "High", "High 9 is below Low 11"),
-        ("2024-01-02,10,11,9,10,100", "Date", "duplicate date 2024-01-02 (first on line 2)"),
-        ("2024-01-01,10,11,9,10,100", "Date", "before the previous row's 2024-01-02"),
+        (
+            "2024-01-03,ten,11,9,10,100",
+            "Open",
+            "'ten' is not a number",
+        ),
+        (
+            "2024-01-03,10,11,9,null,100",
+            "Close",
+            "'null' is not a number",
+        ),
+        (
+            "2024-01-03,10,9,11,10,100",
+            "High",
+            "High 9 is below Low 11",
+        ),
+        (
+            "2024-01-02,10,11,9,10,100",
+            "Date",
+            "duplicate date 2024-01-02 (first on line 2)",
+        ),
+        (
+            "2024-01-01,10,11,9,10,100",
+            "Date",
+            "before the previous row's 2024-01-02",
+        ),
         ("2024-01-03,10,11,9,10,-5", "Volume", "negative"),
-        ("2024-01-03,12,11,9,10,100", "Open", "outside the Low-High range"),
+        (
+            "2024-01-03,12,11,9,10,100",
+            "Open",
+            "outside the Low-High range",
+        ),
     ];
     for (row, column, text) in cases {
         let e = bad(row);
-        assert_eq!((e.file.as_str(), e.line, e.column.as_deref()), ("bad.csv", 3, Some(column)), "{row}: {e}");
+        assert_eq!(
+            (e.file.as_str(), e.line, e.column.as_deref()),
+            ("bad.csv", 3, Some(column)),
+            "{row}: {e}"
+        );
         assert!(e.message.contains(text), "{row}: {e}");
-        assert!(e.to_string().starts_with(&format!("bad.csv: line 3, column {column}: ")), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("bad.csv: line 3, column {column}: ")),
+            "{e}"
+        );
     }
     let e = read_csv("h.csv", b"Day,Price\n1,2\n", None).unwrap_err();
     assert!(e.to_string().contains("unrecognised header"), "{e}");
@@ -77,8 +111,12 @@ fn parquet_file(dates: Vec<&str>, close: Vec<f64>) -> bytes::Bytes {
     let cols: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from(dates)),
         Arc::new(Float64Array::from(close.clone())),
-        Arc::new(Float64Array::from(close.iter().map(|c| c + 1.0).collect::<Vec<_>>())),
-        Arc::new(Float64Array::from(close.iter().map(|c| c - 1.0).collect::<Vec<_>>())),
+        Arc::new(Float64Array::from(
+            close.iter().map(|c| c + 1.0).collect::<Vec<_>>(),
+        )),
+        Arc::new(Float64Array::from(
+            close.iter().map(|c| c - 1.0).collect::<Vec<_>>(),
+        )),
         Arc::new(Float64Array::from(close)),
         Arc::new(Int64Array::from(vec![1000i64; n])),
     ];
@@ -87,12 +125,23 @@ fn parquet_file(dates: Vec<&str>, close: Vec<f64>) -> bytes::Bytes {
 
 #[test]
 fn parquet_files_with_other_types_and_names_import() {
-    let b = read_parquet("x.parquet", parquet_file(vec!["2024-01-02", "2024-01-03"], vec![10.0, 11.0])).unwrap();
+    let b = read_parquet(
+        "x.parquet",
+        parquet_file(vec!["2024-01-02", "2024-01-03"], vec![10.0, 11.0]),
+    )
+    .unwrap();
     assert_eq!(b.close, vec![10.0, 11.0]);
     assert_eq!(b.volume, vec![1000.0, 1000.0]);
-    let e = read_parquet("x.parquet", parquet_file(vec!["2024-01-03", "2024-01-02"], vec![10.0, 11.0])).unwrap_err();
+    let e = read_parquet(
+        "x.parquet",
+        parquet_file(vec!["2024-01-03", "2024-01-02"], vec![10.0, 11.0]),
+    )
+    .unwrap_err();
     assert_eq!((e.line, e.column.as_deref()), (2, Some("Date")));
-    assert!(e.to_string().starts_with("x.parquet: row 2, column Date:"), "{e}");
+    assert!(
+        e.to_string().starts_with("x.parquet: row 2, column Date:"),
+        "{e}"
+    );
     let e = read_parquet("junk.parquet", bytes::Bytes::from_static(b"not parquet")).unwrap_err();
     assert!(e.to_string().contains("not a readable Parquet file"), "{e}");
 }
@@ -102,8 +151,21 @@ async fn import_round_trips_and_failed_import_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let md = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path())));
     let bars = read_csv("aapl.csv", YAHOO.as_bytes(), None).unwrap();
-    let info = store_daily(&md, "aapl", &bars, SymbolDetails { name: Some("Apple".into()), ..Default::default() }).await.unwrap();
-    assert_eq!((info.symbol.as_str(), info.name.as_str()), ("AAPL", "Apple"));
+    let info = store_daily(
+        &md,
+        "aapl",
+        &bars,
+        SymbolDetails {
+            name: Some("Apple".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (info.symbol.as_str(), info.name.as_str()),
+        ("AAPL", "Apple")
+    );
     let back = md.daily("AAPL").await.unwrap();
     assert_eq!(*back, bars);
     let symbols = md.symbols().await.unwrap();
@@ -118,13 +180,34 @@ async fn import_round_trips_and_failed_import_changes_nothing() {
     let mut wrong = bars.clone();
     wrong.high[1] = 1.0;
     assert!(md.write_daily("AAPL", &wrong).await.is_err());
-    assert_eq!(std::fs::read(dir.path().join("prices/daily/AAPL.parquet")).unwrap(), before);
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("prices/daily")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(
+        std::fs::read(dir.path().join("prices/daily/AAPL.parquet")).unwrap(),
+        before
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("prices/daily"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
 
     // Re-importing keeps catalog details and updates dates.
-    let more = read_csv("aapl.csv", PLAIN.lines().take(3).collect::<Vec<_>>().join("\n").as_bytes(), None).unwrap();
-    let info = store_daily(&md, "AAPL", &more, SymbolDetails::default()).await.unwrap();
-    assert_eq!((info.name.as_str(), info.last_date.to_string().as_str()), ("Apple", "2024-01-03"));
+    let more = read_csv(
+        "aapl.csv",
+        PLAIN
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .as_bytes(),
+        None,
+    )
+    .unwrap();
+    let info = store_daily(&md, "AAPL", &more, SymbolDetails::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (info.name.as_str(), info.last_date.to_string().as_str()),
+        ("Apple", "2024-01-03")
+    );
     assert_eq!(md.daily("AAPL").await.unwrap().len(), 2);
 }

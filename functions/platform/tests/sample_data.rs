@@ -26,7 +26,10 @@ fn read_all(root: &Path) -> BTreeMap<String, Vec<u8>> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.insert(p.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&p).unwrap());
+                out.insert(
+                    p.strip_prefix(root).unwrap().display().to_string(),
+                    std::fs::read(&p).unwrap(),
+                );
             }
         }
     }
@@ -35,7 +38,11 @@ fn read_all(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
-    let (a, b, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b, c) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     generate(&small(7), &LocalDir::new(a.path())).unwrap();
     generate(&small(7), &LocalDir::new(b.path())).unwrap();
     generate(&small(8), &LocalDir::new(c.path())).unwrap();
@@ -43,9 +50,15 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
     assert!(fa.len() > 100, "only {} objects", fa.len());
     assert_eq!(fa.keys().collect::<Vec<_>>(), fb.keys().collect::<Vec<_>>());
     for (k, v) in &fa {
-        assert!(v == &fb[k], "{k} differs between two runs with the same seed");
+        assert!(
+            v == &fb[k],
+            "{k} differs between two runs with the same seed"
+        );
     }
-    assert_ne!(fa[&layout::daily_prices("SPX")], fc[&layout::daily_prices("SPX")]);
+    assert_ne!(
+        fa[&layout::daily_prices("SPX")],
+        fc[&layout::daily_prices("SPX")]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -53,43 +66,81 @@ async fn prices_are_statistically_sane() {
     let dir = tempfile::tempdir().unwrap();
     let summary = generate(&small(DEFAULT), &LocalDir::new(dir.path())).unwrap();
     let md = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path())));
-    assert_eq!(md.latest_date().await.unwrap(), NaiveDate::from_ymd_opt(2026, 11, 20).unwrap());
-    assert_eq!(summary.latest_date, Some(NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()));
+    assert_eq!(
+        md.latest_date().await.unwrap(),
+        NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
+    );
+    assert_eq!(
+        summary.latest_date,
+        Some(NaiveDate::from_ymd_opt(2026, 11, 20).unwrap())
+    );
 
     let spx = md.daily("SPX").await.unwrap();
     assert_eq!(spx.date(0), NaiveDate::from_ymd_opt(1990, 1, 2).unwrap());
     spx.validate().unwrap();
     let r = log_returns(&spx.close);
     let vol = std_dev(&r).unwrap() * 252f64.sqrt();
-    assert!((0.10..0.30).contains(&vol), "SPX annualised volatility {vol}");
-    assert!(excess_kurtosis(&r).unwrap() > 1.0, "returns should be fat-tailed");
+    assert!(
+        (0.10..0.30).contains(&vol),
+        "SPX annualised volatility {vol}"
+    );
+    assert!(
+        excess_kurtosis(&r).unwrap() > 1.0,
+        "returns should be fat-tailed"
+    );
     // Volatility clusters: squared returns are autocorrelated.
     let sq: Vec<f64> = r.iter().map(|x| x * x).collect();
     let ac = pearson(&sq[1..], &sq[..sq.len() - 1]).unwrap();
     assert!(ac > 0.05, "squared-return autocorrelation {ac}");
 
     let symbols = md.symbols().await.unwrap();
-    let stocks: Vec<_> = symbols.iter().filter(|s| s.asset_class == "stock").collect();
+    let stocks: Vec<_> = symbols
+        .iter()
+        .filter(|s| s.asset_class == "stock")
+        .collect();
     assert_eq!(stocks.len(), 40);
     let mut corrs = Vec::new();
     for s in symbols.iter() {
         let bars = md.daily(&s.symbol).await.unwrap();
-        bars.validate().unwrap_or_else(|e| panic!("{}: {e}", s.symbol));
+        bars.validate()
+            .unwrap_or_else(|e| panic!("{}: {e}", s.symbol));
         for i in 0..bars.len() {
-            let (o, h, l, c, v) = (bars.open[i], bars.high[i], bars.low[i], bars.close[i], bars.volume[i]);
-            assert!([o, h, l, c, v].iter().all(|x| x.is_finite()), "{} NaN at {i}", s.symbol);
-            assert!(h >= o.max(c) && l <= o.min(c) && l > 0.0, "{} bar {i}", s.symbol);
+            let (o, h, l, c, v) = (
+                bars.open[i],
+                bars.high[i],
+                bars.low[i],
+                bars.close[i],
+                bars.volume[i],
+            );
+            assert!(
+                [o, h, l, c, v].iter().all(|x| x.is_finite()),
+                "{} NaN at {i}",
+                s.symbol
+            );
+            assert!(
+                h >= o.max(c) && l <= o.min(c) && l > 0.0,
+                "{} bar {i}",
+                s.symbol
+            );
         }
         assert_eq!(bars.date(0), s.first_date);
         assert_eq!(bars.date(bars.len() - 1), s.last_date);
         if s.asset_class == "stock" {
             let aligned = spx.slice_dates(Some(s.first_date), None);
-            assert_eq!(aligned.len(), bars.len(), "{} shares the SPX calendar", s.symbol);
+            assert_eq!(
+                aligned.len(),
+                bars.len(),
+                "{} shares the SPX calendar",
+                s.symbol
+            );
             corrs.push(pearson(&log_returns(&bars.close), &log_returns(&aligned.close)).unwrap());
         }
     }
     let avg = mean(&corrs).unwrap();
-    assert!(avg > 0.3 && corrs.iter().all(|c| *c > 0.0), "stock/SPX correlations {corrs:?}");
+    assert!(
+        avg > 0.3 && corrs.iter().all(|c| *c > 0.0),
+        "stock/SPX correlations {corrs:?}"
+    );
     // Bonds hedge equities a little; gold barely moves with them.
     let tlt = md.daily("TLT").await.unwrap();
     let c = pearson(&log_returns(&tlt.close), &log_returns(&spx.close)).unwrap();
@@ -105,10 +156,16 @@ async fn indicators_intraday_and_tables_are_present_and_consistent() {
     let md = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path())));
     let catalog = md.indicator_catalog().await.unwrap();
     for kind in ["optix", "trend", "reltrend", "other"] {
-        assert!(catalog.iter().any(|m| m.kind == kind), "no {kind} indicator");
+        assert!(
+            catalog.iter().any(|m| m.kind == kind),
+            "no {kind} indicator"
+        );
     }
     for freq in ["Daily", "Weekly", "Monthly"] {
-        assert!(catalog.iter().any(|m| m.updated == freq), "no {freq} indicator");
+        assert!(
+            catalog.iter().any(|m| m.updated == freq),
+            "no {freq} indicator"
+        );
     }
     assert!(catalog.iter().any(|m| m.subtype == "model"));
     assert!(catalog.iter().any(|m| m.internal));
@@ -122,10 +179,24 @@ async fn indicators_intraday_and_tables_are_present_and_consistent() {
             assert!(s.close.iter().all(|v| (0.0..=100.0).contains(v)));
         }
         if m.updated == "Weekly" {
-            let gaps: Vec<i64> = s.time.windows(2).map(|w| (w[1] - w[0]).num_days()).collect();
-            assert!(gaps.iter().all(|g| (1..=13).contains(g)), "{} weekly gaps {:?}", m.url, &gaps[..5]);
+            let gaps: Vec<i64> = s
+                .time
+                .windows(2)
+                .map(|w| (w[1] - w[0]).num_days())
+                .collect();
+            assert!(
+                gaps.iter().all(|g| (1..=13).contains(g)),
+                "{} weekly gaps {:?}",
+                m.url,
+                &gaps[..5]
+            );
         }
-        assert_eq!(m.intraday, md.indicator_intraday(&m.url).await.is_ok(), "{}", m.url);
+        assert_eq!(
+            m.intraday,
+            md.indicator_intraday(&m.url).await.is_ok(),
+            "{}",
+            m.url
+        );
     }
 
     // 30-minute bars: 13 a session, and they aggregate to the daily bar.
@@ -140,19 +211,30 @@ async fn indicators_intraday_and_tables_are_present_and_consistent() {
         let rng = d * 13..(d + 1) * 13;
         assert_eq!(ib.open[d * 13], spx.open[i]);
         assert_eq!(ib.close[d * 13 + 12], spx.close[i]);
-        let hi = ib.high[rng.clone()].iter().cloned().fold(f64::MIN, f64::max);
+        let hi = ib.high[rng.clone()]
+            .iter()
+            .cloned()
+            .fold(f64::MIN, f64::max);
         let lo = ib.low[rng].iter().cloned().fold(f64::MAX, f64::min);
         assert_eq!((hi, lo), (spx.high[i], spx.low[i]));
     }
-    assert_eq!(ib.time[0].time(), chrono::NaiveTime::from_hms_opt(9, 30, 0).unwrap());
+    assert_eq!(
+        ib.time[0].time(),
+        chrono::NaiveTime::from_hms_opt(9, 30, 0).unwrap()
+    );
 
     for name in layout::TABLES {
-        let t = md.table(name).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let t = md
+            .table(name)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(t.num_rows() > 0, "{name} is empty");
     }
     let chains = md.table("option_chains").await.unwrap();
     let strikes = platform::marketdata::codec::f64_col(&chains, "strike").unwrap();
     let bids = platform::marketdata::codec::f64_col(&chains, "bid").unwrap();
     let asks = platform::marketdata::codec::f64_col(&chains, "ask").unwrap();
-    assert!((0..chains.num_rows()).all(|i| strikes.value(i) > 0.0 && bids.value(i) <= asks.value(i)));
+    assert!(
+        (0..chains.num_rows()).all(|i| strikes.value(i) > 0.0 && bids.value(i) <= asks.value(i))
+    );
 }

@@ -21,23 +21,61 @@ pub async fn run_all(store: Arc<dyn AccountStore>) {
     let rec = record(&email, "correct horse", "pro");
     store.put(rec.clone()).await.unwrap();
     assert_eq!(store.get(&email).await.unwrap(), Some(rec.clone()));
-    assert_eq!(store.get(&format!("  {}  ", email.to_uppercase())).await.unwrap(), Some(rec.clone()), "e-mails are case-insensitive");
-    assert!(!rec.password_hash.contains("correct horse") && rec.password_hash.starts_with("$argon2"), "only a salted hash is stored");
-    let replaced = AccountRecord { plan: "backtest".into(), ..rec.clone() };
+    assert_eq!(
+        store
+            .get(&format!("  {}  ", email.to_uppercase()))
+            .await
+            .unwrap(),
+        Some(rec.clone()),
+        "e-mails are case-insensitive"
+    );
+    assert!(
+        !rec.password_hash.contains("correct horse") && rec.password_hash.starts_with("$argon2"),
+        "only a salted hash is stored"
+    );
+    let replaced = AccountRecord {
+        plan: "backtest".into(),
+        ..rec.clone()
+    };
     store.put(replaced.clone()).await.unwrap();
     assert_eq!(store.get(&email).await.unwrap().unwrap().plan, "backtest");
     assert!(store.list().await.unwrap().iter().any(|a| a.email == email));
 
     let auth = Authenticator::new(store.clone(), Duration::from_secs(60)).unwrap();
-    let ok = auth.verify(&email, "correct horse").await.unwrap().expect("valid credentials");
-    assert_eq!((ok.email.as_str(), ok.plan.code), (email.as_str(), "backtest"));
+    let ok = auth
+        .verify(&email, "correct horse")
+        .await
+        .unwrap()
+        .expect("valid credentials");
+    assert_eq!(
+        (ok.email.as_str(), ok.plan.code),
+        (email.as_str(), "backtest")
+    );
     assert_eq!(ok.selected_indicators, vec!["SPX_OPTIX".to_string()]);
     // Cached success must not let a wrong password through.
-    assert_eq!(auth.verify(&email, "correct horse").await.unwrap().map(|a| a.email), Some(email.clone()));
+    assert_eq!(
+        auth.verify(&email, "correct horse")
+            .await
+            .unwrap()
+            .map(|a| a.email),
+        Some(email.clone())
+    );
     assert_eq!(auth.verify(&email, "wrong horse").await.unwrap(), None);
     assert_eq!(auth.verify(&email, "").await.unwrap(), None);
-    assert_eq!(auth.verify("nobody@example.test", "correct horse").await.unwrap(), None);
+    assert_eq!(
+        auth.verify("nobody@example.test", "correct horse")
+            .await
+            .unwrap(),
+        None
+    );
     let unknown_plan = format!("{}@example.test", unique("user"));
-    store.put(record(&unknown_plan, "pw-123456", "no-such-plan")).await.unwrap();
-    assert_eq!(auth.verify(&unknown_plan, "pw-123456").await.unwrap(), None, "an unknown plan grants nothing");
+    store
+        .put(record(&unknown_plan, "pw-123456", "no-such-plan"))
+        .await
+        .unwrap();
+    assert_eq!(
+        auth.verify(&unknown_plan, "pw-123456").await.unwrap(),
+        None,
+        "an unknown plan grants nothing"
+    );
 }

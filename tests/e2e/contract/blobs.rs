@@ -9,17 +9,44 @@ pub async fn run_all(blobs: &dyn BlobStore) {
     let key = format!("{prefix}a/x.parquet");
     assert_eq!(blobs.get(&key).await.unwrap(), None);
     blobs.put(&key, Bytes::from_static(b"first")).await.unwrap();
-    assert_eq!(blobs.get(&key).await.unwrap(), Some(Bytes::from_static(b"first")));
-    blobs.put(&key, Bytes::from_static(b"second")).await.unwrap();
-    assert_eq!(blobs.get(&key).await.unwrap(), Some(Bytes::from_static(b"second")));
+    assert_eq!(
+        blobs.get(&key).await.unwrap(),
+        Some(Bytes::from_static(b"first"))
+    );
+    blobs
+        .put(&key, Bytes::from_static(b"second"))
+        .await
+        .unwrap();
+    assert_eq!(
+        blobs.get(&key).await.unwrap(),
+        Some(Bytes::from_static(b"second"))
+    );
     let big = Bytes::from(vec![7u8; 3 * 1024 * 1024]);
-    blobs.put(&format!("{prefix}b/big.parquet"), big.clone()).await.unwrap();
-    assert_eq!(blobs.get(&format!("{prefix}b/big.parquet")).await.unwrap(), Some(big));
-    blobs.put(&format!("{prefix}a/y.parquet"), Bytes::from_static(b"y")).await.unwrap();
+    blobs
+        .put(&format!("{prefix}b/big.parquet"), big.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        blobs.get(&format!("{prefix}b/big.parquet")).await.unwrap(),
+        Some(big)
+    );
+    blobs
+        .put(&format!("{prefix}a/y.parquet"), Bytes::from_static(b"y"))
+        .await
+        .unwrap();
     assert_eq!(
         blobs.list(&format!("{prefix}a/")).await.unwrap(),
-        vec![format!("{prefix}a/x.parquet"), format!("{prefix}a/y.parquet")]
+        vec![
+            format!("{prefix}a/x.parquet"),
+            format!("{prefix}a/y.parquet")
+        ]
     );
     assert_eq!(blobs.list(&format!("{prefix}b/")).await.unwrap().len(), 1);
-    assert!(blobs.list(&format!("{}/", unique("none"))).await.unwrap().is_empty());
+    assert!(
+        blobs
+            .list(&format!("{}/", unique("none")))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

@@ -13,7 +13,10 @@ where
 {
     let sent: Vec<JobMessage> = TaskKind::ALL
         .iter()
-        .map(|k| JobMessage { task_id: uuid::Uuid::new_v4(), kind: *k })
+        .map(|k| JobMessage {
+            task_id: uuid::Uuid::new_v4(),
+            kind: *k,
+        })
         .collect();
     for m in &sent {
         queue.enqueue(m.clone()).await.unwrap();

@@ -30,7 +30,11 @@ async fn all_symbols_with_indexes(State(state): State<AppState>) -> Result<Json<
     let items: Vec<Value> = catalog
         .iter()
         .map(|m| {
-            let market = if m.market_symbol.is_empty() { "SPX" } else { m.market_symbol.as_str() };
+            let market = if m.market_symbol.is_empty() {
+                "SPX"
+            } else {
+                m.market_symbol.as_str()
+            };
             json!({ "chart_name": m.chart_name, "url": m.url, "market_symbol": market })
         })
         .collect();

@@ -15,12 +15,20 @@ use platform::accounts::Service;
 pub use health::{auth_info, health};
 
 /// Authenticated routes of a group, with its auth and error style applied.
-fn protected(state: &AppState, service: Service, style: ErrorStyle, routes: Router<AppState>) -> Router {
+fn protected(
+    state: &AppState,
+    service: Service,
+    style: ErrorStyle,
+    routes: Router<AppState>,
+) -> Router {
     if !routes.has_routes() {
         return Router::new();
     }
     routes
-        .route_layer(from_fn_with_state((state.clone(), service, style), crate::auth::require))
+        .route_layer(from_fn_with_state(
+            (state.clone(), service, style),
+            crate::auth::require,
+        ))
         .with_state(state.clone())
         .layer(map_response_with_state(style, render_errors))
 }
@@ -36,12 +44,22 @@ pub fn public(state: &AppState, style: ErrorStyle) -> Router {
 
 /// Backtest service (backtest-service.md).
 pub fn backtest(state: &AppState) -> Router {
-    protected(state, Service::Backtest, ErrorStyle::Backtest, tasks::backtest_routes())
+    protected(
+        state,
+        Service::Backtest,
+        ErrorStyle::Backtest,
+        tasks::backtest_routes(),
+    )
 }
 
 /// Analytics tools service (analytics-service.md).
 pub fn analytics(state: &AppState) -> Router {
-    protected(state, Service::Analytics, ErrorStyle::Analytics, tasks::analytics_routes())
+    protected(
+        state,
+        Service::Analytics,
+        ErrorStyle::Analytics,
+        tasks::analytics_routes(),
+    )
 }
 
 /// Indicator data service (indicator-data-service.md), served under `/ws` embedded.

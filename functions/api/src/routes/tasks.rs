@@ -24,12 +24,20 @@ pub fn analytics_routes() -> Router<AppState> {
     Router::new()
         .route("/cpm/status/{task_id}", get(cpm_status))
         .route("/cpm/tasks", get(cpm_tasks))
-        .route("/smart-scanner-backtest/status/{task_id}", get(scanner_status))
+        .route(
+            "/smart-scanner-backtest/status/{task_id}",
+            get(scanner_status),
+        )
         .route("/smart-scanner-backtest/tasks", get(scanner_tasks))
 }
 
 /// The caller's task of one of `kinds`, or 404.
-async fn owned_task(state: &AppState, caller: &Caller, id: &str, kinds: &[TaskKind]) -> Result<Task, ApiError> {
+async fn owned_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    kinds: &[TaskKind],
+) -> Result<Task, ApiError> {
     let not_found = || ApiError::not_found(format!("task '{id}' not found"));
     let uuid = Uuid::parse_str(id).map_err(|_| not_found())?;
     state
@@ -55,7 +63,11 @@ fn page(params: &Params) -> Result<Page, ApiError> {
 fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiError> {
     params
         .get("status")
-        .map(|s| s.parse().map_err(|e: platform::PortError| ApiError::bad_request(format!("query parameter 'status': {e}"))))
+        .map(|s| {
+            s.parse().map_err(|e: platform::PortError| {
+                ApiError::bad_request(format!("query parameter 'status': {e}"))
+            })
+        })
         .transpose()
 }
 
@@ -89,15 +101,29 @@ fn backtest_record(t: &Task) -> Value {
     v
 }
 
-async fn backtest_status(State(state): State<AppState>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn backtest_status(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     let t = owned_task(&state, &caller, &id, &[TaskKind::StrategyBacktest]).await?;
     Ok(Json(backtest_record(&t)))
 }
 
-async fn backtest_tasks(State(state): State<AppState>, Extension(caller): Extension<Caller>, params: Params) -> Result<Json<Value>, ApiError> {
+async fn backtest_tasks(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Json<Value>, ApiError> {
     let p = page(&params)?;
-    let filter = TaskFilter { kinds: vec![TaskKind::StrategyBacktest], status: status_filter(&params)? };
-    let listed = state.tasks.list(&caller.0.email, &filter, p.limit, p.offset).await?;
+    let filter = TaskFilter {
+        kinds: vec![TaskKind::StrategyBacktest],
+        status: status_filter(&params)?,
+    };
+    let listed = state
+        .tasks
+        .list(&caller.0.email, &filter, p.limit, p.offset)
+        .await?;
     let tasks: Vec<Value> = listed
         .tasks
         .iter()
@@ -112,7 +138,9 @@ async fn backtest_tasks(State(state): State<AppState>, Extension(caller): Extens
             })
         })
         .collect();
-    Ok(Json(json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset })))
+    Ok(Json(
+        json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset }),
+    ))
 }
 
 // Analytics service: task object of 2.8 for cpm and scanner backtests.
@@ -137,7 +165,9 @@ fn analytics_record(t: &Task) -> Value {
             }
             v["result"] = result;
         }
-        TaskStatus::Failed => v["error"] = json!(t.error.clone().unwrap_or_else(|| "the task failed".into())),
+        TaskStatus::Failed => {
+            v["error"] = json!(t.error.clone().unwrap_or_else(|| "the task failed".into()))
+        }
         _ => {}
     }
     v
@@ -145,20 +175,40 @@ fn analytics_record(t: &Task) -> Value {
 
 const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::CpmScan];
 
-async fn cpm_status(State(state): State<AppState>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(analytics_record(&owned_task(&state, &caller, &id, &CPM_KINDS).await?)))
+async fn cpm_status(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(analytics_record(
+        &owned_task(&state, &caller, &id, &CPM_KINDS).await?,
+    )))
 }
 
-async fn cpm_tasks(State(state): State<AppState>, Extension(caller): Extension<Caller>, params: Params) -> Result<Json<Value>, ApiError> {
+async fn cpm_tasks(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Json<Value>, ApiError> {
     let p = page(&params)?;
     let kinds = match params.get("mode") {
         None => CPM_KINDS.to_vec(),
         Some("backtest") => vec![TaskKind::CpmBacktest],
         Some("scan") => vec![TaskKind::CpmScan],
-        Some(m) => return Err(ApiError::bad_request(format!("query parameter 'mode': '{m}' is not backtest or scan"))),
+        Some(m) => {
+            return Err(ApiError::bad_request(format!(
+                "query parameter 'mode': '{m}' is not backtest or scan"
+            )));
+        }
     };
-    let filter = TaskFilter { kinds, status: status_filter(&params)? };
-    let listed = state.tasks.list(&caller.0.email, &filter, p.limit, p.offset).await?;
+    let filter = TaskFilter {
+        kinds,
+        status: status_filter(&params)?,
+    };
+    let listed = state
+        .tasks
+        .list(&caller.0.email, &filter, p.limit, p.offset)
+        .await?;
     let tasks: Vec<Value> = listed
         .tasks
         .iter()
@@ -173,17 +223,35 @@ async fn cpm_tasks(State(state): State<AppState>, Extension(caller): Extension<C
             })
         })
         .collect();
-    Ok(Json(json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset })))
+    Ok(Json(
+        json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset }),
+    ))
 }
 
-async fn scanner_status(State(state): State<AppState>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(analytics_record(&owned_task(&state, &caller, &id, &[TaskKind::ScannerBacktest]).await?)))
+async fn scanner_status(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(analytics_record(
+        &owned_task(&state, &caller, &id, &[TaskKind::ScannerBacktest]).await?,
+    )))
 }
 
-async fn scanner_tasks(State(state): State<AppState>, Extension(caller): Extension<Caller>, params: Params) -> Result<Json<Value>, ApiError> {
+async fn scanner_tasks(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Json<Value>, ApiError> {
     let p = page(&params)?;
-    let filter = TaskFilter { kinds: vec![TaskKind::ScannerBacktest], status: status_filter(&params)? };
-    let listed = state.tasks.list(&caller.0.email, &filter, p.limit, p.offset).await?;
+    let filter = TaskFilter {
+        kinds: vec![TaskKind::ScannerBacktest],
+        status: status_filter(&params)?,
+    };
+    let listed = state
+        .tasks
+        .list(&caller.0.email, &filter, p.limit, p.offset)
+        .await?;
     let tasks: Vec<Value> = listed
         .tasks
         .iter()
@@ -197,5 +265,7 @@ async fn scanner_tasks(State(state): State<AppState>, Extension(caller): Extensi
             })
         })
         .collect();
-    Ok(Json(json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset })))
+    Ok(Json(
+        json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset }),
+    ))
 }

@@ -4,8 +4,10 @@
 
 use super::{Account, AccountStore, normalize_email, plan};
 use crate::PortError;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng};
 use argon2::Argon2;
+use argon2::password_hash::{
+    PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng,
+};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -64,7 +66,11 @@ impl Authenticator {
         let pw = password.to_string();
         let matches = tokio::task::spawn_blocking(move || {
             PasswordHash::new(&hash)
-                .map(|parsed| Argon2::default().verify_password(pw.as_bytes(), &parsed).is_ok())
+                .map(|parsed| {
+                    Argon2::default()
+                        .verify_password(pw.as_bytes(), &parsed)
+                        .is_ok()
+                })
                 .unwrap_or(false)
         })
         .await

@@ -21,7 +21,9 @@ impl FromStr for CsvLayout {
             "yahoo" => Ok(CsvLayout::Yahoo),
             "stooq" => Ok(CsvLayout::Stooq),
             "plain" => Ok(CsvLayout::Plain),
-            _ => Err(format!("unknown CSV layout '{s}' (expected yahoo, stooq or plain)")),
+            _ => Err(format!(
+                "unknown CSV layout '{s}' (expected yahoo, stooq or plain)"
+            )),
         }
     }
 }
@@ -30,7 +32,9 @@ impl CsvLayout {
     /// Header names of Date, Open, High, Low, Close, Volume in this layout.
     fn columns(self) -> [&'static str; 6] {
         match self {
-            CsvLayout::Yahoo | CsvLayout::Plain => ["date", "open", "high", "low", "close", "volume"],
+            CsvLayout::Yahoo | CsvLayout::Plain => {
+                ["date", "open", "high", "low", "close", "volume"]
+            }
             CsvLayout::Stooq => ["<date>", "<open>", "<high>", "<low>", "<close>", "<vol>"],
         }
     }
@@ -64,7 +68,11 @@ pub fn read_csv(file: &str, data: &[u8], layout: Option<CsvLayout>) -> Result<Ba
         column: column.map(str::to_string),
         message,
     };
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(data);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(data);
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| fail(1, None, format!("unreadable header: {e}")))?
@@ -73,15 +81,27 @@ pub fn read_csv(file: &str, data: &[u8], layout: Option<CsvLayout>) -> Result<Ba
         .collect();
     let layout = match layout.or_else(|| CsvLayout::detect(&header)) {
         Some(l) => l,
-        None => return Err(fail(1, None, format!("unrecognised header '{}': expected Yahoo, Stooq or plain Date,Open,High,Low,Close,Volume columns", header.join(",")))),
+        None => {
+            return Err(fail(
+                1,
+                None,
+                format!(
+                    "unrecognised header '{}': expected Yahoo, Stooq or plain Date,Open,High,Low,Close,Volume columns",
+                    header.join(",")
+                ),
+            ));
+        }
     };
     let names = ["Date", "Open", "High", "Low", "Close", "Volume"];
     let mut idx = [0usize; 6];
     for (k, col) in layout.columns().iter().enumerate() {
-        idx[k] = header
-            .iter()
-            .position(|h| h == col)
-            .ok_or_else(|| fail(1, Some(names[k]), format!("missing column '{col}' for the {layout:?} layout")))?;
+        idx[k] = header.iter().position(|h| h == col).ok_or_else(|| {
+            fail(
+                1,
+                Some(names[k]),
+                format!("missing column '{col}' for the {layout:?} layout"),
+            )
+        })?;
     }
     let mut rows = Vec::new();
     for (n, record) in reader.records().enumerate() {
@@ -91,11 +111,19 @@ pub fn read_csv(file: &str, data: &[u8], layout: Option<CsvLayout>) -> Result<Ba
             continue;
         }
         let field = |k: usize| record.get(idx[k]).unwrap_or("");
-        let date = parse_date(field(0)).ok_or_else(|| fail(line, Some("Date"), format!("'{}' is not a date (YYYY-MM-DD or YYYYMMDD)", field(0))))?;
+        let date = parse_date(field(0)).ok_or_else(|| {
+            fail(
+                line,
+                Some("Date"),
+                format!("'{}' is not a date (YYYY-MM-DD or YYYYMMDD)", field(0)),
+            )
+        })?;
         let mut ohlcv = [0.0; 5];
         for k in 0..5 {
             let raw = field(k + 1);
-            ohlcv[k] = raw.parse::<f64>().map_err(|_| fail(line, Some(COLUMNS[k]), format!("'{raw}' is not a number")))?;
+            ohlcv[k] = raw
+                .parse::<f64>()
+                .map_err(|_| fail(line, Some(COLUMNS[k]), format!("'{raw}' is not a number")))?;
         }
         rows.push(RawRow { line, date, ohlcv });
     }

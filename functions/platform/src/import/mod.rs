@@ -29,7 +29,11 @@ pub struct ImportError {
 
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let unit = if self.file.ends_with(".parquet") { "row" } else { "line" };
+        let unit = if self.file.ends_with(".parquet") {
+            "row"
+        } else {
+            "line"
+        };
         if self.line == 0 {
             return match &self.column {
                 Some(c) => write!(f, "{}: column {c}: {}", self.file, self.message),
@@ -37,7 +41,11 @@ impl fmt::Display for ImportError {
             };
         }
         match &self.column {
-            Some(c) => write!(f, "{}: {unit} {}, column {c}: {}", self.file, self.line, self.message),
+            Some(c) => write!(
+                f,
+                "{}: {unit} {}, column {c}: {}",
+                self.file, self.line, self.message
+            ),
             None => write!(f, "{}: {unit} {}: {}", self.file, self.line, self.message),
         }
     }
@@ -71,7 +79,12 @@ pub(crate) fn build_bars(file: &str, rows: Vec<RawRow>) -> Result<Bars, ImportEr
         message,
     };
     if rows.is_empty() {
-        return Err(ImportError { file: file.into(), line: 1, column: None, message: "no data rows".into() });
+        return Err(ImportError {
+            file: file.into(),
+            line: 1,
+            column: None,
+            message: "no data rows".into(),
+        });
     }
     let mut bars = Bars::with_capacity(rows.len());
     let mut seen: std::collections::HashMap<NaiveDate, usize> = std::collections::HashMap::new();
@@ -80,10 +93,18 @@ pub(crate) fn build_bars(file: &str, rows: Vec<RawRow>) -> Result<Bars, ImportEr
         let [o, h, l, c, v] = r.ohlcv;
         for (i, x) in r.ohlcv.iter().enumerate() {
             if !x.is_finite() {
-                return Err(err(r.line, COLUMNS[i], format!("{x} is not a finite number")));
+                return Err(err(
+                    r.line,
+                    COLUMNS[i],
+                    format!("{x} is not a finite number"),
+                ));
             }
             if i < 4 && *x <= 0.0 {
-                return Err(err(r.line, COLUMNS[i], format!("price {x} is not positive")));
+                return Err(err(
+                    r.line,
+                    COLUMNS[i],
+                    format!("price {x} is not positive"),
+                ));
             }
         }
         if v < 0.0 {
@@ -93,22 +114,56 @@ pub(crate) fn build_bars(file: &str, rows: Vec<RawRow>) -> Result<Bars, ImportEr
             return Err(err(r.line, "High", format!("High {h} is below Low {l}")));
         }
         if o > h || o < l {
-            return Err(err(r.line, "Open", format!("Open {o} is outside the Low-High range {l}-{h}")));
+            return Err(err(
+                r.line,
+                "Open",
+                format!("Open {o} is outside the Low-High range {l}-{h}"),
+            ));
         }
         if c > h || c < l {
-            return Err(err(r.line, "Close", format!("Close {c} is outside the Low-High range {l}-{h}")));
+            return Err(err(
+                r.line,
+                "Close",
+                format!("Close {c} is outside the Low-High range {l}-{h}"),
+            ));
         }
         if let Some(first) = seen.get(&r.date) {
-            return Err(err(r.line, "Date", format!("duplicate date {} (first on {} {first})", r.date, if file.ends_with(".parquet") { "row" } else { "line" })));
+            return Err(err(
+                r.line,
+                "Date",
+                format!(
+                    "duplicate date {} (first on {} {first})",
+                    r.date,
+                    if file.ends_with(".parquet") {
+                        "row"
+                    } else {
+                        "line"
+                    }
+                ),
+            ));
         }
         if let Some((p, _)) = prev
             && r.date < p
         {
-            return Err(err(r.line, "Date", format!("{} is before the previous row's {p}; rows must be in ascending date order", r.date)));
+            return Err(err(
+                r.line,
+                "Date",
+                format!(
+                    "{} is before the previous row's {p}; rows must be in ascending date order",
+                    r.date
+                ),
+            ));
         }
         seen.insert(r.date, r.line);
         prev = Some((r.date, r.line));
-        bars.push(r.date.and_hms_opt(0, 0, 0).expect("midnight"), o, h, l, c, v);
+        bars.push(
+            r.date.and_hms_opt(0, 0, 0).expect("midnight"),
+            o,
+            h,
+            l,
+            c,
+            v,
+        );
     }
     Ok(bars)
 }
@@ -122,7 +177,12 @@ pub struct SymbolDetails {
 
 /// Replaces `symbol`'s daily bars and updates the symbol catalog, keeping any
 /// catalog fields the symbol already had.
-pub async fn store_daily(market: &ParquetMarketData, symbol: &str, bars: &Bars, details: SymbolDetails) -> Result<SymbolInfo, PortError> {
+pub async fn store_daily(
+    market: &ParquetMarketData,
+    symbol: &str,
+    bars: &Bars,
+    details: SymbolDetails,
+) -> Result<SymbolInfo, PortError> {
     let symbol = layout::check_name("symbol", symbol)?.to_ascii_uppercase();
     market.write_daily(&symbol, bars).await?;
     let existing = match market.symbols().await {

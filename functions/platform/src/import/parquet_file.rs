@@ -15,7 +15,10 @@ use crate::marketdata::codec::{days_to_date, from_parquet};
 
 fn column<'a>(b: &'a RecordBatch, name: &str) -> Option<&'a std::sync::Arc<dyn Array>> {
     let schema = b.schema();
-    let idx = schema.fields().iter().position(|f| f.name().eq_ignore_ascii_case(name))?;
+    let idx = schema
+        .fields()
+        .iter()
+        .position(|f| f.name().eq_ignore_ascii_case(name))?;
     Some(b.column(idx))
 }
 
@@ -27,36 +30,64 @@ pub fn read_parquet(file: &str, data: Bytes) -> Result<Bars, ImportError> {
         message,
     };
     let batch = from_parquet(data).map_err(|e| fail(0, None, e.to_string()))?;
-    let date_col = column(&batch, "date").ok_or_else(|| fail(0, Some("Date"), "missing column 'date'".into()))?;
+    let date_col = column(&batch, "date")
+        .ok_or_else(|| fail(0, Some("Date"), "missing column 'date'".into()))?;
     let dates: Vec<Option<NaiveDate>> = match date_col.data_type() {
         DataType::Utf8 | DataType::LargeUtf8 => {
-            let s = arrow_cast::cast(date_col, &DataType::Utf8).map_err(|e| fail(0, Some("Date"), e.to_string()))?;
+            let s = arrow_cast::cast(date_col, &DataType::Utf8)
+                .map_err(|e| fail(0, Some("Date"), e.to_string()))?;
             let s = s.as_string::<i32>();
             (0..s.len())
                 .map(|i| {
                     s.is_valid(i).then(|| s.value(i)).and_then(|v| {
-                        NaiveDate::parse_from_str(v.trim(), "%Y-%m-%d").or_else(|_| NaiveDate::parse_from_str(v.trim(), "%Y%m%d")).ok()
+                        NaiveDate::parse_from_str(v.trim(), "%Y-%m-%d")
+                            .or_else(|_| NaiveDate::parse_from_str(v.trim(), "%Y%m%d"))
+                            .ok()
                     })
                 })
                 .collect()
         }
         _ => {
-            let d = arrow_cast::cast(date_col, &DataType::Date32).map_err(|_| fail(0, Some("Date"), format!("column type {} is not a date", date_col.data_type())))?;
+            let d = arrow_cast::cast(date_col, &DataType::Date32).map_err(|_| {
+                fail(
+                    0,
+                    Some("Date"),
+                    format!("column type {} is not a date", date_col.data_type()),
+                )
+            })?;
             let d = d.as_primitive::<Date32Type>();
-            (0..d.len()).map(|i| d.is_valid(i).then(|| days_to_date(d.value(i)))).collect()
+            (0..d.len())
+                .map(|i| d.is_valid(i).then(|| days_to_date(d.value(i))))
+                .collect()
         }
     };
     let mut values = Vec::new();
     for name in COLUMNS {
-        let c = column(&batch, name).ok_or_else(|| fail(0, Some(name), format!("missing column '{}'", name.to_lowercase())))?;
-        let f = arrow_cast::cast(c, &DataType::Float64).map_err(|_| fail(0, Some(name), format!("column type {} is not numeric", c.data_type())))?;
+        let c = column(&batch, name).ok_or_else(|| {
+            fail(
+                0,
+                Some(name),
+                format!("missing column '{}'", name.to_lowercase()),
+            )
+        })?;
+        let f = arrow_cast::cast(c, &DataType::Float64).map_err(|_| {
+            fail(
+                0,
+                Some(name),
+                format!("column type {} is not numeric", c.data_type()),
+            )
+        })?;
         values.push(f);
     }
-    let cols: Vec<_> = values.iter().map(|v| v.as_primitive::<Float64Type>()).collect();
+    let cols: Vec<_> = values
+        .iter()
+        .map(|v| v.as_primitive::<Float64Type>())
+        .collect();
     let mut rows = Vec::with_capacity(batch.num_rows());
     for (i, date) in dates.into_iter().enumerate() {
         let line = i + 1;
-        let date = date.ok_or_else(|| fail(line, Some("Date"), "missing or unparseable date".into()))?;
+        let date =
+            date.ok_or_else(|| fail(line, Some("Date"), "missing or unparseable date".into()))?;
         let mut ohlcv = [0.0; 5];
         for (k, c) in cols.iter().enumerate() {
             if c.is_null(i) {

@@ -44,7 +44,9 @@ impl LocalDir {
             .map_err(|e| PortError::Unavailable(format!("{}: {e}", dir.display())))?;
         let tmp = dir.join(format!(
             ".{}.{}.tmp",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("object"),
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("object"),
             uuid::Uuid::new_v4().simple()
         ));
         std::fs::write(&tmp, data)
@@ -84,7 +86,9 @@ impl BlobStore for LocalDir {
                 let entries = match std::fs::read_dir(&dir) {
                     Ok(e) => e,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(PortError::Unavailable(format!("{}: {e}", dir.display()))),
+                    Err(e) => {
+                        return Err(PortError::Unavailable(format!("{}: {e}", dir.display())));
+                    }
                 };
                 for entry in entries.flatten() {
                     let path = entry.path();
@@ -92,7 +96,10 @@ impl BlobStore for LocalDir {
                         stack.push(path);
                     } else if let Ok(rel) = path.strip_prefix(&root) {
                         let key = rel.to_string_lossy().replace('\\', "/");
-                        let hidden = rel.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+                        let hidden = rel
+                            .file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with('.'));
                         if key.starts_with(&prefix) && !hidden {
                             out.push(key);
                         }

@@ -107,7 +107,9 @@ fn str_list(b: &RecordBatch, name: &str) -> Result<Vec<Vec<String>>, PortError> 
     (0..list.len())
         .map(|i| {
             let v = list.value(i);
-            let s = v.as_string_opt::<i32>().ok_or_else(|| missing(name, "list<utf8>"))?;
+            let s = v
+                .as_string_opt::<i32>()
+                .ok_or_else(|| missing(name, "list<utf8>"))?;
             Ok(s.iter().flatten().map(str::to_string).collect())
         })
         .collect()
@@ -129,11 +131,16 @@ fn list_array(rows: impl Iterator<Item = Vec<String>>) -> ArrayRef {
 }
 
 fn batch(fields: Vec<Field>, cols: Vec<ArrayRef>) -> RecordBatch {
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).expect("codec builds matching columns")
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
+        .expect("codec builds matching columns")
 }
 
 fn time_field() -> Field {
-    Field::new("time", DataType::Timestamp(TimeUnit::Microsecond, None), false)
+    Field::new(
+        "time",
+        DataType::Timestamp(TimeUnit::Microsecond, None),
+        false,
+    )
 }
 
 /// Time column of a series: `date` (date32, daily and coarser) or `time`
@@ -154,7 +161,8 @@ fn times(b: &RecordBatch) -> Result<Vec<NaiveDateTime>, PortError> {
 
 fn time_column(t: &[NaiveDateTime], intraday: bool) -> (Field, ArrayRef) {
     if intraday {
-        let a = TimestampMicrosecondArray::from(t.iter().map(|v| to_micros(*v)).collect::<Vec<_>>());
+        let a =
+            TimestampMicrosecondArray::from(t.iter().map(|v| to_micros(*v)).collect::<Vec<_>>());
         (time_field(), Arc::new(a))
     } else {
         let a = Date32Array::from(t.iter().map(|v| date_to_days(v.date())).collect::<Vec<_>>());
@@ -168,7 +176,14 @@ pub fn bars_to_batch(bars: &Bars, intraday: bool) -> RecordBatch {
     let c = |v: &Vec<f64>| Arc::new(Float64Array::from(v.clone())) as ArrayRef;
     batch(
         vec![tf, f("open"), f("high"), f("low"), f("close"), f("volume")],
-        vec![tc, c(&bars.open), c(&bars.high), c(&bars.low), c(&bars.close), c(&bars.volume)],
+        vec![
+            tc,
+            c(&bars.open),
+            c(&bars.high),
+            c(&bars.low),
+            c(&bars.close),
+            c(&bars.volume),
+        ],
     )
 }
 
@@ -218,8 +233,9 @@ pub fn symbols_to_batch(rows: &[SymbolInfo]) -> RecordBatch {
         Arc::new(StringArray::from(rows.iter().map(f).collect::<Vec<_>>())) as ArrayRef
     };
     let d = |f: fn(&SymbolInfo) -> NaiveDate| {
-        Arc::new(Date32Array::from(rows.iter().map(|r| date_to_days(f(r))).collect::<Vec<_>>()))
-            as ArrayRef
+        Arc::new(Date32Array::from(
+            rows.iter().map(|r| date_to_days(f(r))).collect::<Vec<_>>(),
+        )) as ArrayRef
     };
     let utf8 = |n: &str, null| Field::new(n, DataType::Utf8, null);
     let list_field = Field::new(
@@ -250,14 +266,24 @@ pub fn symbols_to_batch(rows: &[SymbolInfo]) -> RecordBatch {
             list_array(rows.iter().map(|r| r.universes.clone())),
             d(|r| r.first_date),
             d(|r| r.last_date),
-            Arc::new(BooleanArray::from(rows.iter().map(|r| r.has_intraday).collect::<Vec<_>>())),
+            Arc::new(BooleanArray::from(
+                rows.iter().map(|r| r.has_intraday).collect::<Vec<_>>(),
+            )),
         ],
     )
 }
 
 pub fn batch_to_symbols(b: &RecordBatch) -> Result<Vec<SymbolInfo>, PortError> {
-    let (sym, name, class) = (str_col(b, "symbol")?, str_col(b, "name")?, str_col(b, "asset_class")?);
-    let (sector, industry, exchange) = (str_col(b, "sector")?, str_col(b, "industry")?, str_col(b, "exchange")?);
+    let (sym, name, class) = (
+        str_col(b, "symbol")?,
+        str_col(b, "name")?,
+        str_col(b, "asset_class")?,
+    );
+    let (sector, industry, exchange) = (
+        str_col(b, "sector")?,
+        str_col(b, "industry")?,
+        str_col(b, "exchange")?,
+    );
     let universes = str_list(b, "universes")?;
     let (first, last) = (date_col(b, "first_date")?, date_col(b, "last_date")?);
     let intraday = bool_col(b, "has_intraday")?;

@@ -179,7 +179,9 @@ impl MarketData for ParquetMarketData {
         }
         let key = layout::table(name);
         self.tables
-            .get_or_load(&key, async { self.load(&key, format!("table '{name}'")).await })
+            .get_or_load(&key, async {
+                self.load(&key, format!("table '{name}'")).await
+            })
             .await
     }
 }

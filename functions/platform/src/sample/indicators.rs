@@ -27,8 +27,15 @@ pub fn sentiment_level(value: f64, opt_extreme: f64, pess_extreme: f64) -> f64 {
 }
 
 fn with_levels(time: Vec<NaiveDateTime>, close: Vec<f64>, opt: f64, pess: f64) -> IndicatorSeries {
-    let sentiment = close.iter().map(|v| Some(sentiment_level(*v, opt, pess))).collect();
-    IndicatorSeries { time, close, sentiment }
+    let sentiment = close
+        .iter()
+        .map(|v| Some(sentiment_level(*v, opt, pess)))
+        .collect();
+    IndicatorSeries {
+        time,
+        close,
+        sentiment,
+    }
 }
 
 fn round2(v: f64) -> f64 {
@@ -41,11 +48,17 @@ pub fn optix(rng: &mut Rng, bars: &Bars) -> Vec<f64> {
     let (mut z, mut noise, mut var) = (0.0f64, 0.0f64, 1e-4f64);
     let mut out = Vec::with_capacity(bars.len());
     for i in 0..bars.len() {
-        let r = if i == 0 { 0.0 } else { (bars.close[i] / bars.close[i - 1]).ln() };
+        let r = if i == 0 {
+            0.0
+        } else {
+            (bars.close[i] / bars.close[i - 1]).ln()
+        };
         var = 0.94 * var + 0.06 * r * r;
         z = 0.9 * z + 0.3 * r / var.sqrt().max(1e-4);
         noise = 0.8 * noise + 3.0 * rng::normal(rng);
-        out.push(round2((50.0 + 38.0 * (0.6 * z).tanh() + noise).clamp(0.0, 100.0)));
+        out.push(round2(
+            (50.0 + 38.0 * (0.6 * z).tanh() + noise).clamp(0.0, 100.0),
+        ));
     }
     out
 }
@@ -62,7 +75,8 @@ pub fn trend_score(x: &[f64]) -> Vec<f64> {
         .map(|i| {
             let m = |n| sma(x, n, i);
             let prev = |n| if i >= 10 { sma(x, n, i - 10) } else { None };
-            let above = |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if a > b);
+            let above =
+                |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if a > b);
             let c = Some(x[i]);
             let checks = [
                 above(c, m(10)),
@@ -103,7 +117,21 @@ pub struct Generated {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn meta(url: &str, chart_name: &str, market: &str, kind: &str, updated: &str, description: &str, opt: f64, pess: f64, contrary: bool, premium: bool, groups: &[&str], subtype: &str, last: f64) -> IndicatorMeta {
+fn meta(
+    url: &str,
+    chart_name: &str,
+    market: &str,
+    kind: &str,
+    updated: &str,
+    description: &str,
+    opt: f64,
+    pess: f64,
+    contrary: bool,
+    premium: bool,
+    groups: &[&str],
+    subtype: &str,
+    last: f64,
+) -> IndicatorMeta {
     IndicatorMeta {
         url: url.into(),
         chart_name: chart_name.into(),
@@ -125,22 +153,48 @@ fn meta(url: &str, chart_name: &str, market: &str, kind: &str, updated: &str, de
 }
 
 /// Optix, trend and (for non-stocks) relative-trend indicators of one symbol.
-pub fn for_symbol(seed: u64, symbol: &str, name: &str, group: &str, bars: &Bars, spx: &Bars, intraday: Option<&Bars>, stock: bool) -> Vec<Generated> {
+#[allow(clippy::too_many_arguments)]
+pub fn for_symbol(
+    seed: u64,
+    symbol: &str,
+    name: &str,
+    group: &str,
+    bars: &Bars,
+    spx: &Bars,
+    intraday: Option<&Bars>,
+    stock: bool,
+) -> Vec<Generated> {
     let mut rng = rng::stream(seed, &format!("optix-{symbol}"));
     let mut out = Vec::new();
     let o = optix(&mut rng, bars);
     let last = *o.last().unwrap_or(&50.0);
     let mut m = meta(
-        &format!("{symbol}_OPTIX"), &format!("{name} Optix"), symbol, "optix", "Daily",
-        &format!("Optix sentiment of {name}: 0 is extreme pessimism, 100 extreme optimism. Contrary: extremes tend to precede reversals."),
-        75.0, 25.0, true, stock, &[group], "", last,
+        &format!("{symbol}_OPTIX"),
+        &format!("{name} Optix"),
+        symbol,
+        "optix",
+        "Daily",
+        &format!(
+            "Optix sentiment of {name}: 0 is extreme pessimism, 100 extreme optimism. Contrary: extremes tend to precede reversals."
+        ),
+        75.0,
+        25.0,
+        true,
+        stock,
+        &[group],
+        "",
+        last,
     );
     let intraday_series = intraday.map(|ib| {
         let mut irng = rng::stream(seed, &format!("optix-intraday-{symbol}"));
         with_levels(ib.time.clone(), optix(&mut irng, ib), 75.0, 25.0)
     });
     m.intraday = intraday_series.is_some();
-    out.push(Generated { meta: m, series: with_levels(bars.time.clone(), o, 75.0, 25.0), intraday: intraday_series });
+    out.push(Generated {
+        meta: m,
+        series: with_levels(bars.time.clone(), o, 75.0, 25.0),
+        intraday: intraday_series,
+    });
 
     let t = trend_score(&bars.close);
     let last = *t.last().unwrap_or(&5.0);
@@ -181,7 +235,9 @@ fn weekly(bars: &Bars, day: Weekday) -> Vec<usize> {
         while j < bars.len() && bars.date(j).iso_week() == week {
             j += 1;
         }
-        let on_or_before = (i..j).rev().find(|k| bars.date(*k).weekday().num_days_from_monday() <= target);
+        let on_or_before = (i..j)
+            .rev()
+            .find(|k| bars.date(*k).weekday().num_days_from_monday() <= target);
         idx.push(on_or_before.unwrap_or(i));
         i = j;
     }
@@ -206,7 +262,11 @@ pub fn market_wide(seed: u64, spx: &Bars) -> Vec<Generated> {
         if let Some(last) = series.sentiment.last().copied().flatten() {
             meta.sentiment = format!("{}", last as i64);
         }
-        out.push(Generated { meta, series, intraday: None });
+        out.push(Generated {
+            meta,
+            series,
+            intraday: None,
+        });
     };
     let all: Vec<usize> = (0..spx.len()).collect();
     let mut noise = 0.0;
@@ -217,44 +277,253 @@ pub fn market_wide(seed: u64, spx: &Bars) -> Vec<Generated> {
             ((1.25 - 0.007 * o + noise).clamp(0.35, 1.6) * 1000.0).round() / 1000.0
         })
         .collect();
-    push(meta("PUT_CALL", "Equity Put/Call Ratio", "SPX", "other", "Daily", "Equity put volume divided by call volume. Contrary: high readings mark fear.", 0.5, 1.0, true, false, &["Core"], "", 0.0), &all, put_call.clone());
+    push(
+        meta(
+            "PUT_CALL",
+            "Equity Put/Call Ratio",
+            "SPX",
+            "other",
+            "Daily",
+            "Equity put volume divided by call volume. Contrary: high readings mark fear.",
+            0.5,
+            1.0,
+            true,
+            false,
+            &["Core"],
+            "",
+            0.0,
+        ),
+        &all,
+        put_call.clone(),
+    );
     let rank: Vec<f64> = (0..put_call.len())
         .map(|i| {
             let w = &put_call[i.saturating_sub(251)..=i];
-            let (lo, hi) = w.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
-            if hi > lo { round2(100.0 * (put_call[i] - lo) / (hi - lo)) } else { 50.0 }
+            let (lo, hi) = w
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+            if hi > lo {
+                round2(100.0 * (put_call[i] - lo) / (hi - lo))
+            } else {
+                50.0
+            }
         })
         .collect();
-    push(meta("PUT_CALL_RANK", "Equity Put/Call Ratio Rank", "SPX", "other", "Daily", "Position of the put/call ratio within its 252-day range, 0-100.", 10.0, 90.0, true, false, &["Core"], "", 0.0), &all, rank);
-    let fear_greed: Vec<f64> = base.iter().map(|o| round2((0.8 * o + 10.0 + 4.0 * rng::normal(&mut rng)).clamp(0.0, 100.0))).collect();
-    push(meta("FEAR_GREED", "Fear & Greed Gauge", "SPX", "other", "Daily", "Composite of momentum, breadth and option activity, 0-100.", 80.0, 20.0, true, false, &["Core"], "", 0.0), &all, fear_greed);
-    let swing: Vec<f64> = base.iter().map(|o| round2((100.0 - o + 6.0 * rng::normal(&mut rng)).clamp(0.0, 100.0))).collect();
-    push(meta("SPX_MODEL_SWING", "S&P 500 Swing Model", "SPX", "other", "Daily", "Short-term timing model: high readings favour longs over the next 5-10 days.", 70.0, 30.0, false, true, &["Models"], "model", 0.0), &all, swing);
-    let mid = trend_score(&spx.close).iter().zip(&base).map(|(t, o)| round2((t * 7.0 + (100.0 - o) * 0.3).clamp(0.0, 100.0))).collect();
-    push(meta("SPX_MODEL_MIDTERM", "S&P 500 Mid-Term Model", "SPX", "other", "Daily", "Mid-term model combining trend and sentiment: high readings favour longs over 1-3 months.", 70.0, 30.0, false, true, &["Models"], "model", 0.0), &all, mid);
+    push(
+        meta(
+            "PUT_CALL_RANK",
+            "Equity Put/Call Ratio Rank",
+            "SPX",
+            "other",
+            "Daily",
+            "Position of the put/call ratio within its 252-day range, 0-100.",
+            10.0,
+            90.0,
+            true,
+            false,
+            &["Core"],
+            "",
+            0.0,
+        ),
+        &all,
+        rank,
+    );
+    let fear_greed: Vec<f64> = base
+        .iter()
+        .map(|o| round2((0.8 * o + 10.0 + 4.0 * rng::normal(&mut rng)).clamp(0.0, 100.0)))
+        .collect();
+    push(
+        meta(
+            "FEAR_GREED",
+            "Fear & Greed Gauge",
+            "SPX",
+            "other",
+            "Daily",
+            "Composite of momentum, breadth and option activity, 0-100.",
+            80.0,
+            20.0,
+            true,
+            false,
+            &["Core"],
+            "",
+            0.0,
+        ),
+        &all,
+        fear_greed,
+    );
+    let swing: Vec<f64> = base
+        .iter()
+        .map(|o| round2((100.0 - o + 6.0 * rng::normal(&mut rng)).clamp(0.0, 100.0)))
+        .collect();
+    push(
+        meta(
+            "SPX_MODEL_SWING",
+            "S&P 500 Swing Model",
+            "SPX",
+            "other",
+            "Daily",
+            "Short-term timing model: high readings favour longs over the next 5-10 days.",
+            70.0,
+            30.0,
+            false,
+            true,
+            &["Models"],
+            "model",
+            0.0,
+        ),
+        &all,
+        swing,
+    );
+    let mid = trend_score(&spx.close)
+        .iter()
+        .zip(&base)
+        .map(|(t, o)| round2((t * 7.0 + (100.0 - o) * 0.3).clamp(0.0, 100.0)))
+        .collect();
+    push(
+        meta(
+            "SPX_MODEL_MIDTERM",
+            "S&P 500 Mid-Term Model",
+            "SPX",
+            "other",
+            "Daily",
+            "Mid-term model combining trend and sentiment: high readings favour longs over 1-3 months.",
+            70.0,
+            30.0,
+            false,
+            true,
+            &["Models"],
+            "model",
+            0.0,
+        ),
+        &all,
+        mid,
+    );
 
     let wk = weekly(spx, Weekday::Thu);
-    let aaii = wk.iter().map(|i| round2((15.0 + 0.5 * base[*i] + 5.0 * rng::normal(&mut rng)).clamp(10.0, 70.0))).collect();
-    push(meta("AAII_BULL", "AAII Bullish Sentiment %", "SPX", "other", "Weekly", "Share of AAII survey respondents who are bullish. Contrary.", 50.0, 25.0, true, false, &["Core", "Surveys"], "", 0.0), &wk, aaii);
+    let aaii = wk
+        .iter()
+        .map(|i| round2((15.0 + 0.5 * base[*i] + 5.0 * rng::normal(&mut rng)).clamp(10.0, 70.0)))
+        .collect();
+    push(
+        meta(
+            "AAII_BULL",
+            "AAII Bullish Sentiment %",
+            "SPX",
+            "other",
+            "Weekly",
+            "Share of AAII survey respondents who are bullish. Contrary.",
+            50.0,
+            25.0,
+            true,
+            false,
+            &["Core", "Surveys"],
+            "",
+            0.0,
+        ),
+        &wk,
+        aaii,
+    );
     let wk = weekly(spx, Weekday::Wed);
-    let naaim = wk.iter().map(|i| round2((10.0 + 0.9 * base[*i] + 8.0 * rng::normal(&mut rng)).clamp(0.0, 110.0))).collect();
-    push(meta("NAAIM", "NAAIM Exposure Index", "SPX", "other", "Weekly", "Average equity exposure reported by active managers. Contrary.", 90.0, 30.0, true, false, &["Surveys"], "", 0.0), &wk, naaim);
+    let naaim = wk
+        .iter()
+        .map(|i| round2((10.0 + 0.9 * base[*i] + 8.0 * rng::normal(&mut rng)).clamp(0.0, 110.0)))
+        .collect();
+    push(
+        meta(
+            "NAAIM",
+            "NAAIM Exposure Index",
+            "SPX",
+            "other",
+            "Weekly",
+            "Average equity exposure reported by active managers. Contrary.",
+            90.0,
+            30.0,
+            true,
+            false,
+            &["Surveys"],
+            "",
+            0.0,
+        ),
+        &wk,
+        naaim,
+    );
     let wk = weekly(spx, Weekday::Tue);
-    let ii = wk.iter().map(|i| round2((0.6 + 0.035 * base[*i] + 0.2 * rng::normal(&mut rng)).clamp(0.4, 4.5))).collect();
-    push(meta("II_BULL_BEAR", "Investors Intelligence Bull/Bear Ratio", "SPX", "other", "Weekly", "Bullish newsletter writers divided by bearish ones. Contrary.", 3.0, 1.0, true, false, &["Surveys"], "", 0.0), &wk, ii);
+    let ii = wk
+        .iter()
+        .map(|i| round2((0.6 + 0.035 * base[*i] + 0.2 * rng::normal(&mut rng)).clamp(0.4, 4.5)))
+        .collect();
+    push(
+        meta(
+            "II_BULL_BEAR",
+            "Investors Intelligence Bull/Bear Ratio",
+            "SPX",
+            "other",
+            "Weekly",
+            "Bullish newsletter writers divided by bearish ones. Contrary.",
+            3.0,
+            1.0,
+            true,
+            false,
+            &["Surveys"],
+            "",
+            0.0,
+        ),
+        &wk,
+        ii,
+    );
     let mo = monthly(spx);
     let mut level = 95.0;
     let conf = mo
         .iter()
         .map(|i| {
-            let yr = if *i >= 252 { spx.close[*i] / spx.close[i - 252] - 1.0 } else { 0.0 };
-            level = (0.85 * level + 0.15 * (95.0 + 120.0 * yr) + 3.0 * rng::normal(&mut rng)).clamp(25.0, 145.0);
+            let yr = if *i >= 252 {
+                spx.close[*i] / spx.close[i - 252] - 1.0
+            } else {
+                0.0
+            };
+            level = (0.85 * level + 0.15 * (95.0 + 120.0 * yr) + 3.0 * rng::normal(&mut rng))
+                .clamp(25.0, 145.0);
             round2(level)
         })
         .collect();
-    push(meta("CONS_CONF", "Consumer Confidence Index", "SPX", "other", "Monthly", "Monthly consumer confidence survey, 1985 = 100.", 120.0, 60.0, true, false, &["Core", "Surveys"], "", 0.0), &mo, conf);
-    let breadth: Vec<f64> = base.iter().map(|o| round2((o + 10.0 * rng::normal(&mut rng)).clamp(0.0, 100.0))).collect();
-    let mut raw = meta("SPX_BREADTH_RAW", "S&P 500 Breadth (raw input)", "SPX", "other", "Daily", "Raw breadth input of the Optix model.", 80.0, 20.0, false, false, &["Core"], "", 0.0);
+    push(
+        meta(
+            "CONS_CONF",
+            "Consumer Confidence Index",
+            "SPX",
+            "other",
+            "Monthly",
+            "Monthly consumer confidence survey, 1985 = 100.",
+            120.0,
+            60.0,
+            true,
+            false,
+            &["Core", "Surveys"],
+            "",
+            0.0,
+        ),
+        &mo,
+        conf,
+    );
+    let breadth: Vec<f64> = base
+        .iter()
+        .map(|o| round2((o + 10.0 * rng::normal(&mut rng)).clamp(0.0, 100.0)))
+        .collect();
+    let mut raw = meta(
+        "SPX_BREADTH_RAW",
+        "S&P 500 Breadth (raw input)",
+        "SPX",
+        "other",
+        "Daily",
+        "Raw breadth input of the Optix model.",
+        80.0,
+        20.0,
+        false,
+        false,
+        &["Core"],
+        "",
+        0.0,
+    );
     raw.internal = true;
     push(raw, &all, breadth);
     out
@@ -277,14 +546,26 @@ pub fn hedger(seed: u64, symbol: &str, name: &str, bars: &Bars) -> Generated {
         })
         .collect();
     let time = wk.iter().map(|i| bars.time[*i]).collect();
-    let (lo, hi) = values.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
     let (opt, pess) = (hi * 0.8, lo * 0.8);
     let last = *values.last().unwrap_or(&0.0);
     Generated {
         meta: meta(
-            &format!("{symbol}_COT_HEDGER"), &format!("{name} Hedger Net Position"), symbol, "other", "Weekly",
+            &format!("{symbol}_COT_HEDGER"),
+            &format!("{name} Hedger Net Position"),
+            symbol,
+            "other",
+            "Weekly",
             &format!("Net futures position of commercial hedgers in {name} (contracts)."),
-            opt, pess, false, false, &["Hedgers", "Commodities"], "", last,
+            opt,
+            pess,
+            false,
+            false,
+            &["Hedgers", "Commodities"],
+            "",
+            last,
         ),
         series: with_levels(time, values, opt, pess),
         intraday: None,

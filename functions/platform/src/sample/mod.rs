@@ -106,7 +106,9 @@ impl Writer<'_> {
 pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortError> {
     let dates = engine::calendar::sessions(config.start, config.end);
     if dates.len() < 300 {
-        return Err(PortError::Invalid("the sample range needs at least 300 sessions".into()));
+        return Err(PortError::Invalid(
+            "the sample range needs at least 300 sessions".into(),
+        ));
     }
     let n = dates.len();
     let market = universe::market_assets();
@@ -123,28 +125,44 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
     let paths = FactorPaths::simulate(config.seed, n, &factors);
 
     // Market assets first: SPX is the benchmark of every relative series.
-    let spx_spec = market.iter().find(|s| s.symbol == "SPX").expect("SPX is in the universe");
+    let spx_spec = market
+        .iter()
+        .find(|s| s.symbol == "SPX")
+        .expect("SPX is in the universe");
     let spx = bars_of(config.seed, spx_spec, &dates, &paths);
     let mut parts = vec![asset_part(config, &market, &dates, &paths, &spx, out)?];
 
-    let threads = std::thread::available_parallelism().map(|p| p.get()).unwrap_or(2).clamp(1, 8);
+    let threads = std::thread::available_parallelism()
+        .map(|p| p.get())
+        .unwrap_or(2)
+        .clamp(1, 8);
     let chunk = stocks.len().div_ceil(threads).max(1);
     let stock_parts: Vec<Result<Part, PortError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = stocks
             .chunks(chunk)
             .map(|specs| scope.spawn(|| asset_part(config, specs, &dates, &paths, &spx, out)))
             .collect();
-        handles.into_iter().map(|h| h.join().expect("generator thread")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("generator thread"))
+            .collect()
     });
     for p in stock_parts {
         parts.push(p?);
     }
 
-    let mut w = Writer { out, objects: 0, bytes: 0 };
+    let mut w = Writer {
+        out,
+        objects: 0,
+        bytes: 0,
+    };
     let mut catalog: Vec<IndicatorMeta> = indicators::market_wide(config.seed, &spx)
         .into_iter()
         .map(|g| {
-            w.put(&layout::indicator_series(&g.meta.url), &codec::series_to_batch(&g.series, false))?;
+            w.put(
+                &layout::indicator_series(&g.meta.url),
+                &codec::series_to_batch(&g.series, false),
+            )?;
             Ok(g.meta)
         })
         .collect::<Result<_, PortError>>()?;
@@ -164,20 +182,32 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
     }
     for (name, batches) in tables {
         let schema = batches[0].schema();
-        let all = arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)?;
+        let all =
+            arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)?;
         w.put(&layout::table(name), &all)?;
     }
     let latest = *dates.last().expect("sessions");
-    w.put(&layout::table("reports"), &reports::reports(config.seed, latest))?;
-    w.put(&layout::table("fomc_dates"), &reports::fomc_dates(config.start.year(), latest))?;
+    w.put(
+        &layout::table("reports"),
+        &reports::reports(config.seed, latest),
+    )?;
+    w.put(
+        &layout::table("fomc_dates"),
+        &reports::fomc_dates(config.start.year(), latest),
+    )?;
 
     symbols.sort_by(|a, b| a.symbol.cmp(&b.symbol));
     catalog.sort_by(|a, b| a.url.cmp(&b.url));
     let distinct: BTreeSet<&str> = catalog.iter().map(|m| m.url.as_str()).collect();
     if distinct.len() != catalog.len() {
-        return Err(PortError::Internal("duplicate indicator codes in the sample set".into()));
+        return Err(PortError::Internal(
+            "duplicate indicator codes in the sample set".into(),
+        ));
     }
-    w.put(layout::INDICATOR_CATALOG, &codec::catalog_to_batch(&catalog))?;
+    w.put(
+        layout::INDICATOR_CATALOG,
+        &codec::catalog_to_batch(&catalog),
+    )?;
     // The symbol catalog goes last: its presence marks a complete data set.
     w.put(layout::SYMBOLS, &codec::symbols_to_batch(&symbols))?;
     Ok(Summary {
@@ -199,35 +229,70 @@ fn bars_of(seed: u64, spec: &AssetSpec, dates: &[NaiveDate], paths: &FactorPaths
 
 /// Prices, indicators and (for stocks) company tables and option chains of
 /// `specs`, written as they are made so memory stays flat.
-fn asset_part(config: &SampleConfig, specs: &[AssetSpec], dates: &[NaiveDate], paths: &FactorPaths, spx: &Bars, out: &LocalDir) -> Result<Part, PortError> {
+fn asset_part(
+    config: &SampleConfig,
+    specs: &[AssetSpec],
+    dates: &[NaiveDate],
+    paths: &FactorPaths,
+    spx: &Bars,
+    out: &LocalDir,
+) -> Result<Part, PortError> {
     let seed = config.seed;
-    let mut w = Writer { out, objects: 0, bytes: 0 };
+    let mut w = Writer {
+        out,
+        objects: 0,
+        bytes: 0,
+    };
     let mut part = Part::default();
     let mut company = company::CompanyTables::default();
     let mut chains = options::builder();
     for spec in specs {
         let bars = bars_of(seed, spec, dates, paths);
-        w.put(&layout::daily_prices(&spec.symbol), &codec::bars_to_batch(&bars, false))?;
+        w.put(
+            &layout::daily_prices(&spec.symbol),
+            &codec::bars_to_batch(&bars, false),
+        )?;
         let intraday = if INTRADAY_SYMBOLS.contains(&spec.symbol.as_str()) {
             let mut rng = rng::stream(seed, &format!("intraday-{}", spec.symbol));
             let ib = prices::intraday_bars(&mut rng, &bars, config.intraday_days);
-            w.put(&layout::intraday_prices(&spec.symbol), &codec::bars_to_batch(&ib, true))?;
+            w.put(
+                &layout::intraday_prices(&spec.symbol),
+                &codec::bars_to_batch(&ib, true),
+            )?;
             Some(ib)
         } else {
             None
         };
         let stock = spec.asset_class == "stock";
         let short_name = spec.name.trim_end_matches(" Select Sector SPDR Fund");
-        for g in indicators::for_symbol(seed, &spec.symbol, short_name, group_of(spec), &bars, spx, intraday.as_ref(), stock) {
-            w.put(&layout::indicator_series(&g.meta.url), &codec::series_to_batch(&g.series, false))?;
+        for g in indicators::for_symbol(
+            seed,
+            &spec.symbol,
+            short_name,
+            group_of(spec),
+            &bars,
+            spx,
+            intraday.as_ref(),
+            stock,
+        ) {
+            w.put(
+                &layout::indicator_series(&g.meta.url),
+                &codec::series_to_batch(&g.series, false),
+            )?;
             if let Some(is) = &g.intraday {
-                w.put(&layout::indicator_intraday(&g.meta.url), &codec::series_to_batch(is, true))?;
+                w.put(
+                    &layout::indicator_intraday(&g.meta.url),
+                    &codec::series_to_batch(is, true),
+                )?;
             }
             part.catalog.push(g.meta);
         }
         if spec.asset_class == "commodity" {
             let g = indicators::hedger(seed, &spec.symbol, &spec.name, &bars);
-            w.put(&layout::indicator_series(&g.meta.url), &codec::series_to_batch(&g.series, false))?;
+            w.put(
+                &layout::indicator_series(&g.meta.url),
+                &codec::series_to_batch(&g.series, false),
+            )?;
             part.catalog.push(g.meta);
         }
         if stock {

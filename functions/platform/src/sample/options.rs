@@ -14,9 +14,22 @@ pub const RISK_FREE_RATE: f64 = 0.04;
 
 pub fn builder() -> TableBuilder {
     TableBuilder::new(&[
-        ("underlying", Str), ("as_of", Date), ("expiration", Date), ("option_type", Str), ("strike", F64),
-        ("bid", F64), ("ask", F64), ("last", F64), ("volume", I64), ("open_interest", I64),
-        ("iv", F64), ("delta", F64), ("gamma", F64), ("theta", F64), ("vega", F64), ("contract_symbol", Str),
+        ("underlying", Str),
+        ("as_of", Date),
+        ("expiration", Date),
+        ("option_type", Str),
+        ("strike", F64),
+        ("bid", F64),
+        ("ask", F64),
+        ("last", F64),
+        ("volume", I64),
+        ("open_interest", I64),
+        ("iv", F64),
+        ("delta", F64),
+        ("gamma", F64),
+        ("theta", F64),
+        ("vega", F64),
+        ("contract_symbol", Str),
     ])
 }
 
@@ -89,7 +102,9 @@ pub fn add_chain(table: &mut TableBuilder, seed: u64, symbol: &str, bars: &Bars)
     for exp in expirations(as_of) {
         let dte = (exp - as_of).num_days();
         let years = dte as f64 / 365.0;
-        let span = (spot * base_vol * years.sqrt() * 2.5).max(3.0 * step).min(spot * 0.5);
+        let span = (spot * base_vol * years.sqrt() * 2.5)
+            .max(3.0 * step)
+            .min(spot * 0.5);
         let count = ((span / step).ceil() as i64).min(20);
         for k in -count..=count {
             let strike = center + k as f64 * step;
@@ -98,21 +113,46 @@ pub fn add_chain(table: &mut TableBuilder, seed: u64, symbol: &str, bars: &Bars)
             }
             let moneyness = (strike / spot).ln();
             // Put skew: lower strikes carry higher implied volatility.
-            let iv = (base_vol * (1.0 - 0.9 * moneyness + 1.5 * moneyness * moneyness) * (1.0 + 0.05 / (1.0 + 10.0 * years))).clamp(0.05, 3.0);
-            for (kind, tag, name) in [(OptionKind::Put, 'P', "put"), (OptionKind::Call, 'C', "call")] {
+            let iv = (base_vol
+                * (1.0 - 0.9 * moneyness + 1.5 * moneyness * moneyness)
+                * (1.0 + 0.05 / (1.0 + 10.0 * years)))
+                .clamp(0.05, 3.0);
+            for (kind, tag, name) in [
+                (OptionKind::Put, 'P', "put"),
+                (OptionKind::Call, 'C', "call"),
+            ] {
                 let g = black_scholes(kind, spot, strike, years, RISK_FREE_RATE, iv);
                 let mid = g.price.max(0.01);
                 let half = (mid * 0.03).max(0.01) / 2.0 + 0.005;
                 let (bid, ask) = (r2((mid - half).max(0.0)), r2(mid + half));
                 let last = r2((mid + half * 0.6 * rng::normal(&mut rng)).max(0.01));
                 let near = (-(moneyness / 0.1).powi(2)).exp();
-                let volume = (popularity * 3000.0 * near * (0.5 + rng::uniform(&mut rng, 0.0, 1.0)) / (1.0 + years * 4.0)).round() as i64;
+                let volume = (popularity * 3000.0 * near * (0.5 + rng::uniform(&mut rng, 0.0, 1.0))
+                    / (1.0 + years * 4.0))
+                    .round() as i64;
                 let oi = (volume as f64 * rng::uniform(&mut rng, 2.0, 12.0)).round() as i64;
-                let contract = format!("{symbol}{}{tag}{:08}", exp.format("%y%m%d"), (strike * 1000.0).round() as i64);
+                let contract = format!(
+                    "{symbol}{}{tag}{:08}",
+                    exp.format("%y%m%d"),
+                    (strike * 1000.0).round() as i64
+                );
                 table.push(row![
-                    symbol, as_of, exp, name, strike, bid, ask, last, volume, oi, (iv * 10000.0).round() / 10000.0,
-                    (g.delta * 10000.0).round() / 10000.0, (g.gamma * 1e6).round() / 1e6,
-                    (g.theta / 365.0 * 10000.0).round() / 10000.0, (g.vega / 100.0 * 10000.0).round() / 10000.0, contract,
+                    symbol,
+                    as_of,
+                    exp,
+                    name,
+                    strike,
+                    bid,
+                    ask,
+                    last,
+                    volume,
+                    oi,
+                    (iv * 10000.0).round() / 10000.0,
+                    (g.delta * 10000.0).round() / 10000.0,
+                    (g.gamma * 1e6).round() / 1e6,
+                    (g.theta / 365.0 * 10000.0).round() / 10000.0,
+                    (g.vega / 100.0 * 10000.0).round() / 10000.0,
+                    contract,
                 ]);
             }
         }
@@ -131,7 +171,10 @@ mod tests {
     fn expirations_move_back_from_holidays() {
         // Third Friday of April 2022 was Good Friday: the expiration is Thursday.
         let e = expirations(NaiveDate::from_ymd_opt(2022, 3, 28).unwrap());
-        assert!(e.contains(&NaiveDate::from_ymd_opt(2022, 4, 14).unwrap()), "{e:?}");
+        assert!(
+            e.contains(&NaiveDate::from_ymd_opt(2022, 4, 14).unwrap()),
+            "{e:?}"
+        );
         assert!(!e.contains(&NaiveDate::from_ymd_opt(2022, 4, 15).unwrap()));
         assert!(e.windows(2).all(|w| w[0] < w[1]));
     }

@@ -30,8 +30,8 @@ impl Regime {
     }
     fn variance(self) -> f64 {
         match self {
-            Regime::Bull => 0.13f64.powi(2) / DAYS,
-            Regime::Bear => 0.30f64.powi(2) / DAYS,
+            Regime::Bull => 0.15f64.powi(2) / DAYS,
+            Regime::Bear => 0.32f64.powi(2) / DAYS,
         }
     }
     /// Daily probability of switching to the other regime (mean stays of
@@ -78,13 +78,21 @@ impl FactorPaths {
             let daily = factor_vol(*f) / DAYS.sqrt();
             let path = (0..n)
                 .map(|t| {
-                    let s = if follows_market_vol(*f) { scale[t] } else { 1.0 };
+                    let s = if follows_market_vol(*f) {
+                        scale[t]
+                    } else {
+                        1.0
+                    };
                     daily * s * rng::fat_tail(&mut frng, 6.0)
                 })
                 .collect();
             others.insert(*f, path);
         }
-        FactorPaths { market, scale, others }
+        FactorPaths {
+            market,
+            scale,
+            others,
+        }
     }
 }
 
@@ -107,11 +115,18 @@ pub fn asset_returns(rng: &mut Rng, spec: &AssetSpec, f: &FactorPaths) -> Vec<f6
 
 /// Daily bars from log returns: overnight gaps, a high-low range that widens
 /// with volatility, and volume that rises on large moves.
-pub fn daily_bars(rng: &mut Rng, spec: &AssetSpec, returns: &[f64], dates: &[NaiveDate], f: &FactorPaths) -> Bars {
+pub fn daily_bars(
+    rng: &mut Rng,
+    spec: &AssetSpec,
+    returns: &[f64],
+    dates: &[NaiveDate],
+    f: &FactorPaths,
+) -> Bars {
     let first = spec.first_session.min(dates.len());
     let mut bars = Bars::with_capacity(dates.len() - first);
     let mut prev = spec.start_price;
-    let base_sigma = (spec.beta.powi(2) * (LONG_RUN_VOL.powi(2)) + spec.idio_vol.powi(2)).sqrt() / DAYS.sqrt();
+    let base_sigma =
+        (spec.beta.powi(2) * (LONG_RUN_VOL.powi(2)) + spec.idio_vol.powi(2)).sqrt() / DAYS.sqrt();
     for t in first..dates.len() {
         let sigma = (base_sigma * f.scale[t].sqrt()).max(0.002);
         let r = returns[t];
@@ -127,7 +142,14 @@ pub fn daily_bars(rng: &mut Rng, spec: &AssetSpec, returns: &[f64], dates: &[Nai
             0.0
         };
         let time = dates[t].and_hms_opt(0, 0, 0).expect("midnight");
-        bars.push(time, open, high.max(open).max(close), low.min(open).min(close), close, volume);
+        bars.push(
+            time,
+            open,
+            high.max(open).max(close),
+            low.min(open).min(close),
+            close,
+            volume,
+        );
         prev = close;
     }
     bars
@@ -149,7 +171,13 @@ pub fn intraday_bars(rng: &mut Rng, daily: &Bars, days: usize) -> Bars {
     let mut out = Bars::with_capacity((daily.len() - from) * INTRADAY_BARS_PER_DAY);
     let open_time = NaiveTime::from_hms_opt(9, 30, 0).expect("valid time");
     for d in from..daily.len() {
-        let (o, h, l, c, v) = (daily.open[d], daily.high[d], daily.low[d], daily.close[d], daily.volume[d]);
+        let (o, h, l, c, v) = (
+            daily.open[d],
+            daily.high[d],
+            daily.low[d],
+            daily.close[d],
+            daily.volume[d],
+        );
         let k = INTRADAY_BARS_PER_DAY;
         // Brownian bridge in log price from open to close, kept inside [low, high].
         let mut walk = vec![0.0; k + 1];
@@ -175,18 +203,31 @@ pub fn intraday_bars(rng: &mut Rng, daily: &Bars, days: usize) -> Bars {
                 [bo, bh, bl, bc]
             })
             .collect();
-        let hi = (0..k).max_by(|a, b| bars[*a][1].total_cmp(&bars[*b][1])).unwrap_or(0);
-        let lo = (0..k).min_by(|a, b| bars[*a][2].total_cmp(&bars[*b][2])).unwrap_or(0);
+        let hi = (0..k)
+            .max_by(|a, b| bars[*a][1].total_cmp(&bars[*b][1]))
+            .unwrap_or(0);
+        let lo = (0..k)
+            .min_by(|a, b| bars[*a][2].total_cmp(&bars[*b][2]))
+            .unwrap_or(0);
         bars[hi][1] = h;
         bars[lo][2] = l;
         // U-shaped volume across the day.
-        let weights: Vec<f64> = (0..k).map(|i| 1.0 + 1.5 * ((i as f64 - 6.0) / 6.0).powi(2)).collect();
+        let weights: Vec<f64> = (0..k)
+            .map(|i| 1.0 + 1.5 * ((i as f64 - 6.0) / 6.0).powi(2))
+            .collect();
         let total: f64 = weights.iter().sum();
         let date = daily.date(d);
         for (i, b) in bars.iter().enumerate() {
             let time = date.and_time(open_time) + chrono::TimeDelta::minutes(30 * i as i64);
             let r = round_price;
-            out.push(time, r(b[0]), r(b[1]), r(b[2]), r(b[3]), (v * weights[i] / total).round());
+            out.push(
+                time,
+                r(b[0]),
+                r(b[1]),
+                r(b[2]),
+                r(b[3]),
+                (v * weights[i] / total).round(),
+            );
         }
     }
     out

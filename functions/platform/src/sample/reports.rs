@@ -15,15 +15,29 @@ pub const REPORT_TYPES: [(&str, &str); 4] = [
 ];
 
 const TOPICS: [&str; 10] = [
-    "sentiment extremes in equities", "seasonal tendencies into month end", "breadth divergences",
-    "the bond market's signal for stocks", "commodity hedger positioning", "volatility regimes",
-    "sector rotation", "earnings season drift", "the dollar and emerging markets", "trend persistence after breakouts",
+    "sentiment extremes in equities",
+    "seasonal tendencies into month end",
+    "breadth divergences",
+    "the bond market's signal for stocks",
+    "commodity hedger positioning",
+    "volatility regimes",
+    "sector rotation",
+    "earnings season drift",
+    "the dollar and emerging markets",
+    "trend persistence after breakouts",
 ];
 
 /// Twenty reports per type, one type a week in turn, newest on the latest date.
 pub fn reports(seed: u64, latest: NaiveDate) -> RecordBatch {
     let mut rng = rng::stream(seed, "reports");
-    let mut t = TableBuilder::new(&[("type", Str), ("title", Str), ("post_content", Str), ("author", Str), ("url", Str), ("publish_date", Date)]);
+    let mut t = TableBuilder::new(&[
+        ("type", Str),
+        ("title", Str),
+        ("post_content", Str),
+        ("author", Str),
+        ("url", Str),
+        ("publish_date", Date),
+    ]);
     for k in 0..80 {
         let (kind, name) = REPORT_TYPES[k % 4];
         let date = latest - Duration::days(2 * k as i64);
@@ -32,9 +46,24 @@ pub fn reports(seed: u64, latest: NaiveDate) -> RecordBatch {
         let body = format!(
             "<h2>{title}</h2><p>This week's {name} note looks at {topic}. We review the current readings, how similar setups resolved in the past, and what would change our view.</p><ul><li>Current reading versus its 3-year range</li><li>Forward returns after similar readings</li><li>What we are watching next</li></ul>"
         );
-        let slug: String = title.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let slug: String = title
+            .to_lowercase()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
         let author = ["Research Desk", "Quant Team", "Strategy Group"][rng::index(&mut rng, 3)];
-        t.push(row![kind, title, body, author, format!("/reports/{kind}/{}-{}", date.format("%Y%m%d"), slug.trim_matches('-')), date]);
+        t.push(row![
+            kind,
+            title,
+            body,
+            author,
+            format!(
+                "/reports/{kind}/{}-{}",
+                date.format("%Y%m%d"),
+                slug.trim_matches('-')
+            ),
+            date
+        ]);
     }
     t.finish()
 }

@@ -1,7 +1,10 @@
 //! Row-by-row construction of reference tables with a declared schema.
 
 use crate::marketdata::codec::date_to_days;
-use arrow_array::{ArrayRef, Date32Array, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow_array::{
+    ArrayRef, Date32Array, Float64Array, Int64Array, RecordBatch, StringArray,
+    TimestampMicrosecondArray,
+};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use chrono::{NaiveDate, NaiveDateTime};
 use std::sync::Arc;
@@ -82,7 +85,11 @@ impl TableBuilder {
     }
 
     pub fn push(&mut self, row: Vec<V>) {
-        assert_eq!(row.len(), self.columns.len(), "row width matches the schema");
+        assert_eq!(
+            row.len(),
+            self.columns.len(),
+            "row width matches the schema"
+        );
         for (col, v) in self.cells.iter_mut().zip(row) {
             col.push(v);
         }
@@ -93,18 +100,72 @@ impl TableBuilder {
         let mut arrays: Vec<ArrayRef> = Vec::new();
         for ((name, kind), cells) in self.columns.into_iter().zip(self.cells) {
             let (dt, array): (DataType, ArrayRef) = match kind {
-                Kind::Str => (DataType::Utf8, Arc::new(cells.into_iter().map(|v| match v { V::S(s) => Some(s), _ => None }).collect::<StringArray>())),
-                Kind::F64 => (DataType::Float64, Arc::new(cells.into_iter().map(|v| match v { V::F(f) => Some(f), V::I(i) => Some(i as f64), _ => None }).collect::<Float64Array>())),
-                Kind::I64 => (DataType::Int64, Arc::new(cells.into_iter().map(|v| match v { V::I(i) => Some(i), _ => None }).collect::<Int64Array>())),
-                Kind::Date => (DataType::Date32, Arc::new(cells.into_iter().map(|v| match v { V::D(d) => Some(date_to_days(d)), _ => None }).collect::<Date32Array>())),
+                Kind::Str => (
+                    DataType::Utf8,
+                    Arc::new(
+                        cells
+                            .into_iter()
+                            .map(|v| match v {
+                                V::S(s) => Some(s),
+                                _ => None,
+                            })
+                            .collect::<StringArray>(),
+                    ),
+                ),
+                Kind::F64 => (
+                    DataType::Float64,
+                    Arc::new(
+                        cells
+                            .into_iter()
+                            .map(|v| match v {
+                                V::F(f) => Some(f),
+                                V::I(i) => Some(i as f64),
+                                _ => None,
+                            })
+                            .collect::<Float64Array>(),
+                    ),
+                ),
+                Kind::I64 => (
+                    DataType::Int64,
+                    Arc::new(
+                        cells
+                            .into_iter()
+                            .map(|v| match v {
+                                V::I(i) => Some(i),
+                                _ => None,
+                            })
+                            .collect::<Int64Array>(),
+                    ),
+                ),
+                Kind::Date => (
+                    DataType::Date32,
+                    Arc::new(
+                        cells
+                            .into_iter()
+                            .map(|v| match v {
+                                V::D(d) => Some(date_to_days(d)),
+                                _ => None,
+                            })
+                            .collect::<Date32Array>(),
+                    ),
+                ),
                 Kind::Time => (
                     DataType::Timestamp(TimeUnit::Microsecond, None),
-                    Arc::new(cells.into_iter().map(|v| match v { V::T(t) => Some(t.and_utc().timestamp_micros()), _ => None }).collect::<TimestampMicrosecondArray>()),
+                    Arc::new(
+                        cells
+                            .into_iter()
+                            .map(|v| match v {
+                                V::T(t) => Some(t.and_utc().timestamp_micros()),
+                                _ => None,
+                            })
+                            .collect::<TimestampMicrosecondArray>(),
+                    ),
                 ),
             };
             fields.push(Field::new(name, dt, true));
             arrays.push(array);
         }
-        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("columns match the schema")
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+            .expect("columns match the schema")
     }
 }

@@ -195,8 +195,12 @@ pub trait TaskStore: Send + Sync {
     ) -> Result<TaskPage, PortError>;
 
     /// PENDING -> RUNNING, or RUNNING with an expired lease -> RUNNING.
-    async fn claim(&self, id: Uuid, now: NaiveDateTime, lease: TimeDelta)
-    -> Result<Claim, PortError>;
+    async fn claim(
+        &self,
+        id: Uuid,
+        now: NaiveDateTime,
+        lease: TimeDelta,
+    ) -> Result<Claim, PortError>;
 
     /// RUNNING (claimed as `attempt`) -> SUCCESS or FAILED. `None` when the task
     /// is no longer this attempt's to finish.

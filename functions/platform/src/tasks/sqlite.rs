@@ -125,7 +125,12 @@ impl TaskStore for SqliteTaskStore {
         if !filter.kinds.is_empty() {
             let marks = vec!["?"; filter.kinds.len()].join(", ");
             clause.push_str(&format!(" AND kind IN ({marks})"));
-            args.extend(filter.kinds.iter().map(|k| SqlValue::Text(k.as_str().into())));
+            args.extend(
+                filter
+                    .kinds
+                    .iter()
+                    .map(|k| SqlValue::Text(k.as_str().into())),
+            );
         }
         if let Some(s) = filter.status {
             clause.push_str(" AND status = ?");
