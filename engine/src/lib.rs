@@ -5,6 +5,7 @@
 
 pub mod bars;
 pub mod calendar;
+pub mod indicators;
 pub mod options;
 pub mod stats;
 

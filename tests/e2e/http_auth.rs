@@ -30,6 +30,16 @@ async fn health_and_auth_info_are_public() {
         info["account"]["services"],
         json!(["backtest", "analytics", "data"])
     );
+    // Every response carries a request id; a caller's own id is kept.
+    let resp = reqwest::get(s.url("/health")).await.unwrap();
+    assert_eq!(resp.headers()["x-request-id"].to_str().unwrap().len(), 36);
+    let resp = reqwest::Client::new()
+        .get(s.url("/ws/health"))
+        .header("x-request-id", "trace-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["x-request-id"], "trace-42");
     let (_, info) = s.get("/auth-info", Some((DEMO_EMAIL, "nope"))).await;
     assert_eq!(
         (info["authenticated"].as_bool(), info["error"].as_str()),

@@ -4,7 +4,8 @@ use axum::http::Request;
 use tower_http::request_id::{
     MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the JSON subscriber; `RUST_LOG` overrides the default `info` level.
@@ -28,6 +29,7 @@ pub fn layer<S: Clone + Send + Sync + 'static>(router: axum::Router<S>) -> axum:
                 .and_then(|id| id.header_value().to_str().ok())
                 .unwrap_or("-");
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
-        }))
+        })
+        .on_response(DefaultOnResponse::new().level(Level::INFO)))
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
 }
