@@ -67,7 +67,13 @@ pub fn rsi(x: &[f64], period: usize) -> Vec<f64> {
     }
     gain /= n;
     loss /= n;
-    let value = |g: f64, l: f64| if is_zero(g + l) { 0.0 } else { 100.0 * (g / (g + l)) };
+    let value = |g: f64, l: f64| {
+        if is_zero(g + l) {
+            0.0
+        } else {
+            100.0 * (g / (g + l))
+        }
+    };
     out[period] = value(gain, loss);
     for i in period + 1..x.len() {
         let d = x[i] - x[i - 1];
@@ -88,7 +94,11 @@ pub fn rsi(x: &[f64], period: usize) -> Vec<f64> {
 /// MACD line, signal line and histogram. All three start where the signal
 /// does (index slow + signal - 2), as in TA-Lib.
 pub fn macd(x: &[f64], fast: usize, slow: usize, signal: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (fast, slow) = if slow < fast { (slow, fast) } else { (fast, slow) };
+    let (fast, slow) = if slow < fast {
+        (slow, fast)
+    } else {
+        (fast, slow)
+    };
     let len = x.len();
     let (mut line, mut sig, mut hist) = (nan(len), nan(len), nan(len));
     if fast == 0 || signal == 0 || len < slow + signal - 1 {
@@ -109,7 +119,12 @@ pub fn macd(x: &[f64], fast: usize, slow: usize, signal: usize) -> (Vec<f64>, Ve
 }
 
 /// Bollinger bands around a simple average with population standard deviation.
-pub fn bbands(x: &[f64], period: usize, dev_up: f64, dev_down: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+pub fn bbands(
+    x: &[f64],
+    period: usize,
+    dev_up: f64,
+    dev_down: f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let len = x.len();
     let middle = sma(x, period);
     let (mut upper, mut lower) = (nan(len), nan(len));
@@ -138,7 +153,14 @@ fn window_extremes(high: &[f64], low: &[f64], period: usize, i: usize) -> (f64, 
 }
 
 /// Slow stochastic: %K smoothed by an SMA of `slow_k`, %D an SMA of `slow_d` of %K.
-pub fn stoch(high: &[f64], low: &[f64], close: &[f64], fast_k: usize, slow_k: usize, slow_d: usize) -> (Vec<f64>, Vec<f64>) {
+pub fn stoch(
+    high: &[f64],
+    low: &[f64],
+    close: &[f64],
+    fast_k: usize,
+    slow_k: usize,
+    slow_d: usize,
+) -> (Vec<f64>, Vec<f64>) {
     let len = close.len();
     let (mut k_out, mut d_out) = (nan(len), nan(len));
     if fast_k == 0 || slow_k == 0 || slow_d == 0 || len < fast_k + slow_k + slow_d - 2 {
@@ -148,7 +170,11 @@ pub fn stoch(high: &[f64], low: &[f64], close: &[f64], fast_k: usize, slow_k: us
         .map(|i| {
             let (hh, ll) = window_extremes(high, low, fast_k, i);
             let diff = (hh - ll) / 100.0;
-            if diff != 0.0 { (close[i] - ll) / diff } else { 0.0 }
+            if diff != 0.0 {
+                (close[i] - ll) / diff
+            } else {
+                0.0
+            }
         })
         .collect();
     let k = sma(&raw, slow_k);
@@ -176,7 +202,10 @@ pub fn atr(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> 
         return out;
     }
     let n = period as f64;
-    let mut prev = (1..=period).map(|i| true_range(high, low, close, i)).sum::<f64>() / n;
+    let mut prev = (1..=period)
+        .map(|i| true_range(high, low, close, i))
+        .sum::<f64>()
+        / n;
     out[period] = prev;
     for i in period + 1..len {
         prev = (prev * (n - 1.0) + true_range(high, low, close, i)) / n;
@@ -248,13 +277,19 @@ pub fn cci(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> 
     if period == 0 || len < period {
         return out;
     }
-    let tp: Vec<f64> = (0..len).map(|i| (high[i] + low[i] + close[i]) / 3.0).collect();
+    let tp: Vec<f64> = (0..len)
+        .map(|i| (high[i] + low[i] + close[i]) / 3.0)
+        .collect();
     for i in period - 1..len {
         let w = &tp[i + 1 - period..=i];
         let avg = w.iter().sum::<f64>() / period as f64;
         let dev: f64 = w.iter().map(|v| (v - avg).abs()).sum();
         let diff = tp[i] - avg;
-        out[i] = if diff != 0.0 && dev != 0.0 { diff / (0.015 * (dev / period as f64)) } else { 0.0 };
+        out[i] = if diff != 0.0 && dev != 0.0 {
+            diff / (0.015 * (dev / period as f64))
+        } else {
+            0.0
+        };
     }
     out
 }
@@ -269,7 +304,11 @@ pub fn willr(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64
     for i in period - 1..len {
         let (hh, ll) = window_extremes(high, low, period, i);
         let diff = (hh - ll) / -100.0;
-        out[i] = if diff != 0.0 { (hh - close[i]) / diff } else { 0.0 };
+        out[i] = if diff != 0.0 {
+            (hh - close[i]) / diff
+        } else {
+            0.0
+        };
     }
     out
 }
@@ -279,7 +318,11 @@ pub fn roc(x: &[f64], period: usize) -> Vec<f64> {
     let mut out = nan(x.len());
     for i in period..x.len() {
         let base = x[i - period];
-        out[i] = if base != 0.0 { (x[i] / base - 1.0) * 100.0 } else { 0.0 };
+        out[i] = if base != 0.0 {
+            (x[i] / base - 1.0) * 100.0
+        } else {
+            0.0
+        };
     }
     out
 }
@@ -292,15 +335,17 @@ pub fn mfi(high: &[f64], low: &[f64], close: &[f64], volume: &[f64], period: usi
         return out;
     }
     let tp = |i: usize| (high[i] + low[i] + close[i]) / 3.0;
+    // A typical price unchanged up to rounding ((h + l + c) / 3 can differ in
+    // the last bit for equal sums) is neither inflow nor outflow, as in TA-Lib.
     let flow = |i: usize| {
-        let (now, prev) = (tp(i), tp(i - 1));
+        let (now, change) = (tp(i), tp(i) - tp(i - 1));
         let money = now * volume[i];
-        if now < prev {
-            (0.0, money)
-        } else if now > prev {
-            (money, 0.0)
-        } else {
+        if is_zero(change) {
             (0.0, 0.0)
+        } else if change < 0.0 {
+            (0.0, money)
+        } else {
+            (money, 0.0)
         }
     };
     let (mut pos, mut neg) = (0.0, 0.0);
@@ -309,7 +354,13 @@ pub fn mfi(high: &[f64], low: &[f64], close: &[f64], volume: &[f64], period: usi
         pos += p;
         neg += m;
     }
-    let value = |p: f64, m: f64| if p + m < 1.0 { 0.0 } else { 100.0 * (p / (p + m)) };
+    let value = |p: f64, m: f64| {
+        if p + m < 1.0 {
+            0.0
+        } else {
+            100.0 * (p / (p + m))
+        }
+    };
     out[period] = value(pos, neg);
     for i in period + 1..len {
         let (op, om) = flow(i - period);
@@ -345,7 +396,10 @@ mod tests {
     use super::*;
 
     fn close(a: &[f64], b: &[f64]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x.is_nan() && y.is_nan()) || (x - y).abs() < 1e-12)
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x.is_nan() && y.is_nan()) || (x - y).abs() < 1e-12)
     }
 
     #[test]
@@ -371,7 +425,10 @@ mod tests {
 
     #[test]
     fn obv_and_roc_by_hand() {
-        assert_eq!(obv(&[1.0, 2.0, 2.0, 1.0], &[10.0, 20.0, 30.0, 40.0]), vec![10.0, 30.0, 30.0, -10.0]);
+        assert_eq!(
+            obv(&[1.0, 2.0, 2.0, 1.0], &[10.0, 20.0, 30.0, 40.0]),
+            vec![10.0, 30.0, 30.0, -10.0]
+        );
         let r = roc(&[100.0, 110.0, 121.0], 1);
         assert!((r[1] - 10.0).abs() < 1e-12 && (r[2] - 10.0).abs() < 1e-12);
     }

@@ -2,4 +2,5 @@
 //! a harness that runs the embedded server on a loopback port.
 
 pub mod contract;
+pub mod reference;
 pub mod server;
