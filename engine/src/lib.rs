@@ -3,10 +3,12 @@
 //! Nothing here knows about HTTP, tasks, storage or JSON envelopes: functions take
 //! columns and return plain structs, so the same numbers come out of every runtime.
 
+pub mod backtest;
 pub mod bars;
 pub mod calendar;
 pub mod indicators;
 pub mod options;
+pub mod rules;
 pub mod stats;
 
 pub use bars::{Bars, BarsError, Frequency};
