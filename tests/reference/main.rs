@@ -1,4 +1,5 @@
 //! The engine against independent reference implementations run in Python
 //! (the venv that tests/run prepares; `MARKETLAB_PYTHON` points at it).
 
+mod backtesting;
 mod talib;
