@@ -10,5 +10,6 @@ pub mod indicators;
 pub mod options;
 pub mod rules;
 pub mod stats;
+pub mod strategy;
 
 pub use bars::{Bars, BarsError, Frequency};
