@@ -164,7 +164,7 @@ pub fn run(bars: &Bars, entry: &[bool], exit: &[bool], s: &Settings) -> Report {
         };
         // Look for the exit signal from the bar after the entry signal on.
         let mut exit_at = None;
-        for e in t + 1..n {
+        for (e, &exit_fired) in exit.iter().enumerate().skip(t + 1) {
             if e < entry_bar {
                 continue; // the position is not filled yet (fills at t+1)
             }
@@ -173,7 +173,7 @@ pub fn run(bars: &Bars, entry: &[bool], exit: &[bool], s: &Settings) -> Report {
                 Some(ExitReason::StopLoss)
             } else if s.risk.take_profit_pct.is_some_and(|tp| moved >= tp) {
                 Some(ExitReason::TakeProfit)
-            } else if exit[e] {
+            } else if exit_fired {
                 Some(ExitReason::Signal)
             } else if s.risk.max_holding_bars.is_some_and(|m| e >= t + m) {
                 Some(ExitReason::MaxHolding)

@@ -9,6 +9,8 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Frequency {
     Min30,
+    /// Hourly bars from 30-minute ones: 09:30-10:29, ..., 15:30-16:00 (7 a session).
+    Hourly,
     Daily,
     Weekly,
     Monthly,
@@ -19,6 +21,7 @@ impl Frequency {
     pub fn bars_per_year(self) -> f64 {
         match self {
             Frequency::Min30 => 252.0 * 13.0,
+            Frequency::Hourly => 252.0 * 7.0,
             Frequency::Daily => 252.0,
             Frequency::Weekly => 52.0,
             Frequency::Monthly => 12.0,
@@ -28,6 +31,7 @@ impl Frequency {
     pub fn as_str(self) -> &'static str {
         match self {
             Frequency::Min30 => "30min",
+            Frequency::Hourly => "Hourly",
             Frequency::Daily => "Daily",
             Frequency::Weekly => "Weekly",
             Frequency::Monthly => "Monthly",
@@ -45,7 +49,8 @@ impl FromStr for Frequency {
     type Err = BarsError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
-            "30min" | "min30" | "intraday" | "hourly" => Ok(Frequency::Min30),
+            "30min" | "min30" | "intraday" => Ok(Frequency::Min30),
+            "hourly" | "h" => Ok(Frequency::Hourly),
             "daily" | "d" => Ok(Frequency::Daily),
             "weekly" | "w" => Ok(Frequency::Weekly),
             "monthly" | "m" => Ok(Frequency::Monthly),
@@ -182,28 +187,35 @@ impl Bars {
         }
     }
 
-    /// Resamples daily bars to `freq`. Daily and intraday input pass through.
+    /// Resamples daily bars to weekly or monthly, and 30-minute bars to hourly
+    /// (hours counted from the 09:30 open). Other targets pass through.
     pub fn resample(&self, freq: Frequency) -> Bars {
         match freq {
-            Frequency::Weekly => self.group_by(|d| {
-                let w = d.iso_week();
-                (w.year(), w.week())
+            Frequency::Weekly => self.group_by(|t| {
+                let w = t.date().iso_week();
+                (w.year(), w.week(), 0)
             }),
-            Frequency::Monthly => self.group_by(|d| (d.year(), d.month())),
+            Frequency::Monthly => self.group_by(|t| (t.year(), t.month(), 0)),
+            Frequency::Hourly => self.group_by(|t| {
+                let minutes = (t.time()
+                    - chrono::NaiveTime::from_hms_opt(9, 30, 0).expect("valid"))
+                .num_minutes();
+                (t.year(), t.ordinal(), minutes.div_euclid(60) as u32)
+            }),
             Frequency::Daily | Frequency::Min30 => self.clone(),
         }
     }
 
     /// Aggregates consecutive bars sharing a period key: first open, max high,
     /// min low, last close, summed volume, time of the last bar.
-    fn group_by<K: PartialEq>(&self, key: impl Fn(NaiveDate) -> K) -> Bars {
+    fn group_by<K: PartialEq>(&self, key: impl Fn(NaiveDateTime) -> K) -> Bars {
         let mut out = Bars::default();
         let mut i = 0;
         while i < self.len() {
-            let k = key(self.date(i));
+            let k = key(self.time[i]);
             let mut j = i;
             let (mut h, mut l, mut v) = (self.high[i], self.low[i], 0.0);
-            while j < self.len() && key(self.date(j)) == k {
+            while j < self.len() && key(self.time[j]) == k {
                 h = h.max(self.high[j]);
                 l = l.min(self.low[j]);
                 v += self.volume[j];
@@ -285,6 +297,32 @@ mod tests {
         let mut b = sample();
         b.time.swap(0, 1);
         assert!(b.validate().unwrap_err().to_string().contains("not after"));
+    }
+
+    #[test]
+    fn hourly_pairs_half_hours_from_the_open() {
+        let mut b = Bars::default();
+        let d = NaiveDate::from_ymd_opt(2024, 3, 1).unwrap();
+        for k in 0..13 {
+            let t = d.and_hms_opt(9, 30, 0).unwrap() + chrono::TimeDelta::minutes(30 * k);
+            let p = 100.0 + k as f64;
+            b.push(t, p, p + 0.5, p - 0.5, p + 0.25, 10.0);
+        }
+        let h = b.resample(Frequency::Hourly);
+        assert_eq!(h.len(), 7);
+        assert_eq!(
+            h.time[0],
+            d.and_hms_opt(10, 0, 0).unwrap(),
+            "dated by its last half hour"
+        );
+        assert_eq!(
+            (h.open[0], h.high[0], h.low[0], h.close[0], h.volume[0]),
+            (100.0, 101.5, 99.5, 101.25, 20.0)
+        );
+        assert_eq!(
+            (h.time[6], h.open[6], h.volume[6]),
+            (d.and_hms_opt(15, 30, 0).unwrap(), 112.0, 10.0)
+        );
     }
 
     #[test]

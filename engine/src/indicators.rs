@@ -207,9 +207,9 @@ pub fn atr(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> 
         .sum::<f64>()
         / n;
     out[period] = prev;
-    for i in period + 1..len {
+    for (i, o) in out.iter_mut().enumerate().skip(period + 1) {
         prev = (prev * (n - 1.0) + true_range(high, low, close, i)) / n;
-        out[i] = prev;
+        *o = prev;
     }
     out
 }
@@ -240,7 +240,7 @@ pub fn adx(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> 
         minus_dm += m;
         tr += true_range(high, low, close, i);
     }
-    let mut step = |i: usize, plus_dm: &mut f64, minus_dm: &mut f64, tr: &mut f64| -> Option<f64> {
+    let step = |i: usize, plus_dm: &mut f64, minus_dm: &mut f64, tr: &mut f64| -> Option<f64> {
         let (p, m) = dm(i);
         *plus_dm = *plus_dm - *plus_dm / n + p;
         *minus_dm = *minus_dm - *minus_dm / n + m;
@@ -261,11 +261,11 @@ pub fn adx(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> 
     }
     let mut prev = sum_dx / n;
     out[2 * period - 1] = prev;
-    for i in 2 * period..len {
+    for (i, o) in out.iter_mut().enumerate().skip(2 * period) {
         if let Some(dx) = step(i, &mut plus_dm, &mut minus_dm, &mut tr) {
             prev = (prev * (n - 1.0) + dx) / n;
         }
-        out[i] = prev;
+        *o = prev;
     }
     out
 }
@@ -362,12 +362,12 @@ pub fn mfi(high: &[f64], low: &[f64], close: &[f64], volume: &[f64], period: usi
         }
     };
     out[period] = value(pos, neg);
-    for i in period + 1..len {
+    for (i, o) in out.iter_mut().enumerate().skip(period + 1) {
         let (op, om) = flow(i - period);
         let (p, m) = flow(i);
         pos = pos - op + p;
         neg = neg - om + m;
-        out[i] = value(pos, neg);
+        *o = value(pos, neg);
     }
     out
 }

@@ -60,7 +60,7 @@ impl Options {
     pub fn new(database: PathBuf) -> Self {
         Options {
             database,
-            registry: Arc::new(|_| JobRegistry::default()),
+            registry: Arc::new(api::jobs::registry),
             grace: Duration::from_secs(5),
             workers: 2,
         }
@@ -130,6 +130,27 @@ impl TestServer {
     /// GET with Basic credentials; returns status and JSON body.
     pub async fn get(&self, path: &str, user: Option<(&str, &str)>) -> (u16, serde_json::Value) {
         let mut req = reqwest::Client::new().get(self.url(path));
+        if let Some((u, p)) = user {
+            req = req.basic_auth(u, Some(p));
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text)
+                .unwrap_or_else(|_| panic!("{path}: body is not JSON: {text}")),
+        )
+    }
+
+    /// POST a JSON body with Basic credentials; returns status and JSON body.
+    pub async fn post(
+        &self,
+        path: &str,
+        user: Option<(&str, &str)>,
+        body: &serde_json::Value,
+    ) -> (u16, serde_json::Value) {
+        let mut req = reqwest::Client::new().post(self.url(path)).json(body);
         if let Some((u, p)) = user {
             req = req.basic_auth(u, Some(p));
         }

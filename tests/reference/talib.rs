@@ -41,6 +41,7 @@ fn assert_matches(name: &str, ours: &[f64], theirs: &Value) {
     );
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_all(
     b: &Bars,
     sma: usize,

@@ -2,8 +2,17 @@
 //! registers its handlers here; the worker dispatches on the task's kind.
 
 use crate::state::AppState;
+use platform::tasks::TaskKind;
 use platform::worker::JobRegistry;
+use std::sync::Arc;
 
-pub fn registry(_state: &AppState) -> JobRegistry {
-    JobRegistry::default()
+pub fn registry(state: &AppState) -> JobRegistry {
+    let mut r = JobRegistry::default();
+    r.register(
+        TaskKind::StrategyBacktest,
+        Arc::new(crate::backtest::BacktestJob {
+            market: state.market.clone(),
+        }),
+    );
+    r
 }

@@ -3,6 +3,7 @@
 //! server with its command line.
 
 pub mod auth;
+pub mod backtest;
 pub mod cli;
 pub mod error;
 pub mod extract;

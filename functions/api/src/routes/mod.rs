@@ -42,14 +42,13 @@ pub fn public(state: &AppState, style: ErrorStyle) -> Router {
         .layer(map_response_with_state(style, render_errors))
 }
 
-/// Backtest service (backtest-service.md).
+/// Backtest service (backtest-service.md), with its public tutorial.
 pub fn backtest(state: &AppState) -> Router {
-    protected(
-        state,
-        Service::Backtest,
-        ErrorStyle::Backtest,
-        tasks::backtest_routes(),
-    )
+    let public = crate::backtest::routes::public_routes()
+        .with_state(state.clone())
+        .layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
+    let routes = tasks::backtest_routes().merge(crate::backtest::routes::routes());
+    protected(state, Service::Backtest, ErrorStyle::Backtest, routes).merge(public)
 }
 
 /// Analytics tools service (analytics-service.md).

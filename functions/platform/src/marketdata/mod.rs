@@ -96,7 +96,7 @@ pub trait MarketData: Send + Sync {
         end: Option<NaiveDate>,
     ) -> Result<Bars, PortError> {
         let base = match freq {
-            Frequency::Min30 => self.intraday(symbol).await?,
+            Frequency::Min30 | Frequency::Hourly => self.intraday(symbol).await?,
             _ => self.daily(symbol).await?,
         };
         Ok(base.slice_dates(start, end).resample(freq))

@@ -1,0 +1,1049 @@
+//! StrategyParams (backtest-service 2.1-2.7): parsing with every default of
+//! the spec applied and reported. Errors name the field's path.
+
+use chrono::NaiveDate;
+use engine::backtest::{Direction, RiskControl, TradePrice};
+use serde_json::{Map, Value, json};
+
+/// A client mistake in the request, with the field it concerns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError(pub String);
+
+impl FieldError {
+    fn at(path: &str, message: impl std::fmt::Display) -> Self {
+        FieldError(format!("{path}: {message}"))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, FieldError>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleType {
+    SingleCondition,
+    Scoring,
+    TimeOrder,
+    RiskControlOnly,
+}
+
+impl RuleType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleType::SingleCondition => "SingleCondition",
+            RuleType::Scoring => "Scoring",
+            RuleType::TimeOrder => "TimeOrder",
+            RuleType::RiskControlOnly => "RiskControlOnly",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignalRef {
+    pub kind: Option<String>,
+    pub name: String,
+    pub extreme_optimism: Option<f64>,
+    pub extreme_pessimism: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleSpec {
+    /// `SV`, `SVMA`, `SVEMA` or `MA`.
+    pub comparison_type: String,
+    pub type_name: String,
+    /// As written by the caller (kept for the encoding).
+    pub comparison_value: Option<String>,
+    pub period: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct QualifierSpec {
+    pub operator: String,
+    pub period: usize,
+    /// `S` or `E`.
+    pub ma_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConditionSpec {
+    /// Path of the condition in the request, for error messages.
+    pub path: String,
+    pub signal: SignalRef,
+    pub rule: RuleSpec,
+    pub qualifier: Option<QualifierSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleBlock {
+    pub rule_type: RuleType,
+    pub delay_bars: usize,
+    pub conditions: Vec<ConditionSpec>,
+    pub score_threshold: Option<usize>,
+    pub signals_in_market: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BtFrequency {
+    Daily,
+    Hourly,
+    Weekly,
+    Monthly,
+}
+
+impl BtFrequency {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BtFrequency::Daily => "Daily",
+            BtFrequency::Hourly => "Hourly",
+            BtFrequency::Weekly => "Weekly",
+            BtFrequency::Monthly => "Monthly",
+        }
+    }
+    pub fn engine(self) -> engine::Frequency {
+        match self {
+            BtFrequency::Daily => engine::Frequency::Daily,
+            BtFrequency::Hourly => engine::Frequency::Hourly,
+            BtFrequency::Weekly => engine::Frequency::Weekly,
+            BtFrequency::Monthly => engine::Frequency::Monthly,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvRow {
+    pub date: NaiveDate,
+    pub ohlcv: [f64; 5],
+    /// Entry1..Entry5 then Exit1..Exit5; missing columns are 0.
+    pub signals: [f64; 10],
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategyParams {
+    pub symbol: String,
+    pub name: Option<String>,
+    pub benchmark: String,
+    pub direction: Direction,
+    pub frequency: BtFrequency,
+    pub strategy: String,
+    pub model: String,
+    pub capital: f64,
+    pub capital_alloc: f64,
+    pub commission: f64,
+    pub slippage: f64,
+    pub start_date: NaiveDate,
+    /// `None`: the latest date in the data.
+    pub end_date: Option<NaiveDate>,
+    pub trade_price: TradePrice,
+    pub risk: RiskControl,
+    pub entry: RuleBlock,
+    pub exit: RuleBlock,
+    pub csv: Option<Vec<CsvRow>>,
+}
+
+/// The parsed request and what the service filled in.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub params: StrategyParams,
+    /// The caller's object, duplicate keys resolved (last wins).
+    pub user_supplied: Value,
+    pub defaults_applied: Map<String, Value>,
+    pub warnings: Vec<String>,
+}
+
+/// Defaults of 2.1, as the spec writes them.
+fn defaults() -> Vec<(&'static str, Value)> {
+    vec![
+        ("benchmark", json!("SPX")),
+        ("direction", json!("Long")),
+        ("frequency", json!("Daily")),
+        ("strategy", json!("Single")),
+        ("model", json!("cash")),
+        ("capital", json!(100000)),
+        ("capital_alloc", json!("1.000000")),
+        ("commission", json!("0.0000")),
+        ("slippage", json!("0.0000")),
+        ("start_date", json!("1800-10-01")),
+        ("end_date", Value::Null),
+        ("trade_price", json!(2)),
+        ("risk_control", json!("//21")),
+        ("exclude_oo", json!(0)),
+        ("market_environment", json!(0)),
+        ("index_moving_average_slope", json!(0)),
+        ("opted", json!(0)),
+        ("win_rate", json!("0.0000")),
+    ]
+}
+
+/// Fields accepted without further semantics (the spec gives none beyond the
+/// default); a non-default value is kept in the echo and reported as ignored.
+const INERT: [&str; 5] = [
+    "exclude_oo",
+    "market_environment",
+    "index_moving_average_slope",
+    "opted",
+    "win_rate",
+];
+
+fn number(v: &Value, path: &str) -> Result<f64> {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| FieldError::at(path, "is not a number")),
+        Value::String(s) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| FieldError::at(path, format!("'{s}' is not a number"))),
+        other => Err(FieldError::at(
+            path,
+            format!("expected a number or a numeric string, got {other}"),
+        )),
+    }
+}
+
+fn integer(v: &Value, path: &str) -> Result<i64> {
+    let x = number(v, path)?;
+    if x.fract() != 0.0 {
+        return Err(FieldError::at(path, format!("{x} is not a whole number")));
+    }
+    Ok(x as i64)
+}
+
+fn count(v: &Value, path: &str) -> Result<usize> {
+    let x = integer(v, path)?;
+    usize::try_from(x).map_err(|_| FieldError::at(path, format!("{x} must not be negative")))
+}
+
+fn text(v: &Value, path: &str) -> Result<String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(FieldError::at(
+            path,
+            format!("expected a string, got {other}"),
+        )),
+    }
+}
+
+fn date(v: &Value, path: &str) -> Result<NaiveDate> {
+    let s = text(v, path)?;
+    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+        .map_err(|_| FieldError::at(path, format!("'{s}' is not a date in YYYY-MM-DD form")))
+}
+
+fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
+    v.as_object()
+        .ok_or_else(|| FieldError::at(path, "expected an object"))
+}
+
+/// Risk control `stop/take/max-bars`: each segment empty or a number.
+pub fn parse_risk(s: &str) -> Result<RiskControl> {
+    let path = "risk_control";
+    let parts: Vec<&str> = s.split('/').collect();
+    if parts.len() != 3 {
+        return Err(FieldError::at(
+            path,
+            format!(
+                "'{s}' must have three segments stop-loss/take-profit/max-holding-bars, e.g. -5/10/21 or //21"
+            ),
+        ));
+    }
+    let seg = |i: usize, what: &str| -> Result<Option<f64>> {
+        let p = parts[i].trim();
+        if p.is_empty() {
+            return Ok(None);
+        }
+        p.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(Some)
+            .ok_or_else(|| FieldError::at(path, format!("{what} '{p}' is not a number")))
+    };
+    let stop = seg(0, "stop-loss")?.map(f64::abs);
+    let take = seg(1, "take-profit")?;
+    if take.is_some_and(|t| t < 0.0) {
+        return Err(FieldError::at(path, "take-profit must not be negative"));
+    }
+    let max = match seg(2, "max-holding")? {
+        None => None,
+        Some(m) if m >= 1.0 && m.fract() == 0.0 => Some(m as usize),
+        Some(m) => {
+            return Err(FieldError::at(
+                path,
+                format!("max-holding {m} must be a whole number of bars, at least 1"),
+            ));
+        }
+    };
+    if stop == Some(0.0) {
+        return Err(FieldError::at(
+            path,
+            "a stop-loss of 0% would exit at once; leave the segment empty for none",
+        ));
+    }
+    Ok(RiskControl {
+        stop_loss_pct: stop,
+        take_profit_pct: take,
+        max_holding_bars: max,
+    })
+}
+
+fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
+    let o = object(v, path)?;
+    let name = o
+        .get("name")
+        .ok_or_else(|| FieldError::at(&format!("{path}.name"), "is required"))?;
+    let name = text(name, &format!("{path}.name"))?.trim().to_string();
+    if name.is_empty() {
+        return Err(FieldError::at(&format!("{path}.name"), "must not be empty"));
+    }
+    let kind = o
+        .get("type")
+        .filter(|t| !t.is_null())
+        .map(|t| text(t, &format!("{path}.type")))
+        .transpose()?;
+    let (mut eo, mut ep) = (None, None);
+    if let Some(p) = o.get("params").filter(|p| !p.is_null()) {
+        let p = object(p, &format!("{path}.params"))?;
+        eo = p
+            .get("extreme_optimism")
+            .map(|x| number(x, &format!("{path}.params.extreme_optimism")))
+            .transpose()?;
+        ep = p
+            .get("extreme_pessimism")
+            .map(|x| number(x, &format!("{path}.params.extreme_pessimism")))
+            .transpose()?;
+    }
+    Ok(SignalRef {
+        kind,
+        name,
+        extreme_optimism: eo,
+        extreme_pessimism: ep,
+    })
+}
+
+fn parse_qualifier(v: &Value, path: &str) -> Result<QualifierSpec> {
+    let o = object(v, path)?;
+    let operator = text(
+        o.get("comparison_operator")
+            .ok_or_else(|| FieldError::at(&format!("{path}.comparison_operator"), "is required"))?,
+        &format!("{path}.comparison_operator"),
+    )?;
+    let period = count(
+        o.get("calculation_period")
+            .ok_or_else(|| FieldError::at(&format!("{path}.calculation_period"), "is required"))?,
+        &format!("{path}.calculation_period"),
+    )?;
+    if period == 0 {
+        return Err(FieldError::at(
+            &format!("{path}.calculation_period"),
+            "must be at least 1",
+        ));
+    }
+    let ma_type = match o.get("ma_type").filter(|m| !m.is_null()) {
+        None => "S".to_string(),
+        Some(m) => match text(m, &format!("{path}.ma_type"))?
+            .to_ascii_uppercase()
+            .as_str()
+        {
+            "S" | "SMA" | "SIMPLE" => "S".to_string(),
+            "E" | "EMA" | "EXPONENTIAL" => "E".to_string(),
+            other => {
+                return Err(FieldError::at(
+                    &format!("{path}.ma_type"),
+                    format!("'{other}' is not S or E"),
+                ));
+            }
+        },
+    };
+    Ok(QualifierSpec {
+        operator: operator.trim().to_string(),
+        period,
+        ma_type,
+    })
+}
+
+fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
+    let o = object(v, path)?;
+    let signal = parse_signal(
+        o.get("signal")
+            .ok_or_else(|| FieldError::at(&format!("{path}.signal"), "is required"))?,
+        &format!("{path}.signal"),
+    )?;
+    let rp = format!("{path}.rule");
+    let r = object(
+        o.get("rule")
+            .ok_or_else(|| FieldError::at(&rp, "is required"))?,
+        &rp,
+    )?;
+    let comparison_type = match r.get("comparison_type").filter(|x| !x.is_null()) {
+        None => "SV".to_string(),
+        Some(x) => {
+            let t = text(x, &format!("{rp}.comparison_type"))?
+                .trim()
+                .to_ascii_uppercase();
+            if !["SV", "SVMA", "SVEMA", "MA"].contains(&t.as_str()) {
+                return Err(FieldError::at(
+                    &format!("{rp}.comparison_type"),
+                    format!("'{t}' is not SV, SVMA, SVEMA or MA"),
+                ));
+            }
+            t
+        }
+    };
+    let type_name = text(
+        r.get("type_name")
+            .ok_or_else(|| FieldError::at(&format!("{rp}.type_name"), "is required"))?,
+        &format!("{rp}.type_name"),
+    )?
+    .trim()
+    .to_string();
+    let comparison_value = r
+        .get("comparison_value")
+        .filter(|x| !x.is_null())
+        .map(|x| text(x, &format!("{rp}.comparison_value")))
+        .transpose()?;
+    if let Some(cv) = &comparison_value
+        && !cv.trim().is_empty()
+    {
+        number(
+            &Value::String(cv.clone()),
+            &format!("{rp}.comparison_value"),
+        )?;
+    }
+    let period = r
+        .get("period")
+        .filter(|x| !x.is_null() && x.as_str() != Some(""))
+        .map(|x| count(x, &format!("{rp}.period")))
+        .transpose()?;
+    if period == Some(0) {
+        return Err(FieldError::at(
+            &format!("{rp}.period"),
+            "must be at least 1",
+        ));
+    }
+    if matches!(comparison_type.as_str(), "SVMA" | "SVEMA") && period.is_none() {
+        return Err(FieldError::at(
+            &format!("{rp}.period"),
+            format!("is required with comparison_type {comparison_type}"),
+        ));
+    }
+    // The qualifier sits beside the rule, or (in one example) inside it.
+    let qualifier = match (
+        o.get("qualifier").filter(|q| !q.is_null()),
+        r.get("qualifier").filter(|q| !q.is_null()),
+    ) {
+        (Some(q), _) => Some(parse_qualifier(q, &format!("{path}.qualifier"))?),
+        (None, Some(q)) => Some(parse_qualifier(q, &format!("{rp}.qualifier"))?),
+        (None, None) => None,
+    };
+    Ok(ConditionSpec {
+        path: path.to_string(),
+        signal,
+        rule: RuleSpec {
+            comparison_type,
+            type_name,
+            comparison_value,
+            period,
+        },
+        qualifier,
+    })
+}
+
+fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
+    let o = object(v, side)?;
+    let rt_path = format!("{side}.rule_type");
+    let rule_type = match text(
+        o.get("rule_type")
+            .ok_or_else(|| FieldError::at(&rt_path, "is required"))?,
+        &rt_path,
+    )?
+    .trim()
+    {
+        "SingleCondition" => RuleType::SingleCondition,
+        "Scoring" => RuleType::Scoring,
+        "TimeOrder" => RuleType::TimeOrder,
+        "RiskControlOnly" => RuleType::RiskControlOnly,
+        other => {
+            return Err(FieldError::at(
+                &rt_path,
+                format!("'{other}' is not SingleCondition, Scoring, TimeOrder or RiskControlOnly"),
+            ));
+        }
+    };
+    let delay_bars = o
+        .get("delay_bars")
+        .filter(|d| !d.is_null())
+        .map(|d| count(d, &format!("{side}.delay_bars")))
+        .transpose()?
+        .unwrap_or(0);
+    let signals_in_market = o
+        .get("signals_in_market")
+        .filter(|d| !d.is_null())
+        .map(|d| count(d, &format!("{side}.signals_in_market")))
+        .transpose()?
+        .unwrap_or(100_000);
+    let score_threshold = o
+        .get("score_threshold")
+        .filter(|d| !d.is_null())
+        .map(|d| count(d, &format!("{side}.score_threshold")))
+        .transpose()?;
+    let list = |v: &Value, path: &str| -> Result<Vec<ConditionSpec>> {
+        let items = v
+            .as_array()
+            .ok_or_else(|| FieldError::at(path, "expected an array of conditions"))?;
+        if items.is_empty() {
+            return Err(FieldError::at(path, "needs at least one condition"));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, c)| parse_condition(c, &format!("{path}[{i}]")))
+            .collect()
+    };
+    let conditions = match rule_type {
+        RuleType::SingleCondition => {
+            let c = o.get("condition").ok_or_else(|| {
+                FieldError::at(
+                    &format!("{side}.condition"),
+                    "is required for SingleCondition",
+                )
+            })?;
+            if c.is_array() {
+                return Err(FieldError::at(
+                    &format!("{side}.condition"),
+                    "must be one object for SingleCondition (use Scoring for several)",
+                ));
+            }
+            vec![parse_condition(c, &format!("{side}.condition"))?]
+        }
+        RuleType::Scoring => {
+            let (key, c) = match (o.get("condition"), o.get("voters")) {
+                (Some(c), _) => ("condition", c),
+                (None, Some(v)) => ("voters", v),
+                (None, None) => {
+                    return Err(FieldError::at(
+                        &format!("{side}.condition"),
+                        "is required for Scoring (an array of {signal, rule})",
+                    ));
+                }
+            };
+            if c.is_object() {
+                return Err(FieldError::at(
+                    &format!("{side}.{key}"),
+                    "must be an array for Scoring, not one object",
+                ));
+            }
+            list(c, &format!("{side}.{key}"))?
+        }
+        RuleType::TimeOrder => {
+            if o.get("condition").and_then(|c| c.get("steps")).is_some() {
+                return Err(FieldError::at(
+                    &format!("{side}.condition.steps"),
+                    "TimeOrder steps go directly on the block as 'steps', not under 'condition'",
+                ));
+            }
+            let steps = o.get("steps").ok_or_else(|| {
+                FieldError::at(&format!("{side}.steps"), "is required for TimeOrder")
+            })?;
+            list(steps, &format!("{side}.steps"))?
+        }
+        RuleType::RiskControlOnly => {
+            if side == "entry" {
+                return Err(FieldError::at(
+                    &rt_path,
+                    "RiskControlOnly is for the exit only",
+                ));
+            }
+            Vec::new()
+        }
+    };
+    if rule_type == RuleType::Scoring {
+        let t = score_threshold.unwrap_or(conditions.len());
+        if t == 0 || t > conditions.len() {
+            return Err(FieldError::at(
+                &format!("{side}.score_threshold"),
+                format!(
+                    "must be between 1 and the number of conditions ({})",
+                    conditions.len()
+                ),
+            ));
+        }
+    }
+    Ok(RuleBlock {
+        rule_type,
+        delay_bars,
+        conditions,
+        score_threshold,
+        signals_in_market,
+    })
+}
+
+const SIGNAL_COLUMNS: [&str; 10] = [
+    "Entry1", "Entry2", "Entry3", "Entry4", "Entry5", "Exit1", "Exit2", "Exit3", "Exit4", "Exit5",
+];
+
+/// CSV mode rows: required Date, Open, High, Low, Close, Volume; optional
+/// Entry1..5 / Exit1..5 (0 when missing); other columns dropped.
+fn parse_csv(v: &Value) -> Result<Vec<CsvRow>> {
+    let rows = v
+        .as_array()
+        .ok_or_else(|| FieldError::at("csv_data", "expected an array of row objects"))?;
+    if rows.is_empty() {
+        return Err(FieldError::at("csv_data", "needs at least one row"));
+    }
+    let mut out: Vec<CsvRow> = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let path = format!("csv_data[{i}]");
+        let o = object(row, &path)?;
+        let get = |col: &str| -> Result<&Value> {
+            o.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(col))
+                .map(|(_, v)| v)
+                .ok_or_else(|| FieldError::at(&format!("{path}.{col}"), "is required"))
+        };
+        let d = date(get("Date")?, &format!("{path}.Date"))?;
+        let mut ohlcv = [0.0; 5];
+        for (k, col) in ["Open", "High", "Low", "Close", "Volume"]
+            .iter()
+            .enumerate()
+        {
+            ohlcv[k] = number(get(col)?, &format!("{path}.{col}"))?;
+        }
+        let [op, hi, lo, cl, vo] = ohlcv;
+        if op <= 0.0 || hi <= 0.0 || lo <= 0.0 || cl <= 0.0 {
+            return Err(FieldError::at(&path, "prices must be positive"));
+        }
+        if hi < lo {
+            return Err(FieldError::at(
+                &format!("{path}.High"),
+                format!("High {hi} is below Low {lo}"),
+            ));
+        }
+        if op > hi || op < lo || cl > hi || cl < lo {
+            return Err(FieldError::at(
+                &path,
+                format!("Open {op} and Close {cl} must lie within Low {lo} and High {hi}"),
+            ));
+        }
+        if vo < 0.0 {
+            return Err(FieldError::at(
+                &format!("{path}.Volume"),
+                "must not be negative",
+            ));
+        }
+        if let Some(prev) = out.last()
+            && d <= prev.date
+        {
+            return Err(FieldError::at(
+                &format!("{path}.Date"),
+                format!(
+                    "{d} is not after the previous row's {}; rows must be in ascending date order",
+                    prev.date
+                ),
+            ));
+        }
+        let mut signals = [0.0; 10];
+        for (k, col) in SIGNAL_COLUMNS.iter().enumerate() {
+            if let Some((_, v)) = o.iter().find(|(key, _)| key.eq_ignore_ascii_case(col))
+                && !v.is_null()
+            {
+                signals[k] = number(v, &format!("{path}.{col}"))?;
+            }
+        }
+        out.push(CsvRow {
+            date: d,
+            ohlcv,
+            signals,
+        });
+    }
+    Ok(out)
+}
+
+/// Parses a request body (already decoded JSON, duplicate keys resolved).
+pub fn parse(body: &Value) -> Result<Parsed> {
+    let o = body
+        .as_object()
+        .ok_or_else(|| FieldError("the body must be a JSON object".into()))?;
+    let mut defaults_applied = Map::new();
+    let mut fields: Map<String, Value> = Map::new();
+    for (k, v) in defaults() {
+        match o.get(k).filter(|x| !x.is_null()) {
+            Some(given) => {
+                fields.insert(k.into(), given.clone());
+            }
+            None => {
+                if k != "end_date" {
+                    defaults_applied.insert(k.into(), v.clone());
+                }
+                fields.insert(k.into(), v);
+            }
+        }
+    }
+    let symbol = text(
+        o.get("symbol")
+            .ok_or_else(|| FieldError::at("symbol", "is required"))?,
+        "symbol",
+    )?
+    .trim()
+    .to_ascii_uppercase();
+    if symbol.is_empty() {
+        return Err(FieldError::at("symbol", "must not be empty"));
+    }
+    let entry = parse_block(
+        o.get("entry")
+            .ok_or_else(|| FieldError::at("entry", "is required"))?,
+        "entry",
+    )?;
+    let exit = parse_block(
+        o.get("exit")
+            .ok_or_else(|| FieldError::at("exit", "is required"))?,
+        "exit",
+    )?;
+    let direction = match text(&fields["direction"], "direction")?
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "long" => Direction::Long,
+        "short" => Direction::Short,
+        other => {
+            return Err(FieldError::at(
+                "direction",
+                format!("'{other}' is not Long or Short"),
+            ));
+        }
+    };
+    let frequency = match text(&fields["frequency"], "frequency")?
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "daily" => BtFrequency::Daily,
+        "hourly" => BtFrequency::Hourly,
+        "weekly" => BtFrequency::Weekly,
+        "monthly" => BtFrequency::Monthly,
+        other => {
+            return Err(FieldError::at(
+                "frequency",
+                format!("'{other}' is not Daily, Hourly, Weekly or Monthly"),
+            ));
+        }
+    };
+    let trade_price = match integer(&fields["trade_price"], "trade_price")? {
+        0 => TradePrice::NextOpen,
+        1 => TradePrice::NextClose,
+        2 => TradePrice::CurrentClose,
+        other => {
+            return Err(FieldError::at(
+                "trade_price",
+                format!("{other} is not 0 (next open), 1 (next close) or 2 (current close)"),
+            ));
+        }
+    };
+    let capital = number(&fields["capital"], "capital")?;
+    if capital <= 0.0 {
+        return Err(FieldError::at("capital", "must be positive"));
+    }
+    let capital_alloc = number(&fields["capital_alloc"], "capital_alloc")?;
+    if !(capital_alloc > 0.0 && capital_alloc <= 1.0) {
+        return Err(FieldError::at(
+            "capital_alloc",
+            format!("{capital_alloc} must be above 0 and at most 1 (1.0 = 100%)"),
+        ));
+    }
+    let fraction = |k: &str| -> Result<f64> {
+        let x = number(&fields[k], k)?;
+        if (0.0..0.5).contains(&x) {
+            Ok(x)
+        } else {
+            Err(FieldError::at(
+                k,
+                format!("{x} must be a fraction per side between 0 and 0.5 (0.001 = 0.1%)"),
+            ))
+        }
+    };
+    let (commission, slippage) = (fraction("commission")?, fraction("slippage")?);
+    let start_date = date(&fields["start_date"], "start_date")?;
+    let end_date = match o.get("end_date").filter(|x| !x.is_null()) {
+        Some(v) => Some(date(v, "end_date")?),
+        None => None,
+    };
+    if let Some(e) = end_date
+        && e < start_date
+    {
+        return Err(FieldError::at(
+            "end_date",
+            format!("{e} is before start_date {start_date}"),
+        ));
+    }
+    let risk = parse_risk(&text(&fields["risk_control"], "risk_control")?)?;
+    let mut warnings = Vec::new();
+    for k in INERT {
+        let v = number(&fields[k], k)?;
+        if v != 0.0 {
+            warnings.push(format!(
+                "{k} = {v} has no effect in this service and was ignored"
+            ));
+        }
+    }
+    let strategy = text(&fields["strategy"], "strategy")?;
+    let model = text(&fields["model"], "model")?;
+    if strategy != "Single" {
+        warnings.push(format!(
+            "strategy '{strategy}' is run as a single-symbol strategy"
+        ));
+    }
+    if model != "cash" {
+        warnings.push(format!("model '{model}' is run as a cash account"));
+    }
+    let csv_mode = match o.get("csv_mode") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(FieldError::at(
+                "csv_mode",
+                format!("expected true or false, got {other}"),
+            ));
+        }
+    };
+    let csv = if csv_mode {
+        Some(parse_csv(o.get("csv_data").ok_or_else(|| {
+            FieldError::at("csv_data", "is required when csv_mode is true")
+        })?)?)
+    } else {
+        None
+    };
+    if exit.rule_type == RuleType::RiskControlOnly && risk == RiskControl::default() {
+        warnings.push("the exit is RiskControlOnly and risk_control sets nothing: positions stay open until the end".into());
+    }
+    let name = o
+        .get("name")
+        .filter(|x| !x.is_null())
+        .map(|n| text(n, "name"))
+        .transpose()?;
+    Ok(Parsed {
+        params: StrategyParams {
+            symbol,
+            name,
+            benchmark: text(&fields["benchmark"], "benchmark")?
+                .trim()
+                .to_ascii_uppercase(),
+            direction,
+            frequency,
+            strategy,
+            model,
+            capital,
+            capital_alloc,
+            commission,
+            slippage,
+            start_date,
+            end_date,
+            trade_price,
+            risk,
+            entry,
+            exit,
+            csv,
+        },
+        user_supplied: body.clone(),
+        defaults_applied,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn minimal() -> Value {
+        json!({
+            "symbol": "spx",
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"}, "rule": {"type_name": ">", "comparison_value": "100"}}},
+            "exit": {"rule_type": "RiskControlOnly"},
+        })
+    }
+
+    #[test]
+    fn defaults_are_applied_and_reported() {
+        let p = parse(&minimal()).unwrap();
+        assert_eq!(p.params.symbol, "SPX");
+        assert_eq!(
+            (
+                p.params.capital,
+                p.params.capital_alloc,
+                p.params.commission
+            ),
+            (100000.0, 1.0, 0.0)
+        );
+        assert_eq!(p.params.trade_price, TradePrice::CurrentClose);
+        assert_eq!(
+            p.params.risk,
+            RiskControl {
+                stop_loss_pct: None,
+                take_profit_pct: None,
+                max_holding_bars: Some(21)
+            }
+        );
+        assert_eq!(p.params.start_date.to_string(), "1800-10-01");
+        assert_eq!(p.defaults_applied["capital_alloc"], json!("1.000000"));
+        assert_eq!(p.defaults_applied["risk_control"], json!("//21"));
+        assert_eq!(
+            p.defaults_applied.len(),
+            17,
+            "every 2.1 default but end_date"
+        );
+        assert!(p.params.end_date.is_none());
+    }
+
+    #[test]
+    fn strings_and_numbers_both_accepted() {
+        let mut b = minimal();
+        b["capital_alloc"] = json!(0.5);
+        b["commission"] = json!("0.001");
+        b["slippage"] = json!(0.002);
+        b["win_rate"] = json!("0.0000");
+        b["trade_price"] = json!("0");
+        let p = parse(&b).unwrap();
+        assert_eq!(
+            (
+                p.params.capital_alloc,
+                p.params.commission,
+                p.params.slippage
+            ),
+            (0.5, 0.001, 0.002)
+        );
+        assert_eq!(p.params.trade_price, TradePrice::NextOpen);
+        assert!(!p.defaults_applied.contains_key("commission"));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases: Vec<(Value, &str)> = vec![
+            (json!({"entry": {}, "exit": {}}), "symbol: is required"),
+            (json!({"symbol": "A", "exit": {}}), "entry: is required"),
+            (
+                json!({"symbol": "A", "entry": {"rule_type": "Scoring", "condition": {"signal": {"name": "x"}, "rule": {"type_name": ">"}}}, "exit": {"rule_type": "RiskControlOnly"}}),
+                "entry.condition: must be an array",
+            ),
+            (
+                json!({"symbol": "A", "entry": {"rule_type": "TimeOrder", "condition": {"steps": []}}, "exit": {"rule_type": "RiskControlOnly"}}),
+                "entry.condition.steps",
+            ),
+            (
+                json!({"symbol": "A", "entry": {"rule_type": "Sometimes"}, "exit": {"rule_type": "RiskControlOnly"}}),
+                "entry.rule_type: 'Sometimes'",
+            ),
+            (
+                json!({"symbol": "A", "entry": {"rule_type": "RiskControlOnly"}, "exit": {"rule_type": "RiskControlOnly"}}),
+                "exit only",
+            ),
+        ];
+        for (body, want) in cases {
+            let e = parse(&body).unwrap_err();
+            assert!(e.0.contains(want), "{body}: {}", e.0);
+        }
+        for (field, value, want) in [
+            (
+                "start_date",
+                json!("2020-13-01"),
+                "start_date: '2020-13-01' is not a date",
+            ),
+            ("trade_price", json!(3), "trade_price: 3 is not"),
+            ("capital_alloc", json!("1.5"), "capital_alloc: 1.5 must be"),
+            (
+                "commission",
+                json!("abc"),
+                "commission: 'abc' is not a number",
+            ),
+            ("direction", json!("Sideways"), "direction: 'sideways'"),
+            ("frequency", json!("Yearly"), "frequency"),
+            (
+                "risk_control",
+                json!("-5/10"),
+                "risk_control: '-5/10' must have three segments",
+            ),
+            ("risk_control", json!("x//"), "stop-loss 'x'"),
+            ("risk_control", json!("//2.5"), "max-holding 2.5"),
+        ] {
+            let mut b = minimal();
+            b[field] = value;
+            let e = parse(&b).unwrap_err();
+            assert!(e.0.contains(want), "{field}: {}", e.0);
+        }
+    }
+
+    #[test]
+    fn risk_control_segments() {
+        assert_eq!(
+            parse_risk("-5/10/21").unwrap(),
+            RiskControl {
+                stop_loss_pct: Some(5.0),
+                take_profit_pct: Some(10.0),
+                max_holding_bars: Some(21)
+            }
+        );
+        assert_eq!(
+            parse_risk("5//").unwrap(),
+            RiskControl {
+                stop_loss_pct: Some(5.0),
+                take_profit_pct: None,
+                max_holding_bars: None
+            }
+        );
+        assert_eq!(parse_risk("//").unwrap(), RiskControl::default());
+    }
+
+    #[test]
+    fn qualifier_beside_or_inside_rule_and_voters_spelling() {
+        let cond = |q_inside: bool| {
+            let q = json!({"comparison_operator": "Range Rank", "calculation_period": "252", "ma_type": "S"});
+            let mut c = json!({"signal": {"name": "X"}, "rule": {"type_name": "<", "comparison_value": 10}});
+            if q_inside {
+                c["rule"]["qualifier"] = q
+            } else {
+                c["qualifier"] = q
+            }
+            c
+        };
+        for inside in [false, true] {
+            let mut b = minimal();
+            b["entry"] = json!({"rule_type": "Scoring", "voters": [cond(inside), cond(inside)], "score_threshold": 2});
+            let p = parse(&b).unwrap();
+            assert_eq!(p.params.entry.conditions.len(), 2);
+            assert_eq!(
+                p.params.entry.conditions[0]
+                    .qualifier
+                    .as_ref()
+                    .unwrap()
+                    .period,
+                252
+            );
+        }
+    }
+
+    #[test]
+    fn csv_rows_are_validated_with_row_and_column() {
+        let mut b = minimal();
+        b["csv_mode"] = json!(true);
+        b["csv_data"] = json!([
+            {"Date": "2024-01-02", "Open": 10, "High": 11, "Low": 9, "Close": 10.5, "Volume": 100, "Entry1": 1, "Extra": "dropped"},
+            {"Date": "2024-01-03", "Open": 10, "High": 9, "Low": 9.5, "Close": 9.6, "Volume": 100}
+        ]);
+        let e = parse(&b).unwrap_err();
+        assert!(
+            e.0.starts_with("csv_data[1].High: High 9 is below Low 9.5"),
+            "{}",
+            e.0
+        );
+        b["csv_data"][1]["High"] = json!(11);
+        let p = parse(&b).unwrap();
+        let rows = p.params.csv.unwrap();
+        assert_eq!(
+            rows[0].signals,
+            [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        );
+        b["csv_data"][1]["Date"] = json!("2024-01-01");
+        assert!(parse(&b).unwrap_err().0.contains("csv_data[1].Date"));
+        b["csv_data"][1]["Date"] = json!("2024-01-04");
+        b["csv_data"][1].as_object_mut().unwrap().remove("Volume");
+        assert_eq!(parse(&b).unwrap_err().0, "csv_data[1].Volume: is required");
+    }
+}

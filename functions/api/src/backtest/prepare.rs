@@ -1,0 +1,172 @@
+//! A request made ready to run: parsed, every signal resolved against the
+//! catalog and compiled, symbols checked, warnings collected.
+
+use super::params::{self, ConditionSpec, FieldError, Parsed, RuleType};
+use super::signals::{self, Compiled, Origin, Resolved};
+use engine::rules::Op;
+use platform::PortError;
+use platform::marketdata::MarketData;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone)]
+pub struct PreparedCondition {
+    pub spec: ConditionSpec,
+    pub resolved: Resolved,
+    pub compiled: Compiled,
+}
+
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub rule_type: RuleType,
+    pub delay_bars: usize,
+    pub score_threshold: Option<usize>,
+    pub signals_in_market: usize,
+    pub conditions: Vec<PreparedCondition>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub parsed: Parsed,
+    pub entry: Block,
+    pub exit: Block,
+    /// The latest date in the data: the default end date.
+    pub latest: chrono::NaiveDate,
+    pub warnings: Vec<String>,
+}
+
+impl Prepared {
+    pub fn params(&self) -> &params::StrategyParams {
+        &self.parsed.params
+    }
+
+    /// Defaults of 2.1 the service filled in, with the end date made concrete.
+    pub fn defaults_applied(&self) -> Map<String, Value> {
+        let mut d = self.parsed.defaults_applied.clone();
+        if self.parsed.params.end_date.is_none() {
+            d.insert("end_date".into(), Value::String(self.latest.to_string()));
+        }
+        d
+    }
+
+    pub fn end_date(&self) -> chrono::NaiveDate {
+        self.parsed.params.end_date.unwrap_or(self.latest)
+    }
+}
+
+/// Why a request cannot be prepared.
+#[derive(Debug)]
+pub enum PrepareError {
+    /// The caller's mistake (400).
+    Invalid(String),
+    /// A dependency failed (maps as the port error does).
+    Port(PortError),
+}
+
+impl From<FieldError> for PrepareError {
+    fn from(e: FieldError) -> Self {
+        PrepareError::Invalid(e.0)
+    }
+}
+
+impl From<PortError> for PrepareError {
+    fn from(e: PortError) -> Self {
+        PrepareError::Port(e)
+    }
+}
+
+fn block(
+    b: &params::RuleBlock,
+    catalog: &[platform::marketdata::IndicatorMeta],
+    csv: bool,
+    warnings: &mut Vec<String>,
+    frequency: &str,
+) -> Result<Block, PrepareError> {
+    let mut conditions = Vec::new();
+    for spec in &b.conditions {
+        let resolved = signals::resolve(spec, catalog, csv)?;
+        let compiled = signals::compile(spec, &resolved)?;
+        if matches!(compiled.op, Op::Ge | Op::Le) {
+            warnings.push(format!("{}.rule.type_name: '{}' is outside the 16 operator codes; it is evaluated exactly and encoded by its symbol", spec.path, spec.rule.type_name));
+        }
+        if let Some(updated) = &resolved.updated
+            && !updated.eq_ignore_ascii_case(frequency)
+        {
+            warnings.push(format!(
+                "{}.signal: '{}' is updated {updated} but the backtest runs {frequency}; each bar uses the latest reading on or before its date (set frequency to {updated} to match)",
+                spec.path, resolved.name
+            ));
+        }
+        conditions.push(PreparedCondition {
+            spec: spec.clone(),
+            resolved,
+            compiled,
+        });
+    }
+    Ok(Block {
+        rule_type: b.rule_type,
+        delay_bars: b.delay_bars,
+        score_threshold: b.score_threshold,
+        signals_in_market: b.signals_in_market,
+        conditions,
+    })
+}
+
+/// Parses and resolves a request against the market data.
+pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared, PrepareError> {
+    let parsed = params::parse(body)?;
+    let p = &parsed.params;
+    let catalog = market.indicator_catalog().await?;
+    let latest = market.latest_date().await?;
+    let mut warnings = parsed.warnings.clone();
+    let csv = p.csv.is_some();
+    let frequency = p.frequency.as_str();
+    let entry = block(&p.entry, &catalog, csv, &mut warnings, frequency)?;
+    let exit = block(&p.exit, &catalog, csv, &mut warnings, frequency)?;
+    let exists = |r: Result<_, PortError>, what: String| match r {
+        Ok(_) => Ok(()),
+        Err(PortError::NotFound(_)) => Err(PrepareError::Invalid(what)),
+        Err(PortError::Invalid(m)) => Err(PrepareError::Invalid(m)),
+        Err(e) => Err(PrepareError::Port(e)),
+    };
+    if !csv {
+        exists(
+            market.daily(&p.symbol).await.map(|_| ()),
+            format!("symbol: '{}' has no price data", p.symbol),
+        )?;
+        if p.frequency == params::BtFrequency::Hourly {
+            exists(
+                market.intraday(&p.symbol).await.map(|_| ()),
+                format!(
+                    "frequency: Hourly needs 30-minute bars, and '{}' has none",
+                    p.symbol
+                ),
+            )?;
+        }
+    } else if p.frequency != params::BtFrequency::Daily {
+        warnings.push(format!(
+            "csv_data rows are used as given; frequency {frequency} only sets the annualisation"
+        ));
+    }
+    exists(
+        market.daily(&p.benchmark).await.map(|_| ()),
+        format!("benchmark: '{}' has no price data", p.benchmark),
+    )?;
+    for c in entry.conditions.iter().chain(&exit.conditions) {
+        if let Origin::Indicator(code) = &c.resolved.origin {
+            exists(
+                market.indicator_series(code).await.map(|_| ()),
+                format!(
+                    "{}.signal.name: indicator '{code}' has no readings",
+                    c.spec.path
+                ),
+            )?;
+        }
+    }
+    Ok(Prepared {
+        parsed,
+        entry,
+        exit,
+        latest,
+        warnings,
+    })
+}

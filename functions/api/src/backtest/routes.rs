@@ -1,0 +1,222 @@
+//! Backtest service endpoints (section 4).
+
+use super::encode::validate_response;
+use super::prepare::prepare;
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::{Params, json_body};
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use platform::marketdata::IndicatorMeta;
+use platform::queue::JobMessage;
+use platform::tasks::{Claim, NewTask, Outcome, TaskKind};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/backtest/start_backtest", post(start_backtest))
+        .route("/backtest/validate", post(validate))
+        .route("/backtest/indicators/list", get(indicator_list))
+        .route("/backtest/indicators/metadata", get(indicator_metadata))
+}
+
+/// Endpoints of this service that need no credentials.
+pub fn public_routes() -> Router<AppState> {
+    Router::new().route("/backtest/tutorial", get(tutorial))
+}
+
+async fn start_backtest(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let body: Value = json_body(&body)?;
+    let prepared = prepare(state.market.as_ref(), &body).await?;
+    let task = state
+        .tasks
+        .create(NewTask {
+            owner: caller.0.email.clone(),
+            kind: TaskKind::StrategyBacktest,
+            params: prepared.parsed.user_supplied.clone(),
+        })
+        .await
+        .map_err(|e| match e {
+            platform::PortError::Internal(_) => ApiError::from(e),
+            other => ApiError::new(
+                503,
+                format!("the task store is unavailable; the task was not queued ({other})"),
+            ),
+        })?;
+    if let Err(e) = state
+        .queue
+        .enqueue(JobMessage {
+            task_id: task.id,
+            kind: task.kind,
+        })
+        .await
+    {
+        tracing::error!(task_id = %task.id, error = %e, "enqueue failed");
+        // Leave no orphan behind: the stored task is marked failed.
+        if let Ok(Claim::Claimed(t)) = state
+            .tasks
+            .claim(
+                task.id,
+                platform::tasks::now(),
+                chrono::TimeDelta::minutes(1),
+            )
+            .await
+        {
+            let _ = state
+                .tasks
+                .finish(
+                    t.id,
+                    t.attempts,
+                    Outcome::Failed("the task could not be queued; submit it again".into()),
+                    platform::tasks::now(),
+                )
+                .await;
+        }
+        return Err(ApiError::new(
+            500,
+            "the message broker did not accept the task; submit it again",
+        ));
+    }
+    Ok((StatusCode::ACCEPTED, Json(json!({ "message": "Backtest task submitted; poll /backtest/status/{task_id}", "task_id": task.id }))).into_response())
+}
+
+async fn validate(State(state): State<AppState>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let body: Value = json_body(&body)?;
+    let prepared = prepare(state.market.as_ref(), &body).await?;
+    Ok(Json(validate_response(&prepared)))
+}
+
+/// The catalog prepared for listing: each public entry's JSON written once,
+/// with lower-cased names for matching.
+struct Index {
+    catalog: Arc<Vec<IndicatorMeta>>,
+    entries: Vec<(String, usize, String)>,
+}
+
+fn index(catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
+    static CACHE: Mutex<Option<Arc<Index>>> = Mutex::new(None);
+    let mut cache = CACHE.lock().expect("index lock");
+    if let Some(i) = cache.as_ref()
+        && Arc::ptr_eq(&i.catalog, &catalog)
+    {
+        return i.clone();
+    }
+    let entries = catalog
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.internal)
+        .map(|(i, m)| {
+            let item = json!({"chart_name": m.chart_name, "url": m.url, "market_symbol": m.market_symbol, "type": m.kind, "updated": m.updated});
+            (m.chart_name.to_lowercase(), i, item.to_string())
+        })
+        .collect();
+    let built = Arc::new(Index { catalog, entries });
+    *cache = Some(built.clone());
+    built
+}
+
+const TYPES: [&str; 4] = ["optix", "trend", "reltrend", "other"];
+
+async fn indicator_list(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let q = params.get("q").map(str::to_lowercase);
+    let kind = params.get("type").map(str::to_lowercase);
+    if let Some(k) = &kind
+        && !TYPES.contains(&k.as_str())
+    {
+        return Err(ApiError::bad_request(format!(
+            "query parameter 'type': '{k}' is not optix, trend, reltrend or other"
+        )));
+    }
+    let symbol = params.get("symbol").map(str::to_uppercase);
+    let idx = index(state.market.indicator_catalog().await?);
+    let mut body = String::with_capacity(idx.entries.len() * 120);
+    body.push('[');
+    for (name, i, item) in &idx.entries {
+        let m = &idx.catalog[*i];
+        if q.as_ref().is_some_and(|q| !name.contains(q.as_str()))
+            || kind.as_ref().is_some_and(|k| m.kind != *k)
+            || symbol
+                .as_ref()
+                .is_some_and(|s| !m.market_symbol.eq_ignore_ascii_case(s))
+        {
+            continue;
+        }
+        if body.len() > 1 {
+            body.push(',');
+        }
+        body.push_str(item);
+    }
+    body.push(']');
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+async fn indicator_metadata(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Json<Value>, ApiError> {
+    let code = params.required("indicator")?;
+    let catalog = state.market.indicator_catalog().await?;
+    let m = catalog
+        .iter()
+        .find(|m| m.url == code && !m.internal)
+        .ok_or_else(|| ApiError::not_found(format!("indicator '{code}' not found")))?;
+    Ok(Json(json!({
+        m.url.clone(): {
+            "sentiment": m.sentiment,
+            "description": m.description,
+            "opt_extreme": m.opt_extreme,
+            "pess_extreme": m.pess_extreme,
+            "contrary": if m.contrary { "1.0" } else { "0" },
+            "premium": if m.premium { "1" } else { "0" },
+            "chart_type": m.chart_type,
+            "updated": m.updated,
+        }
+    })))
+}
+
+/// A worked example a new user can paste.
+async fn tutorial() -> Json<Value> {
+    let strategy = json!({
+        "symbol": "SPX",
+        "name": "Buy pessimism, sell optimism",
+        "frequency": "Daily",
+        "start_date": "2005-01-01",
+        "risk_control": "-8//63",
+        "entry": {
+            "rule_type": "SingleCondition",
+            "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"comparison_type": "SV", "type_name": "CrossBelow", "comparison_value": "30"}}
+        },
+        "exit": {
+            "rule_type": "SingleCondition",
+            "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"comparison_type": "SV", "type_name": "CrossAbove", "comparison_value": "70"}}
+        }
+    });
+    Json(json!({
+        "title": "Your first backtest",
+        "steps": [
+            {"step": 1, "what": "Check the strategy and see the defaults the service fills in", "request": "POST /backtest/validate", "curl": "curl -u EMAIL:PASSWORD -H 'Content-Type: application/json' -d @strategy.json http://127.0.0.1:8080/backtest/validate"},
+            {"step": 2, "what": "Submit it; the answer carries a task_id", "request": "POST /backtest/start_backtest", "curl": "curl -u EMAIL:PASSWORD -H 'Content-Type: application/json' -d @strategy.json http://127.0.0.1:8080/backtest/start_backtest"},
+            {"step": 3, "what": "Poll until status is SUCCESS, then read result", "request": "GET /backtest/status/{task_id}", "curl": "curl -u EMAIL:PASSWORD http://127.0.0.1:8080/backtest/status/TASK_ID"},
+            {"step": 4, "what": "Find other signals", "request": "GET /backtest/indicators/list?q=optix&type=optix", "curl": "curl -u EMAIL:PASSWORD 'http://127.0.0.1:8080/backtest/indicators/list?q=optix'"}
+        ],
+        "strategy": strategy,
+        "notes": [
+            "Only symbol, entry and exit are required; validate lists every default it applied.",
+            "risk_control is stop-loss/take-profit/max-holding-bars: '-8//63' exits on an 8% adverse move or after 63 bars; '//' disables risk control.",
+            "Signals are detected by name: catalog indicators (Sentiment), technical indicators such as 'Relative Strength Index' (Technical), or 'Symbol Close' (Symbol)."
+        ]
+    }))
+}

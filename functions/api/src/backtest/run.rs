@@ -1,0 +1,287 @@
+//! Running a prepared strategy: data loaded and aligned, the engine run off the
+//! async reactor, and the result object of 2.11.
+
+use super::params::{BtFrequency, CsvRow, RuleType};
+use super::prepare::{Block, Prepared};
+use super::signals::{self, Origin};
+use chrono::NaiveDateTime;
+use engine::Bars;
+use engine::backtest::{ExitReason, Settings, run};
+use engine::strategy::{self, BlockKind, Source};
+use platform::marketdata::{IndicatorSeries, MarketData};
+use platform::worker::JobError;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// Readings aligned to bars: each bar takes the latest reading dated on or
+/// before its session date (before it, for intraday bars, whose day's reading
+/// is not known yet); NaN before the first reading.
+pub fn align(series: &IndicatorSeries, bars: &[NaiveDateTime], intraday: bool) -> Vec<f64> {
+    let mut out = Vec::with_capacity(bars.len());
+    let mut j = 0;
+    for t in bars {
+        let known = |r: &NaiveDateTime| {
+            if intraday {
+                r.date() < t.date()
+            } else {
+                r.date() <= t.date()
+            }
+        };
+        while j < series.time.len() && known(&series.time[j]) {
+            j += 1;
+        }
+        out.push(if j == 0 {
+            f64::NAN
+        } else {
+            series.close[j - 1]
+        });
+    }
+    out
+}
+
+fn csv_bars(rows: &[CsvRow]) -> Bars {
+    let mut b = Bars::with_capacity(rows.len());
+    for r in rows {
+        let [o, h, l, c, v] = r.ohlcv;
+        b.push(
+            r.date.and_hms_opt(0, 0, 0).expect("midnight"),
+            o,
+            h,
+            l,
+            c,
+            v,
+        );
+    }
+    b
+}
+
+fn engine_block(b: &Block, sources: &[Source]) -> strategy::Block {
+    let conditions = b
+        .conditions
+        .iter()
+        .zip(sources)
+        .map(|(c, s)| strategy::Condition {
+            source: s.clone(),
+            transform: c.compiled.transform.as_ref().map(|t| t.1),
+            op: c.compiled.op,
+            comparison: c.compiled.comparison.clone(),
+        })
+        .collect();
+    let kind = match b.rule_type {
+        RuleType::SingleCondition => BlockKind::Single,
+        RuleType::Scoring => BlockKind::Scoring {
+            threshold: b.score_threshold.unwrap_or(b.conditions.len()),
+        },
+        RuleType::TimeOrder => BlockKind::TimeOrder {
+            window: b.signals_in_market,
+        },
+        RuleType::RiskControlOnly => BlockKind::Never,
+    };
+    strategy::Block {
+        kind,
+        conditions,
+        delay_bars: b.delay_bars,
+    }
+}
+
+async fn sources(
+    market: &dyn MarketData,
+    b: &Block,
+    bars: &Bars,
+    csv: Option<&[CsvRow]>,
+    intraday: bool,
+    cache: &mut HashMap<String, Vec<f64>>,
+) -> Result<Vec<Source>, JobError> {
+    let mut out = Vec::new();
+    for c in &b.conditions {
+        out.push(match &c.resolved.origin {
+            Origin::Column(col) => Source::Column(*col),
+            Origin::Technical(url) => Source::Technical(
+                signals::technical(url)
+                    .expect("resolved from the map")
+                    .indicator,
+            ),
+            Origin::CsvColumn(i) => Source::Series(
+                csv.map(|rows| rows.iter().map(|r| r.signals[*i]).collect())
+                    .unwrap_or_default(),
+            ),
+            Origin::Indicator(code) => {
+                if !cache.contains_key(code) {
+                    let s = market.indicator_series(code).await?;
+                    cache.insert(code.clone(), align(&s, &bars.time, intraday));
+                }
+                Source::Series(cache[code].clone())
+            }
+        });
+    }
+    Ok(out)
+}
+
+fn day(t: NaiveDateTime) -> String {
+    t.date().format("%Y-%m-%d").to_string()
+}
+
+/// Runs the strategy and returns the result object (2.11 plus warnings).
+pub async fn execute(market: &dyn MarketData, prepared: &Prepared) -> Result<Value, JobError> {
+    let p = prepared.params();
+    let end = prepared.end_date();
+    let intraday = p.frequency == BtFrequency::Hourly;
+    let bars = match &p.csv {
+        Some(rows) => csv_bars(rows).slice_dates(None, Some(end)),
+        None => {
+            market
+                .bars(&p.symbol, p.frequency.engine(), None, Some(end))
+                .await?
+        }
+    };
+    let mut cache = HashMap::new();
+    let csv = p.csv.as_deref();
+    let entry_sources = sources(market, &prepared.entry, &bars, csv, intraday, &mut cache).await?;
+    let exit_sources = sources(market, &prepared.exit, &bars, csv, intraday, &mut cache).await?;
+    let entry = engine_block(&prepared.entry, &entry_sources);
+    let exit = engine_block(&prepared.exit, &exit_sources);
+    let bench = market
+        .bars(
+            &p.benchmark,
+            engine::Frequency::Daily,
+            Some(p.start_date),
+            Some(end),
+        )
+        .await?;
+    let start = bars.time.partition_point(|t| t.date() < p.start_date);
+    let settings = Settings {
+        direction: p.direction,
+        trade_price: p.trade_price,
+        capital_alloc: p.capital_alloc,
+        commission: p.commission,
+        slippage: p.slippage,
+        risk: p.risk,
+        bars_per_year: p.frequency.engine().bars_per_year(),
+        start,
+    };
+    let mut warnings = prepared.warnings.clone();
+    let (report, bars) = tokio::task::spawn_blocking(move || {
+        let (e, x) = (entry.signal(&bars), exit.signal(&bars));
+        (run(&bars, &e, &x, &settings), bars)
+    })
+    .await
+    .map_err(|e| JobError::Permanent(format!("internal error while running the backtest: {e}")))?;
+
+    let window = &bars.time[start.min(bars.len())..];
+    if window.is_empty() {
+        warnings.push(format!(
+            "no {} bars of {} between {} and {end}",
+            p.frequency.as_str(),
+            p.symbol,
+            p.start_date
+        ));
+    }
+    let open = report.trades.last().is_some_and(|t| t.is_open());
+    if open {
+        warnings.push(format!(
+            "the last trade is still open at {}; it is closed at that bar's close for the metrics",
+            day(bars.time[bars.len() - 1])
+        ));
+    }
+    let m = &report.metrics;
+    let entries: Vec<String> = report
+        .trades
+        .iter()
+        .map(|t| day(bars.time[t.entry_bar]))
+        .collect();
+    let exits: Vec<String> = report
+        .trades
+        .iter()
+        .map(|t| day(bars.time[t.exit_bar]))
+        .collect();
+    let bench_return = if bench.len() >= 2 {
+        (bench.close[bench.len() - 1] / bench.close[0] - 1.0) * 100.0
+    } else {
+        0.0
+    };
+    let mut result = json!({
+        "Symbol": p.symbol,
+        "Frequency": p.frequency.as_str(),
+        "Total Trades": m.total_trades,
+        "Total Positive": m.positive,
+        "Total Negative": m.negative,
+        "Win Rate": m.win_rate,
+        "Average Win %": m.average_win,
+        "Average Loss %": m.average_loss,
+        "Each Return": report.trades.iter().map(|t| t.ret * 100.0).collect::<Vec<_>>(),
+        "Total Return (%)": m.total_return,
+        "BuyHoldGain": m.buy_hold,
+        "CAGR": m.cagr,
+        "Sharpe Ratio": m.sharpe,
+        "Max Drawdown": m.max_drawdown,
+        "DrawDown Period": m.drawdown_period,
+        "Time in Market": m.time_in_market,
+        "EntryDate": entries,
+        "ExitDate": exits,
+        "Last Entry Date": entries.last(),
+        "Last Exit Date": exits.last(),
+        "BT End Date": window.last().map(|t| day(*t)).unwrap_or_else(|| end.to_string()),
+        "Exit Reason": report.trades.iter().map(|t| match t.reason {
+            ExitReason::Signal => "Signal",
+            ExitReason::StopLoss => "Stop Loss",
+            ExitReason::TakeProfit => "Take Profit",
+            ExitReason::MaxHolding => "Max Holding",
+            ExitReason::EndOfData => "Open",
+        }).collect::<Vec<_>>(),
+        "Open Trade": open,
+        "Initial Capital": p.capital,
+        "Final Capital": p.capital * (1.0 + m.total_return / 100.0),
+        "Benchmark": p.benchmark,
+        "Benchmark Return (%)": bench_return,
+        "warnings": warnings,
+    });
+    if intraday {
+        let fmt = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+        result["EntryTime"] = json!(
+            report
+                .trades
+                .iter()
+                .map(|t| fmt(bars.time[t.entry_bar]))
+                .collect::<Vec<_>>()
+        );
+        result["ExitTime"] = json!(
+            report
+                .trades
+                .iter()
+                .map(|t| fmt(bars.time[t.exit_bar]))
+                .collect::<Vec<_>>()
+        );
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> NaiveDateTime {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M").unwrap()
+    }
+
+    #[test]
+    fn readings_carry_forward_and_intraday_waits_a_day() {
+        let s = IndicatorSeries {
+            time: vec![t("2024-01-05 00:00"), t("2024-01-12 00:00")],
+            close: vec![1.0, 2.0],
+            sentiment: vec![None, None],
+        };
+        let bars = [
+            t("2024-01-04 00:00"),
+            t("2024-01-05 00:00"),
+            t("2024-01-11 00:00"),
+            t("2024-01-12 00:00"),
+        ];
+        let a = align(&s, &bars, false);
+        assert!(a[0].is_nan());
+        assert_eq!(&a[1..], &[1.0, 1.0, 2.0]);
+        let bars = [t("2024-01-05 10:00"), t("2024-01-08 10:00")];
+        let a = align(&s, &bars, true);
+        assert!(a[0].is_nan());
+        assert_eq!(a[1], 1.0);
+    }
+}
