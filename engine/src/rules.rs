@@ -77,11 +77,42 @@ pub fn moving_average(x: &[f64], kind: MaKind, period: usize) -> Vec<f64> {
     out
 }
 
-/// Min and max of `x[from..to]`, ignoring NaN; `None` when all are NaN.
-fn extremes(x: &[f64], from: usize, to: usize) -> Option<(f64, f64)> {
-    let mut it = x[from..to].iter().filter(|v| !v.is_nan());
-    let first = *it.next()?;
-    Some(it.fold((first, first), |(lo, hi), v| (lo.min(*v), hi.max(*v))))
+/// Minimum and maximum of the `p` values ending at each index (NaN ignored),
+/// in O(n) with monotonic queues; NaN until a window is full or when a window
+/// holds no number.
+fn rolling_extremes(x: &[f64], p: usize) -> (Vec<f64>, Vec<f64>) {
+    use std::collections::VecDeque;
+    let n = x.len();
+    let p = p.max(1);
+    let (mut lo, mut hi) = (vec![f64::NAN; n], vec![f64::NAN; n]);
+    let (mut minq, mut maxq): (VecDeque<usize>, VecDeque<usize>) =
+        (VecDeque::new(), VecDeque::new());
+    for i in 0..n {
+        if !x[i].is_nan() {
+            while minq.back().is_some_and(|&j| x[j] >= x[i]) {
+                minq.pop_back();
+            }
+            minq.push_back(i);
+            while maxq.back().is_some_and(|&j| x[j] <= x[i]) {
+                maxq.pop_back();
+            }
+            maxq.push_back(i);
+        }
+        let first = (i + 1).saturating_sub(p);
+        while minq.front().is_some_and(|&j| j < first) {
+            minq.pop_front();
+        }
+        while maxq.front().is_some_and(|&j| j < first) {
+            maxq.pop_front();
+        }
+        if i + 1 >= p
+            && let (Some(&a), Some(&b)) = (minq.front(), maxq.front())
+        {
+            lo[i] = x[a];
+            hi[i] = x[b];
+        }
+    }
+    (lo, hi)
 }
 
 /// Applies a qualifier transform. Values without enough history are NaN.
@@ -102,19 +133,20 @@ pub fn transform(x: &[f64], t: Transform) -> Vec<f64> {
             }
         }
         Transform::PctOfPreviousRange(p) => {
-            for i in p.max(1)..n {
-                if let Some((lo, hi)) = extremes(x, i - p.max(1), i)
-                    && hi > lo
-                {
-                    out[i] = (x[i] - lo) / (hi - lo) * 100.0;
+            // The window of the p bars before t is the window ending at t-1.
+            let (lo, hi) = rolling_extremes(x, p);
+            for i in 1..n {
+                if hi[i - 1] > lo[i - 1] {
+                    out[i] = (x[i] - lo[i - 1]) / (hi[i - 1] - lo[i - 1]) * 100.0;
                 }
             }
         }
         Transform::RangeRank(p) => {
-            for i in p.max(1) - 1..n {
-                if let Some((lo, hi)) = extremes(x, i + 1 - p.max(1), i + 1) {
-                    out[i] = if hi > lo {
-                        (x[i] - lo) / (hi - lo) * 100.0
+            let (lo, hi) = rolling_extremes(x, p);
+            for i in 0..n {
+                if !lo[i].is_nan() {
+                    out[i] = if hi[i] > lo[i] {
+                        (x[i] - lo[i]) / (hi[i] - lo[i]) * 100.0
                     } else {
                         50.0
                     };
@@ -122,20 +154,18 @@ pub fn transform(x: &[f64], t: Transform) -> Vec<f64> {
             }
         }
         Transform::DrawDown(p) => {
-            for i in p.max(1) - 1..n {
-                if let Some((_, hi)) = extremes(x, i + 1 - p.max(1), i + 1)
-                    && hi != 0.0
-                {
-                    out[i] = (x[i] / hi - 1.0) * 100.0;
+            let (_, hi) = rolling_extremes(x, p);
+            for i in 0..n {
+                if !hi[i].is_nan() && hi[i] != 0.0 {
+                    out[i] = (x[i] / hi[i] - 1.0) * 100.0;
                 }
             }
         }
         Transform::DrawUp(p) => {
-            for i in p.max(1) - 1..n {
-                if let Some((lo, _)) = extremes(x, i + 1 - p.max(1), i + 1)
-                    && lo != 0.0
-                {
-                    out[i] = (x[i] / lo - 1.0) * 100.0;
+            let (lo, _) = rolling_extremes(x, p);
+            for i in 0..n {
+                if !lo[i].is_nan() && lo[i] != 0.0 {
+                    out[i] = (x[i] / lo[i] - 1.0) * 100.0;
                 }
             }
         }
@@ -433,6 +463,40 @@ mod tests {
             &transform(&x, Transform::MaRatio(2, MaKind::Simple)),
             &[NAN, 12.0 / 11.0, 9.0 / 10.5, 15.0 / 12.0, 1.0]
         ));
+    }
+
+    #[test]
+    fn rolling_extremes_match_a_direct_scan() {
+        let x: Vec<f64> = (0..300)
+            .map(|i| {
+                if i % 37 == 5 {
+                    NAN
+                } else {
+                    ((i * 7919) % 101) as f64 - 50.0
+                }
+            })
+            .collect();
+        for p in [1, 2, 5, 21, 252] {
+            let (lo, hi) = rolling_extremes(&x, p);
+            for i in 0..x.len() {
+                if i + 1 < p {
+                    assert!(lo[i].is_nan() && hi[i].is_nan());
+                    continue;
+                }
+                let w: Vec<f64> = x[i + 1 - p..=i]
+                    .iter()
+                    .cloned()
+                    .filter(|v| !v.is_nan())
+                    .collect();
+                let want_lo = w.iter().cloned().fold(f64::INFINITY, f64::min);
+                let want_hi = w.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                if w.is_empty() {
+                    assert!(lo[i].is_nan());
+                } else {
+                    assert_eq!((lo[i], hi[i]), (want_lo, want_hi), "p={p} i={i}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,4 +2,5 @@
 //! (the venv that tests/run prepares; `MARKETLAB_PYTHON` points at it).
 
 mod backtesting;
+mod openapi;
 mod talib;

@@ -9,6 +9,7 @@ pub mod error;
 pub mod extract;
 pub mod jobs;
 pub mod logging;
+pub mod openapi;
 pub mod routes;
 pub mod server;
 pub mod state;

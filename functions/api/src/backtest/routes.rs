@@ -31,7 +31,15 @@ pub fn public_routes() -> Router<AppState> {
     Router::new().route("/backtest/tutorial", get(tutorial))
 }
 
-async fn start_backtest(
+/// Submit a strategy: a task is created and queued.
+#[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = crate::openapi::StrategyParamsDoc,
+    responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse),
+        (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
+        (status = 403, description = "The plan does not include the backtest service", body = crate::openapi::ErrorDetail),
+        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::openapi::ErrorDetail),
+        (status = 503, description = "The task store is unavailable; nothing was queued", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn start_backtest(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
@@ -90,7 +98,15 @@ async fn start_backtest(
     Ok((StatusCode::ACCEPTED, Json(json!({ "message": "Backtest task submitted; poll /backtest/status/{task_id}", "task_id": task.id }))).into_response())
 }
 
-async fn validate(State(state): State<AppState>, body: Bytes) -> Result<Json<Value>, ApiError> {
+/// Check a strategy: the merged parameters and encoded signals, no task.
+#[utoipa::path(post, path = "/backtest/validate", tag = "backtest", request_body = crate::openapi::StrategyParamsDoc,
+    responses((status = 200, description = "Valid", body = crate::openapi::ValidateResponse),
+        (status = 400, description = "Invalid; the message names the field", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn validate(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
     let body: Value = json_body(&body)?;
     let prepared = prepare(state.market.as_ref(), &body).await?;
     Ok(Json(validate_response(&prepared)))
@@ -127,7 +143,14 @@ fn index(catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
 
 const TYPES: [&str; 4] = ["optix", "trend", "reltrend", "other"];
 
-async fn indicator_list(
+/// Indicators that can be used as Sentiment signals; filters combine.
+#[utoipa::path(get, path = "/backtest/indicators/list", tag = "backtest",
+    params(("q" = Option<String>, Query, description = "Case-insensitive part of the name"),
+        ("type" = Option<String>, Query, description = "optix, trend, reltrend or other"),
+        ("symbol" = Option<String>, Query, description = "Market symbol")),
+    responses((status = 200, description = "Matching indicators", body = Vec<crate::openapi::IndicatorListItem>),
+        (status = 400, description = "Unknown type", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn indicator_list(
     State(state): State<AppState>,
     params: Params,
 ) -> Result<Response, ApiError> {
@@ -163,7 +186,12 @@ async fn indicator_list(
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-async fn indicator_metadata(
+/// Metadata of one indicator, keyed by its code.
+#[utoipa::path(get, path = "/backtest/indicators/metadata", tag = "backtest",
+    params(("indicator" = String, Query, description = "The indicator's url code")),
+    responses((status = 200, description = "Metadata", body = crate::openapi::MetadataByCode),
+        (status = 404, description = "Unknown indicator", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn indicator_metadata(
     State(state): State<AppState>,
     params: Params,
 ) -> Result<Json<Value>, ApiError> {
@@ -188,7 +216,9 @@ async fn indicator_metadata(
 }
 
 /// A worked example a new user can paste.
-async fn tutorial() -> Json<Value> {
+#[utoipa::path(get, path = "/backtest/tutorial", tag = "public", security(()),
+    responses((status = 200, description = "Steps, curl commands and a strategy", body = Object)))]
+pub(crate) async fn tutorial() -> Json<Value> {
     let strategy = json!({
         "symbol": "SPX",
         "name": "Buy pessimism, sell optimism",

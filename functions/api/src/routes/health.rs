@@ -8,12 +8,14 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 /// Liveness: the process answers and its ports were wired.
+#[utoipa::path(get, path = "/health", tag = "public", security(()), responses((status = 200, description = "Running", body = crate::openapi::Health)))]
 pub async fn health() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
 /// How to authenticate; with valid credentials, also who the caller is and
 /// what their plan grants.
+#[utoipa::path(get, path = "/auth-info", tag = "public", security(()), responses((status = 200, description = "Authentication scheme and, with valid credentials, the account", body = Object)))]
 pub async fn auth_info(State(state): State<AppState>, headers: HeaderMap) -> Json<Value> {
     let mut info = json!({
         "scheme": "basic",

@@ -3,8 +3,8 @@
 //! server can merge groups without route clashes.
 
 mod data;
-mod health;
-mod tasks;
+pub mod health;
+pub mod tasks;
 
 use crate::error::{ErrorStyle, render_errors};
 use crate::state::AppState;
@@ -46,6 +46,7 @@ pub fn public(state: &AppState, style: ErrorStyle) -> Router {
 pub fn backtest(state: &AppState) -> Router {
     let public = crate::backtest::routes::public_routes()
         .with_state(state.clone())
+        .merge(crate::openapi::routes())
         .layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
     let routes = tasks::backtest_routes().merge(crate::backtest::routes::routes());
     protected(state, Service::Backtest, ErrorStyle::Backtest, routes).merge(public)

@@ -101,7 +101,13 @@ fn backtest_record(t: &Task) -> Value {
     v
 }
 
-async fn backtest_status(
+/// One of the caller's tasks; another account's id is 404.
+#[utoipa::path(get, path = "/backtest/status/{task_id}", tag = "backtest",
+    params(("task_id" = String, Path, description = "Task UUID")),
+    responses((status = 200, description = "The task", body = crate::openapi::TaskRecord),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "Unknown or foreign task", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn backtest_status(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
@@ -110,7 +116,13 @@ async fn backtest_status(
     Ok(Json(backtest_record(&t)))
 }
 
-async fn backtest_tasks(
+/// The caller's tasks, newest first.
+#[utoipa::path(get, path = "/backtest/tasks", tag = "backtest",
+    params(("limit" = Option<i64>, Query, description = "1-200, default 20"), ("offset" = Option<i64>, Query, description = "Default 0"),
+        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED")),
+    responses((status = 200, description = "A page of tasks", body = crate::openapi::TaskList),
+        (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn backtest_tasks(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     params: Params,

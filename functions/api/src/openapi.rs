@@ -1,0 +1,393 @@
+//! The backtest service's OpenAPI 3.1 document, generated from the handlers'
+//! annotations and the schema types below, and the documentation pages
+//! (Swagger UI at `/docs`, Redoc at `/redoc`) served from assets inside the binary.
+
+use axum::Router;
+use axum::http::header;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+/// Strategy request (2.1). Only `symbol`, `entry` and `exit` are required;
+/// string-typed numbers also accept JSON numbers; duplicate keys: last wins.
+#[derive(Serialize, ToSchema)]
+#[schema(as = StrategyParams)]
+pub struct StrategyParamsDoc {
+    /// Traded ticker.
+    pub symbol: String,
+    pub name: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub description: Option<Value>,
+    /// Default `SPX`.
+    pub benchmark: Option<String>,
+    /// `Long` (default) or `Short`.
+    pub direction: Option<String>,
+    /// `Daily` (default), `Hourly`, `Weekly`, `Monthly`.
+    pub frequency: Option<String>,
+    /// Default `Single`.
+    pub strategy: Option<String>,
+    /// Default `cash`.
+    pub model: Option<String>,
+    /// Default 100000.
+    pub capital: Option<f64>,
+    /// Fraction of equity per trade, default `1.000000`.
+    pub capital_alloc: Option<String>,
+    /// Fraction of traded value per side, default `0.0000`.
+    pub commission: Option<String>,
+    /// Fraction of price per side, default `0.0000`.
+    pub slippage: Option<String>,
+    /// YYYY-MM-DD, default `1800-10-01`.
+    pub start_date: Option<String>,
+    /// YYYY-MM-DD, default the latest date in the data.
+    pub end_date: Option<String>,
+    /// 0 next open, 1 next close, 2 current close (default).
+    pub trade_price: Option<i64>,
+    /// `stop-loss/take-profit/max-holding-bars`, default `//21`.
+    pub risk_control: Option<String>,
+    pub exclude_oo: Option<i64>,
+    pub market_environment: Option<i64>,
+    pub index_moving_average_slope: Option<i64>,
+    pub opted: Option<i64>,
+    pub win_rate: Option<String>,
+    pub entry: RuleBlockDoc,
+    pub exit: RuleBlockDoc,
+    pub csv_mode: Option<bool>,
+    /// Rows with Date, Open, High, Low, Close, Volume and optional Entry1-5/Exit1-5.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub csv_data: Option<Vec<Value>>,
+}
+
+/// Entry or exit rule (2.3).
+#[derive(Serialize, ToSchema)]
+#[schema(as = RuleBlock)]
+pub struct RuleBlockDoc {
+    /// `SingleCondition`, `Scoring`, `TimeOrder`, `RiskControlOnly` (exit only).
+    pub rule_type: String,
+    pub delay_bars: Option<i64>,
+    /// One condition (SingleCondition) or an array of them (Scoring).
+    #[schema(value_type = Option<Object>)]
+    pub condition: Option<Value>,
+    /// Scoring: the array may also be named `voters`.
+    pub voters: Option<Vec<ConditionDoc>>,
+    pub score_threshold: Option<i64>,
+    /// TimeOrder steps, directly on the block.
+    pub steps: Option<Vec<ConditionDoc>>,
+    /// TimeOrder: maximum bars from first to last step (default 100000).
+    pub signals_in_market: Option<i64>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Condition)]
+pub struct ConditionDoc {
+    pub signal: SignalDoc,
+    pub rule: RuleDoc,
+    pub qualifier: Option<QualifierDoc>,
+}
+
+/// Signal (2.4); `type` is detected when omitted: Sentiment, Technical, Symbol.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Signal)]
+pub struct SignalDoc {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub name: String,
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<Value>,
+}
+
+/// Rule (2.5).
+#[derive(Serialize, ToSchema)]
+#[schema(as = Rule)]
+pub struct RuleDoc {
+    /// `SV`, `SVMA`, `SVEMA`, `MA`.
+    pub comparison_type: Option<String>,
+    /// An operator of 2.6, or `>=` / `<=`.
+    pub type_name: String,
+    pub comparison_value: Option<String>,
+    pub period: Option<String>,
+}
+
+/// Qualifier (2.7): transforms the signal before the comparison.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Qualifier)]
+pub struct QualifierDoc {
+    pub comparison_operator: String,
+    pub calculation_period: String,
+    /// `S` or `E`.
+    pub ma_type: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SubmitResponse {
+    pub message: String,
+    pub task_id: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EncodedSignal {
+    pub code: String,
+    pub signal_name: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[allow(non_snake_case)]
+pub struct EncodedCondition {
+    pub newCondition: i64,
+    pub conditionPeriod: String,
+    pub ma_type: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EncodedBlock {
+    pub rule_type: String,
+    pub signals: Vec<EncodedSignal>,
+    pub cond: Vec<EncodedCondition>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ValidateResponse {
+    /// `valid`.
+    pub status: String,
+    #[schema(value_type = Object)]
+    pub user_supplied: Value,
+    #[schema(value_type = Object)]
+    pub defaults_applied: Value,
+    pub entry: EncodedBlock,
+    pub exit: EncodedBlock,
+    pub warnings: Vec<String>,
+}
+
+/// Result object (2.11) of a successful task.
+#[derive(Serialize, ToSchema)]
+pub struct BacktestResult {
+    #[serde(rename = "Symbol")]
+    pub symbol: String,
+    #[serde(rename = "Frequency")]
+    pub frequency: String,
+    #[serde(rename = "Total Trades")]
+    pub total_trades: i64,
+    #[serde(rename = "Total Positive")]
+    pub total_positive: i64,
+    #[serde(rename = "Total Negative")]
+    pub total_negative: i64,
+    #[serde(rename = "Win Rate")]
+    pub win_rate: f64,
+    #[serde(rename = "Average Win %")]
+    pub average_win: f64,
+    #[serde(rename = "Average Loss %")]
+    pub average_loss: f64,
+    #[serde(rename = "Each Return")]
+    pub each_return: Vec<f64>,
+    #[serde(rename = "Total Return (%)")]
+    pub total_return: f64,
+    #[serde(rename = "BuyHoldGain")]
+    pub buy_hold_gain: f64,
+    #[serde(rename = "CAGR")]
+    pub cagr: f64,
+    #[serde(rename = "Sharpe Ratio")]
+    pub sharpe: f64,
+    #[serde(rename = "Max Drawdown")]
+    pub max_drawdown: f64,
+    #[serde(rename = "DrawDown Period")]
+    pub drawdown_period: i64,
+    #[serde(rename = "Time in Market")]
+    pub time_in_market: f64,
+    #[serde(rename = "EntryDate")]
+    pub entry_date: Vec<String>,
+    #[serde(rename = "ExitDate")]
+    pub exit_date: Vec<String>,
+    #[serde(rename = "Last Entry Date")]
+    pub last_entry_date: Option<String>,
+    #[serde(rename = "Last Exit Date")]
+    pub last_exit_date: Option<String>,
+    #[serde(rename = "BT End Date")]
+    pub bt_end_date: String,
+    #[serde(rename = "Exit Reason")]
+    pub exit_reason: Vec<String>,
+    #[serde(rename = "Open Trade")]
+    pub open_trade: bool,
+    #[serde(rename = "Initial Capital")]
+    pub initial_capital: f64,
+    #[serde(rename = "Final Capital")]
+    pub final_capital: f64,
+    #[serde(rename = "Benchmark")]
+    pub benchmark: String,
+    #[serde(rename = "Benchmark Return (%)")]
+    pub benchmark_return: f64,
+    pub warnings: Vec<String>,
+}
+
+/// Task record (2.10).
+#[derive(Serialize, ToSchema)]
+pub struct TaskRecord {
+    pub task_id: String,
+    /// `PENDING`, `RUNNING`, `SUCCESS`, `FAILED`.
+    pub status: String,
+    #[schema(value_type = Object)]
+    pub params: Value,
+    pub username: String,
+    pub created_at: String,
+    pub result: Option<BacktestResult>,
+    /// When FAILED: what went wrong.
+    pub error: Option<String>,
+}
+
+/// Task summary (2.12).
+#[derive(Serialize, ToSchema)]
+pub struct TaskSummary {
+    pub task_id: String,
+    pub status: String,
+    pub strategy_name: Option<String>,
+    pub symbol: String,
+    pub frequency: String,
+    pub created_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TaskList {
+    pub tasks: Vec<TaskSummary>,
+    pub total: i64,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// Indicator list item (2.13).
+#[derive(Serialize, ToSchema)]
+pub struct IndicatorListItem {
+    pub chart_name: String,
+    pub url: String,
+    pub market_symbol: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub updated: String,
+}
+
+/// Indicator metadata (2.14), keyed by indicator code.
+#[derive(Serialize, ToSchema)]
+pub struct IndicatorMetadata {
+    pub sentiment: String,
+    pub description: String,
+    pub opt_extreme: f64,
+    pub pess_extreme: f64,
+    pub contrary: String,
+    pub premium: String,
+    pub chart_type: String,
+    pub updated: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MetadataByCode(pub BTreeMap<String, IndicatorMetadata>);
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    pub detail: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    pub status: String,
+}
+
+struct BasicAuth;
+
+impl Modify for BasicAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "basic",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "marketlab backtest service", version = "1.0.0", description = "Strategy backtests as asynchronous tasks: submit, poll, read the result. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
+    paths(
+        crate::backtest::routes::start_backtest,
+        crate::backtest::routes::validate,
+        crate::routes::tasks::backtest_status,
+        crate::routes::tasks::backtest_tasks,
+        crate::backtest::routes::indicator_list,
+        crate::backtest::routes::indicator_metadata,
+        crate::backtest::routes::tutorial,
+        crate::routes::health::health,
+        crate::routes::health::auth_info,
+    ),
+    components(schemas(
+        StrategyParamsDoc, RuleBlockDoc, ConditionDoc, SignalDoc, RuleDoc, QualifierDoc, SubmitResponse, ValidateResponse,
+        EncodedBlock, EncodedSignal, EncodedCondition, TaskRecord, TaskSummary, TaskList, BacktestResult,
+        IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, Health
+    )),
+    modifiers(&BasicAuth),
+    security(("basic" = [])),
+    tags((name = "backtest", description = "Strategy backtests"), (name = "public", description = "No credentials needed"))
+)]
+pub struct BacktestApi;
+
+/// The document as served, built once.
+pub fn document() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| {
+        BacktestApi::openapi()
+            .to_pretty_json()
+            .expect("the OpenAPI document serialises")
+    })
+}
+
+const SWAGGER_JS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui-bundle.js");
+const SWAGGER_CSS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui.css");
+const REDOC_JS: &[u8] = include_bytes!("../assets/redoc/redoc.standalone.js");
+
+fn asset(content_type: &'static str, body: &'static [u8]) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+const DOCS_PAGE: &str = r##"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>marketlab backtest API</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui" });</script>
+</body></html>"##;
+
+const REDOC_PAGE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>marketlab backtest API</title></head>
+<body><redoc spec-url="/openapi.json"></redoc>
+<script src="/redoc/redoc.standalone.js"></script>
+</body></html>"#;
+
+/// `/openapi.json`, `/docs`, `/redoc` and their assets: public, no internet needed.
+pub fn routes() -> Router {
+    Router::new()
+        .route(
+            "/openapi.json",
+            get(|| async { ([(header::CONTENT_TYPE, "application/json")], document()) }),
+        )
+        .route("/docs", get(|| async { Html(DOCS_PAGE) }))
+        .route(
+            "/docs/swagger-ui-bundle.js",
+            get(|| async { asset("text/javascript", SWAGGER_JS) }),
+        )
+        .route(
+            "/docs/swagger-ui.css",
+            get(|| async { asset("text/css", SWAGGER_CSS) }),
+        )
+        .route("/redoc", get(|| async { Html(REDOC_PAGE) }))
+        .route(
+            "/redoc/redoc.standalone.js",
+            get(|| async { asset("text/javascript", REDOC_JS) }),
+        )
+}

@@ -1,0 +1,291 @@
+//! Backtest benchmarks: `cargo bench -p e2e --bench backtest`.
+//!
+//! Engine timings are medians over repeated runs; the backtesting.py peer is
+//! timed in the same run on the same bars (when the reference venv exists),
+//! and the end-to-end task latency goes through the embedded server over HTTP.
+
+use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use chrono::NaiveDate;
+use e2e::server::{Options, TestServer};
+use engine::Bars;
+use engine::backtest::{Direction, RiskControl, Settings, TradePrice, run};
+use engine::indicators::sma;
+use engine::rules::{MaKind, Op, Target, Transform, evaluate};
+use engine::strategy::{Block, BlockKind, Column, Comparison, Condition, Source, Technical};
+use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
+use platform::sample::{SampleConfig, generate};
+use serde_json::json;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn settings(tp: TradePrice, risk: RiskControl) -> Settings {
+    Settings {
+        direction: Direction::Long,
+        trade_price: tp,
+        capital_alloc: 1.0,
+        commission: 0.0,
+        slippage: 0.0,
+        risk,
+        bars_per_year: 252.0,
+        start: 0,
+    }
+}
+
+/// Median wall time of `f` over enough runs to fill about `budget`.
+fn median<F: FnMut()>(budget: Duration, mut f: F) -> Duration {
+    f();
+    let probe = Instant::now();
+    f();
+    let one = probe.elapsed().max(Duration::from_nanos(50));
+    let runs = ((budget.as_secs_f64() / one.as_secs_f64()) as usize).clamp(5, 20_000);
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.1} us")
+    } else if us < 1e6 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+/// SMA(10/20) crossover: signals from the close, then the simulation.
+fn sma_cross(b: &Bars) -> usize {
+    let (f, s) = (sma(&b.close, 10), sma(&b.close, 20));
+    let entry = evaluate(&f, Op::CrossAbove, &Target::Series(s.clone()));
+    let exit = evaluate(&f, Op::CrossBelow, &Target::Series(s));
+    run(
+        b,
+        &entry,
+        &exit,
+        &settings(TradePrice::CurrentClose, RiskControl::default()),
+    )
+    .trades
+    .len()
+}
+
+fn main() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = SampleConfig {
+        stocks: 10,
+        intraday_days: 10,
+        start: NaiveDate::from_ymd_opt(1987, 1, 2).unwrap(),
+        ..SampleConfig::default()
+    };
+    generate(&config, &LocalDir::new(dir.path().join("market"))).unwrap();
+    let md = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path().join("market"))));
+    let spx = rt.block_on(md.daily("SPX")).unwrap();
+    let last = |n: usize| spx.slice_dates(Some(spx.date(spx.len() - n)), None);
+    println!("backtest benchmarks (median wall time; sample SPX daily bars)");
+
+    for n in [2_000, 10_000] {
+        let b = last(n.min(spx.len()));
+        let t = median(Duration::from_secs(2), || {
+            black_box(sma_cross(black_box(&b)));
+        });
+        println!(
+            "  SMA 10/20 crossover, {} bars (signals + simulation): {}",
+            b.len(),
+            fmt(t)
+        );
+    }
+
+    // Peer: backtesting.py on its own GOOG bars, and the engine on the same bars.
+    if let Some(py) = std::env::var_os("MARKETLAB_PYTHON")
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| {
+                std::path::PathBuf::from(h)
+                    .join(".cache/marketlab/venv/bin/python")
+                    .into_os_string()
+            })
+        })
+        .filter(|p| std::path::Path::new(p).exists())
+    {
+        unsafe { std::env::set_var("MARKETLAB_PYTHON", &py) };
+        let r = e2e::reference::run("time_backtesting.py", &json!({"runs": 15}));
+        let f = |k: &str| {
+            r[k].as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect::<Vec<_>>()
+        };
+        let (o, h, l, c) = (f("open"), f("high"), f("low"), f("close"));
+        let mut goog = Bars::default();
+        for (i, d) in r["dates"].as_array().unwrap().iter().enumerate() {
+            let d: NaiveDate = d.as_str().unwrap().parse().unwrap();
+            goog.push(d.and_hms_opt(0, 0, 0).unwrap(), o[i], h[i], l[i], c[i], 0.0);
+        }
+        let ours = median(Duration::from_secs(2), || {
+            black_box(sma_cross(black_box(&goog)));
+        });
+        let peer = Duration::from_secs_f64(r["median_seconds"].as_f64().unwrap());
+        println!(
+            "  peer, same {} GOOG bars: engine {} vs backtesting.py {} -> {:.0}x faster",
+            goog.len(),
+            fmt(ours),
+            fmt(peer),
+            peer.as_secs_f64() / ours.as_secs_f64()
+        );
+    } else {
+        println!("  peer skipped: the reference venv is missing (tests/run creates it)");
+    }
+
+    // TimeOrder over 30 years: Optix below 30, then RSI below 35, then close above its 50-day SMA.
+    let b30 = last(252 * 30);
+    let optix = rt.block_on(md.indicator_series("SPX_OPTIX")).unwrap();
+    let aligned = api::backtest::run::align(&optix, &b30.time, false);
+    let cond = |source: Source, op: Op, comparison: Comparison| Condition {
+        source,
+        transform: None,
+        op,
+        comparison,
+    };
+    let time_order = Block {
+        kind: BlockKind::TimeOrder { window: 21 },
+        conditions: vec![
+            Condition {
+                source: Source::Series(aligned),
+                transform: Some(Transform::RangeRank(252)),
+                op: Op::Lt,
+                comparison: Comparison::Value(20.0),
+            },
+            cond(
+                Source::Technical(Technical::Rsi(14)),
+                Op::Lt,
+                Comparison::Value(35.0),
+            ),
+            cond(
+                Source::Technical(Technical::Sma(50)),
+                Op::CrossAbove,
+                Comparison::CloseVersusAverage {
+                    kind: MaKind::Simple,
+                    period: 50,
+                    offset_pct: 0.0,
+                },
+            ),
+        ],
+        delay_bars: 0,
+    };
+    let exit = Block {
+        kind: BlockKind::Single,
+        conditions: vec![cond(
+            Source::Column(Column::Close),
+            Op::CrossBelow,
+            Comparison::OwnAverage {
+                kind: MaKind::Exponential,
+                period: 20,
+                offset_pct: 0.0,
+            },
+        )],
+        delay_bars: 0,
+    };
+    let risk = RiskControl {
+        stop_loss_pct: Some(8.0),
+        take_profit_pct: None,
+        max_holding_bars: Some(63),
+    };
+    let t = median(Duration::from_secs(2), || {
+        let (e, x) = (time_order.signal(&b30), exit.signal(&b30));
+        black_box(
+            run(&b30, &e, &x, &settings(TradePrice::NextOpen, risk))
+                .trades
+                .len(),
+        );
+    });
+    println!(
+        "  TimeOrder (3 steps, qualifier, risk control), {} bars: {}",
+        b30.len(),
+        fmt(t)
+    );
+
+    // A 4,000-combination sweep: fast 5-54 x slow 60-139 SMAs on 10 years.
+    let b10 = last(2_520);
+    let started = Instant::now();
+    let smas: Vec<Vec<f64>> = (0..140)
+        .map(|n| if n == 0 { vec![] } else { sma(&b10.close, n) })
+        .collect();
+    let mut best = (f64::MIN, 0, 0);
+    let mut combos = 0;
+    for fast in 5..55 {
+        for slow in 60..140 {
+            let entry = evaluate(
+                &smas[fast],
+                Op::CrossAbove,
+                &Target::Series(smas[slow].clone()),
+            );
+            let exit = evaluate(
+                &smas[fast],
+                Op::CrossBelow,
+                &Target::Series(smas[slow].clone()),
+            );
+            let r = run(
+                &b10,
+                &entry,
+                &exit,
+                &settings(TradePrice::CurrentClose, RiskControl::default()),
+            );
+            if r.metrics.total_return > best.0 {
+                best = (r.metrics.total_return, fast, slow);
+            }
+            combos += 1;
+        }
+    }
+    let sweep = started.elapsed();
+    println!(
+        "  sweep of {combos} SMA pairs on {} bars: {} ({} per combination; best {}/{})",
+        b10.len(),
+        fmt(sweep),
+        fmt(sweep / combos),
+        best.1,
+        best.2
+    );
+
+    // End to end: submit -> SUCCESS through the embedded server, 200 tasks one after another.
+    rt.block_on(async {
+        let db = tempfile::tempdir().unwrap();
+        let s = TestServer::start(Options::new(db.path().join("db.sqlite"))).await;
+        let client = reqwest::Client::new();
+        let body = json!({
+            "symbol": "SPX", "start_date": "2000-01-01", "risk_control": "-8//63",
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+            "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
+        });
+        let mut latencies = Vec::new();
+        for _ in 0..200 {
+            let t0 = Instant::now();
+            let r: serde_json::Value = client.post(s.url("/backtest/start_backtest")).basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD)).json(&body).send().await.unwrap().json().await.unwrap();
+            let path = s.url(&format!("/backtest/status/{}", r["task_id"].as_str().unwrap()));
+            loop {
+                let t: serde_json::Value = client.get(&path).basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD)).send().await.unwrap().json().await.unwrap();
+                match t["status"].as_str() {
+                    Some("SUCCESS") => break,
+                    Some("FAILED") => panic!("{t}"),
+                    _ => tokio::time::sleep(Duration::from_micros(500)).await,
+                }
+            }
+            latencies.push(t0.elapsed());
+        }
+        latencies.sort();
+        println!(
+            "  end to end, submit to SUCCESS over HTTP (200 tasks, {} bars each): p50 {}, p99 {}",
+            s.state.market.bars("SPX", engine::Frequency::Daily, NaiveDate::from_ymd_opt(2000, 1, 1), None).await.unwrap().len(),
+            fmt(latencies[99]),
+            fmt(latencies[197])
+        );
+        s.stop().await;
+    });
+}
