@@ -24,7 +24,19 @@ async fn run_to_result(s: &TestServer, body: &Value) -> Value {
     .await;
     let (_, task) = s.get(&path, DEMO).await;
     assert!(done && task["status"] == "SUCCESS", "{task}");
-    assert_eq!(task["params"], *body, "params echo the submission");
+    let mut echoed = task["params"].clone();
+    if body.get("csv_data").is_some() {
+        // CSV rows are stored in the 16-column shape (2.8); the rest is echoed as sent.
+        let rows = echoed["csv_data"].as_array().unwrap();
+        assert_eq!(rows.len(), body["csv_data"].as_array().unwrap().len());
+        for row in rows {
+            let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
+            assert_eq!(keys.len(), 16, "{keys:?}");
+            assert!(row.get("Note").is_none() && row["Exit5"] == json!(0.0));
+        }
+        echoed["csv_data"] = body["csv_data"].clone();
+    }
+    assert_eq!(echoed, *body, "params echo the submission");
     task["result"].clone()
 }
 
@@ -386,6 +398,17 @@ async fn csv_mode_trade_prices_direction_and_delay() {
         &r["Final Capital"],
         100000.0 * (1.0 + 0.5 * r1) * (1.0 + 0.5 * r2)
     ));
+
+    // A window with no bars runs and says so.
+    let r = run_to_result(&s, &csv_strategy(json!({"start_date": "2025-01-01"}))).await;
+    assert_eq!(r["Total Trades"], json!(0));
+    assert!(
+        r["warnings"]
+            .to_string()
+            .contains("no Daily bars of MYDATA between 2025-01-01"),
+        "{}",
+        r["warnings"]
+    );
 
     // An open trade at the end is closed at the last bar and reported.
     let mut body = csv_strategy(json!({}));

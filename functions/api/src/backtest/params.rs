@@ -577,6 +577,29 @@ fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
     })
 }
 
+/// CSV rows in the 16-column shape the worker receives (2.8): the six price
+/// columns and Entry1..5/Exit1..5, other columns dropped.
+pub fn csv_rows_json(rows: &[CsvRow]) -> Value {
+    Value::Array(
+        rows.iter()
+            .map(|r| {
+                let mut o = Map::new();
+                o.insert("Date".into(), json!(r.date.to_string()));
+                for (k, col) in ["Open", "High", "Low", "Close", "Volume"]
+                    .iter()
+                    .enumerate()
+                {
+                    o.insert((*col).into(), json!(r.ohlcv[k]));
+                }
+                for (k, col) in SIGNAL_COLUMNS.iter().enumerate() {
+                    o.insert((*col).into(), json!(r.signals[k]));
+                }
+                Value::Object(o)
+            })
+            .collect(),
+    )
+}
+
 const SIGNAL_COLUMNS: [&str; 10] = [
     "Entry1", "Entry2", "Entry3", "Entry4", "Entry5", "Exit1", "Exit2", "Exit3", "Exit4", "Exit5",
 ];

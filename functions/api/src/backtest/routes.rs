@@ -46,12 +46,16 @@ pub(crate) async fn start_backtest(
 ) -> Result<Response, ApiError> {
     let body: Value = json_body(&body)?;
     let prepared = prepare(state.market.as_ref(), &body).await?;
+    let mut params = prepared.parsed.user_supplied.clone();
+    if let Some(rows) = &prepared.params().csv {
+        params["csv_data"] = super::params::csv_rows_json(rows);
+    }
     let task = state
         .tasks
         .create(NewTask {
             owner: caller.0.email.clone(),
             kind: TaskKind::StrategyBacktest,
-            params: prepared.parsed.user_supplied.clone(),
+            params,
         })
         .await
         .map_err(|e| match e {
