@@ -129,18 +129,8 @@ impl TestServer {
 
     /// GET with Basic credentials; returns status and JSON body.
     pub async fn get(&self, path: &str, user: Option<(&str, &str)>) -> (u16, serde_json::Value) {
-        let mut req = reqwest::Client::new().get(self.url(path));
-        if let Some((u, p)) = user {
-            req = req.basic_auth(u, Some(p));
-        }
-        let resp = req.send().await.expect("request");
-        let status = resp.status().as_u16();
-        let text = resp.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text)
-                .unwrap_or_else(|_| panic!("{path}: body is not JSON: {text}")),
-        )
+        self.send(path, reqwest::Client::new().get(self.url(path)), user)
+            .await
     }
 
     /// POST a JSON body with Basic credentials; returns status and JSON body.
@@ -150,7 +140,20 @@ impl TestServer {
         user: Option<(&str, &str)>,
         body: &serde_json::Value,
     ) -> (u16, serde_json::Value) {
-        let mut req = reqwest::Client::new().post(self.url(path)).json(body);
+        self.send(
+            path,
+            reqwest::Client::new().post(self.url(path)).json(body),
+            user,
+        )
+        .await
+    }
+
+    async fn send(
+        &self,
+        path: &str,
+        mut req: reqwest::RequestBuilder,
+        user: Option<(&str, &str)>,
+    ) -> (u16, serde_json::Value) {
         if let Some((u, p)) = user {
             req = req.basic_auth(u, Some(p));
         }

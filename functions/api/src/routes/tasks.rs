@@ -48,16 +48,29 @@ async fn owned_task(
         .ok_or_else(not_found)
 }
 
-struct Page {
-    limit: u32,
-    offset: u32,
-}
-
-fn page(params: &Params) -> Result<Page, ApiError> {
-    Ok(Page {
-        limit: params.int_in("limit", 20, 1, MAX_LIMIT)? as u32,
-        offset: params.int_in("offset", 0, 0, i64::from(u32::MAX))? as u32,
-    })
+/// A page of the caller's tasks of `kinds` (status filter and paging from the
+/// query), each rendered by `summary`, in the `{tasks, total, limit, offset}` shape.
+async fn list_page(
+    state: &AppState,
+    caller: &Caller,
+    params: &Params,
+    kinds: Vec<TaskKind>,
+    summary: fn(&Task) -> Value,
+) -> Result<Json<Value>, ApiError> {
+    let limit = params.int_in("limit", 20, 1, MAX_LIMIT)? as u32;
+    let offset = params.int_in("offset", 0, 0, i64::from(u32::MAX))? as u32;
+    let filter = TaskFilter {
+        kinds,
+        status: status_filter(params)?,
+    };
+    let listed = state
+        .tasks
+        .list(&caller.0.email, &filter, limit, offset)
+        .await?;
+    let tasks: Vec<Value> = listed.tasks.iter().map(summary).collect();
+    Ok(Json(
+        json!({ "tasks": tasks, "total": listed.total, "limit": limit, "offset": offset }),
+    ))
 }
 
 fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiError> {
@@ -127,19 +140,12 @@ pub(crate) async fn backtest_tasks(
     Extension(caller): Extension<Caller>,
     params: Params,
 ) -> Result<Json<Value>, ApiError> {
-    let p = page(&params)?;
-    let filter = TaskFilter {
-        kinds: vec![TaskKind::StrategyBacktest],
-        status: status_filter(&params)?,
-    };
-    let listed = state
-        .tasks
-        .list(&caller.0.email, &filter, p.limit, p.offset)
-        .await?;
-    let tasks: Vec<Value> = listed
-        .tasks
-        .iter()
-        .map(|t| {
+    list_page(
+        &state,
+        &caller,
+        &params,
+        vec![TaskKind::StrategyBacktest],
+        |t| {
             json!({
                 "task_id": t.id,
                 "status": t.status,
@@ -148,11 +154,9 @@ pub(crate) async fn backtest_tasks(
                 "frequency": t.params.get("frequency").cloned().unwrap_or(json!("Daily")),
                 "created_at": backtest_time(t.created_at),
             })
-        })
-        .collect();
-    Ok(Json(
-        json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset }),
-    ))
+        },
+    )
+    .await
 }
 
 // Analytics service: task object of 2.8 for cpm and scanner backtests.
@@ -202,7 +206,6 @@ async fn cpm_tasks(
     Extension(caller): Extension<Caller>,
     params: Params,
 ) -> Result<Json<Value>, ApiError> {
-    let p = page(&params)?;
     let kinds = match params.get("mode") {
         None => CPM_KINDS.to_vec(),
         Some("backtest") => vec![TaskKind::CpmBacktest],
@@ -213,31 +216,17 @@ async fn cpm_tasks(
             )));
         }
     };
-    let filter = TaskFilter {
-        kinds,
-        status: status_filter(&params)?,
-    };
-    let listed = state
-        .tasks
-        .list(&caller.0.email, &filter, p.limit, p.offset)
-        .await?;
-    let tasks: Vec<Value> = listed
-        .tasks
-        .iter()
-        .map(|t| {
-            json!({
-                "task_id": t.id,
-                "status": t.status,
-                "mode": if t.kind == TaskKind::CpmScan { "scan" } else { "backtest" },
-                "symbol": param_str(t, "symbol"),
-                "system_pattern": param_str(t, "system_pattern"),
-                "created_at": analytics_time(t.created_at),
-            })
+    list_page(&state, &caller, &params, kinds, |t| {
+        json!({
+            "task_id": t.id,
+            "status": t.status,
+            "mode": if t.kind == TaskKind::CpmScan { "scan" } else { "backtest" },
+            "symbol": param_str(t, "symbol"),
+            "system_pattern": param_str(t, "system_pattern"),
+            "created_at": analytics_time(t.created_at),
         })
-        .collect();
-    Ok(Json(
-        json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset }),
-    ))
+    })
+    .await
 }
 
 async fn scanner_status(
@@ -255,19 +244,12 @@ async fn scanner_tasks(
     Extension(caller): Extension<Caller>,
     params: Params,
 ) -> Result<Json<Value>, ApiError> {
-    let p = page(&params)?;
-    let filter = TaskFilter {
-        kinds: vec![TaskKind::ScannerBacktest],
-        status: status_filter(&params)?,
-    };
-    let listed = state
-        .tasks
-        .list(&caller.0.email, &filter, p.limit, p.offset)
-        .await?;
-    let tasks: Vec<Value> = listed
-        .tasks
-        .iter()
-        .map(|t| {
+    list_page(
+        &state,
+        &caller,
+        &params,
+        vec![TaskKind::ScannerBacktest],
+        |t| {
             json!({
                 "task_id": t.id,
                 "status": t.status,
@@ -275,9 +257,7 @@ async fn scanner_tasks(
                 "find_type": param_str(t, "find_type"),
                 "created_at": analytics_time(t.created_at),
             })
-        })
-        .collect();
-    Ok(Json(
-        json!({ "tasks": tasks, "total": listed.total, "limit": p.limit, "offset": p.offset }),
-    ))
+        },
+    )
+    .await
 }
