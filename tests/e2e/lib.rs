@@ -2,5 +2,6 @@
 //! a harness that runs the embedded server on a loopback port.
 
 pub mod contract;
+pub mod emulator;
 pub mod reference;
 pub mod server;

@@ -1,6 +1,7 @@
 //! End-to-end tests of the embedded deployment over real HTTP on 127.0.0.1.
 
 mod backtest;
+mod contract_aws;
 mod contract_embedded;
 mod http_auth;
 mod http_tasks;

@@ -1,0 +1,92 @@
+//! Market data objects in S3, in the layout of docs/data-layout.md.
+
+use async_trait::async_trait;
+use aws_sdk_s3::Client;
+use aws_sdk_s3::primitives::ByteStream;
+use bytes::Bytes;
+use platform::PortError;
+use platform::marketdata::BlobStore;
+
+#[derive(Clone)]
+pub struct S3Blobs {
+    client: Client,
+    bucket: String,
+}
+
+impl S3Blobs {
+    pub fn new(client: Client, bucket: impl Into<String>) -> Self {
+        S3Blobs {
+            client,
+            bucket: bucket.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl BlobStore for S3Blobs {
+    async fn get(&self, key: &str) -> Result<Option<Bytes>, PortError> {
+        match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
+            Ok(out) => out
+                .body
+                .collect()
+                .await
+                .map(|b| Some(b.into_bytes()))
+                .map_err(|e| {
+                    PortError::Unavailable(format!("read s3://{}/{key}: {e}", self.bucket))
+                }),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => Ok(None),
+            Err(e) => Err(PortError::Unavailable(format!(
+                "get s3://{}/{key}: {e:?}",
+                self.bucket
+            ))),
+        }
+    }
+
+    async fn put(&self, key: &str, data: Bytes) -> Result<(), PortError> {
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .body(ByteStream::from(data))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| PortError::Unavailable(format!("put s3://{}/{key}: {e:?}", self.bucket)))
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError> {
+        let mut keys = Vec::new();
+        let mut token = None;
+        loop {
+            let out = self
+                .client
+                .list_objects_v2()
+                .bucket(&self.bucket)
+                .prefix(prefix)
+                .set_continuation_token(token)
+                .send()
+                .await
+                .map_err(|e| {
+                    PortError::Unavailable(format!("list s3://{}/{prefix}: {e:?}", self.bucket))
+                })?;
+            keys.extend(
+                out.contents()
+                    .iter()
+                    .filter_map(|o| o.key().map(str::to_string)),
+            );
+            match out.next_continuation_token() {
+                Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
+                _ => break,
+            }
+        }
+        keys.sort();
+        Ok(keys)
+    }
+}

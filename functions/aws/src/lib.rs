@@ -1,0 +1,35 @@
+//! AWS adapters of the platform's ports. They pass the same contract suites as
+//! the embedded adapters (tests/e2e/contract), run against an AWS emulator.
+
+mod accounts;
+mod blobs;
+mod config;
+pub mod provision;
+mod queue;
+mod tasks;
+
+pub use accounts::DynamoAccountStore;
+pub use blobs::S3Blobs;
+pub use config::{Clients, Names};
+pub use queue::SqsQueue;
+pub use tasks::DynamoTaskStore;
+
+use platform::PortError;
+
+/// Maps an SDK failure: throttling, timeouts and transport errors are
+/// retryable; everything else is an adapter fault.
+pub(crate) fn sdk_error<E: std::fmt::Debug>(
+    what: &str,
+    e: aws_sdk_dynamodb::error::SdkError<E>,
+) -> PortError {
+    use aws_sdk_dynamodb::error::SdkError;
+    match &e {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            PortError::Unavailable(format!("{what}: {e:?}"))
+        }
+        SdkError::ServiceError(s) if matches!(s.raw().status().as_u16(), 429 | 500..=599) => {
+            PortError::Unavailable(format!("{what}: {e:?}"))
+        }
+        _ => PortError::Internal(format!("{what}: {e:?}")),
+    }
+}

@@ -1,0 +1,143 @@
+//! Creates the resources of infra/template.yaml on an emulator (or an empty
+//! account): the same table keys, index, queue with dead-letter redrive, and
+//! bucket. Idempotent: existing resources are kept.
+
+use crate::config::Clients;
+use crate::tasks::OWNER_INDEX;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType,
+};
+use aws_sdk_sqs::types::QueueAttributeName;
+use platform::PortError;
+
+fn attr(name: &str) -> Result<AttributeDefinition, PortError> {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .map_err(PortError::internal)
+}
+
+fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, PortError> {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(kind)
+        .build()
+        .map_err(PortError::internal)
+}
+
+fn exists<E: std::fmt::Debug>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool {
+    format!("{e:?}").contains("ResourceInUseException")
+        || format!("{e:?}").contains("already exists")
+}
+
+/// The tasks table (key `id`, GSI `by_owner` on owner + created).
+pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    let gsi = GlobalSecondaryIndex::builder()
+        .index_name(OWNER_INDEX)
+        .key_schema(key("owner", KeyType::Hash)?)
+        .key_schema(key("created", KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .map_err(PortError::internal)?;
+    let r = c
+        .dynamodb
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("id")?)
+        .attribute_definitions(attr("owner")?)
+        .attribute_definitions(attr("created")?)
+        .key_schema(key("id", KeyType::Hash)?)
+        .global_secondary_indexes(gsi)
+        .send()
+        .await;
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if exists(&e) => Ok(()),
+        Err(e) => Err(PortError::Unavailable(format!(
+            "create table {table}: {e:?}"
+        ))),
+    }
+}
+
+/// The accounts table (key `email`).
+pub async fn accounts_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    let r = c
+        .dynamodb
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("email")?)
+        .key_schema(key("email", KeyType::Hash)?)
+        .send()
+        .await;
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if exists(&e) => Ok(()),
+        Err(e) => Err(PortError::Unavailable(format!(
+            "create table {table}: {e:?}"
+        ))),
+    }
+}
+
+/// The job queue and its dead-letter queue (after `max_receives` deliveries);
+/// returns the job queue's URL.
+pub async fn queue(
+    c: &Clients,
+    name: &str,
+    max_receives: u32,
+    visibility_seconds: u32,
+) -> Result<String, PortError> {
+    let unavailable = |e: String| PortError::Unavailable(e);
+    let dlq = c
+        .sqs
+        .create_queue()
+        .queue_name(format!("{name}-dlq"))
+        .send()
+        .await
+        .map_err(|e| unavailable(format!("create queue {name}-dlq: {e:?}")))?;
+    let dlq_url = dlq.queue_url().unwrap_or_default().to_string();
+    let arn = c
+        .sqs
+        .get_queue_attributes()
+        .queue_url(&dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| unavailable(format!("dead-letter queue arn: {e:?}")))?
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+        .unwrap_or_default();
+    let redrive =
+        format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"{max_receives}"}}"#);
+    let q = c
+        .sqs
+        .create_queue()
+        .queue_name(name)
+        .attributes(QueueAttributeName::RedrivePolicy, redrive)
+        .attributes(
+            QueueAttributeName::VisibilityTimeout,
+            visibility_seconds.to_string(),
+        )
+        .send()
+        .await
+        .map_err(|e| unavailable(format!("create queue {name}: {e:?}")))?;
+    Ok(q.queue_url().unwrap_or_default().to_string())
+}
+
+/// The market data bucket.
+pub async fn bucket(c: &Clients, name: &str) -> Result<(), PortError> {
+    match c.s3.create_bucket().bucket(name).send().await {
+        Ok(_) => Ok(()),
+        Err(e) if format!("{e:?}").contains("BucketAlready") => Ok(()),
+        Err(e) => Err(PortError::Unavailable(format!(
+            "create bucket {name}: {e:?}"
+        ))),
+    }
+}

@@ -1,0 +1,87 @@
+//! Job queue on SQS. Messages are `{task_id, kind}`: the task record holds the
+//! parameters, so a message stays far below the 256 KB limit.
+
+use async_trait::async_trait;
+use aws_sdk_sqs::Client;
+use platform::PortError;
+use platform::queue::{JobMessage, JobQueue};
+
+#[derive(Clone)]
+pub struct SqsQueue {
+    client: Client,
+    queue_url: String,
+}
+
+/// A received message and the handle that acknowledges it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub message: JobMessage,
+    pub receipt_handle: String,
+}
+
+impl SqsQueue {
+    pub fn new(client: Client, queue_url: impl Into<String>) -> Self {
+        SqsQueue {
+            client,
+            queue_url: queue_url.into(),
+        }
+    }
+
+    /// Up to `max` messages, waiting up to `wait_seconds` for the first (long polling).
+    /// A malformed body is logged and deleted: it can never succeed.
+    pub async fn receive(&self, max: i32, wait_seconds: i32) -> Result<Vec<Received>, PortError> {
+        let out = self
+            .client
+            .receive_message()
+            .queue_url(&self.queue_url)
+            .max_number_of_messages(max.clamp(1, 10))
+            .wait_time_seconds(wait_seconds.clamp(0, 20))
+            .send()
+            .await
+            .map_err(|e| PortError::Unavailable(format!("receive from SQS: {e:?}")))?;
+        let mut got = Vec::new();
+        for m in out.messages() {
+            let (Some(body), Some(handle)) = (m.body(), m.receipt_handle()) else {
+                continue;
+            };
+            match serde_json::from_str::<JobMessage>(body) {
+                Ok(message) => got.push(Received {
+                    message,
+                    receipt_handle: handle.to_string(),
+                }),
+                Err(e) => {
+                    tracing::error!(error = %e, body, "dropping a malformed job message");
+                    self.delete(handle).await?;
+                }
+            }
+        }
+        Ok(got)
+    }
+
+    /// Acknowledges a message so it is not delivered again.
+    pub async fn delete(&self, receipt_handle: &str) -> Result<(), PortError> {
+        self.client
+            .delete_message()
+            .queue_url(&self.queue_url)
+            .receipt_handle(receipt_handle)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| PortError::Unavailable(format!("delete from SQS: {e:?}")))
+    }
+}
+
+#[async_trait]
+impl JobQueue for SqsQueue {
+    async fn enqueue(&self, message: JobMessage) -> Result<(), PortError> {
+        let body = serde_json::to_string(&message).map_err(PortError::internal)?;
+        self.client
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_body(body)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| PortError::Unavailable(format!("send to SQS: {e:?}")))
+    }
+}

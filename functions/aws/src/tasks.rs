@@ -1,0 +1,358 @@
+//! Task store on DynamoDB: one item per task keyed by `id`, a GSI `by_owner`
+//! (owner, created) for an owner's tasks newest first, and conditional updates
+//! for every status change.
+
+use crate::sdk_error;
+use async_trait::async_trait;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use chrono::{NaiveDateTime, TimeDelta};
+use platform::PortError;
+use platform::tasks::{
+    Claim, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStatus, TaskStore, now,
+};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+const TIME: &str = "%Y-%m-%dT%H:%M:%S%.6f";
+pub const OWNER_INDEX: &str = "by_owner";
+
+type Item = HashMap<String, AttributeValue>;
+
+pub struct DynamoTaskStore {
+    client: Client,
+    table: String,
+}
+
+impl DynamoTaskStore {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        DynamoTaskStore {
+            client,
+            table: table.into(),
+        }
+    }
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+fn time(t: NaiveDateTime) -> String {
+    t.format(TIME).to_string()
+}
+
+fn to_item(t: &Task) -> Item {
+    let mut i = Item::new();
+    i.insert("id".into(), s(t.id.to_string()));
+    i.insert("owner".into(), s(&t.owner));
+    i.insert("kind".into(), s(t.kind.as_str()));
+    i.insert("status".into(), s(t.status.as_str()));
+    i.insert("params".into(), s(t.params.to_string()));
+    i.insert("attempts".into(), n(t.attempts));
+    i.insert("created_at".into(), s(time(t.created_at)));
+    // Sorts an owner's tasks by creation, the id breaking ties.
+    i.insert(
+        "created".into(),
+        s(format!("{}#{}", time(t.created_at), t.id)),
+    );
+    i
+}
+
+fn corrupt(what: &str) -> PortError {
+    PortError::Internal(format!("task item: {what}"))
+}
+
+fn from_item(i: &Item) -> Result<Task, PortError> {
+    let text = |k: &str| i.get(k).and_then(|v| v.as_s().ok()).cloned();
+    let req = |k: &str| text(k).ok_or_else(|| corrupt(&format!("missing {k}")));
+    let when = |k: &str| {
+        text(k)
+            .map(|v| NaiveDateTime::parse_from_str(&v, TIME).map_err(|_| corrupt(k)))
+            .transpose()
+    };
+    let json = |k: &str| {
+        text(k)
+            .map(|v| serde_json::from_str(&v).map_err(|_| corrupt(k)))
+            .transpose()
+    };
+    Ok(Task {
+        id: Uuid::parse_str(&req("id")?).map_err(|_| corrupt("id"))?,
+        owner: req("owner")?,
+        kind: req("kind")?.parse()?,
+        status: req("status")?.parse()?,
+        params: json("params")?.unwrap_or_default(),
+        result: json("result")?,
+        error: text("error"),
+        attempts: i
+            .get("attempts")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        created_at: when("created_at")?.ok_or_else(|| corrupt("created_at"))?,
+        started_at: when("started_at")?,
+        finished_at: when("finished_at")?,
+        lease_until: when("lease_until")?,
+    })
+}
+
+/// Filter expression, the attribute names it uses, and its values, for kinds
+/// and status (on top of the owner key).
+fn filter_parts(f: &TaskFilter) -> (Option<String>, Vec<(&'static str, &'static str)>, Item) {
+    let mut clauses = Vec::new();
+    let mut names = Vec::new();
+    let mut values = Item::new();
+    if !f.kinds.is_empty() {
+        let placeholders: Vec<String> = (0..f.kinds.len()).map(|k| format!(":k{k}")).collect();
+        for (name, kind) in placeholders.iter().zip(&f.kinds) {
+            values.insert(name.clone(), s(kind.as_str()));
+        }
+        clauses.push(format!("#kind IN ({})", placeholders.join(", ")));
+        names.push(("#kind", "kind"));
+    }
+    if let Some(st) = f.status {
+        values.insert(":st".into(), s(st.as_str()));
+        clauses.push("#status = :st".into());
+        names.push(("#status", "status"));
+    }
+    (
+        (!clauses.is_empty()).then(|| clauses.join(" AND ")),
+        names,
+        values,
+    )
+}
+
+#[async_trait]
+impl TaskStore for DynamoTaskStore {
+    async fn create(&self, new: NewTask) -> Result<Task, PortError> {
+        let task = Task {
+            id: Uuid::new_v4(),
+            owner: new.owner,
+            kind: new.kind,
+            status: TaskStatus::Pending,
+            params: new.params,
+            result: None,
+            error: None,
+            attempts: 0,
+            created_at: now(),
+            started_at: None,
+            finished_at: None,
+            lease_until: None,
+        };
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(to_item(&task)))
+            .condition_expression("attribute_not_exists(id)")
+            .send()
+            .await
+            .map_err(|e| sdk_error("create task", e))?;
+        Ok(task)
+    }
+
+    async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("id", s(id.to_string()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("get task", e))?;
+        out.item().map(from_item).transpose()
+    }
+
+    async fn list(
+        &self,
+        owner: &str,
+        filter: &TaskFilter,
+        limit: u32,
+        offset: u32,
+    ) -> Result<TaskPage, PortError> {
+        let (expr, names, mut values) = filter_parts(filter);
+        values.insert(":o".into(), s(owner));
+        let query = || {
+            let mut q = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(OWNER_INDEX)
+                .key_condition_expression("#owner = :o")
+                .expression_attribute_names("#owner", "owner")
+                .set_expression_attribute_values(Some(values.clone()))
+                .scan_index_forward(false);
+            if let Some(e) = &expr {
+                q = q.filter_expression(e);
+                for (placeholder, name) in &names {
+                    q = q.expression_attribute_names(*placeholder, *name);
+                }
+            }
+            q
+        };
+        // Offset paging over the newest-first index: skip, then take.
+        let (mut tasks, mut total, mut start) = (Vec::new(), 0u64, None);
+        loop {
+            let out = query()
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| sdk_error("list tasks", e))?;
+            for item in out.items() {
+                if total >= offset as u64 && tasks.len() < limit as usize {
+                    tasks.push(from_item(item)?);
+                }
+                total += 1;
+            }
+            match out.last_evaluated_key() {
+                Some(k) if !k.is_empty() => start = Some(k.clone()),
+                _ => break,
+            }
+        }
+        Ok(TaskPage { tasks, total })
+    }
+
+    async fn claim(
+        &self,
+        id: Uuid,
+        now: NaiveDateTime,
+        lease: TimeDelta,
+    ) -> Result<Claim, PortError> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("id", s(id.to_string()))
+            .update_expression("SET #status = :running, attempts = attempts + :one, started_at = :now, lease_until = :until")
+            .condition_expression("attribute_exists(id) AND (#status = :pending OR (#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now)))")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":running", s("RUNNING"))
+            .expression_attribute_values(":pending", s("PENDING"))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":now", s(time(now)))
+            .expression_attribute_values(":until", s(time(now + lease)))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match out {
+            Ok(o) => Ok(Claim::Claimed(from_item(
+                o.attributes()
+                    .ok_or_else(|| corrupt("no attributes returned"))?,
+            )?)),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(match self.get(id).await? {
+                    None => Claim::Missing,
+                    Some(t) if t.status.is_finished() => Claim::Finished,
+                    Some(_) => Claim::Busy,
+                })
+            }
+            Err(e) => Err(sdk_error("claim task", e)),
+        }
+    }
+
+    async fn finish(
+        &self,
+        id: Uuid,
+        attempt: u32,
+        outcome: Outcome,
+        now: NaiveDateTime,
+    ) -> Result<Option<Task>, PortError> {
+        let (status, field, value) = match outcome {
+            Outcome::Success(v) => ("SUCCESS", "result", v.to_string()),
+            Outcome::Failed(m) => ("FAILED", "error", m),
+        };
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("id", s(id.to_string()))
+            .update_expression(
+                "SET #status = :status, #field = :value, finished_at = :now REMOVE lease_until",
+            )
+            .condition_expression("#status = :running AND attempts = :attempt")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_names("#field", field)
+            .expression_attribute_values(":status", s(status))
+            .expression_attribute_values(":value", s(value))
+            .expression_attribute_values(":now", s(time(now)))
+            .expression_attribute_values(":running", s("RUNNING"))
+            .expression_attribute_values(":attempt", n(attempt))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match out {
+            Ok(o) => Ok(Some(from_item(
+                o.attributes()
+                    .ok_or_else(|| corrupt("no attributes returned"))?,
+            )?)),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(sdk_error("finish task", e)),
+        }
+    }
+
+    async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("id", s(id.to_string()))
+            .update_expression("SET #status = :pending REMOVE lease_until")
+            .condition_expression("#status = :running AND attempts = :attempt")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":pending", s("PENDING"))
+            .expression_attribute_values(":running", s("RUNNING"))
+            .expression_attribute_values(":attempt", n(attempt))
+            .send()
+            .await;
+        match out {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(sdk_error("release task", e)),
+        }
+    }
+
+    async fn unfinished(&self) -> Result<Vec<Task>, PortError> {
+        let mut out = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(&self.table)
+                .filter_expression("#status IN (:p, :r)")
+                .expression_attribute_names("#status", "status")
+                .expression_attribute_values(":p", s("PENDING"))
+                .expression_attribute_values(":r", s("RUNNING"))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| sdk_error("scan unfinished tasks", e))?;
+            for item in page.items() {
+                out.push(from_item(item)?);
+            }
+            match page.last_evaluated_key() {
+                Some(k) if !k.is_empty() => start = Some(k.clone()),
+                _ => break,
+            }
+        }
+        out.sort_by(|a, b| (a.created_at, a.id).cmp(&(b.created_at, b.id)));
+        Ok(out)
+    }
+}

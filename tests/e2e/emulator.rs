@@ -1,0 +1,76 @@
+//! The AWS emulator for the AWS-path tests: the one at `AWS_ENDPOINT_URL` if
+//! set, otherwise moto server from the reference venv, started once per test
+//! process on 127.0.0.1 and stopped when the process ends.
+
+use aws_adapters::Clients;
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The emulator's endpoint, started on first use.
+pub fn endpoint() -> String {
+    static ENDPOINT: OnceLock<String> = OnceLock::new();
+    ENDPOINT
+        .get_or_init(|| {
+            if let Ok(e) = std::env::var("AWS_ENDPOINT_URL") {
+                return e;
+            }
+            let python = crate::reference::python();
+            let moto = python.with_file_name("moto_server");
+            assert!(
+                moto.exists(),
+                "moto server is missing from the reference venv: run tests/run"
+            );
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            // The shell keeps moto's lifetime tied to ours: when this process ends its
+            // end of the pipe closes, `read` returns, and moto is killed.
+            let script = format!(
+                "'{}' -H 127.0.0.1 -p {port} >/dev/null 2>&1 & pid=$!; read _; kill $pid",
+                moto.display()
+            );
+            let child = Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("moto starts");
+            // Keep the pipe open for the life of the process.
+            std::mem::forget(child);
+            let url = format!("http://127.0.0.1:{port}");
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+                assert!(Instant::now() < deadline, "moto did not start on {url}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            url
+        })
+        .clone()
+}
+
+/// SDK clients pointed at the emulator, with test credentials.
+pub async fn clients() -> Clients {
+    let url = endpoint();
+    // SAFETY: set before any client reads the environment; every test sets the same values.
+    unsafe {
+        std::env::set_var("AWS_ENDPOINT_URL", &url);
+        std::env::set_var(
+            "AWS_ACCESS_KEY_ID",
+            std::env::var("AWS_ACCESS_KEY_ID").unwrap_or_else(|_| "testing".into()),
+        );
+        std::env::set_var(
+            "AWS_SECRET_ACCESS_KEY",
+            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap_or_else(|_| "testing".into()),
+        );
+        std::env::set_var(
+            "AWS_REGION",
+            std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".into()),
+        );
+    }
+    Clients::from_env().await
+}
