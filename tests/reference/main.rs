@@ -2,5 +2,6 @@
 //! (the venv that tests/run prepares; `MARKETLAB_PYTHON` points at it).
 
 mod backtesting;
+mod infra;
 mod openapi;
 mod talib;

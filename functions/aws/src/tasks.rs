@@ -352,7 +352,7 @@ impl TaskStore for DynamoTaskStore {
                 _ => break,
             }
         }
-        out.sort_by(|a, b| (a.created_at, a.id).cmp(&(b.created_at, b.id)));
+        out.sort_by_key(|t| (t.created_at, t.id));
         Ok(out)
     }
 }
