@@ -74,3 +74,24 @@ pub async fn clients() -> Clients {
     }
     Clients::from_env().await
 }
+
+/// A bucket holding the test sample set, uploaded once per process.
+pub async fn sample_bucket(c: &Clients) -> String {
+    use platform::marketdata::{BlobStore, LocalDir};
+    static BUCKET: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    BUCKET
+        .get_or_init(|| async {
+            let bucket = crate::contract::unique("market");
+            aws_adapters::provision::bucket(c, &bucket).await.unwrap();
+            let local = LocalDir::new(crate::server::market_dir());
+            let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.clone());
+            for key in local.list("").await.unwrap() {
+                s3.put(&key, local.get(&key).await.unwrap().unwrap())
+                    .await
+                    .unwrap();
+            }
+            bucket
+        })
+        .await
+        .clone()
+}

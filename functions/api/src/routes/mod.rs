@@ -67,6 +67,39 @@ pub fn data(state: &AppState) -> Router {
     protected(state, Service::Data, ErrorStyle::Data, data::routes())
 }
 
+/// The endpoint groups, each deployable on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Backtest,
+    Analytics,
+    Data,
+}
+
+/// One group as its own service (a Lambda function): its routes with
+/// `/health` and `/auth-info`, unknown paths answered in its envelope. The
+/// data service keeps its `/ws` prefix, as the HTTP API routes it.
+pub fn service(state: &AppState, group: Group) -> Router {
+    let fallback = || async { crate::ApiError::not_found("no such endpoint") };
+    let (style, routes) = match group {
+        Group::Backtest => (ErrorStyle::Backtest, backtest(state)),
+        Group::Analytics => (ErrorStyle::Analytics, analytics(state)),
+        Group::Data => (ErrorStyle::Data, data(state)),
+    };
+    let app = public(state, style)
+        .merge(routes)
+        .fallback(fallback)
+        .layer(map_response_with_state(style, render_errors));
+    let app = if group == Group::Data {
+        Router::new()
+            .nest("/ws", app)
+            .fallback(fallback)
+            .layer(map_response_with_state(style, render_errors))
+    } else {
+        app
+    };
+    crate::logging::layer(app)
+}
+
 /// Every group on one listener: backtest and analytics at the root, the data
 /// service under `/ws`. Unknown paths answer in the backtest envelope.
 pub fn embedded(state: &AppState) -> Router {

@@ -1,0 +1,8 @@
+//! The backtest service as a Lambda function behind the HTTP API.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    api::logging::init();
+    let state = lambda_functions::aws_state().await;
+    lambda_functions::serve_http(api::routes::service(&state, api::routes::Group::Backtest)).await
+}

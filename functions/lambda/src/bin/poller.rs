@@ -1,0 +1,40 @@
+//! Long-running worker for jobs longer than a Lambda may run (ECS, Fargate, a
+//! plain host): long-polls SQS, runs each job, deletes what is done and leaves
+//! the rest to reappear after the visibility timeout.
+
+use platform::worker::{Disposition, run_job};
+
+#[tokio::main]
+async fn main() {
+    api::logging::init();
+    let (clients, names) = (
+        aws_adapters::Clients::from_env().await,
+        aws_adapters::Names::from_env(),
+    );
+    let state = lambda_functions::state_from(&clients, &names);
+    let deps = lambda_functions::worker_deps(&state);
+    let queue = aws_adapters::SqsQueue::new(clients.sqs.clone(), &names.queue_url);
+    let stop = api::server::shutdown_signal();
+    tokio::pin!(stop);
+    loop {
+        let batch = tokio::select! {
+            _ = &mut stop => break,
+            b = queue.receive(10, 20) => b,
+        };
+        let received = match batch {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "receive failed; retrying shortly");
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                continue;
+            }
+        };
+        for r in received {
+            if let Ok(Disposition::Done) = run_job(&deps, &r.message).await
+                && let Err(e) = queue.delete(&r.receipt_handle).await
+            {
+                tracing::warn!(error = %e, "could not delete a finished message; its redelivery is a no-op");
+            }
+        }
+    }
+}
