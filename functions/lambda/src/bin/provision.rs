@@ -1,0 +1,98 @@
+//! Creates the resources of infra/template.yaml (names from infra/names.env,
+//! via the environment) on an emulator or an empty account, uploads a market
+//! data directory to the bucket, and adds the demo account. Idempotent. Prints
+//! the environment the functions need, as `export` lines.
+
+use anyhow::{Context, Result};
+use aws_adapters::{Clients, Names, S3Blobs, provision};
+use clap::Parser;
+use platform::marketdata::{BlobStore, LocalDir};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(about = "Create the AWS resources and load market data")]
+struct Args {
+    /// Market data directory to upload (generated with the sample set if empty).
+    #[arg(long)]
+    market_dir: Option<PathBuf>,
+    /// Stocks in the sample set when one is generated.
+    #[arg(long, default_value_t = platform::sample::DEFAULT_STOCKS)]
+    sample_stocks: usize,
+    /// Do not create the demo account.
+    #[arg(long)]
+    no_demo: bool,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let clients = Clients::from_env().await;
+    let names = Names::from_env();
+    let queue_name =
+        std::env::var("MARKETLAB_QUEUE_NAME").unwrap_or_else(|_| "marketlab-jobs".into());
+    provision::tasks_table(&clients, &names.tasks_table)
+        .await
+        .context("tasks table")?;
+    provision::accounts_table(&clients, &names.accounts_table)
+        .await
+        .context("accounts table")?;
+    // Visibility six times the worker's 900 s timeout, three receives before the dead-letter queue.
+    let queue_url = provision::queue(&clients, &queue_name, 3, 5400)
+        .await
+        .context("queue")?;
+    provision::bucket(&clients, &names.bucket)
+        .await
+        .context("bucket")?;
+    if let Some(dir) = args.market_dir {
+        let local = LocalDir::new(&dir);
+        if local.is_empty() {
+            let config = platform::sample::SampleConfig {
+                stocks: args.sample_stocks,
+                ..Default::default()
+            };
+            platform::sample::generate(&config, &local).context("generating the sample set")?;
+        }
+        let s3 = S3Blobs::new(clients.s3.clone(), &names.bucket);
+        let keys = local.list("").await?;
+        for key in &keys {
+            let data = local.get(key).await?.context("object vanished")?;
+            s3.put(key, data).await?;
+        }
+        eprintln!(
+            "uploaded {} objects from {} to s3://{}",
+            keys.len(),
+            dir.display(),
+            names.bucket
+        );
+    }
+    if !args.no_demo {
+        let state = lambda_functions::state_from(
+            &clients,
+            &Names {
+                queue_url: queue_url.clone(),
+                ..names.clone()
+            },
+        );
+        if state
+            .auth
+            .store()
+            .get(api::server::DEMO_EMAIL)
+            .await?
+            .is_none()
+        {
+            api::server::add_account(
+                state.auth.store().as_ref(),
+                api::server::DEMO_EMAIL,
+                api::server::DEMO_PASSWORD,
+                "pro",
+                vec![],
+            )
+            .await?;
+        }
+    }
+    println!("export MARKETLAB_TASKS_TABLE={}", names.tasks_table);
+    println!("export MARKETLAB_ACCOUNTS_TABLE={}", names.accounts_table);
+    println!("export MARKETLAB_QUEUE_URL={queue_url}");
+    println!("export MARKETLAB_BUCKET={}", names.bucket);
+    Ok(())
+}
