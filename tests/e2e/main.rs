@@ -7,4 +7,5 @@ mod contract_embedded;
 mod http_auth;
 mod http_tasks;
 mod jobs;
+mod lambda_watch;
 mod restart;

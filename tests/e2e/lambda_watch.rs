@@ -1,0 +1,433 @@
+//! The functions under `cargo lambda watch`: requests pass through the real
+//! Lambda runtime API and lambda_http; SQS reaches the worker through a bridge
+//! that behaves like Lambda's event source mapping (batches of up to 10,
+//! partial batch failures left for redelivery after the visibility timeout,
+//! redrive to the dead-letter queue by SQS itself).
+
+use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use aws_adapters::{Names, SqsQueue, provision};
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
+use chrono::TimeDelta;
+use e2e::contract::unique;
+use e2e::emulator::{clients, endpoint, sample_bucket};
+use platform::queue::{JobMessage, JobQueue};
+use platform::tasks::{Claim, NewTask, TaskKind, TaskStatus, now};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Watch(Child);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One Lambda-style delivery: a batch from the queue to the worker function;
+/// successes are deleted, failures stay for redelivery. Returns (received, failed).
+async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize, usize) {
+    let got = queue.receive(10, 1).await.unwrap();
+    if got.is_empty() {
+        return (0, 0);
+    }
+    let mut event = SqsEvent::default();
+    for r in &got {
+        let mut m = SqsMessage::default();
+        m.message_id = Some(r.receipt_handle.clone());
+        m.body = Some(serde_json::to_string(&r.message).unwrap());
+        m.event_source = Some("aws:sqs".into());
+        event.records.push(m);
+    }
+    let answer: SqsBatchResponse = http
+        .post(format!("{base}/2015-03-31/functions/worker/invocations"))
+        .json(&event)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let failed: Vec<&str> = answer
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    for r in &got {
+        if !failed.contains(&r.receipt_handle.as_str()) {
+            queue.delete(&r.receipt_handle).await.unwrap();
+        }
+    }
+    (got.len(), failed.len())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn functions_under_the_lambda_runtime_on_the_emulator() {
+    let c = clients().await;
+    let names = Names {
+        tasks_table: unique("tasks"),
+        accounts_table: unique("accounts"),
+        queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
+        bucket: sample_bucket(&c).await,
+    };
+    provision::tasks_table(&c, &names.tasks_table)
+        .await
+        .unwrap();
+    provision::accounts_table(&c, &names.accounts_table)
+        .await
+        .unwrap();
+    let state = lambda_functions::state_from(&c, &names);
+    api::server::add_account(
+        state.auth.store().as_ref(),
+        DEMO_EMAIL,
+        DEMO_PASSWORD,
+        "pro",
+        vec![],
+    )
+    .await
+    .unwrap();
+    api::server::add_account(
+        state.auth.store().as_ref(),
+        "other@example.test",
+        "other-password",
+        "pro",
+        vec![],
+    )
+    .await
+    .unwrap();
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let env = [
+        ("AWS_ENDPOINT_URL", endpoint()),
+        ("AWS_ACCESS_KEY_ID", "testing".into()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
+        ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
+        ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
+        ("MARKETLAB_BUCKET", names.bucket.clone()),
+        ("RUST_LOG", "warn".into()),
+    ];
+    let env_vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let cargo_lambda = e2e::reference::python().with_file_name("cargo-lambda");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let _watch = Watch(
+        Command::new(cargo_lambda)
+            .args([
+                "lambda",
+                "watch",
+                "--ignore-changes",
+                "--quiet",
+                "-A",
+                "127.0.0.1",
+                "-P",
+                &port.to_string(),
+                "--env-vars",
+                &env_vars.join(","),
+            ])
+            .current_dir(&repo)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cargo lambda watch starts"),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "cargo lambda watch did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let url = |path: &str| format!("{base}/lambda-url/backtest{path}");
+    let get = |path: String, user: (&'static str, &'static str)| {
+        let req = http.get(url(&path)).basic_auth(user.0, Some(user.1));
+        async move {
+            let r = req.send().await.unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let first = Instant::now();
+    assert_eq!(
+        get("/health".into(), (DEMO_EMAIL, DEMO_PASSWORD)).await,
+        (200, json!({"status": "ok"}))
+    );
+    let first_answer = first.elapsed();
+    let warm = Instant::now();
+    assert_eq!(
+        get("/health".into(), (DEMO_EMAIL, DEMO_PASSWORD)).await.0,
+        200
+    );
+    let warm_answer = warm.elapsed();
+    assert_eq!(
+        http.get(url("/backtest/tasks"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        401
+    );
+
+    let strategy = json!({
+        "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
+    });
+    let queue = SqsQueue::new(c.sqs.clone(), &names.queue_url);
+    let mut latencies = Vec::new();
+    let mut first_result = Value::Null;
+    let worker_first = Instant::now();
+    for i in 0..100 {
+        let t0 = Instant::now();
+        let r: Value = http
+            .post(url("/backtest/start_backtest"))
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+            .json(&strategy)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = r["task_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"))
+            .to_string();
+        assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+        let (status, task) = get(
+            format!("/backtest/status/{id}"),
+            (DEMO_EMAIL, DEMO_PASSWORD),
+        )
+        .await;
+        assert_eq!(
+            (status, task["status"].as_str()),
+            (200, Some("SUCCESS")),
+            "{task}"
+        );
+        latencies.push(t0.elapsed());
+        if i == 0 {
+            println!(
+                "first task through the worker function (starts it): {:?}",
+                worker_first.elapsed()
+            );
+            first_result = task["result"].clone();
+        } else {
+            assert_eq!(task["result"], first_result);
+        }
+    }
+    latencies.sort();
+    println!(
+        "functions under cargo lambda watch: first answer {first_answer:?}, warm {warm_answer:?}; task latency p50 {:?}, p99 {:?} (100 tasks)",
+        latencies[49], latencies[98]
+    );
+
+    // The same result as the embedded default.
+    let (embedded, _dir) = e2e::server::TestServer::fresh().await;
+    let (_, r) = embedded
+        .post(
+            "/backtest/start_backtest",
+            Some((DEMO_EMAIL, DEMO_PASSWORD)),
+            &strategy,
+        )
+        .await;
+    let path = format!("/backtest/status/{}", r["task_id"].as_str().unwrap());
+    e2e::server::eventually(Duration::from_secs(30), || async {
+        embedded
+            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
+            .await
+            .1["status"]
+            == "SUCCESS"
+    })
+    .await;
+    assert_eq!(
+        embedded
+            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
+            .await
+            .1["result"],
+        first_result
+    );
+    embedded.stop().await;
+
+    // Paging, unknown and foreign ids.
+    let (_, page) = get(
+        "/backtest/tasks?limit=7&offset=95".into(),
+        (DEMO_EMAIL, DEMO_PASSWORD),
+    )
+    .await;
+    assert_eq!(
+        (
+            page["total"].as_u64(),
+            page["tasks"].as_array().unwrap().len()
+        ),
+        (Some(100), 5)
+    );
+    let (_, newest) = get(
+        "/backtest/tasks?limit=2".into(),
+        (DEMO_EMAIL, DEMO_PASSWORD),
+    )
+    .await;
+    assert!(newest["tasks"][0]["created_at"].as_str() >= newest["tasks"][1]["created_at"].as_str());
+    let any = newest["tasks"][0]["task_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        get(
+            format!("/backtest/status/{}", uuid::Uuid::new_v4()),
+            (DEMO_EMAIL, DEMO_PASSWORD)
+        )
+        .await
+        .0,
+        404
+    );
+    assert_eq!(
+        get(
+            format!("/backtest/status/{any}"),
+            ("other@example.test", "other-password")
+        )
+        .await
+        .0,
+        404
+    );
+
+    // A permanent failure: FAILED, acknowledged, not retried.
+    let bad = state
+        .tasks
+        .create(NewTask {
+            owner: DEMO_EMAIL.into(),
+            kind: TaskKind::StrategyBacktest,
+            params: json!({"symbol": "NOPE", "entry": strategy["entry"], "exit": strategy["exit"]}),
+        })
+        .await
+        .unwrap();
+    state
+        .queue
+        .enqueue(JobMessage {
+            task_id: bad.id,
+            kind: bad.kind,
+        })
+        .await
+        .unwrap();
+    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    assert_eq!(
+        state.tasks.get(bad.id).await.unwrap().unwrap().status,
+        TaskStatus::Failed
+    );
+    assert_eq!(
+        deliver(&http, &base, &queue).await,
+        (0, 0),
+        "nothing left to redeliver"
+    );
+
+    // A worker killed mid-job: after its lease the redelivered message finishes the task once.
+    let crashed = state
+        .tasks
+        .create(NewTask {
+            owner: DEMO_EMAIL.into(),
+            kind: TaskKind::StrategyBacktest,
+            params: strategy.clone(),
+        })
+        .await
+        .unwrap();
+    assert!(matches!(
+        state
+            .tasks
+            .claim(
+                crashed.id,
+                now() - TimeDelta::hours(1),
+                TimeDelta::minutes(16)
+            )
+            .await
+            .unwrap(),
+        Claim::Claimed(_)
+    ));
+    state
+        .queue
+        .enqueue(JobMessage {
+            task_id: crashed.id,
+            kind: crashed.kind,
+        })
+        .await
+        .unwrap();
+    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    let done = state.tasks.get(crashed.id).await.unwrap().unwrap();
+    assert_eq!((done.status, done.attempts), (TaskStatus::Success, 2));
+
+    // A message that keeps failing is redelivered after the visibility timeout,
+    // then moved to the dead-letter queue by the redrive policy.
+    let name = unique("retry");
+    let retry_url = provision::queue(&c, &name, 2, 1).await.unwrap();
+    let retry = SqsQueue::new(c.sqs.clone(), &retry_url);
+    let held = state
+        .tasks
+        .create(NewTask {
+            owner: DEMO_EMAIL.into(),
+            kind: TaskKind::StrategyBacktest,
+            params: strategy.clone(),
+        })
+        .await
+        .unwrap();
+    assert!(matches!(
+        state
+            .tasks
+            .claim(held.id, now(), TimeDelta::hours(1))
+            .await
+            .unwrap(),
+        Claim::Claimed(_)
+    ));
+    retry
+        .enqueue(JobMessage {
+            task_id: held.id,
+            kind: held.kind,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        deliver(&http, &base, &retry).await,
+        (1, 1),
+        "busy: reported as a batch item failure"
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        deliver(&http, &base, &retry).await,
+        (1, 1),
+        "redelivered after the visibility timeout"
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        deliver(&http, &base, &retry).await,
+        (0, 0),
+        "gone from the queue after two receives"
+    );
+    let dlq_url = c
+        .sqs
+        .get_queue_url()
+        .queue_name(format!("{name}-dlq"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string();
+    let dead = SqsQueue::new(c.sqs.clone(), dlq_url)
+        .receive(10, 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        dead.iter().map(|d| d.message.task_id).collect::<Vec<_>>(),
+        vec![held.id],
+        "in the dead-letter queue"
+    );
+}
