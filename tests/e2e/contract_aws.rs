@@ -9,9 +9,69 @@ use std::sync::Arc;
 #[tokio::test(flavor = "multi_thread")]
 async fn dynamodb_task_store() {
     let c = clients().await;
-    let table = unique("tasks");
+    let (table, bucket) = (unique("tasks"), unique("spill"));
     provision::tasks_table(&c, &table).await.unwrap();
-    contract::tasks::run_all(Arc::new(DynamoTaskStore::new(c.dynamodb.clone(), table))).await;
+    provision::bucket(&c, &bucket).await.unwrap();
+    let spill = S3Blobs::new(c.s3.clone(), bucket);
+    contract::tasks::run_all(Arc::new(DynamoTaskStore::new(
+        c.dynamodb.clone(),
+        table.clone(),
+        spill.clone(),
+    )))
+    .await;
+
+    // With a TTL, finished tasks carry `expires_at` for DynamoDB's expiry.
+    use platform::tasks::{Claim, NewTask, Outcome, TaskKind, TaskStore, now};
+    let store = DynamoTaskStore::new(c.dynamodb.clone(), table.clone(), spill)
+        .with_ttl(Some(chrono::TimeDelta::days(90)));
+    let t = store
+        .create(NewTask {
+            owner: unique("owner"),
+            kind: TaskKind::CpmScan,
+            params: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    let Claim::Claimed(t) = store
+        .claim(t.id, now(), chrono::TimeDelta::minutes(1))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let finished_at = now();
+    store
+        .finish(
+            t.id,
+            t.attempts,
+            Outcome::Success(serde_json::json!(1)),
+            finished_at,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let item = c
+        .dynamodb
+        .get_item()
+        .table_name(&table)
+        .key(
+            "id",
+            aws_sdk_dynamodb::types::AttributeValue::S(t.id.to_string()),
+        )
+        .send()
+        .await
+        .unwrap();
+    let expires: i64 = item.item().unwrap()["expires_at"]
+        .as_n()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        expires,
+        (finished_at + chrono::TimeDelta::days(90))
+            .and_utc()
+            .timestamp()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,12 +2,13 @@
 //! (owner, created) for an owner's tasks newest first, and conditional updates
 //! for every status change.
 
-use crate::sdk_error;
+use crate::{S3Blobs, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use chrono::{NaiveDateTime, TimeDelta};
 use platform::PortError;
+use platform::marketdata::BlobStore;
 use platform::tasks::{
     Claim, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStatus, TaskStore, now,
 };
@@ -19,17 +20,73 @@ pub const OWNER_INDEX: &str = "by_owner";
 
 type Item = HashMap<String, AttributeValue>;
 
+/// Params or results larger than this go to S3; the item keeps a reference
+/// (DynamoDB items are limited to 400 KB).
+pub const SPILL_BYTES: usize = 300 * 1024;
+
 pub struct DynamoTaskStore {
     client: Client,
     table: String,
+    spill: S3Blobs,
+    /// When set, finished tasks get `expires_at` (epoch seconds) for DynamoDB TTL.
+    ttl: Option<TimeDelta>,
 }
 
 impl DynamoTaskStore {
-    pub fn new(client: Client, table: impl Into<String>) -> Self {
+    /// `spill` is the bucket that holds oversized params and results.
+    pub fn new(client: Client, table: impl Into<String>, spill: S3Blobs) -> Self {
         DynamoTaskStore {
             client,
             table: table.into(),
+            spill,
+            ttl: None,
         }
+    }
+
+    pub fn with_ttl(mut self, ttl: Option<TimeDelta>) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The JSON text, or a reference to an S3 object holding it when too large.
+    async fn store_json(
+        &self,
+        id: Uuid,
+        what: &str,
+        json: String,
+    ) -> Result<(&'static str, String), PortError> {
+        if json.len() <= SPILL_BYTES {
+            return Ok(("inline", json));
+        }
+        let key = format!("tasks/{id}/{what}.json");
+        self.spill.put(&key, bytes::Bytes::from(json)).await?;
+        Ok(("ref", key))
+    }
+
+    /// Reads back spilled values into the item so `from_item` sees them inline.
+    async fn load_spilled(&self, mut item: Item) -> Result<Item, PortError> {
+        for field in ["params", "result"] {
+            if let Some(key) = item
+                .get(&format!("{field}_ref"))
+                .and_then(|v| v.as_s().ok())
+                .cloned()
+            {
+                let data = self
+                    .spill
+                    .get(&key)
+                    .await?
+                    .ok_or_else(|| corrupt(&format!("{field} object {key} is missing")))?;
+                item.insert(
+                    field.into(),
+                    s(String::from_utf8(data.to_vec()).map_err(|_| corrupt(field))?),
+                );
+            }
+        }
+        Ok(item)
+    }
+
+    async fn task(&self, item: &Item) -> Result<Task, PortError> {
+        from_item(&self.load_spilled(item.clone()).await?)
     }
 }
 
@@ -142,10 +199,18 @@ impl TaskStore for DynamoTaskStore {
             finished_at: None,
             lease_until: None,
         };
+        let mut item = to_item(&task);
+        if let ("ref", key) = self
+            .store_json(task.id, "params", task.params.to_string())
+            .await?
+        {
+            item.remove("params");
+            item.insert("params_ref".into(), s(key));
+        }
         self.client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(to_item(&task)))
+            .set_item(Some(item))
             .condition_expression("attribute_not_exists(id)")
             .send()
             .await
@@ -163,7 +228,10 @@ impl TaskStore for DynamoTaskStore {
             .send()
             .await
             .map_err(|e| sdk_error("get task", e))?;
-        out.item().map(from_item).transpose()
+        match out.item() {
+            Some(i) => Ok(Some(self.task(i).await?)),
+            None => Ok(None),
+        }
     }
 
     async fn list(
@@ -203,7 +271,7 @@ impl TaskStore for DynamoTaskStore {
                 .map_err(|e| sdk_error("list tasks", e))?;
             for item in out.items() {
                 if total >= offset as u64 && tasks.len() < limit as usize {
-                    tasks.push(from_item(item)?);
+                    tasks.push(self.task(item).await?);
                 }
                 total += 1;
             }
@@ -238,10 +306,13 @@ impl TaskStore for DynamoTaskStore {
             .send()
             .await;
         match out {
-            Ok(o) => Ok(Claim::Claimed(from_item(
-                o.attributes()
-                    .ok_or_else(|| corrupt("no attributes returned"))?,
-            )?)),
+            Ok(o) => Ok(Claim::Claimed(
+                self.task(
+                    o.attributes()
+                        .ok_or_else(|| corrupt("no attributes returned"))?,
+                )
+                .await?,
+            )),
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
@@ -263,34 +334,55 @@ impl TaskStore for DynamoTaskStore {
         outcome: Outcome,
         now: NaiveDateTime,
     ) -> Result<Option<Task>, PortError> {
-        let (status, field, value) = match outcome {
+        let (status, mut field, mut value) = match outcome {
             Outcome::Success(v) => ("SUCCESS", "result", v.to_string()),
             Outcome::Failed(m) => ("FAILED", "error", m),
         };
+        if field == "result"
+            && let ("ref", key) = self.store_json(id, "result", value.clone()).await?
+        {
+            (field, value) = ("result_ref", key);
+        }
+        let expires = self
+            .ttl
+            .map(|t| (now + t).and_utc().timestamp())
+            .unwrap_or(0);
         let out = self
             .client
             .update_item()
             .table_name(&self.table)
             .key("id", s(id.to_string()))
-            .update_expression(
-                "SET #status = :status, #field = :value, finished_at = :now REMOVE lease_until",
-            )
+            .update_expression(if self.ttl.is_some() {
+                "SET #status = :status, #field = :value, finished_at = :now, expires_at = :expires REMOVE lease_until"
+            } else {
+                "SET #status = :status, #field = :value, finished_at = :now REMOVE lease_until"
+            })
             .condition_expression("#status = :running AND attempts = :attempt")
             .expression_attribute_names("#status", "status")
             .expression_attribute_names("#field", field)
-            .expression_attribute_values(":status", s(status))
-            .expression_attribute_values(":value", s(value))
-            .expression_attribute_values(":now", s(time(now)))
-            .expression_attribute_values(":running", s("RUNNING"))
-            .expression_attribute_values(":attempt", n(attempt))
+            .set_expression_attribute_values(Some({
+                let mut v = Item::new();
+                v.insert(":status".into(), s(status));
+                v.insert(":value".into(), s(value));
+                v.insert(":now".into(), s(time(now)));
+                v.insert(":running".into(), s("RUNNING"));
+                v.insert(":attempt".into(), n(attempt));
+                if self.ttl.is_some() {
+                    v.insert(":expires".into(), n(expires));
+                }
+                v
+            }))
             .return_values(ReturnValue::AllNew)
             .send()
             .await;
         match out {
-            Ok(o) => Ok(Some(from_item(
-                o.attributes()
-                    .ok_or_else(|| corrupt("no attributes returned"))?,
-            )?)),
+            Ok(o) => Ok(Some(
+                self.task(
+                    o.attributes()
+                        .ok_or_else(|| corrupt("no attributes returned"))?,
+                )
+                .await?,
+            )),
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
@@ -345,7 +437,7 @@ impl TaskStore for DynamoTaskStore {
                 .await
                 .map_err(|e| sdk_error("scan unfinished tasks", e))?;
             for item in page.items() {
-                out.push(from_item(item)?);
+                out.push(self.task(item).await?);
             }
             match page.last_evaluated_key() {
                 Some(k) if !k.is_empty() => start = Some(k.clone()),

@@ -23,11 +23,17 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         clients.dynamodb.clone(),
         &names.accounts_table,
     ));
+    // Finished tasks expire after MARKETLAB_TASK_TTL_DAYS (unset or 0: kept).
+    let ttl_days: Option<i64> = std::env::var("MARKETLAB_TASK_TTL_DAYS")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .filter(|d| *d > 0);
+    let spill = S3Blobs::new(clients.s3.clone(), &names.bucket);
     AppState {
-        tasks: Arc::new(DynamoTaskStore::new(
-            clients.dynamodb.clone(),
-            &names.tasks_table,
-        )),
+        tasks: Arc::new(
+            DynamoTaskStore::new(clients.dynamodb.clone(), &names.tasks_table, spill)
+                .with_ttl(ttl_days.map(TimeDelta::days)),
+        ),
         queue: Arc::new(SqsQueue::new(clients.sqs.clone(), &names.queue_url)),
         market: Arc::new(ParquetMarketData::new(Arc::new(S3Blobs::new(
             clients.s3.clone(),

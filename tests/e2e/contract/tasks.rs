@@ -13,6 +13,52 @@ pub async fn run_all(store: Arc<dyn TaskStore>) {
     release_and_failure(store.as_ref()).await;
     concurrent_claims(store.clone()).await;
     unfinished(store.as_ref()).await;
+    large_payloads(store.as_ref()).await;
+}
+
+/// Half-megabyte params (a CSV submission) and results (a long trade list)
+/// round-trip exactly, whatever the backing store's item limits.
+async fn large_payloads(store: &dyn TaskStore) {
+    let rows: Vec<serde_json::Value> = (0..6000)
+        .map(|i| json!({"Date": format!("2000-01-{:02}", i % 28 + 1), "Open": 10.0 + i as f64, "High": 11.5, "Low": 9.25, "Close": 10.5, "Volume": 1000 + i}))
+        .collect();
+    let params = json!({"symbol": "MYDATA", "csv_mode": true, "csv_data": rows});
+    assert!(params.to_string().len() > 400 * 1024);
+    let t = store
+        .create(NewTask {
+            owner: unique("owner"),
+            kind: TaskKind::StrategyBacktest,
+            params: params.clone(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        store.get(t.id).await.unwrap().unwrap().params == params,
+        "create keeps the full params"
+    );
+    let Claim::Claimed(c) = store
+        .claim(t.id, now(), TimeDelta::minutes(5))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(c.params == params, "claim returns the full params");
+    let result = json!({"Each Return": (0..40000).map(|i| i as f64 * 0.125).collect::<Vec<_>>()});
+    let done = store
+        .finish(t.id, c.attempts, Outcome::Success(result.clone()), now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        done.result.as_ref() == Some(&result),
+        "finish returns the full result"
+    );
+    let back = store.get(t.id).await.unwrap().unwrap();
+    assert!(
+        back.params == params && back.result == Some(result),
+        "both read back whole"
+    );
 }
 
 fn new(owner: &str, kind: TaskKind, n: i64) -> NewTask {
