@@ -130,3 +130,83 @@ async fn parquet_market_data_on_s3() {
     })
     .await;
 }
+
+/// Counts requests to a blob store, to see what a Parquet read costs.
+struct Counting {
+    inner: S3Blobs,
+    sizes: std::sync::atomic::AtomicUsize,
+    ranges: std::sync::Mutex<Vec<std::ops::Range<u64>>>,
+    whole: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl BlobStore for Counting {
+    async fn get(&self, key: &str) -> Result<Option<bytes::Bytes>, platform::PortError> {
+        self.whole.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, data: bytes::Bytes) -> Result<(), platform::PortError> {
+        self.inner.put(key, data).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, platform::PortError> {
+        self.inner.list(prefix).await
+    }
+    async fn size(&self, key: &str) -> Result<Option<u64>, platform::PortError> {
+        self.sizes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.size(key).await
+    }
+    async fn get_range(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<bytes::Bytes>, platform::PortError> {
+        self.ranges.lock().unwrap().push(range.clone());
+        self.inner.get_range(key, range).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parquet_from_s3_reads_footer_then_column_chunks() {
+    use platform::marketdata::MarketData;
+    let c = clients().await;
+    let bucket = e2e::emulator::sample_bucket(&c).await;
+    let counting = Arc::new(Counting {
+        inner: S3Blobs::new(c.s3.clone(), bucket),
+        sizes: 0.into(),
+        ranges: Default::default(),
+        whole: 0.into(),
+    });
+    let md = ParquetMarketData::new(counting.clone());
+    let spx = md.daily("SPX").await.unwrap();
+    assert!(spx.len() > 9_000);
+    let ranges = counting.ranges.lock().unwrap().clone();
+    let size = counting
+        .inner
+        .size(&platform::marketdata::layout::daily_prices("SPX"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        counting.sizes.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one size lookup"
+    );
+    assert_eq!(
+        counting.whole.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no whole-object read"
+    );
+    assert_eq!(
+        ranges.len(),
+        2,
+        "the footer, then the column chunks in one merged read: {ranges:?}"
+    );
+    assert_eq!(ranges[0].end, size, "the first read is the file's tail");
+    assert!(
+        ranges[1].start < ranges[0].start,
+        "the data read comes before the footer"
+    );
+    // Warm reads come from the decoded cache: no further requests.
+    md.daily("SPX").await.unwrap();
+    assert_eq!(counting.ranges.lock().unwrap().len(), 2);
+}

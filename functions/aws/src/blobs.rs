@@ -6,6 +6,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use platform::PortError;
 use platform::marketdata::BlobStore;
+use std::ops::Range;
 
 #[derive(Clone)]
 pub struct S3Blobs {
@@ -59,6 +60,54 @@ impl BlobStore for S3Blobs {
             .await
             .map(|_| ())
             .map_err(|e| PortError::Unavailable(format!("put s3://{}/{key}: {e:?}", self.bucket)))
+    }
+
+    async fn size(&self, key: &str) -> Result<Option<u64>, PortError> {
+        match self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
+            Ok(out) => Ok(Some(out.content_length().unwrap_or(0) as u64)),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => Ok(None),
+            Err(e) => Err(PortError::Unavailable(format!(
+                "head s3://{}/{key}: {e:?}",
+                self.bucket
+            ))),
+        }
+    }
+
+    async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Option<Bytes>, PortError> {
+        if range.end <= range.start {
+            return Ok(Some(Bytes::new()));
+        }
+        let header = format!("bytes={}-{}", range.start, range.end - 1);
+        match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .range(header)
+            .send()
+            .await
+        {
+            Ok(out) => out
+                .body
+                .collect()
+                .await
+                .map(|b| Some(b.into_bytes()))
+                .map_err(|e| {
+                    PortError::Unavailable(format!("read s3://{}/{key}: {e}", self.bucket))
+                }),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => Ok(None),
+            Err(e) => Err(PortError::Unavailable(format!(
+                "get s3://{}/{key} {}..{}: {e:?}",
+                self.bucket, range.start, range.end
+            ))),
+        }
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError> {

@@ -3,6 +3,7 @@
 use crate::PortError;
 use async_trait::async_trait;
 use bytes::Bytes;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 #[async_trait]
@@ -13,6 +14,10 @@ pub trait BlobStore: Send + Sync {
     async fn put(&self, key: &str, data: Bytes) -> Result<(), PortError>;
     /// Keys under a prefix, sorted.
     async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError>;
+    /// The object's size in bytes, or `None` when there is no such key.
+    async fn size(&self, key: &str) -> Result<Option<u64>, PortError>;
+    /// Bytes `range` (end exclusive) of an object, or `None` when there is no such key.
+    async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Option<Bytes>, PortError>;
 }
 
 /// A directory holding the layout as plain files.
@@ -74,6 +79,30 @@ impl BlobStore for LocalDir {
         tokio::task::spawn_blocking(move || this.put_sync(&key, &data))
             .await
             .map_err(PortError::internal)?
+    }
+
+    async fn size(&self, key: &str) -> Result<Option<u64>, PortError> {
+        match tokio::fs::metadata(self.root.join(key)).await {
+            Ok(m) => Ok(Some(m.len())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(PortError::Unavailable(format!("{key}: {e}"))),
+        }
+    }
+
+    async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Option<Bytes>, PortError> {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt};
+        let mut file = match tokio::fs::File::open(self.root.join(key)).await {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(PortError::Unavailable(format!("{key}: {e}"))),
+        };
+        let io = |e: std::io::Error| PortError::Unavailable(format!("{key}: {e}"));
+        file.seek(std::io::SeekFrom::Start(range.start))
+            .await
+            .map_err(io)?;
+        let mut buf = vec![0u8; range.end.saturating_sub(range.start) as usize];
+        file.read_exact(&mut buf).await.map_err(io)?;
+        Ok(Some(Bytes::from(buf)))
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError> {

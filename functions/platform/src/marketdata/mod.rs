@@ -7,6 +7,7 @@
 mod blob;
 pub mod codec;
 pub mod layout;
+pub mod ranged;
 mod store;
 
 pub use blob::{BlobStore, LocalDir};

@@ -71,16 +71,35 @@ impl ParquetMarketData {
         &self.blobs
     }
 
+    /// Reads an object's footer, then its column chunks, with ranged reads.
     async fn load(&self, key: &str, what: String) -> Result<RecordBatch, PortError> {
-        let data = self
+        use futures::TryStreamExt;
+        use parquet::arrow::ParquetRecordBatchStreamBuilder;
+        let size = self
             .blobs
-            .get(key)
+            .size(key)
             .await?
             .ok_or_else(|| PortError::NotFound(what.clone()))?;
-        tokio::task::spawn_blocking(move || codec::from_parquet(data))
+        let reader = super::ranged::RangedReader::new(self.blobs.clone(), key, size);
+        let bad = |e: parquet::errors::ParquetError| match e {
+            parquet::errors::ParquetError::External(inner) => match inner.downcast::<PortError>() {
+                Ok(port) => *port,
+                Err(other) => PortError::Internal(format!("{what}: {other}")),
+            },
+            other => PortError::Internal(format!("{what}: {other}")),
+        };
+        let builder = ParquetRecordBatchStreamBuilder::new(reader)
             .await
-            .map_err(PortError::internal)?
-            .map_err(|e| PortError::Internal(format!("{what}: {e}")))
+            .map_err(bad)?;
+        let schema = builder.schema().clone();
+        let batches: Vec<RecordBatch> = builder
+            .with_batch_size(64 * 1024)
+            .build()
+            .map_err(bad)?
+            .try_collect()
+            .await
+            .map_err(bad)?;
+        arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)
     }
 
     async fn store(&self, key: &str, batch: &RecordBatch) -> Result<(), PortError> {
