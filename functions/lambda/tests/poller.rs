@@ -1,0 +1,123 @@
+//! The long-running poller: takes queued tasks from SQS, runs them, deletes
+//! the messages, and stops cleanly on SIGTERM.
+
+use platform::queue::JobMessage;
+use platform::tasks::{NewTask, TaskKind, TaskStatus};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (state_dir, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = |name: &str| {
+        let mut c = Command::new(repo.join("localstack").join(name));
+        c.env("MARKETLAB_EMULATOR_DIR", state_dir.path())
+            .env("MARKETLAB_DATA_DIR", data.path())
+            .env("MARKETLAB_PROVISION_BIN", env!("CARGO_BIN_EXE_provision"))
+            .env("MOTO_PORT", port.to_string())
+            .env_remove("AWS_ENDPOINT_URL");
+        c
+    };
+    let out = script("start")
+        .args(["--sample-stocks", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let env: Vec<(String, String)> = std::fs::read_to_string(state_dir.path().join("env"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("export ")?
+                .split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect();
+    // SAFETY: set before any client reads the environment; no other test in this binary.
+    unsafe {
+        for (k, v) in &env {
+            std::env::set_var(k, v);
+        }
+        std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+        std::env::set_var("AWS_REGION", "us-east-1");
+    }
+    let state = lambda_functions::aws_state().await;
+    let mut poller = Command::new(env!("CARGO_BIN_EXE_poller"))
+        .env("RUST_LOG", "warn")
+        .spawn()
+        .unwrap();
+
+    let strategy = json!({
+        "symbol": "SPX", "risk_control": "//10",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Relative Strength Index"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+        "exit": {"rule_type": "RiskControlOnly"}
+    });
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let t = state
+            .tasks
+            .create(NewTask {
+                owner: api::server::DEMO_EMAIL.into(),
+                kind: TaskKind::StrategyBacktest,
+                params: strategy.clone(),
+            })
+            .await
+            .unwrap();
+        state
+            .queue
+            .enqueue(JobMessage {
+                task_id: t.id,
+                kind: t.kind,
+            })
+            .await
+            .unwrap();
+        ids.push(t.id);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for id in &ids {
+        loop {
+            let t = state.tasks.get(*id).await.unwrap().unwrap();
+            if t.status == TaskStatus::Success {
+                assert!(t.result.unwrap()["Total Trades"].as_u64().unwrap() > 0);
+                break;
+            }
+            assert!(
+                t.status != TaskStatus::Failed && Instant::now() < deadline,
+                "{t:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &poller.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = poller.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the poller did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(script("stop").status().unwrap().success());
+}
