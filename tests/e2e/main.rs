@@ -4,6 +4,7 @@ mod aws_worker;
 mod backtest;
 mod contract_aws;
 mod contract_embedded;
+mod data;
 mod http_auth;
 mod http_tasks;
 mod jobs;

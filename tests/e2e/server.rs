@@ -54,6 +54,7 @@ pub struct Options {
     pub registry: Registry,
     pub grace: Duration,
     pub workers: usize,
+    pub data_legacy_json: bool,
 }
 
 impl Options {
@@ -63,6 +64,7 @@ impl Options {
             registry: Arc::new(api::jobs::registry),
             grace: Duration::from_secs(5),
             workers: 2,
+            data_legacy_json: false,
         }
     }
 }
@@ -85,6 +87,7 @@ impl TestServer {
             sample: SampleConfig::default(),
             demo_accounts: true,
             shutdown_grace: opts.grace,
+            data_legacy_json: opts.data_legacy_json,
         };
         let registry = opts.registry.clone();
         let embedded: Embedded = api::server::start(&config, move |s| registry(s))

@@ -59,6 +59,9 @@ pub struct ServeArgs {
     /// Worker tasks running queued jobs.
     #[arg(long, env = "MARKETLAB_WORKERS", default_value_t = 2)]
     pub workers: usize,
+    /// Data service: answer with the legacy double-encoded JSON string body.
+    #[arg(long, env = "MARKETLAB_DATA_LEGACY_JSON")]
+    pub data_legacy_json: bool,
     #[command(flatten)]
     pub sample: SampleArgs,
 }
@@ -69,6 +72,7 @@ impl Default for ServeArgs {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 8080,
             workers: 2,
+            data_legacy_json: false,
             sample: SampleArgs::default(),
         }
     }
@@ -219,6 +223,7 @@ pub async fn run(cli: Cli) -> Result<()> {
 async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
     let config = ServerConfig {
         workers: args.workers,
+        data_legacy_json: args.data_legacy_json,
         sample: args.sample.config(),
         ..ServerConfig::in_dir(data_dir, SocketAddr::new(args.host, args.port))
     };

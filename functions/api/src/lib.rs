@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod backtest;
 pub mod cli;
+pub mod data;
 pub mod error;
 pub mod extract;
 pub mod jobs;

@@ -41,6 +41,8 @@ pub struct ServerConfig {
     pub demo_accounts: bool,
     /// How long running jobs may take to finish at shutdown.
     pub shutdown_grace: Duration,
+    /// Data service: legacy double-encoded JSON bodies (off by default).
+    pub data_legacy_json: bool,
 }
 
 impl ServerConfig {
@@ -54,6 +56,7 @@ impl ServerConfig {
             sample: SampleConfig::default(),
             demo_accounts: true,
             shutdown_grace: Duration::from_secs(30),
+            data_legacy_json: false,
         }
     }
 }
@@ -106,6 +109,7 @@ pub async fn start(
             accounts.clone(),
             Duration::from_secs(300),
         )?),
+        data_legacy_json: config.data_legacy_json,
     };
     let deps = WorkerDeps {
         tasks: tasks.clone(),

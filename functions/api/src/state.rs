@@ -12,4 +12,7 @@ pub struct AppState {
     pub queue: Arc<dyn JobQueue>,
     pub market: Arc<dyn MarketData>,
     pub auth: Arc<Authenticator>,
+    /// Data service: answer with the legacy double-encoded body (a JSON
+    /// string holding the JSON) for old clients. Off by default.
+    pub data_legacy_json: bool,
 }

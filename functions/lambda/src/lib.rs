@@ -42,6 +42,8 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         auth: Arc::new(
             Authenticator::new(accounts, Duration::from_secs(300)).expect("authenticator"),
         ),
+        data_legacy_json: std::env::var("MARKETLAB_DATA_LEGACY_JSON")
+            .is_ok_and(|v| v == "1" || v == "true"),
     }
 }
 

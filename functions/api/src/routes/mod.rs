@@ -2,7 +2,6 @@
 //! envelope; `health` is added by whoever serves the group, so the embedded
 //! server can merge groups without route clashes.
 
-mod data;
 pub mod health;
 pub mod tasks;
 
@@ -64,7 +63,12 @@ pub fn analytics(state: &AppState) -> Router {
 
 /// Indicator data service (indicator-data-service.md), served under `/ws` embedded.
 pub fn data(state: &AppState) -> Router {
-    protected(state, Service::Data, ErrorStyle::Data, data::routes())
+    protected(
+        state,
+        Service::Data,
+        ErrorStyle::Data,
+        crate::data::routes::routes(),
+    )
 }
 
 /// The endpoint groups, each deployable on its own.

@@ -1,0 +1,629 @@
+//! Data service endpoints: catalog, history, snapshots, bulk and intraday.
+
+use super::access::{may_read, subscribed, user_selected};
+use super::format::{push_key, push_num, push_str};
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::Params;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Extension, Router};
+use chrono::NaiveDate;
+use platform::PortError;
+use platform::marketdata::{IndicatorMeta, IndicatorSeries};
+use std::sync::Arc;
+
+/// Full-history requests of trial accounts return only the last records.
+pub const TRIAL_RECORDS: usize = 90;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/getAllSymbols", get(all_symbols))
+        .route("/getAllSymbolswithIndexes", get(all_symbols_with_indexes))
+        .route("/getAllUserSelectedSymbols", get(user_selected_symbols))
+        .route(
+            "/getAllUserSelectedSymbolsWithIndexes",
+            get(user_selected_with_indexes),
+        )
+        .route(
+            "/getAllUserSelectedSymbolswithIndexes",
+            get(user_selected_with_indexes),
+        )
+        .route("/getModelData", get(model_data))
+        .route("/getModelSymbolswithIndexes", get(model_with_indexes))
+        .route("/getGroupSymbols/{group}", get(group_symbols))
+        .route("/getSymbolData/{symbol}", get(symbol_data))
+        .route("/getSymbolSentimentData/{symbol}", get(symbol_sentiment))
+        .route("/getSymbolDataLimitDays/{symbol}", get(symbol_limit_days))
+        .route(
+            "/getSymbolDataSentimentLimitDays/{symbol}",
+            get(symbol_sentiment_limit_days),
+        )
+        .route("/getTodayData", get(today))
+        .route("/getTodayDataIndexes", get(today_indexes))
+        .route("/getSymbolLimitDate/{symbol}", get(symbol_for_date))
+        .route("/getAllDataForDate", get(all_for_date))
+        .route("/getAllSymbolDataLimitDays", get(bulk))
+        .route("/getIntradaySymbols", get(intraday_symbols))
+        .route("/getSymbolIntradayHistory/{symbol}", get(intraday_history))
+        .route(
+            "/getSymbolIntradayLimitDays/{symbol}",
+            get(intraday_limit_days),
+        )
+        .route("/getTodayIntradayData", get(today_intraday))
+}
+
+/// A JSON body, or (legacy switch on) that JSON again as a JSON string.
+fn body(state: &AppState, json: String) -> Response {
+    let text = if state.data_legacy_json {
+        serde_json::Value::String(json).to_string()
+    } else {
+        json
+    };
+    ([(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
+
+fn catalog_item(out: &mut String, m: &IndicatorMeta, with_market: bool) {
+    out.push_str("{\"chart_name\":");
+    push_str(out, &m.chart_name);
+    out.push_str(",\"url\":");
+    push_str(out, &m.url);
+    if with_market {
+        out.push_str(",\"market_symbol\":");
+        push_str(
+            out,
+            if m.market_symbol.is_empty() {
+                "SPX"
+            } else {
+                &m.market_symbol
+            },
+        );
+    }
+    out.push('}');
+}
+
+fn catalog_list<'a>(items: impl Iterator<Item = &'a IndicatorMeta>, with_market: bool) -> String {
+    let mut out = String::from("[");
+    for m in items {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        catalog_item(&mut out, m, with_market);
+    }
+    out.push(']');
+    out
+}
+
+async fn catalog(state: &AppState) -> Result<Arc<Vec<IndicatorMeta>>, ApiError> {
+    state.market.indicator_catalog().await.map_err(|e| match e {
+        PortError::NotFound(_) => {
+            ApiError::new(503, "the indicator catalog is not available; retry shortly")
+        }
+        other => other.into(),
+    })
+}
+
+/// The indicator of a path `{symbol}`, if the caller may read it.
+fn indicator<'a>(
+    caller: &Caller,
+    catalog: &'a [IndicatorMeta],
+    code: &str,
+) -> Result<&'a IndicatorMeta, ApiError> {
+    let m = catalog
+        .iter()
+        .find(|m| m.url == code && !m.internal)
+        .ok_or_else(|| ApiError::not_found(format!("symbol '{code}' not found")))?;
+    if !may_read(&caller.0, m) {
+        return Err(ApiError::new(
+            405,
+            format!(
+                "not subscribed to '{code}': add it to your selections or upgrade the data plan"
+            ),
+        ));
+    }
+    Ok(m)
+}
+
+fn days(params: &Params) -> Result<usize, ApiError> {
+    match params.opt::<i64>("days", "a positive integer")? {
+        Some(d) if d >= 1 => Ok(d as usize),
+        Some(d) => Err(ApiError::bad_request(format!(
+            "query parameter 'days' must be a positive integer, got {d}"
+        ))),
+        None => Err(ApiError::bad_request("query parameter 'days' is required")),
+    }
+}
+
+/// `date` in exactly `YYYYMMDD` form, else 406.
+fn date(params: &Params) -> Result<NaiveDate, ApiError> {
+    let raw = params.get("date").unwrap_or("");
+    let bad = || {
+        ApiError::new(
+            406,
+            format!("query parameter 'date' must be YYYYMMDD (8 digits), got '{raw}'"),
+        )
+    };
+    if raw.len() != 8 || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    NaiveDate::parse_from_str(raw, "%Y%m%d").map_err(|_| bad())
+}
+
+async fn series(state: &AppState, code: &str) -> Result<Arc<IndicatorSeries>, ApiError> {
+    Ok(state.market.indicator_series(code).await?)
+}
+
+/// Index range of the last `n` records.
+fn last(n: usize, len: usize) -> std::ops::Range<usize> {
+    len.saturating_sub(n)..len
+}
+
+/// `{key: {"close": x[, "sentiment": s][, "market_symbol": m]}}` for records `range`.
+fn history(
+    s: &IndicatorSeries,
+    range: std::ops::Range<usize>,
+    sentiment: bool,
+    market: Option<&str>,
+) -> String {
+    let mut out = String::with_capacity(range.len() * 64 + 2);
+    out.push('{');
+    for i in range {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push('"');
+        push_key(&mut out, s.time[i]);
+        out.push_str("\":{\"close\":");
+        push_num(&mut out, s.close[i]);
+        if sentiment {
+            out.push_str(",\"sentiment\":");
+            match s.sentiment[i] {
+                Some(v) => push_num(&mut out, v),
+                None => out.push_str("null"),
+            }
+        }
+        if let Some(m) = market {
+            out.push_str(",\"market_symbol\":");
+            push_str(&mut out, m);
+        }
+        out.push('}');
+    }
+    out.push('}');
+    out
+}
+
+fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
+    if caller.0.plan.trial {
+        last(TRIAL_RECORDS, len)
+    } else {
+        0..len
+    }
+}
+
+async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    Ok(body(
+        &state,
+        catalog_list(
+            c.iter().filter(|m| !m.internal && m.kind != "reltrend"),
+            false,
+        ),
+    ))
+}
+
+async fn all_symbols_with_indexes(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    Ok(body(
+        &state,
+        catalog_list(c.iter().filter(|m| !m.internal), true),
+    ))
+}
+
+async fn user_selected_symbols(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    Ok(body(
+        &state,
+        catalog_list(user_selected(&caller.0, &c).into_iter(), false),
+    ))
+}
+
+async fn user_selected_with_indexes(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    Ok(body(
+        &state,
+        catalog_list(user_selected(&caller.0, &c).into_iter(), true),
+    ))
+}
+
+async fn model_data(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    Ok(body(
+        &state,
+        catalog_list(
+            subscribed(&caller.0, &c)
+                .into_iter()
+                .filter(|m| m.subtype == "model"),
+            false,
+        ),
+    ))
+}
+
+async fn model_with_indexes(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    Ok(body(
+        &state,
+        catalog_list(
+            subscribed(&caller.0, &c)
+                .into_iter()
+                .filter(|m| m.subtype == "model"),
+            true,
+        ),
+    ))
+}
+
+async fn group_symbols(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(group): Path<String>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    let in_group = |m: &IndicatorMeta| m.groups.iter().any(|g| g.eq_ignore_ascii_case(&group));
+    if !c.iter().any(|m| !m.internal && in_group(m)) {
+        return Err(ApiError::not_found(format!("group '{group}' not found")));
+    }
+    Ok(body(
+        &state,
+        catalog_list(
+            subscribed(&caller.0, &c)
+                .into_iter()
+                .filter(|m| in_group(m)),
+            false,
+        ),
+    ))
+}
+
+async fn symbol_data(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(code): Path<String>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    indicator(&caller, &c, &code)?;
+    let s = series(&state, &code).await?;
+    Ok(body(
+        &state,
+        history(&s, full_range(&caller, s.time.len()), false, None),
+    ))
+}
+
+async fn symbol_sentiment(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(code): Path<String>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    indicator(&caller, &c, &code)?;
+    let s = series(&state, &code).await?;
+    Ok(body(
+        &state,
+        history(&s, full_range(&caller, s.time.len()), true, None),
+    ))
+}
+
+async fn symbol_limit_days(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(code): Path<String>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let n = days(&params)?;
+    let c = catalog(&state).await?;
+    indicator(&caller, &c, &code)?;
+    let s = series(&state, &code).await?;
+    Ok(body(
+        &state,
+        history(&s, last(n, s.time.len()), false, None),
+    ))
+}
+
+async fn symbol_sentiment_limit_days(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(code): Path<String>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let n = days(&params)?;
+    let c = catalog(&state).await?;
+    let m = indicator(&caller, &c, &code)?;
+    let s = series(&state, &code).await?;
+    Ok(body(
+        &state,
+        history(&s, last(n, s.time.len()), true, Some(&m.market_symbol)),
+    ))
+}
+
+/// The latest reading of each subscribed indicator, keyed "0", "1", ...
+async fn snapshot(
+    state: &AppState,
+    caller: &Caller,
+    with_market: bool,
+) -> Result<String, ApiError> {
+    let c = catalog(state).await?;
+    let mut out = String::from("{");
+    for (n, m) in subscribed(&caller.0, &c).into_iter().enumerate() {
+        let s = series(state, &m.url).await?;
+        let Some(i) = s.time.len().checked_sub(1) else {
+            continue;
+        };
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(&format!("\"{n}\":{{\"name\":"));
+        push_str(&mut out, &m.chart_name);
+        out.push_str(",\"indicator\":");
+        push_str(&mut out, &m.url);
+        out.push_str(",\"last_close\":");
+        push_num(&mut out, s.close[i]);
+        out.push_str(",\"update_date\":\"");
+        push_key(&mut out, s.time[i]);
+        out.push_str("\",\"sentiment_value\":");
+        push_str(
+            &mut out,
+            &s.sentiment[i].map(|v| format!("{v}")).unwrap_or_default(),
+        );
+        if with_market {
+            out.push_str(",\"market_symbol\":");
+            push_str(&mut out, &m.market_symbol);
+        }
+        out.push('}');
+    }
+    out.push('}');
+    Ok(out)
+}
+
+async fn today(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    Ok(body(&state, snapshot(&state, &caller, false).await?))
+}
+
+async fn today_indexes(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    Ok(body(&state, snapshot(&state, &caller, true).await?))
+}
+
+fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
+    let i = s.time.partition_point(|t| t.date() < d);
+    (i < s.time.len() && s.time[i].date() == d).then_some(i)
+}
+
+async fn symbol_for_date(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(code): Path<String>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let d = date(&params)?;
+    let c = catalog(&state).await?;
+    indicator(&caller, &c, &code)?;
+    let s = series(&state, &code).await?;
+    let range = on_date(&s, d).map(|i| i..i + 1).unwrap_or(0..0);
+    Ok(body(&state, history(&s, range, false, None)))
+}
+
+async fn all_for_date(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let d = date(&params)?;
+    let c = catalog(&state).await?;
+    let mut out = String::from("{");
+    for m in subscribed(&caller.0, &c) {
+        let s = series(&state, &m.url).await?;
+        let Some(i) = on_date(&s, d) else { continue };
+        if out.len() > 1 {
+            out.push(',');
+        }
+        push_str(&mut out, &m.url);
+        out.push_str(":{\"name\":");
+        push_str(&mut out, &m.chart_name);
+        out.push_str(",\"last_close\":");
+        push_num(&mut out, s.close[i]);
+        out.push_str(&format!(
+            ",\"update_date\":\"{}\",\"sentiment_value\":",
+            s.time[i].date().format("%Y-%m-%d")
+        ));
+        match s.sentiment[i] {
+            Some(v) => push_num(&mut out, v),
+            None => out.push_str("null"),
+        }
+        out.push('}');
+    }
+    out.push('}');
+    Ok(body(&state, out))
+}
+
+async fn bulk(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let n = match params.opt::<i64>("days", "an integer")? {
+        Some(d) if (1..=90).contains(&d) => d as usize,
+        other => {
+            return Err(ApiError::new(
+                410,
+                format!(
+                    "query parameter 'days' must be between 1 and 90, got {}",
+                    other
+                        .map(|d| d.to_string())
+                        .unwrap_or_else(|| "nothing".into())
+                ),
+            ));
+        }
+    };
+    let c = catalog(&state).await?;
+    let mut out = String::from("{");
+    for m in subscribed(&caller.0, &c) {
+        let s = series(&state, &m.url).await?;
+        if out.len() > 1 {
+            out.push(',');
+        }
+        push_str(&mut out, &m.url);
+        out.push_str(":[");
+        for (k, i) in last(n, s.time.len()).enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            out.push_str(&format!(
+                "{{\"date\":\"{}\",\"close\":",
+                s.time[i].date().format("%Y-%m-%d")
+            ));
+            push_num(&mut out, s.close[i]);
+            out.push('}');
+        }
+        out.push(']');
+    }
+    out.push('}');
+    Ok(body(&state, out))
+}
+
+async fn intraday_symbols(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    let mut out = String::from("{");
+    for m in subscribed(&caller.0, &c).into_iter().filter(|m| m.intraday) {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        push_str(&mut out, &m.chart_name);
+        out.push_str(":{\"url\":");
+        push_str(&mut out, &m.url);
+        out.push_str(",\"market_symbol\":");
+        push_str(&mut out, &m.market_symbol);
+        out.push('}');
+    }
+    out.push('}');
+    Ok(body(&state, out))
+}
+
+async fn intraday_of<'a>(
+    state: &AppState,
+    caller: &Caller,
+    c: &'a [IndicatorMeta],
+    code: &str,
+) -> Result<(&'a IndicatorMeta, Arc<IndicatorSeries>), ApiError> {
+    let m = indicator(caller, c, code)?;
+    if !m.intraday {
+        return Err(ApiError::not_found(format!(
+            "symbol '{code}' has no intraday data"
+        )));
+    }
+    Ok((m, state.market.indicator_intraday(code).await?))
+}
+
+async fn intraday_history(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(code): Path<String>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    let (m, s) = intraday_of(&state, &caller, &c, &code).await?;
+    Ok(body(
+        &state,
+        history(
+            &s,
+            full_range(&caller, s.time.len()),
+            false,
+            Some(&m.market_symbol),
+        ),
+    ))
+}
+
+async fn intraday_limit_days(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(code): Path<String>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let n = days(&params)?;
+    let c = catalog(&state).await?;
+    let (m, s) = intraday_of(&state, &caller, &c, &code).await?;
+    // The last n market days present (about 13 records each).
+    let mut start = s.time.len();
+    let mut seen = 0;
+    while start > 0 {
+        let day = s.time[start - 1].date();
+        if start == s.time.len() || s.time[start].date() != day {
+            seen += 1;
+            if seen > n {
+                break;
+            }
+        }
+        start -= 1;
+    }
+    Ok(body(
+        &state,
+        history(&s, start..s.time.len(), false, Some(&m.market_symbol)),
+    ))
+}
+
+async fn today_intraday(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    let c = catalog(&state).await?;
+    let mut all = Vec::new();
+    for m in subscribed(&caller.0, &c).into_iter().filter(|m| m.intraday) {
+        all.push((m, state.market.indicator_intraday(&m.url).await?));
+    }
+    let latest = all
+        .iter()
+        .filter_map(|(_, s)| s.time.last().map(|t| t.date()))
+        .max();
+    let mut out = String::from("{");
+    let mut n = 0;
+    for (m, s) in &all {
+        for i in 0..s.time.len() {
+            if Some(s.time[i].date()) != latest {
+                continue;
+            }
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(&format!("\"{n}\":{{\"datetime\":\""));
+            push_key(&mut out, s.time[i]);
+            out.push_str("\",\"close\":");
+            push_num(&mut out, s.close[i]);
+            out.push_str(",\"symbol\":");
+            push_str(&mut out, &m.url);
+            out.push_str(",\"market_symbol\":");
+            push_str(&mut out, &m.market_symbol);
+            out.push('}');
+            n += 1;
+        }
+    }
+    out.push('}');
+    Ok(body(&state, out))
+}
