@@ -1,6 +1,7 @@
 //! The indicator data service over HTTP, checked against the Parquet files.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD, TRIAL_EMAIL, TRIAL_PASSWORD};
+use chrono::Datelike;
 use e2e::server::{Options, TestServer, market_dir};
 use platform::marketdata::{IndicatorMeta, IndicatorSeries, codec, layout};
 use serde_json::{Value, json};
@@ -474,4 +475,153 @@ async fn errors_trial_truncation_and_legacy_encoding() {
         "errors keep their plain body"
     );
     legacy.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn custom_indicators_list_and_calculate() {
+    let (s, _dir) = server().await;
+    let (status, list) = s.get("/ws/getUserIndicators", DEMO).await;
+    assert_eq!(status, 200);
+    let urls: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        ["CUSTOM_TECH_SPREAD", "CUSTOM_OPTIX_AAII"],
+        "newest first by default"
+    );
+    let first = &list[1];
+    assert_eq!(
+        (
+            first["indicator_1_url"].as_str(),
+            first["indicator_2_url"].as_str(),
+            first["calculate"].as_str(),
+            first["timeframe"].as_str(),
+            first["ma"].as_str()
+        ),
+        (
+            Some("SPX_OPTIX"),
+            Some("AAII_BULL"),
+            Some("ratio"),
+            Some("Weekly"),
+            Some("4")
+        )
+    );
+    assert_eq!(
+        (
+            first["upper_extreme_value"].as_f64(),
+            first["tech_code"].clone()
+        ),
+        (Some(2.0), Value::Null)
+    );
+    assert!(
+        first["create_date"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-01-05T12:00:00")
+    );
+    let (_, asc) = s
+        .get("/ws/getUserIndicators?all=true&ordering=create_date", DEMO)
+        .await;
+    assert_eq!(asc[0]["url"], "CUSTOM_OPTIX_AAII");
+    assert_eq!(
+        s.get("/ws/getUserIndicators?ordering=name", DEMO).await.0,
+        400
+    );
+    assert_eq!(
+        s.get("/ws/getUserIndicators", LIGHT).await.1,
+        json!([]),
+        "each account has its own"
+    );
+
+    // Ratio of SPX Optix to the latest AAII reading, last of each ISO week, 4-week average.
+    let (a, b) = (
+        file_series(layout::indicator_series("SPX_OPTIX")),
+        file_series(layout::indicator_series("AAII_BULL")),
+    );
+    let mut ratio: Vec<(chrono::NaiveDateTime, f64)> = Vec::new();
+    for (t, x) in a.time.iter().zip(&a.close) {
+        if let Some(j) = b.time.iter().rposition(|bt| bt <= t) {
+            ratio.push((*t, x / b.close[j]));
+        }
+    }
+    let weekly: Vec<(chrono::NaiveDateTime, f64)> = ratio
+        .iter()
+        .enumerate()
+        .filter(|(i, (t, _))| {
+            ratio
+                .get(i + 1)
+                .is_none_or(|(n, _)| n.date().iso_week() != t.date().iso_week())
+        })
+        .map(|(_, p)| *p)
+        .collect();
+    let want: Vec<(String, f64)> = (3..weekly.len())
+        .map(|i| {
+            (
+                key(weekly[i].0),
+                weekly[i - 3..=i].iter().map(|p| p.1).sum::<f64>() / 4.0,
+            )
+        })
+        .collect();
+    let (status, got) = s
+        .get("/ws/getUserIndicatorData?url=CUSTOM_OPTIX_AAII", DEMO)
+        .await;
+    assert_eq!(status, 200);
+    let got = got.as_array().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (g, (dt, v)) in got.iter().zip(&want) {
+        assert_eq!(
+            (g["DT"].as_str().unwrap(), g["symbol"].as_str().unwrap()),
+            (dt.as_str(), "CUSTOM_OPTIX_AAII")
+        );
+        assert!((g["close"].as_f64().unwrap() - v).abs() < 1e-12, "{dt}");
+    }
+    let (status, spread) = s
+        .get("/ws/getUserIndicatorData?url=CUSTOM_TECH_SPREAD", DEMO)
+        .await;
+    assert_eq!(
+        (status, spread.as_array().unwrap().len()),
+        (200, a.time.len() - 9),
+        "daily spread, 10-day average"
+    );
+
+    assert_eq!(s.get("/ws/getUserIndicatorData", DEMO).await.0, 400);
+    assert_eq!(
+        s.get("/ws/getUserIndicatorData?url=NOPE", DEMO).await.0,
+        404
+    );
+    assert_eq!(
+        s.get("/ws/getUserIndicatorData?url=CUSTOM_OPTIX_AAII", LIGHT)
+            .await
+            .0,
+        404,
+        "another account's indicator"
+    );
+    // A definition using an indicator outside the plan: 405.
+    let mut rec = s.accounts.get("light@example.test").await.unwrap().unwrap();
+    rec.custom_indicators
+        .push(platform::accounts::CustomIndicator {
+            url: "MINE".into(),
+            name: "Model over Optix".into(),
+            indicator_1_url: "SPX_MODEL_SWING".into(),
+            indicator_2_url: "SPX_OPTIX".into(),
+            calculate: "ratio".into(),
+            timeframe: "Daily".into(),
+            ma: "0".into(),
+            upper_extreme_value: 2.0,
+            lower_extreme_value: 0.5,
+            create_date: platform::tasks::now(),
+        });
+    s.accounts.put(rec).await.unwrap();
+    s.state.auth.forget_all();
+    let (status, body) = s.get("/ws/getUserIndicatorData?url=MINE", LIGHT).await;
+    assert_eq!(
+        (status, body["status"].as_i64()),
+        (405, Some(405)),
+        "{body}"
+    );
+    s.stop().await;
 }

@@ -147,10 +147,44 @@ async fn ensure_account(
                 plan: plan_code.into(),
                 selected_indicators: vec!["SPX_OPTIX".into(), "AAII_BULL".into()],
                 created_at: platform::tasks::now(),
+                custom_indicators: demo_custom_indicators(),
             })
             .await?;
     }
     Ok(())
+}
+
+/// Two worked examples for the demo account's custom indicators.
+fn demo_custom_indicators() -> Vec<platform::accounts::CustomIndicator> {
+    let at = chrono::NaiveDate::from_ymd_opt(2026, 1, 5)
+        .and_then(|d| d.and_hms_opt(12, 0, 0))
+        .unwrap_or_default();
+    vec![
+        platform::accounts::CustomIndicator {
+            url: "CUSTOM_OPTIX_AAII".into(),
+            name: "S&P 500 Optix over AAII bulls (weekly, 4-week average)".into(),
+            indicator_1_url: "SPX_OPTIX".into(),
+            indicator_2_url: "AAII_BULL".into(),
+            calculate: "ratio".into(),
+            timeframe: "Weekly".into(),
+            ma: "4".into(),
+            upper_extreme_value: 2.0,
+            lower_extreme_value: 0.8,
+            create_date: at,
+        },
+        platform::accounts::CustomIndicator {
+            url: "CUSTOM_TECH_SPREAD".into(),
+            name: "Technology Optix minus S&P 500 Optix (10-day average)".into(),
+            indicator_1_url: "XLK_OPTIX".into(),
+            indicator_2_url: "SPX_OPTIX".into(),
+            calculate: "difference".into(),
+            timeframe: "Daily".into(),
+            ma: "10".into(),
+            upper_extreme_value: 15.0,
+            lower_extreme_value: -15.0,
+            create_date: at + chrono::TimeDelta::days(1),
+        },
+    ]
 }
 
 /// Adds or replaces an account; refuses unknown plan codes.
@@ -180,6 +214,7 @@ pub async fn add_account(
             plan: plan_code.into(),
             selected_indicators: selected,
             created_at: platform::tasks::now(),
+            custom_indicators: Vec::new(),
         })
         .await
 }

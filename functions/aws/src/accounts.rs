@@ -40,6 +40,10 @@ fn from_item(i: &HashMap<String, AttributeValue>) -> Result<AccountRecord, PortE
             .map_err(PortError::internal)?,
         created_at: NaiveDateTime::parse_from_str(&text("created_at")?, TIME)
             .map_err(PortError::internal)?,
+        custom_indicators: match i.get("custom_indicators").and_then(|v| v.as_s().ok()) {
+            Some(json) => serde_json::from_str(json).map_err(PortError::internal)?,
+            None => Vec::new(),
+        },
     })
 }
 
@@ -61,6 +65,7 @@ impl AccountStore for DynamoAccountStore {
     async fn put(&self, r: AccountRecord) -> Result<(), PortError> {
         let selected =
             serde_json::to_string(&r.selected_indicators).map_err(PortError::internal)?;
+        let custom = serde_json::to_string(&r.custom_indicators).map_err(PortError::internal)?;
         self.client
             .put_item()
             .table_name(&self.table)
@@ -72,6 +77,7 @@ impl AccountStore for DynamoAccountStore {
                 "created_at",
                 AttributeValue::S(r.created_at.format(TIME).to_string()),
             )
+            .item("custom_indicators", AttributeValue::S(custom))
             .send()
             .await
             .map_err(|e| sdk_error("put account", e))?;

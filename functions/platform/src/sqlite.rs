@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS accounts (
     password_hash       TEXT NOT NULL,
     plan                TEXT NOT NULL,
     selected_indicators TEXT NOT NULL DEFAULT '[]',
-    created_at          TEXT NOT NULL
+    created_at          TEXT NOT NULL,
+    custom_indicators   TEXT NOT NULL DEFAULT '[]'
 );
 ";
 
@@ -65,6 +66,17 @@ impl Database {
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(PortError::internal)?;
         conn.execute_batch(SCHEMA).map_err(PortError::internal)?;
+        // Files made before custom indicators existed gain the column.
+        let has_custom: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('accounts') WHERE name = 'custom_indicators'")
+            .and_then(|mut s| s.exists([]))
+            .map_err(PortError::internal)?;
+        if !has_custom {
+            conn.execute_batch(
+                "ALTER TABLE accounts ADD COLUMN custom_indicators TEXT NOT NULL DEFAULT '[]'",
+            )
+            .map_err(PortError::internal)?;
+        }
         Ok(Database {
             conn: Arc::new(Mutex::new(conn)),
         })

@@ -12,6 +12,18 @@ fn record(email: &str, password: &str, plan: &str) -> AccountRecord {
         plan: plan.into(),
         selected_indicators: vec!["SPX_OPTIX".into()],
         created_at: platform::tasks::now(),
+        custom_indicators: vec![platform::accounts::CustomIndicator {
+            url: "CUSTOM_X".into(),
+            name: "X over Y".into(),
+            indicator_1_url: "SPX_OPTIX".into(),
+            indicator_2_url: "AAII_BULL".into(),
+            calculate: "ratio".into(),
+            timeframe: "Weekly".into(),
+            ma: "0".into(),
+            upper_extreme_value: 1.5,
+            lower_extreme_value: 0.5,
+            create_date: platform::tasks::now(),
+        }],
     }
 }
 
@@ -52,6 +64,12 @@ pub async fn run_all(store: Arc<dyn AccountStore>) {
         (email.as_str(), "backtest")
     );
     assert_eq!(ok.selected_indicators, vec!["SPX_OPTIX".to_string()]);
+    assert_eq!(
+        ok.custom_indicators.len(),
+        1,
+        "custom indicators are kept with the account"
+    );
+    assert_eq!(ok.custom_indicators[0].indicator_2_url, "AAII_BULL");
     // Cached success must not let a wrong password through.
     assert_eq!(
         auth.verify(&email, "correct horse")

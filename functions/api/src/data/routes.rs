@@ -54,6 +54,8 @@ pub fn routes() -> Router<AppState> {
             get(intraday_limit_days),
         )
         .route("/getTodayIntradayData", get(today_intraday))
+        .route("/getUserIndicators", get(user_indicators))
+        .route("/getUserIndicatorData", get(user_indicator_data))
 }
 
 /// A JSON body, or (legacy switch on) that JSON again as a JSON string.
@@ -625,5 +627,126 @@ async fn today_intraday(
         }
     }
     out.push('}');
+    Ok(body(&state, out))
+}
+
+/// Longest a custom-indicator calculation may take before the answer is 504.
+const CUSTOM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn custom_json(c: &platform::accounts::CustomIndicator) -> serde_json::Value {
+    serde_json::json!({
+        "indicator_1_url": c.indicator_1_url,
+        "indicator_2_url": c.indicator_2_url,
+        "name": c.name,
+        "url": c.url,
+        "upper_extreme_value": c.upper_extreme_value,
+        "lower_extreme_value": c.lower_extreme_value,
+        "timeframe": c.timeframe,
+        "ma": c.ma,
+        "calculate": c.calculate,
+        "create_date": c.create_date.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
+        "indicator_weight": null,
+        "mul_indicator": null,
+        "combine_type": null,
+        "benchmark": null,
+        "next_process": null,
+        "tech_code": null,
+    })
+}
+
+/// The caller's custom indicators, newest first unless `ordering=create_date`.
+pub(crate) async fn user_indicators(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let mut list = caller.0.custom_indicators.clone();
+    match params.get("ordering").unwrap_or("-create_date") {
+        "-create_date" => list.sort_by(|a, b| b.create_date.cmp(&a.create_date)),
+        "create_date" => list.sort_by(|a, b| a.create_date.cmp(&b.create_date)),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "query parameter 'ordering': '{other}' is not create_date or -create_date"
+            )));
+        }
+    }
+    if let Some(all) = params.get("all")
+        && !matches!(all, "true" | "false" | "True" | "False" | "1" | "0")
+    {
+        return Err(ApiError::bad_request(format!(
+            "query parameter 'all': '{all}' is not true or false"
+        )));
+    }
+    Ok(body(
+        &state,
+        serde_json::Value::Array(list.iter().map(custom_json).collect()).to_string(),
+    ))
+}
+
+/// One custom indicator of the caller, calculated from its two indicators.
+pub(crate) async fn user_indicator_data(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let url = params.required("url")?;
+    let def = caller
+        .0
+        .custom_indicators
+        .iter()
+        .find(|c| c.url == url)
+        .ok_or_else(|| ApiError::not_found(format!("custom indicator '{url}' not found")))?
+        .clone();
+    let how = engine::custom::Combine::parse(&def.calculate).ok_or_else(|| ApiError::bad_request(format!("custom indicator '{url}': calculate '{}' is not ratio, difference, sum, product or average", def.calculate)))?;
+    let freq = match def.timeframe.to_ascii_lowercase().as_str() {
+        "daily" => engine::Frequency::Daily,
+        "weekly" => engine::Frequency::Weekly,
+        "monthly" => engine::Frequency::Monthly,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "custom indicator '{url}': timeframe '{other}' is not Daily, Weekly or Monthly"
+            )));
+        }
+    };
+    let ma: usize = def.ma.trim().parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "custom indicator '{url}': ma '{}' is not a whole number",
+            def.ma
+        ))
+    })?;
+    let c = catalog(&state).await?;
+    indicator(&caller, &c, &def.indicator_1_url)?;
+    indicator(&caller, &c, &def.indicator_2_url)?;
+    let (a, b) = (
+        series(&state, &def.indicator_1_url).await?,
+        series(&state, &def.indicator_2_url).await?,
+    );
+    let work = tokio::task::spawn_blocking(move || {
+        engine::custom::calculate((&a.time, &a.close), (&b.time, &b.close), how, freq, ma)
+    });
+    let (time, value) = tokio::time::timeout(CUSTOM_TIMEOUT, work)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                504,
+                format!("calculating custom indicator '{url}' timed out; retry shortly"),
+            )
+        })?
+        .map_err(|_| ApiError::internal())?;
+    let mut out = String::with_capacity(time.len() * 70 + 2);
+    out.push('[');
+    for (i, (t, v)) in time.iter().zip(&value).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"DT\":\"");
+        push_key(&mut out, *t);
+        out.push_str("\",\"close\":");
+        push_num(&mut out, *v);
+        out.push_str(",\"symbol\":");
+        push_str(&mut out, url);
+        out.push('}');
+    }
+    out.push(']');
     Ok(body(&state, out))
 }

@@ -80,6 +80,7 @@ impl Authenticator {
                 email: r.email,
                 plan: p,
                 selected_indicators: r.selected_indicators,
+                custom_indicators: r.custom_indicators,
             }),
             _ => None,
         };

@@ -13,8 +13,28 @@ use async_trait::async_trait;
 use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
 
-/// A stored account. The password is kept only as an argon2 PHC string.
+/// A custom indicator an account defined: two indicators combined, on a
+/// timeframe, optionally smoothed (data service 4.6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomIndicator {
+    /// The identifier used by `getUserIndicatorData?url=`.
+    pub url: String,
+    pub name: String,
+    pub indicator_1_url: String,
+    pub indicator_2_url: String,
+    /// `ratio`, `difference`, `sum`, `product` or `average`.
+    pub calculate: String,
+    /// `Daily`, `Weekly` or `Monthly`.
+    pub timeframe: String,
+    /// Moving-average periods as text; `0` for none.
+    pub ma: String,
+    pub upper_extreme_value: f64,
+    pub lower_extreme_value: f64,
+    pub create_date: NaiveDateTime,
+}
+
+/// A stored account. The password is kept only as an argon2 PHC string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct AccountRecord {
     /// Lower-cased e-mail; the account's identity and the task owner.
     pub email: String,
@@ -24,6 +44,8 @@ pub struct AccountRecord {
     /// Indicator codes the user picked (data service selections).
     pub selected_indicators: Vec<String>,
     pub created_at: NaiveDateTime,
+    #[serde(default)]
+    pub custom_indicators: Vec<CustomIndicator>,
 }
 
 /// A caller whose credentials were verified.
@@ -32,6 +54,7 @@ pub struct Account {
     pub email: String,
     pub plan: &'static Plan,
     pub selected_indicators: Vec<String>,
+    pub custom_indicators: Vec<CustomIndicator>,
 }
 
 impl Account {
