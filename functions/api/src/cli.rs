@@ -171,6 +171,34 @@ pub enum AccountCommand {
     },
     /// List accounts (e-mail, plan, selections).
     List,
+    /// Add (or replace, by url) a custom indicator of an account: two
+    /// indicators combined on a timeframe, optionally smoothed.
+    AddIndicator {
+        #[arg(long)]
+        email: String,
+        /// Identifier used by getUserIndicatorData?url=.
+        #[arg(long)]
+        url: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        indicator_1: String,
+        #[arg(long)]
+        indicator_2: String,
+        /// ratio, difference, sum, product or average.
+        #[arg(long, default_value = "ratio")]
+        calculate: String,
+        /// Daily, Weekly or Monthly.
+        #[arg(long, default_value = "Daily")]
+        timeframe: String,
+        /// Moving-average periods (0 for none).
+        #[arg(long, default_value_t = 0)]
+        ma: usize,
+        #[arg(long, default_value_t = 0.0)]
+        upper: f64,
+        #[arg(long, default_value_t = 0.0)]
+        lower: f64,
+    },
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -317,6 +345,51 @@ async fn accounts(data_dir: &Path, cmd: AccountCommand) -> Result<()> {
             server::add_account(&store, &email, &password, &plan, select).await?;
             println!(
                 "account {} saved with plan {plan}",
+                email.trim().to_lowercase()
+            );
+        }
+        AccountCommand::AddIndicator {
+            email,
+            url,
+            name,
+            indicator_1,
+            indicator_2,
+            calculate,
+            timeframe,
+            ma,
+            upper,
+            lower,
+        } => {
+            if engine::custom::Combine::parse(&calculate).is_none() {
+                bail!(
+                    "--calculate '{calculate}' is not ratio, difference, sum, product or average"
+                );
+            }
+            if !["Daily", "Weekly", "Monthly"].contains(&timeframe.as_str()) {
+                bail!("--timeframe '{timeframe}' is not Daily, Weekly or Monthly");
+            }
+            let mut record = store
+                .get(&email)
+                .await?
+                .with_context(|| format!("no account {email}"))?;
+            record.custom_indicators.retain(|c| c.url != url);
+            record
+                .custom_indicators
+                .push(platform::accounts::CustomIndicator {
+                    url: url.clone(),
+                    name,
+                    indicator_1_url: indicator_1,
+                    indicator_2_url: indicator_2,
+                    calculate,
+                    timeframe,
+                    ma: ma.to_string(),
+                    upper_extreme_value: upper,
+                    lower_extreme_value: lower,
+                    create_date: platform::tasks::now(),
+                });
+            store.put(record).await?;
+            println!(
+                "custom indicator {url} saved for {}",
                 email.trim().to_lowercase()
             );
         }

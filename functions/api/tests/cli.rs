@@ -128,6 +128,45 @@ fn accounts_import_and_plans_commands() {
         "pro",
     ]));
     assert!(!ok && out.contains("at least 8 characters"), "{out}");
+    let (ok, out) = run(marketlab(dir.path()).args([
+        "accounts",
+        "add-indicator",
+        "--email",
+        "quant@example.test",
+        "--url",
+        "MY_RATIO",
+        "--name",
+        "Optix over AAII",
+        "--indicator-1",
+        "SPX_OPTIX",
+        "--indicator-2",
+        "AAII_BULL",
+        "--timeframe",
+        "Weekly",
+        "--ma",
+        "4",
+    ]));
+    assert!(
+        ok && out.contains("custom indicator MY_RATIO saved"),
+        "{out}"
+    );
+    let (ok, out) = run(marketlab(dir.path()).args([
+        "accounts",
+        "add-indicator",
+        "--email",
+        "quant@example.test",
+        "--url",
+        "X",
+        "--name",
+        "x",
+        "--indicator-1",
+        "A",
+        "--indicator-2",
+        "B",
+        "--calculate",
+        "log",
+    ]));
+    assert!(!ok && out.contains("--calculate 'log'"), "{out}");
     let (ok, out) = run(marketlab(dir.path()).arg("plans"));
     assert!(
         ok && out.contains("premium-data-yearly") && out.contains("trial"),

@@ -662,8 +662,8 @@ pub(crate) async fn user_indicators(
 ) -> Result<Response, ApiError> {
     let mut list = caller.0.custom_indicators.clone();
     match params.get("ordering").unwrap_or("-create_date") {
-        "-create_date" => list.sort_by(|a, b| b.create_date.cmp(&a.create_date)),
-        "create_date" => list.sort_by(|a, b| a.create_date.cmp(&b.create_date)),
+        "-create_date" => list.sort_by_key(|c| std::cmp::Reverse(c.create_date)),
+        "create_date" => list.sort_by_key(|c| c.create_date),
         other => {
             return Err(ApiError::bad_request(format!(
                 "query parameter 'ordering': '{other}' is not create_date or -create_date"
