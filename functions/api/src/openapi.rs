@@ -288,6 +288,13 @@ pub struct ErrorDetail {
     pub detail: String,
 }
 
+/// Data service error body.
+#[derive(Serialize, ToSchema)]
+pub struct DataError {
+    pub error: String,
+    pub status: i64,
+}
+
 #[derive(Serialize, ToSchema)]
 pub struct Health {
     pub status: String,
@@ -307,7 +314,7 @@ impl Modify for BasicAuth {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "marketlab backtest service", version = "1.0.0", description = "Strategy backtests as asynchronous tasks: submit, poll, read the result. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
+    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
     paths(
         crate::backtest::routes::start_backtest,
         crate::backtest::routes::validate,
@@ -318,15 +325,37 @@ impl Modify for BasicAuth {
         crate::backtest::routes::tutorial,
         crate::routes::health::health,
         crate::routes::health::auth_info,
+        crate::data::routes::all_symbols,
+        crate::data::routes::all_symbols_with_indexes,
+        crate::data::routes::user_selected_symbols,
+        crate::data::routes::user_selected_with_indexes,
+        crate::data::routes::model_data,
+        crate::data::routes::model_with_indexes,
+        crate::data::routes::group_symbols,
+        crate::data::routes::symbol_data,
+        crate::data::routes::symbol_sentiment,
+        crate::data::routes::symbol_limit_days,
+        crate::data::routes::symbol_sentiment_limit_days,
+        crate::data::routes::today,
+        crate::data::routes::today_indexes,
+        crate::data::routes::symbol_for_date,
+        crate::data::routes::all_for_date,
+        crate::data::routes::bulk,
+        crate::data::routes::intraday_symbols,
+        crate::data::routes::intraday_history,
+        crate::data::routes::intraday_limit_days,
+        crate::data::routes::today_intraday,
+        crate::data::routes::user_indicators,
+        crate::data::routes::user_indicator_data,
     ),
     components(schemas(
         StrategyParamsDoc, RuleBlockDoc, ConditionDoc, SignalDoc, RuleDoc, QualifierDoc, SubmitResponse, ValidateResponse,
         EncodedBlock, EncodedSignal, EncodedCondition, TaskRecord, TaskSummary, TaskList, BacktestResult,
-        IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, Health
+        IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, DataError, Health
     )),
     modifiers(&BasicAuth),
     security(("basic" = [])),
-    tags((name = "backtest", description = "Strategy backtests"), (name = "public", description = "No credentials needed"))
+    tags((name = "backtest", description = "Strategy backtests"), (name = "data", description = "Indicator data service, under /ws"), (name = "public", description = "No credentials needed"))
 )]
 pub struct BacktestApi;
 

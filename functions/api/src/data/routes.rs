@@ -205,7 +205,9 @@ fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
     }
 }
 
-async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
+/// All indicators except internal and relative-trend records.
+#[utoipa::path(get, path = "/ws/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
     let c = catalog(&state).await?;
     Ok(body(
         &state,
@@ -216,7 +218,11 @@ async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError
     ))
 }
 
-async fn all_symbols_with_indexes(State(state): State<AppState>) -> Result<Response, ApiError> {
+/// The full catalog with each indicator's market symbol.
+#[utoipa::path(get, path = "/ws/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn all_symbols_with_indexes(
+    State(state): State<AppState>,
+) -> Result<Response, ApiError> {
     let c = catalog(&state).await?;
     Ok(body(
         &state,
@@ -224,7 +230,9 @@ async fn all_symbols_with_indexes(State(state): State<AppState>) -> Result<Respo
     ))
 }
 
-async fn user_selected_symbols(
+/// The account's selections plus its plan's base indicators.
+#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn user_selected_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
@@ -235,7 +243,9 @@ async fn user_selected_symbols(
     ))
 }
 
-async fn user_selected_with_indexes(
+/// The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes).
+#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn user_selected_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
@@ -246,7 +256,9 @@ async fn user_selected_with_indexes(
     ))
 }
 
-async fn model_data(
+/// Subscribed model indicators.
+#[utoipa::path(get, path = "/ws/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn model_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
@@ -262,7 +274,9 @@ async fn model_data(
     ))
 }
 
-async fn model_with_indexes(
+/// Subscribed model indicators with market symbols.
+#[utoipa::path(get, path = "/ws/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn model_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
@@ -278,7 +292,9 @@ async fn model_with_indexes(
     ))
 }
 
-async fn group_symbols(
+/// Subscribed indicators of a metadata group (404 unknown group).
+#[utoipa::path(get, path = "/ws/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn group_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(group): Path<String>,
@@ -299,7 +315,9 @@ async fn group_symbols(
     ))
 }
 
-async fn symbol_data(
+/// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
+#[utoipa::path(get, path = "/ws/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn symbol_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
@@ -313,7 +331,9 @@ async fn symbol_data(
     ))
 }
 
-async fn symbol_sentiment(
+/// Full history with sentiment.
+#[utoipa::path(get, path = "/ws/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history with sentiment", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn symbol_sentiment(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
@@ -327,7 +347,9 @@ async fn symbol_sentiment(
     ))
 }
 
-async fn symbol_limit_days(
+/// The last `days` periods of the indicator's own frequency.
+#[utoipa::path(get, path = "/ws/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn symbol_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
@@ -343,7 +365,9 @@ async fn symbol_limit_days(
     ))
 }
 
-async fn symbol_sentiment_limit_days(
+/// The last `days` periods with sentiment and market symbol.
+#[utoipa::path(get, path = "/ws/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn symbol_sentiment_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
@@ -398,14 +422,18 @@ async fn snapshot(
     Ok(out)
 }
 
-async fn today(
+/// The latest reading of each subscribed indicator, keyed "0", "1", ....
+#[utoipa::path(get, path = "/ws/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn today(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
     Ok(body(&state, snapshot(&state, &caller, false).await?))
 }
 
-async fn today_indexes(
+/// The same with market symbols.
+#[utoipa::path(get, path = "/ws/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn today_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
@@ -417,7 +445,9 @@ fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
     (i < s.time.len() && s.time[i].date() == d).then_some(i)
 }
 
-async fn symbol_for_date(
+/// The reading on one date (406 unless YYYYMMDD).
+#[utoipa::path(get, path = "/ws/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "The reading on one date (406 unless YYYYMMDD)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn symbol_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
@@ -431,7 +461,9 @@ async fn symbol_for_date(
     Ok(body(&state, history(&s, range, false, None)))
 }
 
-async fn all_for_date(
+/// Every subscribed indicator's reading on one date.
+#[utoipa::path(get, path = "/ws/getAllDataForDate", tag = "data", params(("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn all_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     params: Params,
@@ -464,7 +496,9 @@ async fn all_for_date(
     Ok(body(&state, out))
 }
 
-async fn bulk(
+/// Recent readings of every subscribed indicator (410 unless 1-90 days).
+#[utoipa::path(get, path = "/ws/getAllSymbolDataLimitDays", tag = "data", params(("days" = i64, Query, description = "1 to 90")), responses((status = 200, description = "Recent readings of every subscribed indicator (410 unless 1-90 days)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn bulk(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     params: Params,
@@ -509,7 +543,9 @@ async fn bulk(
     Ok(body(&state, out))
 }
 
-async fn intraday_symbols(
+/// Indicators with 30-minute series, keyed by chart name.
+#[utoipa::path(get, path = "/ws/getIntradaySymbols", tag = "data", responses((status = 200, description = "Indicators with 30-minute series, keyed by chart name", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn intraday_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
@@ -545,7 +581,9 @@ async fn intraday_of<'a>(
     Ok((m, state.market.indicator_intraday(code).await?))
 }
 
-async fn intraday_history(
+/// Full 30-minute history, keys with time of day.
+#[utoipa::path(get, path = "/ws/getSymbolIntradayHistory/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full 30-minute history, keys with time of day", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn intraday_history(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
@@ -563,7 +601,9 @@ async fn intraday_history(
     ))
 }
 
-async fn intraday_limit_days(
+/// The last `days` market days of 30-minute readings (13 a day).
+#[utoipa::path(get, path = "/ws/getSymbolIntradayLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` market days of 30-minute readings (13 a day)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn intraday_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
@@ -591,7 +631,9 @@ async fn intraday_limit_days(
     ))
 }
 
-async fn today_intraday(
+/// Every 30-minute reading of the latest date.
+#[utoipa::path(get, path = "/ws/getTodayIntradayData", tag = "data", responses((status = 200, description = "Every 30-minute reading of the latest date", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+pub(crate) async fn today_intraday(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
@@ -654,7 +696,8 @@ fn custom_json(c: &platform::accounts::CustomIndicator) -> serde_json::Value {
     })
 }
 
-/// The caller's custom indicators, newest first unless `ordering=create_date`.
+/// The account's custom indicators.
+#[utoipa::path(get, path = "/ws/getUserIndicators", tag = "data", params(("all" = Option<bool>, Query, description = "Default true"), ("ordering" = Option<String>, Query, description = "-create_date (default) or create_date")), responses((status = 200, description = "The account's custom indicators", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
 pub(crate) async fn user_indicators(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -683,7 +726,8 @@ pub(crate) async fn user_indicators(
     ))
 }
 
-/// One custom indicator of the caller, calculated from its two indicators.
+/// One custom indicator, calculated (504 if the calculation times out).
+#[utoipa::path(get, path = "/ws/getUserIndicatorData", tag = "data", params(("url" = String, Query, description = "Custom indicator identifier")), responses((status = 200, description = "One custom indicator, calculated (504 if the calculation times out)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
 pub(crate) async fn user_indicator_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
