@@ -625,3 +625,71 @@ async fn custom_indicators_list_and_calculate() {
     );
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seasonality_month_symbols_return_their_own_fields() {
+    let (s, _dir) = server().await;
+    let spx = codec::batch_to_bars(
+        &codec::from_parquet(
+            std::fs::read(market_dir().join(layout::daily_prices("SPX")))
+                .unwrap()
+                .into(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    // Month-end closes, then each month's return in percent (4 decimals).
+    let ends: Vec<usize> = (0..spx.len())
+        .filter(|&i| i + 1 == spx.len() || spx.date(i + 1).month() != spx.date(i).month())
+        .collect();
+    let rets: Vec<(chrono::NaiveDateTime, u32, f64)> = ends
+        .windows(2)
+        .map(|w| {
+            (
+                spx.time[w[1]],
+                spx.date(w[1]).month(),
+                ((spx.close[w[1]] / spx.close[w[0]] - 1.0) * 100.0 * 10_000.0).round() / 10_000.0,
+            )
+        })
+        .collect();
+    let (status, h) = s.get("/ws/getSymbolData/SPX_SEASON_MONTH", DEMO).await;
+    assert_eq!(status, 200);
+    let h = h.as_object().unwrap();
+    assert_eq!(h.len(), rets.len());
+    for k in [0, 11, 12, rets.len() - 1] {
+        let (t, month, ret) = rets[k];
+        let same: Vec<f64> = rets[..=k]
+            .iter()
+            .filter(|r| r.1 == month)
+            .map(|r| r.2)
+            .collect();
+        let avg = same.iter().sum::<f64>() / same.len() as f64;
+        let std = if same.len() > 1 {
+            (same.iter().map(|v| (v - avg).powi(2)).sum::<f64>() / (same.len() - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        let r = &h[&key(t)];
+        assert_eq!(
+            (r["symbol"].as_str(), r["month"].as_str()),
+            (Some("SPX"), Some(format!("{month:02}").as_str()))
+        );
+        assert_eq!(r["TotReturn"].as_f64(), Some(ret));
+        assert!(
+            (r["AvgReturn"].as_f64().unwrap() - avg).abs() < 1e-12
+                && (r["std"].as_f64().unwrap() - std).abs() < 1e-12,
+            "{k}: {r}"
+        );
+        assert!(r.get("close").is_none());
+    }
+    let (_, last3) = s
+        .get("/ws/getSymbolDataLimitDays/SPX_SEASON_MONTH?days=3", DEMO)
+        .await;
+    assert_eq!(last3.as_object().unwrap().len(), 3);
+    assert_eq!(
+        last3[key(rets[rets.len() - 1].0)],
+        h[&key(rets[rets.len() - 1].0)],
+        "limited requests keep the to-date statistics"
+    );
+    s.stop().await;
+}

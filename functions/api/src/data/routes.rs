@@ -197,6 +197,56 @@ fn history(
     out
 }
 
+/// Seasonality-month records: `{key: {symbol, month, TotReturn, AvgReturn, std}}`,
+/// the month's return with the average and sample deviation of that calendar
+/// month's returns up to and including it.
+fn seasonality_history(s: &IndicatorSeries, range: std::ops::Range<usize>, symbol: &str) -> String {
+    use chrono::Datelike;
+    let mut by_month: [Vec<f64>; 12] = Default::default();
+    let mut out = String::from("{");
+    for i in 0..range.end {
+        let month = s.time[i].month();
+        let seen = &mut by_month[month as usize - 1];
+        seen.push(s.close[i]);
+        if i < range.start {
+            continue;
+        }
+        let avg = seen.iter().sum::<f64>() / seen.len() as f64;
+        let std = engine::stats::std_dev(seen).unwrap_or(0.0);
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push('"');
+        push_key(&mut out, s.time[i]);
+        out.push_str("\":{\"symbol\":");
+        push_str(&mut out, symbol);
+        out.push_str(&format!(",\"month\":\"{month:02}\",\"TotReturn\":"));
+        push_num(&mut out, s.close[i]);
+        out.push_str(",\"AvgReturn\":");
+        push_num(&mut out, avg);
+        out.push_str(",\"std\":");
+        push_num(&mut out, std);
+        out.push('}');
+    }
+    out.push('}');
+    out
+}
+
+/// History records in the indicator's own shape.
+fn records(
+    m: &IndicatorMeta,
+    s: &IndicatorSeries,
+    range: std::ops::Range<usize>,
+    sentiment: bool,
+    market: Option<&str>,
+) -> String {
+    if m.subtype == "seasonality_month" {
+        seasonality_history(s, range, &m.market_symbol)
+    } else {
+        history(s, range, sentiment, market)
+    }
+}
+
 fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
     if caller.0.plan.trial {
         last(TRIAL_RECORDS, len)
@@ -323,11 +373,11 @@ pub(crate) async fn symbol_data(
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
     let c = catalog(&state).await?;
-    indicator(&caller, &c, &code)?;
+    let m = indicator(&caller, &c, &code)?;
     let s = series(&state, &code).await?;
     Ok(body(
         &state,
-        history(&s, full_range(&caller, s.time.len()), false, None),
+        records(m, &s, full_range(&caller, s.time.len()), false, None),
     ))
 }
 
@@ -339,11 +389,11 @@ pub(crate) async fn symbol_sentiment(
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
     let c = catalog(&state).await?;
-    indicator(&caller, &c, &code)?;
+    let m = indicator(&caller, &c, &code)?;
     let s = series(&state, &code).await?;
     Ok(body(
         &state,
-        history(&s, full_range(&caller, s.time.len()), true, None),
+        records(m, &s, full_range(&caller, s.time.len()), true, None),
     ))
 }
 
@@ -357,11 +407,11 @@ pub(crate) async fn symbol_limit_days(
 ) -> Result<Response, ApiError> {
     let n = days(&params)?;
     let c = catalog(&state).await?;
-    indicator(&caller, &c, &code)?;
+    let m = indicator(&caller, &c, &code)?;
     let s = series(&state, &code).await?;
     Ok(body(
         &state,
-        history(&s, last(n, s.time.len()), false, None),
+        records(m, &s, last(n, s.time.len()), false, None),
     ))
 }
 
@@ -379,7 +429,7 @@ pub(crate) async fn symbol_sentiment_limit_days(
     let s = series(&state, &code).await?;
     Ok(body(
         &state,
-        history(&s, last(n, s.time.len()), true, Some(&m.market_symbol)),
+        records(m, &s, last(n, s.time.len()), true, Some(&m.market_symbol)),
     ))
 }
 
@@ -455,10 +505,10 @@ pub(crate) async fn symbol_for_date(
 ) -> Result<Response, ApiError> {
     let d = date(&params)?;
     let c = catalog(&state).await?;
-    indicator(&caller, &c, &code)?;
+    let m = indicator(&caller, &c, &code)?;
     let s = series(&state, &code).await?;
     let range = on_date(&s, d).map(|i| i..i + 1).unwrap_or(0..0);
-    Ok(body(&state, history(&s, range, false, None)))
+    Ok(body(&state, records(m, &s, range, false, None)))
 }
 
 /// Every subscribed indicator's reading on one date.

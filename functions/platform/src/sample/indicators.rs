@@ -529,6 +529,48 @@ pub fn market_wide(seed: u64, spx: &Bars) -> Vec<Generated> {
     out
 }
 
+/// Monthly returns (percent, close of each month's last session over the
+/// previous month's) of a symbol: the series behind the data service's
+/// seasonality-month records.
+pub fn seasonality_month(symbol: &str, name: &str, bars: &Bars) -> Generated {
+    let idx = monthly(bars);
+    let mut time = Vec::new();
+    let mut close = Vec::new();
+    for w in idx.windows(2) {
+        time.push(bars.time[w[1]]);
+        close.push(
+            ((bars.close[w[1]] / bars.close[w[0]] - 1.0) * 100.0 * 10_000.0).round() / 10_000.0,
+        );
+    }
+    let mut m = meta(
+        &format!("{symbol}_SEASON_MONTH"),
+        &format!("{name} Monthly Seasonality"),
+        symbol,
+        "other",
+        "Monthly",
+        &format!(
+            "Monthly returns of {name} with each calendar month's average and deviation to date."
+        ),
+        3.0,
+        -3.0,
+        false,
+        false,
+        &["Seasonality"],
+        "seasonality_month",
+        0.0,
+    );
+    m.sentiment = "2".into();
+    Generated {
+        meta: m,
+        series: IndicatorSeries {
+            sentiment: vec![None; close.len()],
+            time,
+            close,
+        },
+        intraday: None,
+    }
+}
+
 /// Commercial hedgers' net position (weekly, Tuesdays): hedgers sell into
 /// rallies, so the position falls as the price rises.
 pub fn hedger(seed: u64, symbol: &str, name: &str, bars: &Bars) -> Generated {

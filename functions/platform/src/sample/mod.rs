@@ -287,6 +287,14 @@ fn asset_part(
             }
             part.catalog.push(g.meta);
         }
+        if matches!(spec.symbol.as_str(), "SPX" | "NDX" | "RUT") {
+            let g = indicators::seasonality_month(&spec.symbol, &spec.name, &bars);
+            w.put(
+                &layout::indicator_series(&g.meta.url),
+                &codec::series_to_batch(&g.series, false),
+            )?;
+            part.catalog.push(g.meta);
+        }
         if spec.asset_class == "commodity" {
             let g = indicators::hedger(seed, &spec.symbol, &spec.name, &bars);
             w.put(
