@@ -623,6 +623,20 @@ async fn custom_indicators_list_and_calculate() {
         (405, Some(405)),
         "{body}"
     );
+    // A calculation slower than the limit answers 504. (Only this test calls
+    // the endpoint, so the process-wide setting is safe here.)
+    // SAFETY: no other test reads this variable.
+    unsafe { std::env::set_var("MARKETLAB_CUSTOM_TIMEOUT_MS", "0") };
+    let (status, body) = s
+        .get("/ws/getUserIndicatorData?url=CUSTOM_TECH_SPREAD", DEMO)
+        .await;
+    unsafe { std::env::remove_var("MARKETLAB_CUSTOM_TIMEOUT_MS") };
+    assert_eq!(
+        (status, body["status"].as_i64()),
+        (504, Some(504)),
+        "{body}"
+    );
+    assert!(body["error"].as_str().unwrap().contains("timed out"));
     s.stop().await;
 }
 
@@ -692,4 +706,52 @@ async fn seasonality_month_symbols_return_their_own_fields() {
         "limited requests keep the to-date statistics"
     );
     s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn answers_503_when_the_catalog_is_unavailable() {
+    use platform::accounts::{Authenticator, SqliteAccountStore};
+    use platform::marketdata::{LocalDir, ParquetMarketData};
+    use platform::queue::LocalQueue;
+    use platform::sqlite::Database;
+    use platform::tasks::SqliteTaskStore;
+    use std::sync::Arc;
+    let empty = tempfile::tempdir().unwrap();
+    let db = Database::in_memory().unwrap();
+    let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
+    api::server::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
+        .await
+        .unwrap();
+    let (queue, _rx) = LocalQueue::new();
+    let state = api::AppState {
+        tasks: Arc::new(SqliteTaskStore::new(db)),
+        queue: Arc::new(queue),
+        market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
+            empty.path(),
+        )))),
+        auth: Arc::new(Authenticator::new(accounts, std::time::Duration::from_secs(60)).unwrap()),
+        data_legacy_json: false,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        axum::serve(listener, api::routes::embedded(&state))
+            .with_graceful_shutdown(async {
+                let _ = rx.await;
+            })
+            .into_future(),
+    );
+    let resp = reqwest::Client::new()
+        .get(format!("{base}/ws/getAllSymbols"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 503);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["status"], json!(503));
+    assert!(body["error"].as_str().unwrap().contains("retry"), "{body}");
+    let _ = tx.send(());
+    server.await.unwrap().unwrap();
 }

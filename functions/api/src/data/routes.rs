@@ -722,8 +722,15 @@ pub(crate) async fn today_intraday(
     Ok(body(&state, out))
 }
 
-/// Longest a custom-indicator calculation may take before the answer is 504.
-const CUSTOM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Longest a custom-indicator calculation may take before the answer is 504:
+/// `MARKETLAB_CUSTOM_TIMEOUT_MS`, 10 seconds by default.
+fn custom_timeout() -> std::time::Duration {
+    let ms = std::env::var("MARKETLAB_CUSTOM_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    std::time::Duration::from_millis(ms)
+}
 
 fn custom_json(c: &platform::accounts::CustomIndicator) -> serde_json::Value {
     serde_json::json!({
@@ -815,18 +822,25 @@ pub(crate) async fn user_indicator_data(
         series(&state, &def.indicator_1_url).await?,
         series(&state, &def.indicator_2_url).await?,
     );
+    let limit = custom_timeout();
+    let started = std::time::Instant::now();
+    let timed_out = || {
+        ApiError::new(
+            504,
+            format!("calculating custom indicator '{url}' timed out; retry shortly"),
+        )
+    };
     let work = tokio::task::spawn_blocking(move || {
         engine::custom::calculate((&a.time, &a.close), (&b.time, &b.close), how, freq, ma)
     });
-    let (time, value) = tokio::time::timeout(CUSTOM_TIMEOUT, work)
+    let (time, value) = tokio::time::timeout(limit, work)
         .await
-        .map_err(|_| {
-            ApiError::new(
-                504,
-                format!("calculating custom indicator '{url}' timed out; retry shortly"),
-            )
-        })?
+        .map_err(|_| timed_out())?
         .map_err(|_| ApiError::internal())?;
+    // A result that arrived past the limit is refused too, as a slow upstream would be.
+    if started.elapsed() > limit {
+        return Err(timed_out());
+    }
     let mut out = String::with_capacity(time.len() * 70 + 2);
     out.push('[');
     for (i, (t, v)) in time.iter().zip(&value).enumerate() {
