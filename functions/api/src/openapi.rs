@@ -385,7 +385,7 @@ fn asset(content_type: &'static str, body: &'static [u8]) -> Response {
 }
 
 const DOCS_PAGE: &str = r##"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>marketlab backtest API</title>
+<html lang="en"><head><meta charset="utf-8"><title>marketlab API</title>
 <link rel="stylesheet" href="/docs/swagger-ui.css"></head>
 <body><div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
@@ -393,7 +393,7 @@ const DOCS_PAGE: &str = r##"<!doctype html>
 </body></html>"##;
 
 const REDOC_PAGE: &str = r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>marketlab backtest API</title></head>
+<html lang="en"><head><meta charset="utf-8"><title>marketlab API</title></head>
 <body><redoc spec-url="/openapi.json"></redoc>
 <script src="/redoc/redoc.standalone.js"></script>
 </body></html>"#;
