@@ -2,6 +2,7 @@
 //! (the venv that tests/run prepares; `MARKETLAB_PYTHON` points at it).
 
 mod backtesting;
+mod calendar;
 mod infra;
 mod openapi;
 mod talib;
