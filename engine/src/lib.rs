@@ -6,6 +6,7 @@
 pub mod backtest;
 pub mod bars;
 pub mod calendar;
+pub mod correlation;
 pub mod custom;
 pub mod event_days;
 pub mod indicators;

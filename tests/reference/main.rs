@@ -3,6 +3,7 @@
 
 mod backtesting;
 mod calendar;
+mod correlation;
 mod infra;
 mod openapi;
 mod talib;
