@@ -345,8 +345,8 @@ impl Modify for BasicAuth {
         crate::data::routes::intraday_history,
         crate::data::routes::intraday_limit_days,
         crate::data::routes::today_intraday,
-        crate::data::routes::user_indicators,
-        crate::data::routes::user_indicator_data,
+        crate::data::custom::user_indicators,
+        crate::data::custom::user_indicator_data,
     ),
     components(schemas(
         StrategyParamsDoc, RuleBlockDoc, ConditionDoc, SignalDoc, RuleDoc, QualifierDoc, SubmitResponse, ValidateResponse,

@@ -163,11 +163,11 @@ fn filter_parts(f: &TaskFilter) -> (Option<String>, Vec<(&'static str, &'static 
     let mut names = Vec::new();
     let mut values = Item::new();
     if !f.kinds.is_empty() {
-        let placeholders: Vec<String> = (0..f.kinds.len()).map(|k| format!(":k{k}")).collect();
-        for (name, kind) in placeholders.iter().zip(&f.kinds) {
+        let value_names: Vec<String> = (0..f.kinds.len()).map(|k| format!(":k{k}")).collect();
+        for (name, kind) in value_names.iter().zip(&f.kinds) {
             values.insert(name.clone(), s(kind.as_str()));
         }
-        clauses.push(format!("#kind IN ({})", placeholders.join(", ")));
+        clauses.push(format!("#kind IN ({})", value_names.join(", ")));
         names.push(("#kind", "kind"));
     }
     if let Some(st) = f.status {
@@ -255,8 +255,8 @@ impl TaskStore for DynamoTaskStore {
                 .scan_index_forward(false);
             if let Some(e) = &expr {
                 q = q.filter_expression(e);
-                for (placeholder, name) in &names {
-                    q = q.expression_attribute_names(*placeholder, *name);
+                for (alias, name) in &names {
+                    q = q.expression_attribute_names(*alias, *name);
                 }
             }
             q

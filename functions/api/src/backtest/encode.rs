@@ -18,7 +18,7 @@ const DEFAULT_COND: (u8, &str, &str) = (3, "21", "S");
 
 fn block(b: &Block) -> Value {
     if b.rule_type == RuleType::RiskControlOnly {
-        // An always-false placeholder: operator 0, value 999999, EO 0.7, EP 0.3.
+        // RiskControlOnly encodes an always-false signal: operator 0, value 999999, EO 0.7, EP 0.3.
         return json!({
             "rule_type": b.rule_type.as_str(),
             "signals": [{"code": "SY:Symbol Close;IDS:EO0.7/EP0.3;SC:SV/0/999999", "signal_name": "Symbol Close"}],

@@ -1,10 +1,12 @@
 //! The backtest service (backtest-service.md): request model, signal
 //! resolution, validate encoding, the job that runs a strategy, and routes.
 
+pub mod csv;
 pub mod encode;
 pub mod params;
 pub mod prepare;
 pub mod routes;
+pub mod rules;
 pub mod run;
 pub mod signals;
 

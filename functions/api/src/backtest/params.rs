@@ -1,6 +1,8 @@
 //! StrategyParams (backtest-service 2.1-2.7): parsing with every default of
 //! the spec applied and reported. Errors name the field's path.
 
+use super::rules::parse_block;
+pub use super::rules::{ConditionSpec, QualifierSpec, RuleBlock, RuleSpec, RuleType, SignalRef};
 use chrono::NaiveDate;
 use engine::backtest::{Direction, RiskControl, TradePrice};
 use serde_json::{Map, Value, json};
@@ -10,75 +12,12 @@ use serde_json::{Map, Value, json};
 pub struct FieldError(pub String);
 
 impl FieldError {
-    fn at(path: &str, message: impl std::fmt::Display) -> Self {
+    pub(super) fn at(path: &str, message: impl std::fmt::Display) -> Self {
         FieldError(format!("{path}: {message}"))
     }
 }
 
 pub type Result<T> = std::result::Result<T, FieldError>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuleType {
-    SingleCondition,
-    Scoring,
-    TimeOrder,
-    RiskControlOnly,
-}
-
-impl RuleType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RuleType::SingleCondition => "SingleCondition",
-            RuleType::Scoring => "Scoring",
-            RuleType::TimeOrder => "TimeOrder",
-            RuleType::RiskControlOnly => "RiskControlOnly",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SignalRef {
-    pub kind: Option<String>,
-    pub name: String,
-    pub extreme_optimism: Option<f64>,
-    pub extreme_pessimism: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct RuleSpec {
-    /// `SV`, `SVMA`, `SVEMA` or `MA`.
-    pub comparison_type: String,
-    pub type_name: String,
-    /// As written by the caller (kept for the encoding).
-    pub comparison_value: Option<String>,
-    pub period: Option<usize>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct QualifierSpec {
-    pub operator: String,
-    pub period: usize,
-    /// `S` or `E`.
-    pub ma_type: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConditionSpec {
-    /// Path of the condition in the request, for error messages.
-    pub path: String,
-    pub signal: SignalRef,
-    pub rule: RuleSpec,
-    pub qualifier: Option<QualifierSpec>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct RuleBlock {
-    pub rule_type: RuleType,
-    pub delay_bars: usize,
-    pub conditions: Vec<ConditionSpec>,
-    pub score_threshold: Option<usize>,
-    pub signals_in_market: usize,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BtFrequency {
@@ -108,14 +47,6 @@ impl BtFrequency {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct CsvRow {
-    pub date: NaiveDate,
-    pub ohlcv: [f64; 5],
-    /// Entry1..Entry5 then Exit1..Exit5; missing columns are 0.
-    pub signals: [f64; 10],
-}
-
-#[derive(Debug, Clone, PartialEq)]
 pub struct StrategyParams {
     pub symbol: String,
     pub name: Option<String>,
@@ -135,7 +66,7 @@ pub struct StrategyParams {
     pub risk: RiskControl,
     pub entry: RuleBlock,
     pub exit: RuleBlock,
-    pub csv: Option<Vec<CsvRow>>,
+    pub csv: Option<Vec<super::csv::CsvRow>>,
 }
 
 /// The parsed request and what the service filled in.
@@ -182,7 +113,7 @@ const INERT: [&str; 5] = [
     "win_rate",
 ];
 
-fn number(v: &Value, path: &str) -> Result<f64> {
+pub(super) fn number(v: &Value, path: &str) -> Result<f64> {
     match v {
         Value::Number(n) => n
             .as_f64()
@@ -208,12 +139,12 @@ fn integer(v: &Value, path: &str) -> Result<i64> {
     Ok(x as i64)
 }
 
-fn count(v: &Value, path: &str) -> Result<usize> {
+pub(super) fn count(v: &Value, path: &str) -> Result<usize> {
     let x = integer(v, path)?;
     usize::try_from(x).map_err(|_| FieldError::at(path, format!("{x} must not be negative")))
 }
 
-fn text(v: &Value, path: &str) -> Result<String> {
+pub(super) fn text(v: &Value, path: &str) -> Result<String> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) => Ok(n.to_string()),
@@ -224,13 +155,13 @@ fn text(v: &Value, path: &str) -> Result<String> {
     }
 }
 
-fn date(v: &Value, path: &str) -> Result<NaiveDate> {
+pub(super) fn date(v: &Value, path: &str) -> Result<NaiveDate> {
     let s = text(v, path)?;
     NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
         .map_err(|_| FieldError::at(path, format!("'{s}' is not a date in YYYY-MM-DD form")))
 }
 
-fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
+pub(super) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
     v.as_object()
         .ok_or_else(|| FieldError::at(path, "expected an object"))
 }
@@ -284,401 +215,6 @@ pub fn parse_risk(s: &str) -> Result<RiskControl> {
         take_profit_pct: take,
         max_holding_bars: max,
     })
-}
-
-fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
-    let o = object(v, path)?;
-    let name = o
-        .get("name")
-        .ok_or_else(|| FieldError::at(&format!("{path}.name"), "is required"))?;
-    let name = text(name, &format!("{path}.name"))?.trim().to_string();
-    if name.is_empty() {
-        return Err(FieldError::at(&format!("{path}.name"), "must not be empty"));
-    }
-    let kind = o
-        .get("type")
-        .filter(|t| !t.is_null())
-        .map(|t| text(t, &format!("{path}.type")))
-        .transpose()?;
-    let (mut eo, mut ep) = (None, None);
-    if let Some(p) = o.get("params").filter(|p| !p.is_null()) {
-        let p = object(p, &format!("{path}.params"))?;
-        eo = p
-            .get("extreme_optimism")
-            .map(|x| number(x, &format!("{path}.params.extreme_optimism")))
-            .transpose()?;
-        ep = p
-            .get("extreme_pessimism")
-            .map(|x| number(x, &format!("{path}.params.extreme_pessimism")))
-            .transpose()?;
-    }
-    Ok(SignalRef {
-        kind,
-        name,
-        extreme_optimism: eo,
-        extreme_pessimism: ep,
-    })
-}
-
-fn parse_qualifier(v: &Value, path: &str) -> Result<QualifierSpec> {
-    let o = object(v, path)?;
-    let operator = text(
-        o.get("comparison_operator")
-            .ok_or_else(|| FieldError::at(&format!("{path}.comparison_operator"), "is required"))?,
-        &format!("{path}.comparison_operator"),
-    )?;
-    let period = count(
-        o.get("calculation_period")
-            .ok_or_else(|| FieldError::at(&format!("{path}.calculation_period"), "is required"))?,
-        &format!("{path}.calculation_period"),
-    )?;
-    if period == 0 {
-        return Err(FieldError::at(
-            &format!("{path}.calculation_period"),
-            "must be at least 1",
-        ));
-    }
-    let ma_type = match o.get("ma_type").filter(|m| !m.is_null()) {
-        None => "S".to_string(),
-        Some(m) => match text(m, &format!("{path}.ma_type"))?
-            .to_ascii_uppercase()
-            .as_str()
-        {
-            "S" | "SMA" | "SIMPLE" => "S".to_string(),
-            "E" | "EMA" | "EXPONENTIAL" => "E".to_string(),
-            other => {
-                return Err(FieldError::at(
-                    &format!("{path}.ma_type"),
-                    format!("'{other}' is not S or E"),
-                ));
-            }
-        },
-    };
-    Ok(QualifierSpec {
-        operator: operator.trim().to_string(),
-        period,
-        ma_type,
-    })
-}
-
-fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
-    let o = object(v, path)?;
-    let signal = parse_signal(
-        o.get("signal")
-            .ok_or_else(|| FieldError::at(&format!("{path}.signal"), "is required"))?,
-        &format!("{path}.signal"),
-    )?;
-    let rp = format!("{path}.rule");
-    let r = object(
-        o.get("rule")
-            .ok_or_else(|| FieldError::at(&rp, "is required"))?,
-        &rp,
-    )?;
-    let comparison_type = match r.get("comparison_type").filter(|x| !x.is_null()) {
-        None => "SV".to_string(),
-        Some(x) => {
-            let t = text(x, &format!("{rp}.comparison_type"))?
-                .trim()
-                .to_ascii_uppercase();
-            if !["SV", "SVMA", "SVEMA", "MA"].contains(&t.as_str()) {
-                return Err(FieldError::at(
-                    &format!("{rp}.comparison_type"),
-                    format!("'{t}' is not SV, SVMA, SVEMA or MA"),
-                ));
-            }
-            t
-        }
-    };
-    let type_name = text(
-        r.get("type_name")
-            .ok_or_else(|| FieldError::at(&format!("{rp}.type_name"), "is required"))?,
-        &format!("{rp}.type_name"),
-    )?
-    .trim()
-    .to_string();
-    let comparison_value = r
-        .get("comparison_value")
-        .filter(|x| !x.is_null())
-        .map(|x| text(x, &format!("{rp}.comparison_value")))
-        .transpose()?;
-    if let Some(cv) = &comparison_value
-        && !cv.trim().is_empty()
-    {
-        number(
-            &Value::String(cv.clone()),
-            &format!("{rp}.comparison_value"),
-        )?;
-    }
-    let period = r
-        .get("period")
-        .filter(|x| !x.is_null() && x.as_str() != Some(""))
-        .map(|x| count(x, &format!("{rp}.period")))
-        .transpose()?;
-    if period == Some(0) {
-        return Err(FieldError::at(
-            &format!("{rp}.period"),
-            "must be at least 1",
-        ));
-    }
-    if matches!(comparison_type.as_str(), "SVMA" | "SVEMA") && period.is_none() {
-        return Err(FieldError::at(
-            &format!("{rp}.period"),
-            format!("is required with comparison_type {comparison_type}"),
-        ));
-    }
-    // The qualifier sits beside the rule, or (in one example) inside it.
-    let qualifier = match (
-        o.get("qualifier").filter(|q| !q.is_null()),
-        r.get("qualifier").filter(|q| !q.is_null()),
-    ) {
-        (Some(q), _) => Some(parse_qualifier(q, &format!("{path}.qualifier"))?),
-        (None, Some(q)) => Some(parse_qualifier(q, &format!("{rp}.qualifier"))?),
-        (None, None) => None,
-    };
-    Ok(ConditionSpec {
-        path: path.to_string(),
-        signal,
-        rule: RuleSpec {
-            comparison_type,
-            type_name,
-            comparison_value,
-            period,
-        },
-        qualifier,
-    })
-}
-
-fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
-    let o = object(v, side)?;
-    let rt_path = format!("{side}.rule_type");
-    let rule_type = match text(
-        o.get("rule_type")
-            .ok_or_else(|| FieldError::at(&rt_path, "is required"))?,
-        &rt_path,
-    )?
-    .trim()
-    {
-        "SingleCondition" => RuleType::SingleCondition,
-        "Scoring" => RuleType::Scoring,
-        "TimeOrder" => RuleType::TimeOrder,
-        "RiskControlOnly" => RuleType::RiskControlOnly,
-        other => {
-            return Err(FieldError::at(
-                &rt_path,
-                format!("'{other}' is not SingleCondition, Scoring, TimeOrder or RiskControlOnly"),
-            ));
-        }
-    };
-    let delay_bars = o
-        .get("delay_bars")
-        .filter(|d| !d.is_null())
-        .map(|d| count(d, &format!("{side}.delay_bars")))
-        .transpose()?
-        .unwrap_or(0);
-    let signals_in_market = o
-        .get("signals_in_market")
-        .filter(|d| !d.is_null())
-        .map(|d| count(d, &format!("{side}.signals_in_market")))
-        .transpose()?
-        .unwrap_or(100_000);
-    let score_threshold = o
-        .get("score_threshold")
-        .filter(|d| !d.is_null())
-        .map(|d| count(d, &format!("{side}.score_threshold")))
-        .transpose()?;
-    let list = |v: &Value, path: &str| -> Result<Vec<ConditionSpec>> {
-        let items = v
-            .as_array()
-            .ok_or_else(|| FieldError::at(path, "expected an array of conditions"))?;
-        if items.is_empty() {
-            return Err(FieldError::at(path, "needs at least one condition"));
-        }
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, c)| parse_condition(c, &format!("{path}[{i}]")))
-            .collect()
-    };
-    let conditions = match rule_type {
-        RuleType::SingleCondition => {
-            let c = o.get("condition").ok_or_else(|| {
-                FieldError::at(
-                    &format!("{side}.condition"),
-                    "is required for SingleCondition",
-                )
-            })?;
-            if c.is_array() {
-                return Err(FieldError::at(
-                    &format!("{side}.condition"),
-                    "must be one object for SingleCondition (use Scoring for several)",
-                ));
-            }
-            vec![parse_condition(c, &format!("{side}.condition"))?]
-        }
-        RuleType::Scoring => {
-            let (key, c) = match (o.get("condition"), o.get("voters")) {
-                (Some(c), _) => ("condition", c),
-                (None, Some(v)) => ("voters", v),
-                (None, None) => {
-                    return Err(FieldError::at(
-                        &format!("{side}.condition"),
-                        "is required for Scoring (an array of {signal, rule})",
-                    ));
-                }
-            };
-            if c.is_object() {
-                return Err(FieldError::at(
-                    &format!("{side}.{key}"),
-                    "must be an array for Scoring, not one object",
-                ));
-            }
-            list(c, &format!("{side}.{key}"))?
-        }
-        RuleType::TimeOrder => {
-            if o.get("condition").and_then(|c| c.get("steps")).is_some() {
-                return Err(FieldError::at(
-                    &format!("{side}.condition.steps"),
-                    "TimeOrder steps go directly on the block as 'steps', not under 'condition'",
-                ));
-            }
-            let steps = o.get("steps").ok_or_else(|| {
-                FieldError::at(&format!("{side}.steps"), "is required for TimeOrder")
-            })?;
-            list(steps, &format!("{side}.steps"))?
-        }
-        RuleType::RiskControlOnly => {
-            if side == "entry" {
-                return Err(FieldError::at(
-                    &rt_path,
-                    "RiskControlOnly is for the exit only",
-                ));
-            }
-            Vec::new()
-        }
-    };
-    if rule_type == RuleType::Scoring {
-        let t = score_threshold.unwrap_or(conditions.len());
-        if t == 0 || t > conditions.len() {
-            return Err(FieldError::at(
-                &format!("{side}.score_threshold"),
-                format!(
-                    "must be between 1 and the number of conditions ({})",
-                    conditions.len()
-                ),
-            ));
-        }
-    }
-    Ok(RuleBlock {
-        rule_type,
-        delay_bars,
-        conditions,
-        score_threshold,
-        signals_in_market,
-    })
-}
-
-/// CSV rows in the 16-column shape the worker receives (2.8): the six price
-/// columns and Entry1..5/Exit1..5, other columns dropped.
-pub fn csv_rows_json(rows: &[CsvRow]) -> Value {
-    Value::Array(
-        rows.iter()
-            .map(|r| {
-                let mut o = Map::new();
-                o.insert("Date".into(), json!(r.date.to_string()));
-                for (k, col) in ["Open", "High", "Low", "Close", "Volume"]
-                    .iter()
-                    .enumerate()
-                {
-                    o.insert((*col).into(), json!(r.ohlcv[k]));
-                }
-                for (k, col) in SIGNAL_COLUMNS.iter().enumerate() {
-                    o.insert((*col).into(), json!(r.signals[k]));
-                }
-                Value::Object(o)
-            })
-            .collect(),
-    )
-}
-
-const SIGNAL_COLUMNS: [&str; 10] = [
-    "Entry1", "Entry2", "Entry3", "Entry4", "Entry5", "Exit1", "Exit2", "Exit3", "Exit4", "Exit5",
-];
-
-/// CSV mode rows: required Date, Open, High, Low, Close, Volume; optional
-/// Entry1..5 / Exit1..5 (0 when missing); other columns dropped.
-fn parse_csv(v: &Value) -> Result<Vec<CsvRow>> {
-    let rows = v
-        .as_array()
-        .ok_or_else(|| FieldError::at("csv_data", "expected an array of row objects"))?;
-    if rows.is_empty() {
-        return Err(FieldError::at("csv_data", "needs at least one row"));
-    }
-    let mut out: Vec<CsvRow> = Vec::with_capacity(rows.len());
-    for (i, row) in rows.iter().enumerate() {
-        let path = format!("csv_data[{i}]");
-        let o = object(row, &path)?;
-        let get = |col: &str| -> Result<&Value> {
-            o.iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(col))
-                .map(|(_, v)| v)
-                .ok_or_else(|| FieldError::at(&format!("{path}.{col}"), "is required"))
-        };
-        let d = date(get("Date")?, &format!("{path}.Date"))?;
-        let mut ohlcv = [0.0; 5];
-        for (k, col) in ["Open", "High", "Low", "Close", "Volume"]
-            .iter()
-            .enumerate()
-        {
-            ohlcv[k] = number(get(col)?, &format!("{path}.{col}"))?;
-        }
-        let [op, hi, lo, cl, vo] = ohlcv;
-        if op <= 0.0 || hi <= 0.0 || lo <= 0.0 || cl <= 0.0 {
-            return Err(FieldError::at(&path, "prices must be positive"));
-        }
-        if hi < lo {
-            return Err(FieldError::at(
-                &format!("{path}.High"),
-                format!("High {hi} is below Low {lo}"),
-            ));
-        }
-        if op > hi || op < lo || cl > hi || cl < lo {
-            return Err(FieldError::at(
-                &path,
-                format!("Open {op} and Close {cl} must lie within Low {lo} and High {hi}"),
-            ));
-        }
-        if vo < 0.0 {
-            return Err(FieldError::at(
-                &format!("{path}.Volume"),
-                "must not be negative",
-            ));
-        }
-        if let Some(prev) = out.last()
-            && d <= prev.date
-        {
-            return Err(FieldError::at(
-                &format!("{path}.Date"),
-                format!(
-                    "{d} is not after the previous row's {}; rows must be in ascending date order",
-                    prev.date
-                ),
-            ));
-        }
-        let mut signals = [0.0; 10];
-        for (k, col) in SIGNAL_COLUMNS.iter().enumerate() {
-            if let Some((_, v)) = o.iter().find(|(key, _)| key.eq_ignore_ascii_case(col))
-                && !v.is_null()
-            {
-                signals[k] = number(v, &format!("{path}.{col}"))?;
-            }
-        }
-        out.push(CsvRow {
-            date: d,
-            ohlcv,
-            signals,
-        });
-    }
-    Ok(out)
 }
 
 /// Parses a request body (already decoded JSON, duplicate keys resolved).
@@ -829,9 +365,9 @@ pub fn parse(body: &Value) -> Result<Parsed> {
         }
     };
     let csv = if csv_mode {
-        Some(parse_csv(o.get("csv_data").ok_or_else(|| {
-            FieldError::at("csv_data", "is required when csv_mode is true")
-        })?)?)
+        Some(super::csv::parse_csv(o.get("csv_data").ok_or_else(
+            || FieldError::at("csv_data", "is required when csv_mode is true"),
+        )?)?)
     } else {
         None
     };

@@ -48,7 +48,7 @@ pub(crate) async fn start_backtest(
     let prepared = prepare(state.market.as_ref(), &body).await?;
     let mut params = prepared.parsed.user_supplied.clone();
     if let Some(rows) = &prepared.params().csv {
-        params["csv_data"] = super::params::csv_rows_json(rows);
+        params["csv_data"] = super::csv::csv_rows_json(rows);
     }
     let task = state
         .tasks

@@ -1,7 +1,8 @@
 //! Running a prepared strategy: data loaded and aligned, the engine run off the
 //! async reactor, and the result object of 2.11.
 
-use super::params::{BtFrequency, CsvRow, RuleType};
+use super::csv::CsvRow;
+use super::params::{BtFrequency, RuleType};
 use super::prepare::{Block, Prepared};
 use super::signals::{self, Origin};
 use chrono::NaiveDateTime;

@@ -1,6 +1,7 @@
 //! The indicator data service (indicator-data-service.md), under `/ws`.
 
 mod access;
+pub mod custom;
 mod format;
 pub mod routes;
 

@@ -54,12 +54,15 @@ pub fn routes() -> Router<AppState> {
             get(intraday_limit_days),
         )
         .route("/getTodayIntradayData", get(today_intraday))
-        .route("/getUserIndicators", get(user_indicators))
-        .route("/getUserIndicatorData", get(user_indicator_data))
+        .route("/getUserIndicators", get(super::custom::user_indicators))
+        .route(
+            "/getUserIndicatorData",
+            get(super::custom::user_indicator_data),
+        )
 }
 
 /// A JSON body, or (legacy switch on) that JSON again as a JSON string.
-fn body(state: &AppState, json: String) -> Response {
+pub(super) fn body(state: &AppState, json: String) -> Response {
     let text = if state.data_legacy_json {
         serde_json::Value::String(json).to_string()
     } else {
@@ -99,7 +102,7 @@ fn catalog_list<'a>(items: impl Iterator<Item = &'a IndicatorMeta>, with_market:
     out
 }
 
-async fn catalog(state: &AppState) -> Result<Arc<Vec<IndicatorMeta>>, ApiError> {
+pub(super) async fn catalog(state: &AppState) -> Result<Arc<Vec<IndicatorMeta>>, ApiError> {
     state.market.indicator_catalog().await.map_err(|e| match e {
         PortError::NotFound(_) => {
             ApiError::new(503, "the indicator catalog is not available; retry shortly")
@@ -109,7 +112,7 @@ async fn catalog(state: &AppState) -> Result<Arc<Vec<IndicatorMeta>>, ApiError> 
 }
 
 /// The indicator of a path `{symbol}`, if the caller may read it.
-fn indicator<'a>(
+pub(super) fn indicator<'a>(
     caller: &Caller,
     catalog: &'a [IndicatorMeta],
     code: &str,
@@ -154,7 +157,7 @@ fn date(params: &Params) -> Result<NaiveDate, ApiError> {
     NaiveDate::parse_from_str(raw, "%Y%m%d").map_err(|_| bad())
 }
 
-async fn series(state: &AppState, code: &str) -> Result<Arc<IndicatorSeries>, ApiError> {
+pub(super) async fn series(state: &AppState, code: &str) -> Result<Arc<IndicatorSeries>, ApiError> {
     Ok(state.market.indicator_series(code).await?)
 }
 
@@ -719,142 +722,5 @@ pub(crate) async fn today_intraday(
         }
     }
     out.push('}');
-    Ok(body(&state, out))
-}
-
-/// Longest a custom-indicator calculation may take before the answer is 504:
-/// `MARKETLAB_CUSTOM_TIMEOUT_MS`, 10 seconds by default.
-fn custom_timeout() -> std::time::Duration {
-    let ms = std::env::var("MARKETLAB_CUSTOM_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
-    std::time::Duration::from_millis(ms)
-}
-
-fn custom_json(c: &platform::accounts::CustomIndicator) -> serde_json::Value {
-    serde_json::json!({
-        "indicator_1_url": c.indicator_1_url,
-        "indicator_2_url": c.indicator_2_url,
-        "name": c.name,
-        "url": c.url,
-        "upper_extreme_value": c.upper_extreme_value,
-        "lower_extreme_value": c.lower_extreme_value,
-        "timeframe": c.timeframe,
-        "ma": c.ma,
-        "calculate": c.calculate,
-        "create_date": c.create_date.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
-        "indicator_weight": null,
-        "mul_indicator": null,
-        "combine_type": null,
-        "benchmark": null,
-        "next_process": null,
-        "tech_code": null,
-    })
-}
-
-/// The account's custom indicators.
-#[utoipa::path(get, path = "/ws/getUserIndicators", tag = "data", params(("all" = Option<bool>, Query, description = "Default true"), ("ordering" = Option<String>, Query, description = "-create_date (default) or create_date")), responses((status = 200, description = "The account's custom indicators", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
-pub(crate) async fn user_indicators(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    params: Params,
-) -> Result<Response, ApiError> {
-    let mut list = caller.0.custom_indicators.clone();
-    match params.get("ordering").unwrap_or("-create_date") {
-        "-create_date" => list.sort_by_key(|c| std::cmp::Reverse(c.create_date)),
-        "create_date" => list.sort_by_key(|c| c.create_date),
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "query parameter 'ordering': '{other}' is not create_date or -create_date"
-            )));
-        }
-    }
-    if let Some(all) = params.get("all")
-        && !matches!(all, "true" | "false" | "True" | "False" | "1" | "0")
-    {
-        return Err(ApiError::bad_request(format!(
-            "query parameter 'all': '{all}' is not true or false"
-        )));
-    }
-    Ok(body(
-        &state,
-        serde_json::Value::Array(list.iter().map(custom_json).collect()).to_string(),
-    ))
-}
-
-/// One custom indicator, calculated (504 if the calculation times out).
-#[utoipa::path(get, path = "/ws/getUserIndicatorData", tag = "data", params(("url" = String, Query, description = "Custom indicator identifier")), responses((status = 200, description = "One custom indicator, calculated (504 if the calculation times out)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
-pub(crate) async fn user_indicator_data(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    params: Params,
-) -> Result<Response, ApiError> {
-    let url = params.required("url")?;
-    let def = caller
-        .0
-        .custom_indicators
-        .iter()
-        .find(|c| c.url == url)
-        .ok_or_else(|| ApiError::not_found(format!("custom indicator '{url}' not found")))?
-        .clone();
-    let how = engine::custom::Combine::parse(&def.calculate).ok_or_else(|| ApiError::bad_request(format!("custom indicator '{url}': calculate '{}' is not ratio, difference, sum, product or average", def.calculate)))?;
-    let freq = match def.timeframe.to_ascii_lowercase().as_str() {
-        "daily" => engine::Frequency::Daily,
-        "weekly" => engine::Frequency::Weekly,
-        "monthly" => engine::Frequency::Monthly,
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "custom indicator '{url}': timeframe '{other}' is not Daily, Weekly or Monthly"
-            )));
-        }
-    };
-    let ma: usize = def.ma.trim().parse().map_err(|_| {
-        ApiError::bad_request(format!(
-            "custom indicator '{url}': ma '{}' is not a whole number",
-            def.ma
-        ))
-    })?;
-    let c = catalog(&state).await?;
-    indicator(&caller, &c, &def.indicator_1_url)?;
-    indicator(&caller, &c, &def.indicator_2_url)?;
-    let (a, b) = (
-        series(&state, &def.indicator_1_url).await?,
-        series(&state, &def.indicator_2_url).await?,
-    );
-    let limit = custom_timeout();
-    let started = std::time::Instant::now();
-    let timed_out = || {
-        ApiError::new(
-            504,
-            format!("calculating custom indicator '{url}' timed out; retry shortly"),
-        )
-    };
-    let work = tokio::task::spawn_blocking(move || {
-        engine::custom::calculate((&a.time, &a.close), (&b.time, &b.close), how, freq, ma)
-    });
-    let (time, value) = tokio::time::timeout(limit, work)
-        .await
-        .map_err(|_| timed_out())?
-        .map_err(|_| ApiError::internal())?;
-    // A result that arrived past the limit is refused too, as a slow upstream would be.
-    if started.elapsed() > limit {
-        return Err(timed_out());
-    }
-    let mut out = String::with_capacity(time.len() * 70 + 2);
-    out.push('[');
-    for (i, (t, v)) in time.iter().zip(&value).enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"DT\":\"");
-        push_key(&mut out, *t);
-        out.push_str("\",\"close\":");
-        push_num(&mut out, *v);
-        out.push_str(",\"symbol\":");
-        push_str(&mut out, url);
-        out.push('}');
-    }
-    out.push(']');
     Ok(body(&state, out))
 }
