@@ -9,9 +9,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use chrono::{NaiveDateTime, TimeDelta};
 use platform::PortError;
 use platform::marketdata::BlobStore;
-use platform::tasks::{
-    Claim, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStatus, TaskStore, now,
-};
+use platform::tasks::{Claim, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStore};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -185,20 +183,7 @@ fn filter_parts(f: &TaskFilter) -> (Option<String>, Vec<(&'static str, &'static 
 #[async_trait]
 impl TaskStore for DynamoTaskStore {
     async fn create(&self, new: NewTask) -> Result<Task, PortError> {
-        let task = Task {
-            id: Uuid::new_v4(),
-            owner: new.owner,
-            kind: new.kind,
-            status: TaskStatus::Pending,
-            params: new.params,
-            result: None,
-            error: None,
-            attempts: 0,
-            created_at: now(),
-            started_at: None,
-            finished_at: None,
-            lease_until: None,
-        };
+        let task = new.into_pending();
         let mut item = to_item(&task);
         if let ("ref", key) = self
             .store_json(task.id, "params", task.params.to_string())

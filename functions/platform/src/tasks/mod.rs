@@ -131,6 +131,26 @@ pub struct NewTask {
     pub params: Value,
 }
 
+impl NewTask {
+    /// The task as every store first records it: a fresh id, PENDING, no attempts.
+    pub fn into_pending(self) -> Task {
+        Task {
+            id: Uuid::new_v4(),
+            owner: self.owner,
+            kind: self.kind,
+            status: TaskStatus::Pending,
+            params: self.params,
+            result: None,
+            error: None,
+            attempts: 0,
+            created_at: now(),
+            started_at: None,
+            finished_at: None,
+            lease_until: None,
+        }
+    }
+}
+
 /// Filters of a task listing; empty `kinds` means every kind.
 #[derive(Debug, Clone, Default)]
 pub struct TaskFilter {

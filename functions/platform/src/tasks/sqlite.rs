@@ -1,7 +1,7 @@
 //! Embedded task store on SQLite. Status changes are single conditional UPDATEs,
 //! the same shape as the DynamoDB adapter's condition expressions.
 
-use super::{Claim, NewTask, Outcome, TIME_FORMAT, Task, TaskFilter, TaskPage, TaskStore, now};
+use super::{Claim, NewTask, Outcome, TIME_FORMAT, Task, TaskFilter, TaskPage, TaskStore};
 use crate::PortError;
 use crate::sqlite::Database;
 use async_trait::async_trait;
@@ -75,20 +75,7 @@ fn select_one(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<
 #[async_trait]
 impl TaskStore for SqliteTaskStore {
     async fn create(&self, new: NewTask) -> Result<Task, PortError> {
-        let task = Task {
-            id: Uuid::new_v4(),
-            owner: new.owner,
-            kind: new.kind,
-            status: super::TaskStatus::Pending,
-            params: new.params,
-            result: None,
-            error: None,
-            attempts: 0,
-            created_at: now(),
-            started_at: None,
-            finished_at: None,
-            lease_until: None,
-        };
+        let task = new.into_pending();
         let t = task.clone();
         self.db
             .run(move |c| {
