@@ -61,6 +61,11 @@ async fn openapi_document_validates_and_lists_every_operation() {
     ] {
         assert!(result.get(field).is_some(), "{field}");
     }
+    // Data operations carry the shared error answers.
+    let answers = &doc["paths"]["/ws/getSymbolData/{symbol}"]["get"]["responses"];
+    for code in ["200", "401", "404", "405"] {
+        assert!(answers.get(code).is_some(), "{code} missing from {answers}");
+    }
     // Public operations need no credentials.
     assert_eq!(doc["paths"]["/health"]["get"]["security"], json!([{}]));
 

@@ -295,6 +295,33 @@ pub struct DataError {
     pub status: i64,
 }
 
+/// The error answers every data operation shares (401, 404, 405).
+pub struct DataErrors;
+
+impl utoipa::IntoResponses for DataErrors {
+    fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
+    {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let error = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("DataError")))
+                        .build(),
+                )
+                .build()
+                .into()
+        };
+        BTreeMap::from([
+            ("401".to_string(), error("Bad credentials or no data plan")),
+            ("404".to_string(), error("Unknown symbol or group")),
+            ("405".to_string(), error("Not subscribed")),
+        ])
+    }
+}
+
 #[derive(Serialize, ToSchema)]
 pub struct Health {
     pub status: String,
@@ -341,10 +368,10 @@ impl Modify for BasicAuth {
         crate::data::routes::symbol_for_date,
         crate::data::routes::all_for_date,
         crate::data::routes::bulk,
-        crate::data::routes::intraday_symbols,
-        crate::data::routes::intraday_history,
-        crate::data::routes::intraday_limit_days,
-        crate::data::routes::today_intraday,
+        crate::data::intraday::intraday_symbols,
+        crate::data::intraday::intraday_history,
+        crate::data::intraday::intraday_limit_days,
+        crate::data::intraday::today_intraday,
         crate::data::custom::user_indicators,
         crate::data::custom::user_indicator_data,
     ),

@@ -3,6 +3,7 @@
 mod access;
 pub mod custom;
 mod format;
+pub mod intraday;
 pub mod routes;
 
 pub use access::{subscribed, user_selected};

@@ -1,4 +1,4 @@
-//! Data service endpoints: catalog, history, snapshots, bulk and intraday.
+//! Data service endpoints: catalog, history, snapshots and bulk.
 
 use super::access::{may_read, subscribed, user_selected};
 use super::format::{push_key, push_num, push_str};
@@ -47,13 +47,22 @@ pub fn routes() -> Router<AppState> {
         .route("/getSymbolLimitDate/{symbol}", get(symbol_for_date))
         .route("/getAllDataForDate", get(all_for_date))
         .route("/getAllSymbolDataLimitDays", get(bulk))
-        .route("/getIntradaySymbols", get(intraday_symbols))
-        .route("/getSymbolIntradayHistory/{symbol}", get(intraday_history))
+        .route(
+            "/getIntradaySymbols",
+            get(super::intraday::intraday_symbols),
+        )
+        .route(
+            "/getSymbolIntradayHistory/{symbol}",
+            get(super::intraday::intraday_history),
+        )
         .route(
             "/getSymbolIntradayLimitDays/{symbol}",
-            get(intraday_limit_days),
+            get(super::intraday::intraday_limit_days),
         )
-        .route("/getTodayIntradayData", get(today_intraday))
+        .route(
+            "/getTodayIntradayData",
+            get(super::intraday::today_intraday),
+        )
         .route("/getUserIndicators", get(super::custom::user_indicators))
         .route(
             "/getUserIndicatorData",
@@ -132,7 +141,7 @@ pub(super) fn indicator<'a>(
     Ok(m)
 }
 
-fn days(params: &Params) -> Result<usize, ApiError> {
+pub(super) fn days(params: &Params) -> Result<usize, ApiError> {
     match params.opt::<i64>("days", "a positive integer")? {
         Some(d) if d >= 1 => Ok(d as usize),
         Some(d) => Err(ApiError::bad_request(format!(
@@ -162,12 +171,12 @@ pub(super) async fn series(state: &AppState, code: &str) -> Result<Arc<Indicator
 }
 
 /// Index range of the last `n` records.
-fn last(n: usize, len: usize) -> std::ops::Range<usize> {
+pub(super) fn last(n: usize, len: usize) -> std::ops::Range<usize> {
     len.saturating_sub(n)..len
 }
 
 /// `{key: {"close": x[, "sentiment": s][, "market_symbol": m]}}` for records `range`.
-fn history(
+pub(super) fn history(
     s: &IndicatorSeries,
     range: std::ops::Range<usize>,
     sentiment: bool,
@@ -250,7 +259,7 @@ fn records(
     }
 }
 
-fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
+pub(super) fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
     if caller.0.plan.trial {
         last(TRIAL_RECORDS, len)
     } else {
@@ -259,7 +268,7 @@ fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
 }
 
 /// All indicators except internal and relative-trend records.
-#[utoipa::path(get, path = "/ws/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
     let c = catalog(&state).await?;
     Ok(body(
@@ -272,7 +281,7 @@ pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Respons
 }
 
 /// The full catalog with each indicator's market symbol.
-#[utoipa::path(get, path = "/ws/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn all_symbols_with_indexes(
     State(state): State<AppState>,
 ) -> Result<Response, ApiError> {
@@ -284,7 +293,7 @@ pub(crate) async fn all_symbols_with_indexes(
 }
 
 /// The account's selections plus its plan's base indicators.
-#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn user_selected_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -297,7 +306,7 @@ pub(crate) async fn user_selected_symbols(
 }
 
 /// The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes).
-#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn user_selected_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -310,7 +319,7 @@ pub(crate) async fn user_selected_with_indexes(
 }
 
 /// Subscribed model indicators.
-#[utoipa::path(get, path = "/ws/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn model_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -328,7 +337,7 @@ pub(crate) async fn model_data(
 }
 
 /// Subscribed model indicators with market symbols.
-#[utoipa::path(get, path = "/ws/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn model_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -346,7 +355,7 @@ pub(crate) async fn model_with_indexes(
 }
 
 /// Subscribed indicators of a metadata group (404 unknown group).
-#[utoipa::path(get, path = "/ws/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn group_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -369,7 +378,7 @@ pub(crate) async fn group_symbols(
 }
 
 /// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
-#[utoipa::path(get, path = "/ws/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -385,7 +394,7 @@ pub(crate) async fn symbol_data(
 }
 
 /// Full history with sentiment.
-#[utoipa::path(get, path = "/ws/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history with sentiment", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history with sentiment", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_sentiment(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -401,7 +410,7 @@ pub(crate) async fn symbol_sentiment(
 }
 
 /// The last `days` periods of the indicator's own frequency.
-#[utoipa::path(get, path = "/ws/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -419,7 +428,7 @@ pub(crate) async fn symbol_limit_days(
 }
 
 /// The last `days` periods with sentiment and market symbol.
-#[utoipa::path(get, path = "/ws/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_sentiment_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -476,7 +485,7 @@ async fn snapshot(
 }
 
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
-#[utoipa::path(get, path = "/ws/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn today(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -485,7 +494,7 @@ pub(crate) async fn today(
 }
 
 /// The same with market symbols.
-#[utoipa::path(get, path = "/ws/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn today_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -499,7 +508,7 @@ fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
 }
 
 /// The reading on one date (406 unless YYYYMMDD).
-#[utoipa::path(get, path = "/ws/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "The reading on one date (406 unless YYYYMMDD)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "The reading on one date (406 unless YYYYMMDD)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -515,7 +524,7 @@ pub(crate) async fn symbol_for_date(
 }
 
 /// Every subscribed indicator's reading on one date.
-#[utoipa::path(get, path = "/ws/getAllDataForDate", tag = "data", params(("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getAllDataForDate", tag = "data", params(("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn all_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -550,7 +559,7 @@ pub(crate) async fn all_for_date(
 }
 
 /// Recent readings of every subscribed indicator (410 unless 1-90 days).
-#[utoipa::path(get, path = "/ws/getAllSymbolDataLimitDays", tag = "data", params(("days" = i64, Query, description = "1 to 90")), responses((status = 200, description = "Recent readings of every subscribed indicator (410 unless 1-90 days)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
+#[utoipa::path(get, path = "/ws/getAllSymbolDataLimitDays", tag = "data", params(("days" = i64, Query, description = "1 to 90")), responses((status = 200, description = "Recent readings of every subscribed indicator (410 unless 1-90 days)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn bulk(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -591,135 +600,6 @@ pub(crate) async fn bulk(
             out.push('}');
         }
         out.push(']');
-    }
-    out.push('}');
-    Ok(body(&state, out))
-}
-
-/// Indicators with 30-minute series, keyed by chart name.
-#[utoipa::path(get, path = "/ws/getIntradaySymbols", tag = "data", responses((status = 200, description = "Indicators with 30-minute series, keyed by chart name", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
-pub(crate) async fn intraday_symbols(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let mut out = String::from("{");
-    for m in subscribed(&caller.0, &c).into_iter().filter(|m| m.intraday) {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        push_str(&mut out, &m.chart_name);
-        out.push_str(":{\"url\":");
-        push_str(&mut out, &m.url);
-        out.push_str(",\"market_symbol\":");
-        push_str(&mut out, &m.market_symbol);
-        out.push('}');
-    }
-    out.push('}');
-    Ok(body(&state, out))
-}
-
-async fn intraday_of<'a>(
-    state: &AppState,
-    caller: &Caller,
-    c: &'a [IndicatorMeta],
-    code: &str,
-) -> Result<(&'a IndicatorMeta, Arc<IndicatorSeries>), ApiError> {
-    let m = indicator(caller, c, code)?;
-    if !m.intraday {
-        return Err(ApiError::not_found(format!(
-            "symbol '{code}' has no intraday data"
-        )));
-    }
-    Ok((m, state.market.indicator_intraday(code).await?))
-}
-
-/// Full 30-minute history, keys with time of day.
-#[utoipa::path(get, path = "/ws/getSymbolIntradayHistory/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full 30-minute history, keys with time of day", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
-pub(crate) async fn intraday_history(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(code): Path<String>,
-) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let (m, s) = intraday_of(&state, &caller, &c, &code).await?;
-    Ok(body(
-        &state,
-        history(
-            &s,
-            full_range(&caller, s.time.len()),
-            false,
-            Some(&m.market_symbol),
-        ),
-    ))
-}
-
-/// The last `days` market days of 30-minute readings (13 a day).
-#[utoipa::path(get, path = "/ws/getSymbolIntradayLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` market days of 30-minute readings (13 a day)", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
-pub(crate) async fn intraday_limit_days(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(code): Path<String>,
-    params: Params,
-) -> Result<Response, ApiError> {
-    let n = days(&params)?;
-    let c = catalog(&state).await?;
-    let (m, s) = intraday_of(&state, &caller, &c, &code).await?;
-    // The last n market days present (about 13 records each).
-    let mut start = s.time.len();
-    let mut seen = 0;
-    while start > 0 {
-        let day = s.time[start - 1].date();
-        if start == s.time.len() || s.time[start].date() != day {
-            seen += 1;
-            if seen > n {
-                break;
-            }
-        }
-        start -= 1;
-    }
-    Ok(body(
-        &state,
-        history(&s, start..s.time.len(), false, Some(&m.market_symbol)),
-    ))
-}
-
-/// Every 30-minute reading of the latest date.
-#[utoipa::path(get, path = "/ws/getTodayIntradayData", tag = "data", responses((status = 200, description = "Every 30-minute reading of the latest date", body = Object), (status = 401, description = "Bad credentials or no data plan", body = crate::openapi::DataError), (status = 404, description = "Unknown symbol or group", body = crate::openapi::DataError), (status = 405, description = "Not subscribed", body = crate::openapi::DataError)))]
-pub(crate) async fn today_intraday(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let mut all = Vec::new();
-    for m in subscribed(&caller.0, &c).into_iter().filter(|m| m.intraday) {
-        all.push((m, state.market.indicator_intraday(&m.url).await?));
-    }
-    let latest = all
-        .iter()
-        .filter_map(|(_, s)| s.time.last().map(|t| t.date()))
-        .max();
-    let mut out = String::from("{");
-    let mut n = 0;
-    for (m, s) in &all {
-        for i in 0..s.time.len() {
-            if Some(s.time[i].date()) != latest {
-                continue;
-            }
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push_str(&format!("\"{n}\":{{\"datetime\":\""));
-            push_key(&mut out, s.time[i]);
-            out.push_str("\",\"close\":");
-            push_num(&mut out, s.close[i]);
-            out.push_str(",\"symbol\":");
-            push_str(&mut out, &m.url);
-            out.push_str(",\"market_symbol\":");
-            push_str(&mut out, &m.market_symbol);
-            out.push('}');
-            n += 1;
-        }
     }
     out.push('}');
     Ok(body(&state, out))
