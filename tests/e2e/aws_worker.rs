@@ -3,11 +3,9 @@
 
 use api::routes::{Group, service};
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use aws_adapters::{Names, SqsQueue, provision};
+use aws_adapters::SqsQueue;
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use chrono::TimeDelta;
-use e2e::contract::unique;
-use e2e::emulator::{clients, sample_bucket};
 use e2e::server::TestServer;
 use platform::queue::JobMessage;
 use platform::tasks::{Claim, NewTask, Outcome, TaskKind, TaskStatus, now};
@@ -40,38 +38,11 @@ async fn deliver(queue: &SqsQueue, deps: &platform::worker::WorkerDeps) -> (usiz
 
 #[tokio::test(flavor = "multi_thread")]
 async fn strategy_runs_on_the_aws_path_like_embedded() {
-    let c = clients().await;
-    let names = Names {
-        tasks_table: unique("tasks"),
-        accounts_table: unique("accounts"),
-        queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
-        bucket: sample_bucket(&c).await,
-    };
-    provision::tasks_table(&c, &names.tasks_table)
-        .await
-        .unwrap();
-    provision::accounts_table(&c, &names.accounts_table)
-        .await
-        .unwrap();
-    let state = lambda_functions::state_from(&c, &names);
-    api::server::add_account(
-        state.auth.store().as_ref(),
-        DEMO_EMAIL,
-        DEMO_PASSWORD,
-        "pro",
-        vec![],
-    )
-    .await
-    .unwrap();
-    api::server::add_account(
-        state.auth.store().as_ref(),
-        "other@example.test",
-        "other-password",
-        "pro",
-        vec![],
-    )
-    .await
-    .unwrap();
+    let e2e::emulator::Deployment {
+        clients: c,
+        names,
+        state,
+    } = e2e::emulator::deployment().await;
     let deps = lambda_functions::worker_deps(&state);
     let queue = SqsQueue::new(c.sqs.clone(), &names.queue_url);
 

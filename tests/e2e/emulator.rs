@@ -95,3 +95,44 @@ pub async fn sample_bucket(c: &Clients) -> String {
         .await
         .clone()
 }
+
+/// A deployment on the emulator with its own tables and job queue (the sample
+/// bucket is shared), wired as the Lambda functions wire it, with the demo
+/// account and a second one, other@example.test / other-password.
+pub struct Deployment {
+    pub clients: Clients,
+    pub names: aws_adapters::Names,
+    pub state: api::AppState,
+}
+
+pub async fn deployment() -> Deployment {
+    use crate::contract::unique;
+    use aws_adapters::provision;
+    let c = clients().await;
+    let names = aws_adapters::Names {
+        tasks_table: unique("tasks"),
+        accounts_table: unique("accounts"),
+        queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
+        bucket: sample_bucket(&c).await,
+    };
+    provision::tasks_table(&c, &names.tasks_table)
+        .await
+        .unwrap();
+    provision::accounts_table(&c, &names.accounts_table)
+        .await
+        .unwrap();
+    let state = lambda_functions::state_from(&c, &names);
+    for (email, password) in [
+        (api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD),
+        ("other@example.test", "other-password"),
+    ] {
+        api::server::add_account(state.auth.store().as_ref(), email, password, "pro", vec![])
+            .await
+            .unwrap();
+    }
+    Deployment {
+        clients: c,
+        names,
+        state,
+    }
+}

@@ -5,11 +5,11 @@
 //! redrive to the dead-letter queue by SQS itself).
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use aws_adapters::{Names, SqsQueue, provision};
+use aws_adapters::{SqsQueue, provision};
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
 use chrono::TimeDelta;
 use e2e::contract::unique;
-use e2e::emulator::{clients, endpoint, sample_bucket};
+use e2e::emulator::endpoint;
 use platform::queue::{JobMessage, JobQueue};
 use platform::tasks::{Claim, NewTask, TaskKind, TaskStatus, now};
 use serde_json::{Value, json};
@@ -65,38 +65,11 @@ async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize
 
 #[tokio::test(flavor = "multi_thread")]
 async fn functions_under_the_lambda_runtime_on_the_emulator() {
-    let c = clients().await;
-    let names = Names {
-        tasks_table: unique("tasks"),
-        accounts_table: unique("accounts"),
-        queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
-        bucket: sample_bucket(&c).await,
-    };
-    provision::tasks_table(&c, &names.tasks_table)
-        .await
-        .unwrap();
-    provision::accounts_table(&c, &names.accounts_table)
-        .await
-        .unwrap();
-    let state = lambda_functions::state_from(&c, &names);
-    api::server::add_account(
-        state.auth.store().as_ref(),
-        DEMO_EMAIL,
-        DEMO_PASSWORD,
-        "pro",
-        vec![],
-    )
-    .await
-    .unwrap();
-    api::server::add_account(
-        state.auth.store().as_ref(),
-        "other@example.test",
-        "other-password",
-        "pro",
-        vec![],
-    )
-    .await
-    .unwrap();
+    let e2e::emulator::Deployment {
+        clients: c,
+        names,
+        state,
+    } = e2e::emulator::deployment().await;
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
