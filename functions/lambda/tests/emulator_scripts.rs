@@ -1,42 +1,26 @@
 //! localstack/start creates the template's resources on moto and loads the
 //! data; localstack/stop stops the emulator it started.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn start_provisions_and_stop_stops() {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let state = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let run = |script: &str| {
-        let mut c = Command::new(repo.join("localstack").join(script));
-        c.env("MARKETLAB_EMULATOR_DIR", state.path())
-            .env("MARKETLAB_DATA_DIR", data.path())
-            .env("MARKETLAB_PROVISION_BIN", env!("CARGO_BIN_EXE_provision"))
-            .env("MOTO_PORT", port.to_string())
-            .env_remove("AWS_ENDPOINT_URL");
-        c
+    let emulator = common::Emulator::new();
+    let port = emulator.port;
+    emulator.start();
+    let env = emulator.env();
+    let var = |k: &str| {
+        env.iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.clone())
     };
-    let out = run("start")
-        .args(["--sample-stocks", "3"])
-        .output()
-        .unwrap();
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        var("MARKETLAB_QUEUE_URL").is_some_and(|q| !q.is_empty()),
+        "{env:?}"
     );
-    let env = std::fs::read_to_string(state.path().join("env")).unwrap();
-    assert!(
-        env.contains("export MARKETLAB_QUEUE_URL=")
-            && env.contains(&format!("export AWS_ENDPOINT_URL=http://127.0.0.1:{port}")),
-        "{env}"
+    assert_eq!(
+        var("AWS_ENDPOINT_URL"),
+        Some(format!("http://127.0.0.1:{port}"))
     );
 
     // The resources exist under the shared names, with the sample data in the bucket.
@@ -70,7 +54,7 @@ async fn start_provisions_and_stop_stops() {
         queues.queue_urls()
     );
 
-    assert!(run("stop").status().unwrap().success());
+    emulator.stop();
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),

@@ -1,49 +1,19 @@
 //! The long-running poller: takes queued tasks from SQS, runs them, deletes
 //! the messages, and stops cleanly on SIGTERM.
 
+mod common;
+
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, TaskKind, TaskStatus};
 use serde_json::json;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let (state_dir, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let script = |name: &str| {
-        let mut c = Command::new(repo.join("localstack").join(name));
-        c.env("MARKETLAB_EMULATOR_DIR", state_dir.path())
-            .env("MARKETLAB_DATA_DIR", data.path())
-            .env("MARKETLAB_PROVISION_BIN", env!("CARGO_BIN_EXE_provision"))
-            .env("MOTO_PORT", port.to_string())
-            .env_remove("AWS_ENDPOINT_URL");
-        c
-    };
-    let out = script("start")
-        .args(["--sample-stocks", "3"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let env: Vec<(String, String)> = std::fs::read_to_string(state_dir.path().join("env"))
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            l.strip_prefix("export ")?
-                .split_once('=')
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-        })
-        .collect();
+    let emulator = common::Emulator::new();
+    emulator.start();
+    let env = emulator.env();
     // SAFETY: set before any client reads the environment; no other test in this binary.
     unsafe {
         for (k, v) in &env {
@@ -119,5 +89,5 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status}");
-    assert!(script("stop").status().unwrap().success());
+    emulator.stop();
 }
