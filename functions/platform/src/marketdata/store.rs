@@ -81,25 +81,36 @@ impl ParquetMarketData {
             .await?
             .ok_or_else(|| PortError::NotFound(what.clone()))?;
         let reader = super::ranged::RangedReader::new(self.blobs.clone(), key, size);
-        let bad = |e: parquet::errors::ParquetError| match e {
-            parquet::errors::ParquetError::External(inner) => match inner.downcast::<PortError>() {
-                Ok(port) => *port,
-                Err(other) => PortError::Internal(format!("{what}: {other}")),
-            },
-            other => PortError::Internal(format!("{what}: {other}")),
-        };
-        let builder = ParquetRecordBatchStreamBuilder::new(reader)
-            .await
-            .map_err(bad)?;
-        let schema = builder.schema().clone();
-        let batches: Vec<RecordBatch> = builder
-            .with_batch_size(64 * 1024)
-            .build()
-            .map_err(bad)?
-            .try_collect()
-            .await
-            .map_err(bad)?;
-        arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)
+        // Decoding is CPU work: the whole read runs on the blocking pool, its
+        // ranged fetches driven there through the runtime handle.
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            let bad = |e: parquet::errors::ParquetError| match e {
+                parquet::errors::ParquetError::External(inner) => {
+                    match inner.downcast::<PortError>() {
+                        Ok(port) => *port,
+                        Err(other) => PortError::Internal(format!("{what}: {other}")),
+                    }
+                }
+                other => PortError::Internal(format!("{what}: {other}")),
+            };
+            handle.block_on(async {
+                let builder = ParquetRecordBatchStreamBuilder::new(reader)
+                    .await
+                    .map_err(bad)?;
+                let schema = builder.schema().clone();
+                let batches: Vec<RecordBatch> = builder
+                    .with_batch_size(64 * 1024)
+                    .build()
+                    .map_err(bad)?
+                    .try_collect()
+                    .await
+                    .map_err(bad)?;
+                arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)
+            })
+        })
+        .await
+        .map_err(PortError::internal)?
     }
 
     async fn store(&self, key: &str, batch: &RecordBatch) -> Result<(), PortError> {
