@@ -3,6 +3,7 @@
 //! agree with pandas' `corr`, `rolling(w).corr` and `rolling(w).cov / var`.
 
 use crate::stats::mean;
+use chrono::NaiveDate;
 
 /// Sample covariance of two equally long slices (n - 1); `None` below two points.
 fn covariance(x: &[f64], y: &[f64]) -> Option<f64> {
@@ -50,6 +51,28 @@ pub fn rolling_beta(asset: &[f64], bench: &[f64], window: usize) -> Vec<f64> {
     })
 }
 
+/// Closes of several series on the dates they all share, in date order:
+/// the common dates and one close column per series.
+pub fn align(series: &[(&[NaiveDate], &[f64])]) -> (Vec<NaiveDate>, Vec<Vec<f64>>) {
+    let Some(((first, _), rest)) = series.split_first() else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut common: Vec<NaiveDate> = first.to_vec();
+    for (dates, _) in rest {
+        common.retain(|d| dates.binary_search(d).is_ok());
+    }
+    let columns = series
+        .iter()
+        .map(|(dates, close)| {
+            common
+                .iter()
+                .map(|d| close[dates.binary_search(d).expect("common date")])
+                .collect()
+        })
+        .collect();
+    (common, columns)
+}
+
 fn rolling(x: &[f64], y: &[f64], window: usize, f: impl Fn(&[f64], &[f64]) -> f64) -> Vec<f64> {
     assert_eq!(x.len(), y.len(), "aligned columns");
     let w = window.max(2);
@@ -80,5 +103,14 @@ mod tests {
         assert_eq!(&b[1..], &[2.0, 2.0, 3.0]);
         let c = rolling_corr(&x, &[1.0, 0.0, 1.0, 0.0], 2);
         assert_eq!(&c[1..], &[-1.0, 1.0, -1.0]);
+
+        let d = |n| NaiveDate::from_ymd_opt(2024, 1, n).unwrap();
+        let (a_dates, b_dates) = ([d(2), d(3), d(4), d(5)], [d(1), d(3), d(5)]);
+        let (dates, cols) = align(&[
+            (&a_dates, &[1.0, 2.0, 3.0, 4.0]),
+            (&b_dates, &[9.0, 8.0, 7.0]),
+        ]);
+        assert_eq!(dates, vec![d(3), d(5)]);
+        assert_eq!(cols, vec![vec![2.0, 4.0], vec![8.0, 7.0]]);
     }
 }

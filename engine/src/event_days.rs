@@ -80,8 +80,9 @@ pub fn election_day(year: i32) -> NaiveDate {
     nth_weekday(year, 11, Weekday::Mon, 1) + Duration::days(1)
 }
 
-/// The calendar date of a holiday (its rule, before weekend observance):
-/// seasonality measures trading days around it.
+/// The calendar date of a holiday by its rule, before weekend observance
+/// and whether or not the exchange closed that year (MLK Day traded until
+/// 1998): seasonality measures the sessions around the day itself.
 fn holiday_date(h: Holiday, year: i32) -> Option<NaiveDate> {
     let ymd = |m, d| NaiveDate::from_ymd_opt(year, m, d);
     match h {
@@ -89,6 +90,7 @@ fn holiday_date(h: Holiday, year: i32) -> Option<NaiveDate> {
         Holiday::IndependenceDay => ymd(7, 4),
         Holiday::Christmas => ymd(12, 25),
         Holiday::Juneteenth => ymd(6, 19),
+        Holiday::MlkDay => Some(nth_weekday(year, 1, Weekday::Mon, 3)),
         other => other.observed(year),
     }
 }
@@ -183,6 +185,11 @@ mod tests {
         assert_eq!(
             dates(EventDay::Holiday(Holiday::Christmas), 2021..=2021, &[]),
             vec![d("2021-12-25")]
+        );
+        // MLK Day was a trading day before 1998; the day is still the third Monday.
+        assert_eq!(
+            dates(EventDay::Holiday(Holiday::MlkDay), 1995..=1995, &[]),
+            vec![d("1995-01-16")]
         );
         assert_eq!(
             dates(EventDay::Holiday(Holiday::Thanksgiving), 2026..=2026, &[]),

@@ -11,7 +11,9 @@ pub mod custom;
 pub mod event_days;
 pub mod indicators;
 pub mod options;
+pub mod patterns;
 pub mod rules;
+pub mod seasonality;
 pub mod stats;
 pub mod strategy;
 

@@ -1,9 +1,10 @@
 //! The engine against independent reference implementations run in Python
 //! (the venv that tests/run prepares; `MARKETLAB_PYTHON` points at it).
 
+mod analytics;
 mod backtesting;
 mod calendar;
-mod correlation;
 mod infra;
 mod openapi;
+mod seasonality;
 mod talib;

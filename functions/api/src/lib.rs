@@ -2,6 +2,7 @@
 //! server and the Lambda functions; auth, error envelopes, and the embedded
 //! server with its command line.
 
+pub mod analytics;
 pub mod auth;
 pub mod backtest;
 pub mod cli;

@@ -57,7 +57,7 @@ pub fn analytics(state: &AppState) -> Router {
         state,
         Service::Analytics,
         ErrorStyle::Analytics,
-        tasks::analytics_routes(),
+        tasks::analytics_routes().merge(crate::analytics::routes()),
     )
 }
 

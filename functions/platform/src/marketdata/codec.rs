@@ -93,6 +93,15 @@ fn bool_col<'a>(b: &'a RecordBatch, name: &str) -> Result<&'a BooleanArray, Port
         .ok_or_else(|| missing(name, "boolean"))
 }
 
+/// A date32 column as dates (nulls skipped).
+pub fn date_values(b: &RecordBatch, name: &str) -> Result<Vec<NaiveDate>, PortError> {
+    Ok(date_col(b, name)?
+        .iter()
+        .flatten()
+        .map(days_to_date)
+        .collect())
+}
+
 fn date_col<'a>(b: &'a RecordBatch, name: &str) -> Result<&'a Date32Array, PortError> {
     b.column_by_name(name)
         .and_then(|c| c.as_primitive_opt::<Date32Type>())

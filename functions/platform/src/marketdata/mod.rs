@@ -103,6 +103,20 @@ pub trait MarketData: Send + Sync {
         Ok(base.slice_dates(start, end).resample(freq))
     }
 
+    /// FOMC decision days, ascending, from the `fomc_dates` table (none when
+    /// the store has no such table).
+    async fn fomc_dates(&self) -> Result<Vec<NaiveDate>, PortError> {
+        match self.table("fomc_dates").await {
+            Ok(t) => {
+                let mut d = codec::date_values(&t, "date")?;
+                d.sort();
+                Ok(d)
+            }
+            Err(PortError::NotFound(_)) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The latest date present in the price store: the platform's "today".
     async fn latest_date(&self) -> Result<NaiveDate, PortError> {
         self.symbols()

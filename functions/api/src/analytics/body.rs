@@ -1,0 +1,220 @@
+//! POST bodies of the correlation endpoints: JSON, URL-encoded or multipart
+//! form, read into one field map whose accessors name the field on error. In
+//! forms every value is text, so array fields arrive as JSON array text.
+
+use crate::error::ApiError;
+use axum::extract::{FromRequest, Multipart, Request};
+use axum::http::header::CONTENT_TYPE;
+use chrono::NaiveDate;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Default)]
+pub struct Fields(Map<String, Value>);
+
+impl<S: Send + Sync> FromRequest<S> for Fields {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("multipart/form-data") {
+            return multipart(req, state).await;
+        }
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::bad_request(format!("unreadable body: {e}")))?;
+        let looks_json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if content_type.starts_with("application/x-www-form-urlencoded")
+            || (!content_type.contains("json") && !looks_json)
+        {
+            let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
+                .map_err(|e| ApiError::bad_request(format!("malformed form body: {e}")))?;
+            return Ok(Fields(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect(),
+            ));
+        }
+        match crate::extract::json_body::<Value>(&bytes)? {
+            Value::Object(map) => Ok(Fields(map)),
+            _ => Err(ApiError::bad_request("body must be a JSON object")),
+        }
+    }
+}
+
+async fn multipart<S: Send + Sync>(req: Request, state: &S) -> Result<Fields, ApiError> {
+    let bad = |e: String| ApiError::bad_request(format!("malformed multipart body: {e}"));
+    let mut form = Multipart::from_request(req, state)
+        .await
+        .map_err(|e| bad(e.body_text()))?;
+    let mut map = Map::new();
+    while let Some(field) = form.next_field().await.map_err(|e| bad(e.body_text()))? {
+        let Some(name) = field.name().map(str::to_string) else {
+            continue;
+        };
+        let text = field.text().await.map_err(|e| bad(e.body_text()))?;
+        map.insert(name, Value::String(text));
+    }
+    Ok(Fields(map))
+}
+
+impl Fields {
+    #[cfg(test)]
+    pub fn from_json(v: Value) -> Fields {
+        match v {
+            Value::Object(m) => Fields(m),
+            _ => Fields::default(),
+        }
+    }
+
+    fn present(&self, name: &str) -> Option<&Value> {
+        self.0.get(name).filter(|v| match v {
+            Value::Null => false,
+            Value::String(s) => !s.trim().is_empty(),
+            _ => true,
+        })
+    }
+
+    /// A required text field.
+    pub fn text(&self, name: &str) -> Result<String, ApiError> {
+        match self.present(name) {
+            None => Err(ApiError::bad_request(format!("field '{name}' is required"))),
+            Some(Value::String(s)) => Ok(s.trim().to_string()),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "field '{name}' must be a string, got {other}"
+            ))),
+        }
+    }
+
+    /// A required ticker, upper-cased.
+    pub fn ticker(&self, name: &str) -> Result<String, ApiError> {
+        Ok(self.text(name)?.to_uppercase())
+    }
+
+    /// A required `YYYY-MM-DD` date.
+    pub fn date(&self, name: &str) -> Result<NaiveDate, ApiError> {
+        let s = self.text(name)?;
+        NaiveDate::parse_from_str(&s, "%Y-%m-%d").map_err(|_| {
+            ApiError::bad_request(format!("field '{name}': '{s}' is not a date (YYYY-MM-DD)"))
+        })
+    }
+
+    /// A required list of tickers: a JSON array of strings, or in forms its
+    /// JSON text (a comma-separated list is accepted too).
+    pub fn tickers(&self, name: &str) -> Result<Vec<String>, ApiError> {
+        let wrong =
+            || ApiError::bad_request(format!("field '{name}' must be an array of ticker strings"));
+        let items: Vec<Value> = match self.present(name) {
+            None => return Err(ApiError::bad_request(format!("field '{name}' is required"))),
+            Some(Value::Array(a)) => a.clone(),
+            Some(Value::String(s)) if s.trim_start().starts_with('[') => {
+                match serde_json::from_str::<Value>(s) {
+                    Ok(Value::Array(a)) => a,
+                    _ => {
+                        return Err(ApiError::bad_request(format!(
+                            "field '{name}': '{s}' is not a JSON array of strings"
+                        )));
+                    }
+                }
+            }
+            Some(Value::String(s)) => s.split(',').map(|t| Value::String(t.into())).collect(),
+            Some(_) => return Err(wrong()),
+        };
+        let mut out: Vec<String> = Vec::new();
+        for item in items {
+            let t = item.as_str().ok_or_else(wrong)?.trim().to_uppercase();
+            if t.is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "field '{name}' holds an empty ticker"
+                )));
+            }
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        if out.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "field '{name}' must name at least one ticker"
+            )));
+        }
+        Ok(out)
+    }
+
+    /// An integer in `[min, max]` (a number, or its text), `default` when absent.
+    pub fn int_in(&self, name: &str, default: i64, min: i64, max: i64) -> Result<i64, ApiError> {
+        let v = match self.present(name) {
+            None => default,
+            Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
+                ApiError::bad_request(format!("field '{name}': {n} is not an integer"))
+            })?,
+            Some(Value::String(s)) => s.trim().parse().map_err(|_| {
+                ApiError::bad_request(format!("field '{name}': '{s}' is not an integer"))
+            })?,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "field '{name}' must be an integer, got {other}"
+                )));
+            }
+        };
+        if (min..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ApiError::bad_request(format!(
+                "field '{name}' must be between {min} and {max}, got {v}"
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tickers_from_arrays_json_text_and_lists() {
+        let f = Fields::from_json(json!({
+            "a": ["aapl", "MSFT", "AAPL"],
+            "b": "[\"spx\", \"ndx\"]",
+            "c": "IVV, TLT",
+            "d": "[1, 2]",
+            "e": "[\"X\"",
+        }));
+        assert_eq!(f.tickers("a").unwrap(), vec!["AAPL", "MSFT"]);
+        assert_eq!(f.tickers("b").unwrap(), vec!["SPX", "NDX"]);
+        assert_eq!(f.tickers("c").unwrap(), vec!["IVV", "TLT"]);
+        assert!(f.tickers("d").unwrap_err().message.contains("'d'"));
+        assert!(f.tickers("e").unwrap_err().message.contains("'e'"));
+        assert!(
+            f.tickers("z")
+                .unwrap_err()
+                .message
+                .contains("'z' is required")
+        );
+    }
+
+    #[test]
+    fn numbers_and_dates_name_the_field() {
+        let f = Fields::from_json(json!({"w": "30", "x": 2.5, "y": 0, "d": "2024-02-30"}));
+        assert_eq!(f.int_in("w", 21, 2, 500).unwrap(), 30);
+        assert_eq!(f.int_in("missing", 21, 2, 500).unwrap(), 21);
+        assert!(
+            f.int_in("x", 21, 2, 500)
+                .unwrap_err()
+                .message
+                .contains("'x'")
+        );
+        assert!(
+            f.int_in("y", 21, 2, 500)
+                .unwrap_err()
+                .message
+                .contains("between 2 and 500")
+        );
+        assert!(f.date("d").unwrap_err().message.contains("'d'"));
+    }
+}
