@@ -234,6 +234,59 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             .1["result"],
         first_result
     );
+
+    // The analytics function reads the market data from S3 and answers as the
+    // embedded server does: seasonality (all-in-one) and a form-encoded POST.
+    let analytics = |path: &str| format!("{base}/lambda-url/analytics{path}");
+    let t0 = Instant::now();
+    let all: Value = http
+        .get(analytics("/seasonality?ticker=SPX"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    println!(
+        "analytics function, first all-in-one seasonality: {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(all["code"], 200, "{all}");
+    assert_eq!(all["data"].as_object().unwrap().len(), 8);
+    assert_eq!(
+        embedded
+            .get("/seasonality?ticker=SPX", Some((DEMO_EMAIL, DEMO_PASSWORD)))
+            .await
+            .1,
+        all
+    );
+    let form = [
+        ("benchmark", "SPX"),
+        ("stock_comparison", "[\"IVV\", \"TLT\"]"),
+        ("start_date", "2020-01-01"),
+        ("end_date", "2020-12-31"),
+    ];
+    let corr: Value = http
+        .post(analytics("/symbol_corr"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .form(&form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(corr["code"], 211, "{corr}");
+    let body = json!({"benchmark": "SPX", "stock_comparison": ["IVV", "TLT"],
+        "start_date": "2020-01-01", "end_date": "2020-12-31"});
+    assert_eq!(
+        embedded
+            .post("/symbol_corr", Some((DEMO_EMAIL, DEMO_PASSWORD)), &body)
+            .await
+            .1,
+        corr
+    );
     embedded.stop().await;
 
     // Paging, unknown and foreign ids.
