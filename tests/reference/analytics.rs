@@ -4,6 +4,7 @@
 //! helpers the seasonality reference test shares.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use chrono::Datelike;
 use e2e::server::TestServer;
 use platform::marketdata::MarketData;
 use serde_json::{Value, json};
@@ -53,7 +54,7 @@ async fn stocks(md: &dyn MarketData, n: usize) -> Vec<String> {
         .await
         .unwrap()
         .iter()
-        .filter(|s| s.asset_class == "stock" && s.first_date.to_string() < "2000".to_string())
+        .filter(|s| s.asset_class == "stock" && s.first_date.year() < 2000)
         .take(n)
         .map(|s| s.symbol.clone())
         .collect()

@@ -291,13 +291,13 @@ impl TaskStore for DynamoTaskStore {
             .send()
             .await;
         match out {
-            Ok(o) => Ok(Claim::Claimed(
+            Ok(o) => Ok(Claim::Claimed(Box::new(
                 self.task(
                     o.attributes()
                         .ok_or_else(|| corrupt("no attributes returned"))?,
                 )
                 .await?,
-            )),
+            ))),
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>

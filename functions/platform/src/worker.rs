@@ -80,7 +80,7 @@ pub enum Disposition {
 /// finished task is a no-op; a panic in the handler fails the task, not the worker.
 pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
     let task = match deps.tasks.claim(message.task_id, now(), deps.lease).await? {
-        Claim::Claimed(t) => t,
+        Claim::Claimed(t) => *t,
         Claim::Finished | Claim::Missing => return Ok(Disposition::Done),
         Claim::Busy => return Ok(Disposition::Retry("task is running elsewhere".into())),
     };

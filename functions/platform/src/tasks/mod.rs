@@ -183,7 +183,8 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Claim {
     /// The task is now RUNNING for this caller, with `attempts` increased.
-    Claimed(Task),
+    /// Boxed: a task with its JSON params is far larger than the other answers.
+    Claimed(Box<Task>),
     /// Already SUCCESS or FAILED: nothing to do.
     Finished,
     /// Another worker holds an unexpired lease.

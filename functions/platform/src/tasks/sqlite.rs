@@ -167,7 +167,7 @@ impl TaskStore for SqliteTaskStore {
                 let task = select_one(c, &id)?;
                 Ok(match (changed, task) {
                     (_, None) => Claim::Missing,
-                    (1, Some(t)) => Claim::Claimed(t),
+                    (1, Some(t)) => Claim::Claimed(Box::new(t)),
                     (_, Some(t)) if t.status.is_finished() => Claim::Finished,
                     _ => Claim::Busy,
                 })
