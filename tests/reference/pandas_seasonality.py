@@ -5,11 +5,15 @@ service's row shapes.
 Input (JSON on stdin): {"dates", "close", "fomc", "latest", "start_year",
 "end_year", "holidays": [name], "shift", "specific": [{month, day, shift}],
 "single": [{month, category}], "curves": [{entry, holding, exit}]}; null
-fields take the service's defaults."""
+fields take the service's defaults. With "runs": n, prints the median
+seconds of n computations instead."""
 import calendar
 import json
+import statistics
 import sys
+import time
 
+import numpy as np
 import pandas as pd
 import pandas_market_calendars as mcal
 from pandas.tseries.holiday import (
@@ -32,8 +36,7 @@ def mean_pos(g):
     return {"Mean_Return": g.mean(), "Positive_Pct": (g > 0).mean() * 100}
 
 
-def main():
-    req = json.load(sys.stdin)
+def compute(req):
     idx = pd.to_datetime(req["dates"])
     close = pd.Series(req["close"], index=idx, dtype="float64")
     latest = pd.Timestamp(req["latest"])
@@ -168,11 +171,10 @@ def main():
     for c in req["curves"]:
         entry = c["entry"] or int(tdy[tdy.index <= latest].iloc[-1])
         holding = (c["exit"] - entry) if c["exit"] else (c["holding"] or 63)
-        held = [False] * n
-        for i in range(n):
-            if tdy.iloc[i] == entry and y0 <= close.index[i].year <= y1:
-                for j in range(i + 1, min(i + holding, n - 1) + 1):
-                    held[j] = True
+        in_range = (close.index.year >= y0) & (close.index.year <= y1)
+        held = np.zeros(n, dtype=bool)
+        for i in np.flatnonzero((tdy.to_numpy() == entry) & in_range):
+            held[i + 1:min(i + holding, n - 1) + 1] = True
         eq = (1 + ret[held] / 100).cumprod()
         out["curves"].append({
             "entry_trading_day": entry,
@@ -181,7 +183,22 @@ def main():
             "data": [{"Date": d.strftime("%Y-%m-%d"), "Equity": v} for d, v in eq.items()],
         })
 
-    json.dump(out, sys.stdout, default=float)
+    return out
+
+
+def main():
+    req = json.load(sys.stdin)
+    runs = req.get("runs")
+    if runs:
+        # Benchmark mode: the median seconds of `runs` computations.
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            compute(req)
+            times.append(time.perf_counter() - t0)
+        json.dump({"median_seconds": statistics.median(times)}, sys.stdout)
+    else:
+        json.dump(compute(req), sys.stdout, default=float)
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ use super::body::Fields;
 use super::{envelope, load_daily};
 use crate::error::ApiError;
 use crate::state::AppState;
-use axum::Json;
 use axum::extract::State;
-use chrono::NaiveDate;
+use axum::response::Response;
+use chrono::{Datelike, NaiveDate};
 use engine::correlation::{align, matrix, rolling_beta, rolling_corr};
 use engine::stats::returns;
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
 /// The cross-asset set of `asset_corr`, in answer order.
@@ -28,7 +30,7 @@ fn insufficient(message: String) -> ApiError {
 }
 
 fn iso(d: NaiveDate) -> String {
-    format!("{}T00:00:00", d.format("%Y-%m-%d"))
+    format!("{:04}-{:02}-{:02}T00:00:00", d.year(), d.month(), d.day())
 }
 
 fn num(v: f64) -> Value {
@@ -127,25 +129,50 @@ impl Study {
             window,
         })
     }
+}
 
-    /// One row per session with a full window; `member` adds each comparison's values.
-    fn rolling_rows(&self, per_symbol: &[Vec<f64>], price_members: bool) -> Value {
-        let n = self.rets[0].len();
-        (self.window - 1..n)
-            .map(|i| {
-                // Return i ends on session i + 1.
-                let mut o = Map::new();
-                o.insert("Date".into(), json!(iso(self.dates[i + 1])));
-                for (k, sym) in self.symbols.iter().enumerate().skip(1) {
-                    o.insert(sym.clone(), num(per_symbol[k - 1][i]));
-                    if price_members {
-                        o.insert(format!("{sym}_price"), json!(self.closes[k][i + 1]));
-                    }
-                }
-                o.insert("stock_price".into(), json!(self.closes[0][i + 1]));
-                Value::Object(o)
-            })
-            .collect()
+/// Rolling rows, one per session with a full window: `Date`, each
+/// comparison's value (and its price for beta), `stock_price`. Serialized
+/// straight from the columns: thousands of rows would otherwise become as
+/// many JSON maps first.
+struct RollingRows<'a> {
+    study: &'a Study,
+    /// One column per comparison symbol, indexed like the returns.
+    values: &'a [Vec<f64>],
+    price_keys: Option<Vec<String>>,
+}
+
+impl Serialize for RollingRows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (n, w) = (self.study.rets[0].len(), self.study.window);
+        let mut seq = s.serialize_seq(Some(n + 1 - w))?;
+        for i in w - 1..n {
+            seq.serialize_element(&RollingRow { rows: self, i })?;
+        }
+        seq.end()
+    }
+}
+
+struct RollingRow<'a> {
+    rows: &'a RollingRows<'a>,
+    /// Return index; the return ends on session `i + 1`.
+    i: usize,
+}
+
+impl Serialize for RollingRow<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (study, i) = (self.rows.study, self.i);
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("Date", &iso(study.dates[i + 1]))?;
+        for (k, sym) in study.symbols.iter().enumerate().skip(1) {
+            let v = self.rows.values[k - 1][i];
+            m.serialize_entry(sym, &v.is_finite().then_some(v))?;
+            if let Some(keys) = &self.rows.price_keys {
+                m.serialize_entry(&keys[k - 1], &study.closes[k][i + 1])?;
+            }
+        }
+        m.serialize_entry("stock_price", &study.closes[0][i + 1])?;
+        m.end()
     }
 }
 
@@ -154,20 +181,29 @@ impl Study {
 pub async fn symbol_corr(
     State(state): State<AppState>,
     fields: Fields,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let study = Study::load(&state, &fields).await?;
     let cols: Vec<&[f64]> = study.rets.iter().map(Vec::as_slice).collect();
     let rolling: Vec<Vec<f64>> = cols[1..]
         .iter()
         .map(|c| rolling_corr(c, cols[0], study.window))
         .collect();
-    Ok(envelope(
+    #[derive(Serialize)]
+    struct Data<'a> {
+        corr_matrix: Value,
+        corr_roll: RollingRows<'a>,
+    }
+    envelope(
         SUCCESS,
-        json!({
-            "corr_matrix": matrix_rows(&study.symbols, &matrix(&cols)),
-            "corr_roll": study.rolling_rows(&rolling, false),
-        }),
-    ))
+        Data {
+            corr_matrix: matrix_rows(&study.symbols, &matrix(&cols)),
+            corr_roll: RollingRows {
+                study: &study,
+                values: &rolling,
+                price_keys: None,
+            },
+        },
+    )
 }
 
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
@@ -175,17 +211,31 @@ pub async fn symbol_corr(
 pub async fn symbol_beta(
     State(state): State<AppState>,
     fields: Fields,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let study = Study::load(&state, &fields).await?;
     let bench = &study.rets[0];
     let betas: Vec<Vec<f64>> = study.rets[1..]
         .iter()
         .map(|c| rolling_beta(c, bench, study.window))
         .collect();
-    Ok(envelope(
+    #[derive(Serialize)]
+    struct Data<'a> {
+        beta_roll: RollingRows<'a>,
+    }
+    let price_keys = study.symbols[1..]
+        .iter()
+        .map(|s| format!("{s}_price"))
+        .collect();
+    envelope(
         SUCCESS,
-        json!({"beta_roll": study.rolling_rows(&betas, true)}),
-    ))
+        Data {
+            beta_roll: RollingRows {
+                study: &study,
+                values: &betas,
+                price_keys: Some(price_keys),
+            },
+        },
+    )
 }
 
 /// `POST /asset_corr`: return correlations among the 18 cross-asset symbols
@@ -193,7 +243,7 @@ pub async fn symbol_beta(
 pub async fn asset_corr(
     State(state): State<AppState>,
     fields: Fields,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let (start, end) = range(&fields)?;
     let mut present = Vec::new();
     for a in ASSETS {
@@ -213,14 +263,14 @@ pub async fn asset_corr(
     }
     let rets: Vec<Vec<f64>> = closes.iter().map(|c| returns(c)).collect();
     let cols: Vec<&[f64]> = rets.iter().map(Vec::as_slice).collect();
-    Ok(envelope(
+    envelope(
         SUCCESS,
         json!({
             "start_date": dates[0].format("%Y-%m-%d").to_string(),
             "end_date": dates[dates.len() - 1].format("%Y-%m-%d").to_string(),
             "corr_info": matrix_rows(&present, &matrix(&cols)),
         }),
-    ))
+    )
 }
 
 /// `POST /pattern_corr`: similarity 0-100 of the comparison window's closes
@@ -228,13 +278,13 @@ pub async fn asset_corr(
 pub async fn pattern_corr(
     State(state): State<AppState>,
     fields: Fields,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let reference = pattern_window(&state, &fields, "reference").await?;
     let comparison = pattern_window(&state, &fields, "comparison").await?;
     let score = engine::patterns::similarity(&reference, &comparison).ok_or_else(|| {
         insufficient("a window's closes do not move, so their correlation is undefined".into())
     })?;
-    Ok(envelope(SUCCESS, json!({"pattern_corr": score})))
+    envelope(SUCCESS, json!({"pattern_corr": score}))
 }
 
 /// The closes of one `pattern_corr` window, from its `<prefix>Symbol`,

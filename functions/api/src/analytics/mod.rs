@@ -8,10 +8,12 @@ pub mod seasonality;
 
 use crate::error::ApiError;
 use crate::state::AppState;
+use axum::Router;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use engine::Bars;
-use serde_json::{Value, json};
+use serde::Serialize;
 use std::sync::Arc;
 
 pub fn routes() -> Router<AppState> {
@@ -28,9 +30,19 @@ pub fn routes() -> Router<AppState> {
         .route("/symbol_beta", post(correlation::symbol_beta))
 }
 
-/// `{code, data}`: the success envelope of the seasonality and correlation endpoints.
-fn envelope(code: u16, data: Value) -> Json<Value> {
-    Json(json!({"code": code, "data": data}))
+/// `{code, data}`: the success envelope of the seasonality and correlation
+/// endpoints, serialized at once so `data` may borrow from the handler.
+fn envelope<T: Serialize>(code: u16, data: T) -> Result<Response, ApiError> {
+    #[derive(Serialize)]
+    struct Envelope<T> {
+        code: u16,
+        data: T,
+    }
+    let body = serde_json::to_vec(&Envelope { code, data }).map_err(|e| {
+        tracing::error!(error = %e, "response serialization");
+        ApiError::internal()
+    })?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// A ticker's daily bars; an unknown ticker is 404 naming it.

@@ -6,8 +6,8 @@ use super::{envelope, load_daily};
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
-use axum::Json;
 use axum::extract::State;
+use axum::response::Response;
 use chrono::{Datelike, NaiveDate, Weekday};
 use engine::event_days::{self, NAMES};
 use engine::seasonality::{DayCategory, Seasonal, Stats, TRADING_DAYS, month_name, parse_month};
@@ -296,7 +296,7 @@ async fn feature(
 }
 
 /// `GET /seasonality/get-predefined-holidays`: the 16 event names.
-pub async fn predefined_holidays() -> Json<Value> {
+pub async fn predefined_holidays() -> Result<Response, ApiError> {
     envelope(
         200,
         json!({"holidays": NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>()}),
@@ -308,17 +308,14 @@ pub async fn standalone(
     State(state): State<AppState>,
     axum::extract::Path(view): axum::extract::Path<String>,
     params: Params,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     if !FEATURES.iter().any(|(n, _)| *n == view) {
         return Err(ApiError::not_found(format!(
             "no such seasonality endpoint '{view}'"
         )));
     }
     let study = Study::load(&state, &params).await?;
-    Ok(envelope(
-        200,
-        feature(&state, &study, &params, &view, false).await?,
-    ))
+    envelope(200, feature(&state, &study, &params, &view, false).await?)
 }
 
 /// `GET /seasonality`: the requested `features` (default all), each as
@@ -326,7 +323,7 @@ pub async fn standalone(
 pub async fn all_in_one(
     State(state): State<AppState>,
     params: Params,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let wanted: Vec<&str> = match params.get("features") {
         None => FEATURES.iter().map(|(n, _)| *n).collect(),
         Some(list) => {
@@ -354,5 +351,5 @@ pub async fn all_in_one(
             json!({"meta": {"description": description}, "data": data}),
         );
     }
-    Ok(envelope(200, Value::Object(out)))
+    envelope(200, Value::Object(out))
 }
