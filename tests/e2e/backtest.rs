@@ -528,7 +528,8 @@ async fn indicator_list_filters_and_metadata() {
             .keys()
             .cloned()
             .collect::<Vec<_>>(),
-        ["chart_name", "market_symbol", "type", "updated", "url"]
+        // The fields in the order of the spec's table (2.13).
+        ["chart_name", "url", "market_symbol", "type", "updated"]
     );
     let (_, hits) = s
         .get(
