@@ -153,7 +153,7 @@ async fn seasonality_answers_and_refuses_clearly() {
         ),
         (
             "/seasonality/performance-by-moon?ticker=SPX",
-            "performance-by-moon",
+            "'/seasonality/performance-by-moon'",
         ),
     ] {
         let (status, body) = s.get(path, USER).await;

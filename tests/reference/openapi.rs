@@ -1,5 +1,6 @@
 //! The generated OpenAPI document validates (openapi-spec-validator) and lists
-//! every operation of the backtest service; the docs pages work offline.
+//! every operation of the backtest, analytics and data services; the docs
+//! pages work offline.
 
 use e2e::server::TestServer;
 use serde_json::{Value, json};
@@ -44,6 +45,20 @@ async fn openapi_document_validates_and_lists_every_operation() {
         "GET /ws/getTodayIntradayData",
         "GET /ws/getUserIndicators",
         "GET /ws/getUserIndicatorData",
+        "GET /seasonality",
+        "GET /seasonality/get-predefined-holidays",
+        "GET /seasonality/performance-by-week",
+        "GET /seasonality/performance-by-month",
+        "GET /seasonality/performance-by-day-of-month",
+        "GET /seasonality/performance-by-day-of-year",
+        "GET /seasonality/performance-around-holiday",
+        "GET /seasonality/performance-around-specific-days",
+        "GET /seasonality/performance-by-day-of-single-month",
+        "GET /seasonality/one-dollar-curve",
+        "POST /symbol_corr",
+        "POST /asset_corr",
+        "POST /pattern_corr",
+        "POST /symbol_beta",
     ] {
         assert!(ops.contains(&op.to_string()), "{op} missing from {ops:?}");
     }

@@ -1,4 +1,4 @@
-//! The backtest service's OpenAPI 3.1 document, generated from the handlers'
+//! The OpenAPI 3.1 document of the backtest, analytics and data services, generated from the handlers'
 //! annotations and the schema types below, and the documentation pages
 //! (Swagger UI at `/docs`, Redoc at `/redoc`) served from assets inside the binary.
 
@@ -341,7 +341,7 @@ impl Modify for BasicAuth {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
+    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
     paths(
         crate::backtest::routes::start_backtest,
         crate::backtest::routes::validate,
@@ -374,15 +374,30 @@ impl Modify for BasicAuth {
         crate::data::intraday::today_intraday,
         crate::data::custom::user_indicators,
         crate::data::custom::user_indicator_data,
+        crate::analytics::seasonality::all_in_one,
+        crate::analytics::seasonality::predefined_holidays,
+        crate::analytics::seasonality::by_week,
+        crate::analytics::seasonality::by_month,
+        crate::analytics::seasonality::by_day_of_month,
+        crate::analytics::seasonality::by_day_of_year,
+        crate::analytics::seasonality::around_holiday,
+        crate::analytics::seasonality::around_specific_days,
+        crate::analytics::seasonality::by_day_of_single_month,
+        crate::analytics::seasonality::one_dollar_curve,
+        crate::analytics::correlation::symbol_corr,
+        crate::analytics::correlation::asset_corr,
+        crate::analytics::correlation::pattern_corr,
+        crate::analytics::correlation::symbol_beta,
     ),
     components(schemas(
         StrategyParamsDoc, RuleBlockDoc, ConditionDoc, SignalDoc, RuleDoc, QualifierDoc, SubmitResponse, ValidateResponse,
         EncodedBlock, EncodedSignal, EncodedCondition, TaskRecord, TaskSummary, TaskList, BacktestResult,
-        IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, DataError, Health
+        IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, DataError, Health,
+        crate::analytics::docs::AnalyticsError
     )),
     modifiers(&BasicAuth),
     security(("basic" = [])),
-    tags((name = "backtest", description = "Strategy backtests"), (name = "data", description = "Indicator data service, under /ws"), (name = "public", description = "No credentials needed"))
+    tags((name = "backtest", description = "Strategy backtests"), (name = "analytics", description = "Analytics tools: seasonality, correlation and beta"), (name = "data", description = "Indicator data service, under /ws"), (name = "public", description = "No credentials needed"))
 )]
 pub struct BacktestApi;
 

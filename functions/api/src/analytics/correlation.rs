@@ -4,6 +4,7 @@
 //! symbol shares.
 
 use super::body::Fields;
+use super::docs::*;
 use super::{envelope, load_daily};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -178,7 +179,10 @@ impl Serialize for RollingRow<'_> {
 
 /// `POST /symbol_corr`: the return correlation matrix and each comparison's
 /// rolling correlation with the benchmark.
-pub async fn symbol_corr(
+#[utoipa::path(post, path = "/symbol_corr", tag = "analytics",
+    request_body(content((SymbolsBody = "application/json"), (SymbolsBody = "application/x-www-form-urlencoded"), (SymbolsBody = "multipart/form-data"))),
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = Envelope<CorrData>), AnalyticsErrors))]
+pub(crate) async fn symbol_corr(
     State(state): State<AppState>,
     fields: Fields,
 ) -> Result<Response, ApiError> {
@@ -208,7 +212,10 @@ pub async fn symbol_corr(
 
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
 /// (covariance over benchmark variance = correlation x volatility ratio).
-pub async fn symbol_beta(
+#[utoipa::path(post, path = "/symbol_beta", tag = "analytics",
+    request_body(content((SymbolsBody = "application/json"), (SymbolsBody = "application/x-www-form-urlencoded"), (SymbolsBody = "multipart/form-data"))),
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = Envelope<BetaData>), AnalyticsErrors))]
+pub(crate) async fn symbol_beta(
     State(state): State<AppState>,
     fields: Fields,
 ) -> Result<Response, ApiError> {
@@ -240,7 +247,10 @@ pub async fn symbol_beta(
 
 /// `POST /asset_corr`: return correlations among the 18 cross-asset symbols
 /// (those present in the store) over their common sessions.
-pub async fn asset_corr(
+#[utoipa::path(post, path = "/asset_corr", tag = "analytics",
+    request_body(content((RangeBody = "application/json"), (RangeBody = "application/x-www-form-urlencoded"), (RangeBody = "multipart/form-data"))),
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = Envelope<AssetCorrData>), AnalyticsErrors))]
+pub(crate) async fn asset_corr(
     State(state): State<AppState>,
     fields: Fields,
 ) -> Result<Response, ApiError> {
@@ -275,7 +285,10 @@ pub async fn asset_corr(
 
 /// `POST /pattern_corr`: similarity 0-100 of the comparison window's closes
 /// to the reference window's (resampled to the reference's length).
-pub async fn pattern_corr(
+#[utoipa::path(post, path = "/pattern_corr", tag = "analytics",
+    request_body(content((PatternBody = "application/json"), (PatternBody = "application/x-www-form-urlencoded"), (PatternBody = "multipart/form-data"))),
+    responses((status = 200, description = "code 211, or code 411 when a window has too few sessions", body = Envelope<PatternData>), AnalyticsErrors))]
+pub(crate) async fn pattern_corr(
     State(state): State<AppState>,
     fields: Fields,
 ) -> Result<Response, ApiError> {

@@ -4,6 +4,7 @@
 
 mod body;
 pub mod correlation;
+pub mod docs;
 pub mod seasonality;
 
 use crate::error::ApiError;
@@ -23,7 +24,49 @@ pub fn routes() -> Router<AppState> {
             "/seasonality/get-predefined-holidays",
             get(seasonality::predefined_holidays),
         )
-        .route("/seasonality/{view}", get(seasonality::standalone))
+        .route(
+            "/seasonality/performance-by-week",
+            get(seasonality::by_week),
+        )
+        .route(
+            "/seasonality/performance-by-month",
+            get(seasonality::by_month),
+        )
+        .route(
+            "/seasonality/performance-by-day-of-month",
+            get(seasonality::by_day_of_month),
+        )
+        .route(
+            "/seasonality/performance-by-day-of-year",
+            get(seasonality::by_day_of_year),
+        )
+        .route(
+            "/seasonality/performance-around-holiday",
+            get(seasonality::around_holiday),
+        )
+        .route(
+            "/seasonality/performance-around-specific-days",
+            get(seasonality::around_specific_days),
+        )
+        .route(
+            "/seasonality/performance-by-day-of-single-month",
+            get(seasonality::by_day_of_single_month),
+        )
+        .route(
+            "/seasonality/one-dollar-curve",
+            get(seasonality::one_dollar_curve),
+        )
+        // Unknown views answer in this service's envelope on any deployment.
+        .route(
+            "/seasonality/{*view}",
+            get(
+                |axum::extract::Path(view): axum::extract::Path<String>| async move {
+                    ApiError::not_found(format!(
+                        "no such seasonality endpoint '/seasonality/{view}'"
+                    ))
+                },
+            ),
+        )
         .route("/symbol_corr", post(correlation::symbol_corr))
         .route("/asset_corr", post(correlation::asset_corr))
         .route("/pattern_corr", post(correlation::pattern_corr))

@@ -2,6 +2,7 @@
 //! returns, alone or together in `/seasonality`. "Current" dates come from the
 //! latest date in the store, so answers are reproducible.
 
+use super::docs::*;
 use super::{envelope, load_daily};
 use crate::error::ApiError;
 use crate::extract::Params;
@@ -295,32 +296,107 @@ async fn feature(
     })
 }
 
-/// `GET /seasonality/get-predefined-holidays`: the 16 event names.
-pub async fn predefined_holidays() -> Result<Response, ApiError> {
+/// `GET /seasonality/get-predefined-holidays`: the 16 event names (no ticker needed).
+#[utoipa::path(get, path = "/seasonality/get-predefined-holidays", tag = "analytics",
+    responses((status = 200, description = "The 16 names", body = Envelope<HolidayList>), AnalyticsErrors))]
+pub(crate) async fn predefined_holidays() -> Result<Response, ApiError> {
     envelope(
         200,
         json!({"holidays": NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>()}),
     )
 }
 
-/// One standalone view, routed by its path's last segment.
-pub async fn standalone(
+/// One standalone view.
+async fn standalone(state: &AppState, params: &Params, view: &str) -> Result<Response, ApiError> {
+    let study = Study::load(state, params).await?;
+    envelope(200, feature(state, &study, params, view, false).await?)
+}
+
+/// Daily returns by weekday.
+#[utoipa::path(get, path = "/seasonality/performance-by-week", tag = "analytics", params(Years),
+    responses((status = 200, description = "code 200", body = Envelope<Vec<WeekRow>>), AnalyticsErrors))]
+pub(crate) async fn by_week(
     State(state): State<AppState>,
-    axum::extract::Path(view): axum::extract::Path<String>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    if !FEATURES.iter().any(|(n, _)| *n == view) {
-        return Err(ApiError::not_found(format!(
-            "no such seasonality endpoint '{view}'"
-        )));
-    }
-    let study = Study::load(&state, &params).await?;
-    envelope(200, feature(&state, &study, &params, &view, false).await?)
+    standalone(&state, &params, "performance-by-week").await
+}
+
+/// Monthly returns by month (complete months).
+#[utoipa::path(get, path = "/seasonality/performance-by-month", tag = "analytics", params(Years),
+    responses((status = 200, description = "code 200", body = Envelope<Vec<MonthRow>>), AnalyticsErrors))]
+pub(crate) async fn by_month(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    standalone(&state, &params, "performance-by-month").await
+}
+
+/// Daily returns by calendar day of each month.
+#[utoipa::path(get, path = "/seasonality/performance-by-day-of-month", tag = "analytics", params(Years),
+    responses((status = 200, description = "code 200", body = Envelope<Vec<DayOfMonthRow>>), AnalyticsErrors))]
+pub(crate) async fn by_day_of_month(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    standalone(&state, &params, "performance-by-day-of-month").await
+}
+
+/// Daily returns by trading day of year, 1-252.
+#[utoipa::path(get, path = "/seasonality/performance-by-day-of-year", tag = "analytics", params(Years),
+    responses((status = 200, description = "code 200", body = Envelope<Vec<DayOfYearRow>>), AnalyticsErrors))]
+pub(crate) async fn by_day_of_year(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    standalone(&state, &params, "performance-by-day-of-year").await
+}
+
+/// Daily returns by session offset around a predefined holiday.
+#[utoipa::path(get, path = "/seasonality/performance-around-holiday", tag = "analytics", params(Years, HolidayParams),
+    responses((status = 200, description = "code 200", body = Envelope<HolidayData>), AnalyticsErrors))]
+pub(crate) async fn around_holiday(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    standalone(&state, &params, "performance-around-holiday").await
+}
+
+/// Daily returns by session offset around a calendar date.
+#[utoipa::path(get, path = "/seasonality/performance-around-specific-days", tag = "analytics", params(Years, SpecificParams),
+    responses((status = 200, description = "code 200", body = Envelope<SpecificData>), AnalyticsErrors))]
+pub(crate) async fn around_specific_days(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    standalone(&state, &params, "performance-around-specific-days").await
+}
+
+/// Daily returns of one month by calendar or trading day.
+#[utoipa::path(get, path = "/seasonality/performance-by-day-of-single-month", tag = "analytics", params(Years, SingleMonthParams),
+    responses((status = 200, description = "code 200", body = Envelope<SingleMonthData>), AnalyticsErrors))]
+pub(crate) async fn by_day_of_single_month(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    standalone(&state, &params, "performance-by-day-of-single-month").await
+}
+
+/// Growth of one dollar held every year over a window of trading days.
+#[utoipa::path(get, path = "/seasonality/one-dollar-curve", tag = "analytics", params(Years, CurveParams),
+    responses((status = 200, description = "code 200", body = Envelope<CurveData>), AnalyticsErrors))]
+pub(crate) async fn one_dollar_curve(
+    State(state): State<AppState>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    standalone(&state, &params, "one-dollar-curve").await
 }
 
 /// `GET /seasonality`: the requested `features` (default all), each as
 /// `{meta: {description}, data}`.
-pub async fn all_in_one(
+#[utoipa::path(get, path = "/seasonality", tag = "analytics", params(Years, AllInOneParams),
+    responses((status = 200, description = "code 200; the requested features", body = Envelope<AllInOne>), AnalyticsErrors))]
+pub(crate) async fn all_in_one(
     State(state): State<AppState>,
     params: Params,
 ) -> Result<Response, ApiError> {
