@@ -243,6 +243,11 @@ async fn correlation_codes_and_errors() {
         ),
         (
             "/symbol_beta",
+            with(json!({"stock_comparison": (0..51).map(|i| format!("S{i}")).collect::<Vec<_>>()})),
+            "at most 50",
+        ),
+        (
+            "/symbol_beta",
             with(json!({"roll_window": "many"})),
             "'roll_window'",
         ),

@@ -25,6 +25,8 @@ pub const ASSETS: [&str; 18] = [
 
 const SUCCESS: u16 = 211;
 const MAX_WINDOW: i64 = 2520;
+/// Comparison tickers per request: enough for a sector or a portfolio.
+const MAX_COMPARISONS: usize = 50;
 
 fn insufficient(message: String) -> ApiError {
     ApiError::new(411, message)
@@ -36,6 +38,17 @@ fn iso(d: NaiveDate) -> String {
 
 fn num(v: f64) -> Value {
     if v.is_finite() { json!(v) } else { Value::Null }
+}
+
+/// Runs the computation and serialization off the async reactor: their cost
+/// grows with the symbols, the years and the window the caller asks for.
+async fn blocking(
+    f: impl FnOnce() -> Result<Response, ApiError> + Send + 'static,
+) -> Result<Response, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        tracing::error!(error = %e, "analytics computation failed");
+        ApiError::internal()
+    })?
 }
 
 fn range(fields: &Fields) -> Result<(NaiveDate, NaiveDate), ApiError> {
@@ -106,6 +119,12 @@ impl Study {
                 .into_iter()
                 .filter(|t| *t != benchmark),
         );
+        if symbols.len() > MAX_COMPARISONS + 1 {
+            return Err(ApiError::bad_request(format!(
+                "field 'stock_comparison' names {} tickers; at most {MAX_COMPARISONS} are allowed",
+                symbols.len() - 1
+            )));
+        }
         if symbols.len() < 2 {
             return Err(ApiError::bad_request(
                 "field 'stock_comparison' must name a ticker other than the benchmark",
@@ -187,27 +206,30 @@ pub(crate) async fn symbol_corr(
     fields: Fields,
 ) -> Result<Response, ApiError> {
     let study = Study::load(&state, &fields).await?;
-    let cols: Vec<&[f64]> = study.rets.iter().map(Vec::as_slice).collect();
-    let rolling: Vec<Vec<f64>> = cols[1..]
-        .iter()
-        .map(|c| rolling_corr(c, cols[0], study.window))
-        .collect();
-    #[derive(Serialize)]
-    struct Data<'a> {
-        corr_matrix: Value,
-        corr_roll: RollingRows<'a>,
-    }
-    envelope(
-        SUCCESS,
-        Data {
-            corr_matrix: matrix_rows(&study.symbols, &matrix(&cols)),
-            corr_roll: RollingRows {
-                study: &study,
-                values: &rolling,
-                price_keys: None,
+    blocking(move || {
+        let cols: Vec<&[f64]> = study.rets.iter().map(Vec::as_slice).collect();
+        let rolling: Vec<Vec<f64>> = cols[1..]
+            .iter()
+            .map(|c| rolling_corr(c, cols[0], study.window))
+            .collect();
+        #[derive(Serialize)]
+        struct Data<'a> {
+            corr_matrix: Value,
+            corr_roll: RollingRows<'a>,
+        }
+        envelope(
+            SUCCESS,
+            Data {
+                corr_matrix: matrix_rows(&study.symbols, &matrix(&cols)),
+                corr_roll: RollingRows {
+                    study: &study,
+                    values: &rolling,
+                    price_keys: None,
+                },
             },
-        },
-    )
+        )
+    })
+    .await
 }
 
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
@@ -220,29 +242,32 @@ pub(crate) async fn symbol_beta(
     fields: Fields,
 ) -> Result<Response, ApiError> {
     let study = Study::load(&state, &fields).await?;
-    let bench = &study.rets[0];
-    let betas: Vec<Vec<f64>> = study.rets[1..]
-        .iter()
-        .map(|c| rolling_beta(c, bench, study.window))
-        .collect();
-    #[derive(Serialize)]
-    struct Data<'a> {
-        beta_roll: RollingRows<'a>,
-    }
-    let price_keys = study.symbols[1..]
-        .iter()
-        .map(|s| format!("{s}_price"))
-        .collect();
-    envelope(
-        SUCCESS,
-        Data {
-            beta_roll: RollingRows {
-                study: &study,
-                values: &betas,
-                price_keys: Some(price_keys),
+    blocking(move || {
+        let bench = &study.rets[0];
+        let betas: Vec<Vec<f64>> = study.rets[1..]
+            .iter()
+            .map(|c| rolling_beta(c, bench, study.window))
+            .collect();
+        #[derive(Serialize)]
+        struct Data<'a> {
+            beta_roll: RollingRows<'a>,
+        }
+        let price_keys = study.symbols[1..]
+            .iter()
+            .map(|s| format!("{s}_price"))
+            .collect();
+        envelope(
+            SUCCESS,
+            Data {
+                beta_roll: RollingRows {
+                    study: &study,
+                    values: &betas,
+                    price_keys: Some(price_keys),
+                },
             },
-        },
-    )
+        )
+    })
+    .await
 }
 
 /// `POST /asset_corr`: return correlations among the 18 cross-asset symbols
@@ -271,16 +296,19 @@ pub(crate) async fn asset_corr(
             dates.len()
         )));
     }
-    let rets: Vec<Vec<f64>> = closes.iter().map(|c| returns(c)).collect();
-    let cols: Vec<&[f64]> = rets.iter().map(Vec::as_slice).collect();
-    envelope(
-        SUCCESS,
-        json!({
-            "start_date": dates[0].format("%Y-%m-%d").to_string(),
-            "end_date": dates[dates.len() - 1].format("%Y-%m-%d").to_string(),
-            "corr_info": matrix_rows(&present, &matrix(&cols)),
-        }),
-    )
+    blocking(move || {
+        let rets: Vec<Vec<f64>> = closes.iter().map(|c| returns(c)).collect();
+        let cols: Vec<&[f64]> = rets.iter().map(Vec::as_slice).collect();
+        envelope(
+            SUCCESS,
+            json!({
+                "start_date": dates[0].format("%Y-%m-%d").to_string(),
+                "end_date": dates[dates.len() - 1].format("%Y-%m-%d").to_string(),
+                "corr_info": matrix_rows(&present, &matrix(&cols)),
+            }),
+        )
+    })
+    .await
 }
 
 /// `POST /pattern_corr`: similarity 0-100 of the comparison window's closes
