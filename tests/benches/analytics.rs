@@ -7,6 +7,7 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::{Datelike, NaiveDate};
+use e2e::bench::median;
 use e2e::server::{Options, TestServer};
 use engine::correlation::{align, matrix, rolling_beta, rolling_corr};
 use engine::event_days;
@@ -15,39 +16,8 @@ use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-/// Median wall time of `f` over enough runs to fill about `budget`.
-fn median<F: FnMut()>(budget: Duration, mut f: F) -> Duration {
-    f();
-    let probe = Instant::now();
-    f();
-    let one = probe.elapsed().max(Duration::from_nanos(50));
-    let runs = ((budget.as_secs_f64() / one.as_secs_f64()) as usize).clamp(5, 20_000);
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
-}
-
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
-}
-
-/// The reference interpreter, when the venv exists.
-fn python() -> Option<std::ffi::OsString> {
-    std::env::var_os("MARKETLAB_PYTHON")
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| {
-                std::path::PathBuf::from(h)
-                    .join(".cache/marketlab/venv/bin/python")
-                    .into_os_string()
-            })
-        })
-        .filter(|p| std::path::Path::new(p).exists())
 }
 
 /// Median and p99 of `n` calls of `send`, which answers with the body length.
@@ -109,9 +79,8 @@ fn main() {
             dates.len(),
             ms(ours)
         );
-        let peer_python = python();
-        if let Some(py) = &peer_python {
-            unsafe { std::env::set_var("MARKETLAB_PYTHON", py) };
+        let peer_python = e2e::reference::find().is_some();
+        if peer_python {
             let (holiday, _) = event_days::next_event(latest, &fomc);
             let r = e2e::reference::run(
                 "pandas_seasonality.py",
@@ -163,7 +132,7 @@ fn main() {
             series[0].0.len(),
             ms(ours)
         );
-        if peer_python.is_some() {
+        if peer_python {
             let r = e2e::reference::run(
                 "pandas_correlation.py",
                 &json!({

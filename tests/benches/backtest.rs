@@ -6,6 +6,7 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDate;
+use e2e::bench::median;
 use e2e::server::{Options, TestServer};
 use engine::Bars;
 use engine::backtest::{Direction, RiskControl, Settings, TradePrice, run};
@@ -30,24 +31,6 @@ fn settings(tp: TradePrice, risk: RiskControl) -> Settings {
         bars_per_year: 252.0,
         start: 0,
     }
-}
-
-/// Median wall time of `f` over enough runs to fill about `budget`.
-fn median<F: FnMut()>(budget: Duration, mut f: F) -> Duration {
-    f();
-    let probe = Instant::now();
-    f();
-    let one = probe.elapsed().max(Duration::from_nanos(50));
-    let runs = ((budget.as_secs_f64() / one.as_secs_f64()) as usize).clamp(5, 20_000);
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
 }
 
 fn fmt(d: Duration) -> String {
@@ -104,17 +87,7 @@ fn main() {
     }
 
     // Peer: backtesting.py on its own GOOG bars, and the engine on the same bars.
-    if let Some(py) = std::env::var_os("MARKETLAB_PYTHON")
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| {
-                std::path::PathBuf::from(h)
-                    .join(".cache/marketlab/venv/bin/python")
-                    .into_os_string()
-            })
-        })
-        .filter(|p| std::path::Path::new(p).exists())
-    {
-        unsafe { std::env::set_var("MARKETLAB_PYTHON", &py) };
+    if e2e::reference::find().is_some() {
         let r = e2e::reference::run("time_backtesting.py", &json!({"runs": 15}));
         let f = |k: &str| {
             r[k].as_array()

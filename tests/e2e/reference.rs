@@ -5,18 +5,21 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The reference interpreter: `MARKETLAB_PYTHON`, else the venv tests/run makes.
-pub fn python() -> PathBuf {
+/// The reference interpreter, if there is one: `MARKETLAB_PYTHON`, else the
+/// venv tests/run makes.
+pub fn find() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("MARKETLAB_PYTHON") {
-        return PathBuf::from(p);
+        return Some(PathBuf::from(p));
     }
     let home = std::env::var("HOME").unwrap_or_default();
-    let default = PathBuf::from(home).join(".cache/marketlab/venv/bin/python");
-    assert!(
-        default.exists(),
-        "the reference venv is missing: run tests/run, which installs tests/reference/requirements.txt"
-    );
-    default
+    Some(PathBuf::from(home).join(".cache/marketlab/venv/bin/python")).filter(|p| p.exists())
+}
+
+/// The reference interpreter; a missing venv fails the test with what to run.
+pub fn python() -> PathBuf {
+    find().expect(
+        "the reference venv is missing: run tests/run, which installs tests/reference/requirements.txt",
+    )
 }
 
 /// Runs `tests/reference/<script>` with `input` as JSON on stdin; returns its JSON output.

@@ -6,12 +6,12 @@ is the benchmark), "start", "end", "window", "pattern": [[symbol, start, end],
 [symbol, start, end]] or null}. With "runs": n, prints the median seconds
 of n computations of the frames (not the rows) instead."""
 import json
-import statistics
 import sys
-import time
 
 import numpy as np
 import pandas as pd
+
+from timing import print_median_seconds
 
 
 def value(v):
@@ -78,14 +78,8 @@ def main():
     req = json.load(sys.stdin)
     runs = req.get("runs")
     if runs:
-        # Benchmark mode: the median seconds of `runs` computations (without
-        # building the answer's rows).
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            frames(req)
-            times.append(time.perf_counter() - t0)
-        json.dump({"median_seconds": statistics.median(times)}, sys.stdout)
+        # Benchmark mode: the computation only.
+        print_median_seconds(lambda: frames(req), runs)
     else:
         json.dump(compute(req), sys.stdout)
 

@@ -9,9 +9,7 @@ fields take the service's defaults. With "runs": n, prints the median
 seconds of n computations instead."""
 import calendar
 import json
-import statistics
 import sys
-import time
 
 import numpy as np
 import pandas as pd
@@ -24,6 +22,8 @@ from pandas.tseries.holiday import (
     USPresidentsDay,
     USThanksgivingDay,
 )
+
+from timing import print_median_seconds
 
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 
@@ -190,13 +190,7 @@ def main():
     req = json.load(sys.stdin)
     runs = req.get("runs")
     if runs:
-        # Benchmark mode: the median seconds of `runs` computations.
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            compute(req)
-            times.append(time.perf_counter() - t0)
-        json.dump({"median_seconds": statistics.median(times)}, sys.stdout)
+        print_median_seconds(lambda: compute(req), runs)
     else:
         json.dump(compute(req), sys.stdout, default=float)
 

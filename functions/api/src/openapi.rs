@@ -298,27 +298,40 @@ pub struct DataError {
 /// The error answers every data operation shares (401, 404, 405).
 pub struct DataErrors;
 
-impl utoipa::IntoResponses for DataErrors {
-    fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
-    {
-        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-        let error = |description: &str| {
-            ResponseBuilder::new()
-                .description(description)
+/// Error responses of `(status, description)` pairs, each with `schema` as its body.
+pub fn error_responses(
+    schema: &str,
+    answers: &[(&str, &str)],
+) -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>> {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    answers
+        .iter()
+        .map(|(status, description)| {
+            let response = ResponseBuilder::new()
+                .description(*description)
                 .content(
                     "application/json",
                     ContentBuilder::new()
-                        .schema(Some(Ref::from_schema_name("DataError")))
+                        .schema(Some(Ref::from_schema_name(schema)))
                         .build(),
                 )
-                .build()
-                .into()
-        };
-        BTreeMap::from([
-            ("401".to_string(), error("Bad credentials or no data plan")),
-            ("404".to_string(), error("Unknown symbol or group")),
-            ("405".to_string(), error("Not subscribed")),
-        ])
+                .build();
+            (status.to_string(), response.into())
+        })
+        .collect()
+}
+
+impl utoipa::IntoResponses for DataErrors {
+    fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
+    {
+        error_responses(
+            "DataError",
+            &[
+                ("401", "Bad credentials or no data plan"),
+                ("404", "Unknown symbol or group"),
+                ("405", "Not subscribed"),
+            ],
+        )
     }
 }
 

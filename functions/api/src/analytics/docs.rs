@@ -31,34 +31,15 @@ pub struct AnalyticsErrors;
 impl utoipa::IntoResponses for AnalyticsErrors {
     fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
     {
-        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-        let error = |description: &str| {
-            ResponseBuilder::new()
-                .description(description)
-                .content(
-                    "application/json",
-                    ContentBuilder::new()
-                        .schema(Some(Ref::from_schema_name("AnalyticsError")))
-                        .build(),
-                )
-                .build()
-                .into()
-        };
-        BTreeMap::from([
-            (
-                "400".to_string(),
-                error("Invalid parameter; the message names it"),
-            ),
-            ("401".to_string(), error("Missing or wrong credentials")),
-            (
-                "403".to_string(),
-                error("The plan does not include the analytics service"),
-            ),
-            (
-                "404".to_string(),
-                error("Unknown ticker, or no data in range"),
-            ),
-        ])
+        crate::openapi::error_responses(
+            "AnalyticsError",
+            &[
+                ("400", "Invalid parameter; the message names it"),
+                ("401", "Missing or wrong credentials"),
+                ("403", "The plan does not include the analytics service"),
+                ("404", "Unknown ticker, or no data in range"),
+            ],
+        )
     }
 }
 
