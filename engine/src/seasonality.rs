@@ -7,7 +7,7 @@
 //! the date of the bar that ends them.
 
 use crate::calendar::sessions;
-use chrono::{Datelike, NaiveDate, Weekday};
+use chrono::{Datelike, Month, NaiveDate, Weekday};
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
@@ -308,34 +308,19 @@ fn last_day_of_month(d: NaiveDate) -> NaiveDate {
 
 /// The English month name of 1-12.
 pub fn month_name(m: u32) -> &'static str {
-    const NAMES: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    NAMES[(m as usize).clamp(1, 12) - 1]
+    u8::try_from(m)
+        .ok()
+        .and_then(|m| Month::try_from(m).ok())
+        .map_or("", |m| m.name())
 }
 
 /// A month from its English name (any case, three-letter abbreviations too) or number.
 pub fn parse_month(s: &str) -> Option<u32> {
     let s = s.trim();
-    if let Ok(m) = s.parse::<u32>() {
-        return (1..=12).contains(&m).then_some(m);
+    match s.parse::<u32>() {
+        Ok(m) => (1..=12).contains(&m).then_some(m),
+        Err(_) => s.parse::<Month>().ok().map(|m| m.number_from_month()),
     }
-    let lower = s.to_lowercase();
-    (1..=12).find(|&m| {
-        let name = month_name(m).to_lowercase();
-        name == lower || (lower.len() == 3 && name.starts_with(&lower))
-    })
 }
 
 #[cfg(test)]

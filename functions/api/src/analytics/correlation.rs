@@ -11,11 +11,13 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::response::Response;
 use chrono::{Datelike, NaiveDate};
+use engine::Bars;
 use engine::correlation::{align, matrix, rolling_beta, rolling_corr};
 use engine::stats::returns;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 /// The cross-asset set of `asset_corr`, in answer order.
 pub const ASSETS: [&str; 18] = [
@@ -61,26 +63,25 @@ fn range(fields: &Fields) -> Result<(NaiveDate, NaiveDate), ApiError> {
     Ok((start, end))
 }
 
-/// Closes of `symbols` on their common sessions in `[start, end]`.
-async fn aligned(
-    state: &AppState,
-    symbols: &[String],
+/// Closes of the series on their common sessions in `[start, end]`, read
+/// from the cached bars without copying their other columns.
+fn aligned(
+    bars: &[Arc<Bars>],
     start: NaiveDate,
     end: NaiveDate,
-) -> Result<(Vec<NaiveDate>, Vec<Vec<f64>>), ApiError> {
-    let mut series = Vec::with_capacity(symbols.len());
-    for s in symbols {
-        let bars = load_daily(state, s)
-            .await?
-            .slice_dates(Some(start), Some(end));
-        let dates: Vec<NaiveDate> = bars.time.iter().map(|t| t.date()).collect();
-        series.push((dates, bars.close));
-    }
-    let views: Vec<(&[NaiveDate], &[f64])> = series
+) -> (Vec<NaiveDate>, Vec<Vec<f64>>) {
+    let series: Vec<(Vec<NaiveDate>, &[f64])> = bars
         .iter()
-        .map(|(d, c)| (d.as_slice(), c.as_slice()))
+        .map(|b| {
+            let lo = b.time.partition_point(|t| t.date() < start);
+            let hi = b.time.partition_point(|t| t.date() <= end);
+            let dates = b.time[lo..hi].iter().map(|t| t.date()).collect();
+            (dates, &b.close[lo..hi])
+        })
         .collect();
-    Ok(align(&views))
+    let views: Vec<(&[NaiveDate], &[f64])> =
+        series.iter().map(|(d, c)| (d.as_slice(), *c)).collect();
+    align(&views)
 }
 
 /// `index` plus one member per symbol, for each row of a correlation matrix.
@@ -132,7 +133,11 @@ impl Study {
         }
         let (start, end) = range(fields)?;
         let window = fields.int_in("roll_window", 21, 2, MAX_WINDOW)? as usize;
-        let (dates, closes) = aligned(state, &symbols, start, end).await?;
+        let mut bars = Vec::with_capacity(symbols.len());
+        for s in &symbols {
+            bars.push(load_daily(state, s).await?);
+        }
+        let (dates, closes) = aligned(&bars, start, end);
         if dates.len() < window + 1 {
             return Err(insufficient(format!(
                 "insufficient data: {} common sessions between {start} and {end}, roll_window {window} needs at least {}",
@@ -280,15 +285,18 @@ pub(crate) async fn asset_corr(
     fields: Fields,
 ) -> Result<Response, ApiError> {
     let (start, end) = range(&fields)?;
-    let mut present = Vec::new();
+    let (mut present, mut bars) = (Vec::new(), Vec::new());
     for a in ASSETS {
         match state.market.daily(a).await {
-            Ok(_) => present.push(a.to_string()),
+            Ok(b) => {
+                present.push(a.to_string());
+                bars.push(b);
+            }
             Err(platform::PortError::NotFound(_)) => {}
             Err(e) => return Err(e.into()),
         }
     }
-    let (dates, closes) = aligned(&state, &present, start, end).await?;
+    let (dates, closes) = aligned(&bars, start, end);
     if present.len() < 2 || dates.len() < 3 {
         return Err(insufficient(format!(
             "insufficient data: {} assets with {} common sessions between {start} and {end}",
