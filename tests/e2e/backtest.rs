@@ -650,8 +650,16 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
             e2e::server::market_dir(),
         )))),
-        auth: Arc::new(Authenticator::new(accounts, Duration::from_secs(60)).unwrap()),
+        auth: Arc::new(
+            Authenticator::new(
+                accounts,
+                Duration::from_secs(60),
+                Arc::new(platform::accounts::MemoryFailureLog::default()),
+            )
+            .unwrap(),
+        ),
         data_legacy_json: false,
+        limits: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

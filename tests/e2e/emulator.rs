@@ -112,6 +112,7 @@ pub async fn deployment() -> Deployment {
     let names = aws_adapters::Names {
         tasks_table: unique("tasks"),
         accounts_table: unique("accounts"),
+        limits_table: unique("limits"),
         queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
         bucket: sample_bucket(&c).await,
     };
@@ -119,6 +120,9 @@ pub async fn deployment() -> Deployment {
         .await
         .unwrap();
     provision::accounts_table(&c, &names.accounts_table)
+        .await
+        .unwrap();
+    provision::limits_table(&c, &names.limits_table)
         .await
         .unwrap();
     let state = lambda_functions::state_from(&c, &names);

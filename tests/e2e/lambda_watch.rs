@@ -83,6 +83,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         ("AWS_REGION", "us-east-1".into()),
         ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
         ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
+        ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
         ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
         ("MARKETLAB_BUCKET", names.bucket.clone()),
         ("RUST_LOG", "warn".into()),

@@ -55,6 +55,8 @@ pub struct Options {
     pub grace: Duration,
     pub workers: usize,
     pub data_legacy_json: bool,
+    pub limits: api::limits::Limits,
+    pub connections: api::serve::ConnectionLimits,
 }
 
 impl Options {
@@ -65,6 +67,8 @@ impl Options {
             grace: Duration::from_secs(5),
             workers: 2,
             data_legacy_json: false,
+            limits: Default::default(),
+            connections: Default::default(),
         }
     }
 }
@@ -88,6 +92,8 @@ impl TestServer {
             demo_accounts: true,
             shutdown_grace: opts.grace,
             data_legacy_json: opts.data_legacy_json,
+            limits: opts.limits,
+            connections: opts.connections,
         };
         let registry = opts.registry.clone();
         let embedded: Embedded = api::server::start(&config, move |s| registry(s))

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
-use platform::accounts::{Account, Service};
+use platform::accounts::{Account, Service, Verdict};
 
 /// The verified caller, available to handlers as an extension.
 #[derive(Debug, Clone)]
@@ -41,9 +41,16 @@ pub async fn require(
         )
         .into_response();
     };
-    let account = match state.auth.verify(&email, &password).await {
-        Ok(Some(a)) => a,
-        Ok(None) => return ApiError::unauthorized("invalid e-mail or password").into_response(),
+    let client = request
+        .extensions()
+        .get::<crate::serve::ClientIp>()
+        .map(|c| c.0);
+    let account = match state.auth.verify(&email, &password, client).await {
+        Ok(Verdict::Valid(a)) => a,
+        Ok(Verdict::Denied) => {
+            return ApiError::unauthorized("invalid e-mail or password").into_response();
+        }
+        Ok(Verdict::Locked(wait)) => return locked(wait).into_response(),
         Err(e) => return ApiError::from(e).into_response(),
     };
     if !account.can_use(service) {
@@ -61,4 +68,14 @@ pub async fn require(
     }
     request.extensions_mut().insert(Caller(account));
     next.run(request).await
+}
+
+/// 429 for a login locked by recent failures, with the wait in `Retry-After`.
+pub fn locked(wait: std::time::Duration) -> ApiError {
+    let secs = wait.as_secs_f64().ceil() as u64;
+    ApiError::new(
+        429,
+        format!("too many failed logins for this account or address; retry in {secs} s"),
+    )
+    .with_retry_after(secs)
 }

@@ -62,6 +62,22 @@ pub struct ServeArgs {
     /// Data service: answer with the legacy double-encoded JSON string body.
     #[arg(long, env = "MARKETLAB_DATA_LEGACY_JSON")]
     pub data_legacy_json: bool,
+    /// Seconds a connection may take to send a request head, counted from its
+    /// opening or its previous answer; silent and idle connections close after it.
+    #[arg(long, env = "MARKETLAB_HEADER_TIMEOUT", default_value_t = 20.0)]
+    pub header_timeout: f64,
+    /// Seconds a client may take to send a request body.
+    #[arg(long, env = "MARKETLAB_BODY_TIMEOUT", default_value_t = 30.0)]
+    pub body_timeout: f64,
+    /// Seconds an answer may take once the request is in.
+    #[arg(long, env = "MARKETLAB_REQUEST_TIMEOUT", default_value_t = 60.0)]
+    pub request_timeout: f64,
+    /// Largest request body in bytes.
+    #[arg(long, env = "MARKETLAB_BODY_LIMIT", default_value_t = 6 * 1024 * 1024)]
+    pub body_limit: usize,
+    /// Open connections at once.
+    #[arg(long, env = "MARKETLAB_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
     #[command(flatten)]
     pub sample: SampleArgs,
 }
@@ -73,6 +89,11 @@ impl Default for ServeArgs {
             port: 8080,
             workers: 2,
             data_legacy_json: false,
+            header_timeout: 20.0,
+            body_timeout: 30.0,
+            request_timeout: 60.0,
+            body_limit: 6 * 1024 * 1024,
+            max_connections: 1024,
             sample: SampleArgs::default(),
         }
     }
@@ -248,11 +269,31 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// A positive number of seconds from a flag.
+fn seconds(flag: &str, value: f64) -> Result<std::time::Duration> {
+    if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
+        anyhow::bail!(
+            "--{flag} must be a number of seconds above 0 and at most 86400, got {value}"
+        );
+    }
+    Ok(std::time::Duration::from_secs_f64(value))
+}
+
 async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
     let config = ServerConfig {
         workers: args.workers,
         data_legacy_json: args.data_legacy_json,
         sample: args.sample.config(),
+        limits: crate::limits::Limits {
+            body_bytes: args.body_limit.max(1),
+            body_timeout: seconds("body-timeout", args.body_timeout)?,
+            request_timeout: seconds("request-timeout", args.request_timeout)?,
+        },
+        connections: crate::serve::ConnectionLimits {
+            header_timeout: seconds("header-timeout", args.header_timeout)?,
+            max_connections: args.max_connections.max(1),
+            ..Default::default()
+        },
         ..ServerConfig::in_dir(data_dir, SocketAddr::new(args.host, args.port))
     };
     let embedded = server::start(&config, crate::jobs::registry)

@@ -16,6 +16,8 @@ use serde_json::json;
 pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
+    /// Seconds for a `Retry-After` header (429 and some 503s).
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -23,7 +25,12 @@ impl ApiError {
         ApiError {
             status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             message: message.into(),
+            retry_after: None,
         }
+    }
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds.max(1));
+        self
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, message)
@@ -101,12 +108,17 @@ impl ErrorStyle {
                 header::HeaderValue::from_static("Basic realm=\"marketlab\", charset=\"UTF-8\""),
             );
         }
+        if let Some(secs) = e.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+        }
         r
     }
 }
 
-/// Gives every error response of a router its service's JSON envelope,
-/// including the router's own empty 404/405 answers.
+/// Gives every error response of a router its service's JSON envelope: its
+/// own errors, the router's empty 404/405 answers, and the plain-text
+/// rejections of axum's extractors (whose text becomes the message).
 pub async fn render_errors(
     axum::extract::State(style): axum::extract::State<ErrorStyle>,
     response: Response,
@@ -115,14 +127,30 @@ pub async fn render_errors(
         return style.render(e);
     }
     let status = response.status();
-    let empty = axum::body::HttpBody::size_hint(response.body()).exact() == Some(0);
-    if (status.is_client_error() || status.is_server_error()) && empty {
-        let message = match status {
-            StatusCode::NOT_FOUND => "no such endpoint".to_string(),
-            StatusCode::METHOD_NOT_ALLOWED => "method not allowed on this endpoint".to_string(),
-            s => s.canonical_reason().unwrap_or("error").to_string(),
-        };
-        return style.render(&ApiError { status, message });
+    if !(status.is_client_error() || status.is_server_error()) || is_json(&response) {
+        return response;
     }
-    response
+    let body = response.into_body();
+    let text = match axum::body::to_bytes(body, 4096).await {
+        Ok(b) => String::from_utf8_lossy(&b).trim().to_string(),
+        Err(_) => String::new(),
+    };
+    let message = match status {
+        StatusCode::NOT_FOUND if text.is_empty() => "no such endpoint".to_string(),
+        StatusCode::METHOD_NOT_ALLOWED => "method not allowed on this endpoint".to_string(),
+        StatusCode::PAYLOAD_TOO_LARGE => "the request body is too large".to_string(),
+        _ if !text.is_empty() => text,
+        s => s.canonical_reason().unwrap_or("error").to_string(),
+    };
+    if status.is_server_error() {
+        tracing::error!(%status, %message, "unhandled server error");
+    }
+    style.render(&ApiError::new(status.as_u16(), message))
+}
+
+fn is_json(r: &Response) -> bool {
+    r.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json"))
 }

@@ -10,9 +10,11 @@ pub mod data;
 pub mod error;
 pub mod extract;
 pub mod jobs;
+pub mod limits;
 pub mod logging;
 pub mod openapi;
 pub mod routes;
+pub mod serve;
 pub mod server;
 pub mod state;
 

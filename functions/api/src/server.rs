@@ -43,6 +43,10 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// Data service: legacy double-encoded JSON bodies (off by default).
     pub data_legacy_json: bool,
+    /// Body size and time limits of each request.
+    pub limits: crate::limits::Limits,
+    /// Request-head deadline and open-connection cap of the listener.
+    pub connections: crate::serve::ConnectionLimits,
 }
 
 impl ServerConfig {
@@ -57,6 +61,8 @@ impl ServerConfig {
             demo_accounts: true,
             shutdown_grace: Duration::from_secs(30),
             data_legacy_json: false,
+            limits: Default::default(),
+            connections: Default::default(),
         }
     }
 }
@@ -67,6 +73,7 @@ pub struct Embedded {
     pub accounts: Arc<dyn AccountStore>,
     workers: WorkerPool,
     shutdown_grace: Duration,
+    connections: crate::serve::ConnectionLimits,
 }
 
 /// Prepares data, stores, accounts and workers, and re-queues any task a
@@ -108,8 +115,10 @@ pub async fn start(
         auth: Arc::new(Authenticator::new(
             accounts.clone(),
             Duration::from_secs(300),
+            Arc::new(platform::accounts::MemoryFailureLog::default()),
         )?),
         data_legacy_json: config.data_legacy_json,
+        limits: config.limits,
     };
     let deps = WorkerDeps {
         tasks: tasks.clone(),
@@ -130,6 +139,7 @@ pub async fn start(
         accounts,
         workers,
         shutdown_grace: config.shutdown_grace,
+        connections: config.connections,
     })
 }
 
@@ -228,9 +238,7 @@ impl Embedded {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let app = crate::routes::embedded(&self.state);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        crate::serve::serve(listener, app, self.connections, shutdown).await?;
         tracing::info!("http server stopped; waiting for running jobs");
         self.workers.shutdown(self.shutdown_grace).await;
         Ok(())

@@ -15,4 +15,6 @@ pub struct AppState {
     /// Data service: answer with the legacy double-encoded body (a JSON
     /// string holding the JSON) for old clients. Off by default.
     pub data_legacy_json: bool,
+    /// Body size and time limits of every request.
+    pub limits: crate::limits::Limits,
 }

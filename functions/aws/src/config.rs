@@ -7,6 +7,8 @@
 pub struct Names {
     pub tasks_table: String,
     pub accounts_table: String,
+    /// Failed-login counts (and, later, other per-key limits).
+    pub limits_table: String,
     pub queue_url: String,
     pub bucket: String,
 }
@@ -17,6 +19,7 @@ impl Names {
         Names {
             tasks_table: var("MARKETLAB_TASKS_TABLE", "marketlab-tasks"),
             accounts_table: var("MARKETLAB_ACCOUNTS_TABLE", "marketlab-accounts"),
+            limits_table: var("MARKETLAB_LIMITS_TABLE", "marketlab-limits"),
             queue_url: var("MARKETLAB_QUEUE_URL", ""),
             bucket: var("MARKETLAB_BUCKET", "marketlab-market-data"),
         }

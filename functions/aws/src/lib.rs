@@ -4,6 +4,7 @@
 mod accounts;
 mod blobs;
 mod config;
+mod limits;
 pub mod provision;
 mod queue;
 mod tasks;
@@ -11,6 +12,7 @@ mod tasks;
 pub use accounts::DynamoAccountStore;
 pub use blobs::S3Blobs;
 pub use config::{Clients, Names};
+pub use limits::DynamoFailureLog;
 pub use queue::SqsQueue;
 pub use tasks::DynamoTaskStore;
 

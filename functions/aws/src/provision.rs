@@ -86,6 +86,26 @@ pub async fn accounts_table(c: &Clients, table: &str) -> Result<(), PortError> {
     }
 }
 
+/// The limits table (key `key`; items expire through TTL on `expires_at`).
+pub async fn limits_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    let r = c
+        .dynamodb
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("key")?)
+        .key_schema(key("key", KeyType::Hash)?)
+        .send()
+        .await;
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if exists(&e) => Ok(()),
+        Err(e) => Err(PortError::Unavailable(format!(
+            "create table {table}: {e:?}"
+        ))),
+    }
+}
+
 /// The job queue and its dead-letter queue (after `max_receives` deliveries);
 /// returns the job queue's URL.
 pub async fn queue(

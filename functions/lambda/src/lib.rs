@@ -2,7 +2,9 @@
 //! picks Lambda or a local socket at start-up, and the SQS batch handler.
 
 use api::AppState;
-use aws_adapters::{Clients, DynamoAccountStore, DynamoTaskStore, Names, S3Blobs, SqsQueue};
+use aws_adapters::{
+    Clients, DynamoAccountStore, DynamoFailureLog, DynamoTaskStore, Names, S3Blobs, SqsQueue,
+};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use chrono::TimeDelta;
 use platform::accounts::Authenticator;
@@ -40,10 +42,19 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
             &names.bucket,
         )))),
         auth: Arc::new(
-            Authenticator::new(accounts, Duration::from_secs(300)).expect("authenticator"),
+            Authenticator::new(
+                accounts,
+                Duration::from_secs(300),
+                Arc::new(DynamoFailureLog::new(
+                    clients.dynamodb.clone(),
+                    &names.limits_table,
+                )),
+            )
+            .expect("authenticator"),
         ),
         data_legacy_json: std::env::var("MARKETLAB_DATA_LEGACY_JSON")
             .is_ok_and(|v| v == "1" || v == "true"),
+        limits: Default::default(),
     }
 }
 
@@ -61,7 +72,7 @@ pub fn worker_deps(state: &AppState) -> WorkerDeps {
 /// 127.0.0.1:`$PORT` (default 9000) for local runs.
 pub async fn serve_http(app: axum::Router) -> Result<(), lambda_http::Error> {
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
-        return lambda_http::run(app).await;
+        return lambda_http::run(app.layer(axum::middleware::map_request(client_ip))).await;
     }
     let port: u16 = std::env::var("PORT")
         .ok()
@@ -69,10 +80,31 @@ pub async fn serve_http(app: axum::Router) -> Result<(), lambda_http::Error> {
         .unwrap_or(9000);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     tracing::info!(addr = %listener.local_addr()?, "serving locally (no Lambda runtime)");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(api::server::shutdown_signal())
-        .await?;
+    api::serve::serve(
+        listener,
+        app,
+        api::serve::ConnectionLimits::default(),
+        api::server::shutdown_signal(),
+    )
+    .await?;
     Ok(())
+}
+
+/// The caller's address from the API Gateway request context, for the
+/// failed-login limits per client address.
+async fn client_ip(mut request: axum::extract::Request) -> axum::extract::Request {
+    use lambda_http::RequestExt;
+    use lambda_http::request::RequestContext;
+    let ip = match request.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(c)) => {
+            c.http.source_ip.as_deref().and_then(|s| s.parse().ok())
+        }
+        _ => None,
+    };
+    if let Some(ip) = ip {
+        request.extensions_mut().insert(api::serve::ClientIp(ip));
+    }
+    request
 }
 
 /// Runs each message of a batch; messages to deliver again are reported as

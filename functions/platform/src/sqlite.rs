@@ -40,14 +40,51 @@ CREATE TABLE IF NOT EXISTS accounts (
 );
 ";
 
+/// The file holds password hashes: only its owner may read it (0600, and
+/// 0700 for a directory made for it or named `state`; a shared directory
+/// given by the user keeps its mode). SQLite gives the -wal and -shm files the
+/// main file's mode.
+#[cfg(unix)]
+fn private(path: &Path, made_dir: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && (made_dir || dir.file_name().is_some_and(|n| n == "state"))
+    {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::set_permissions(&name, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn private(_path: &Path, _made_dir: bool) -> std::io::Result<()> {
+    Ok(())
+}
+
 impl Database {
     /// Opens (creating if needed) the database file and its schema.
     pub fn open(path: &Path) -> Result<Self, PortError> {
-        if let Some(dir) = path.parent() {
+        let mut made = false;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            made = !dir.exists();
             std::fs::create_dir_all(dir).map_err(|e| {
                 PortError::Unavailable(format!("state directory {}: {e}", dir.display()))
             })?;
         }
+        private(path, made)
+            .map_err(|e| PortError::Unavailable(format!("database {}: {e}", path.display())))?;
         let conn = Connection::open(path)
             .map_err(|e| PortError::Unavailable(format!("database {}: {e}", path.display())))?;
         Self::init(conn)
@@ -107,5 +144,51 @@ impl Database {
         })
         .await
         .map_err(PortError::internal)?
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn state_files_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let file = state.join("marketlab.sqlite");
+        std::fs::write(&file, b"").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let db = Database::open(&file).unwrap();
+        drop(db);
+        assert_eq!(
+            (mode(&state), mode(&file)),
+            (0o700, 0o600),
+            "an old world-readable file is fixed"
+        );
+        let fresh = dir.path().join("new").join("db.sqlite");
+        Database::open(&fresh).unwrap();
+        assert_eq!(mode(fresh.parent().unwrap()), 0o700);
+        assert_eq!(mode(&fresh), 0o600);
+        let wal = dir.path().join("new").join("db.sqlite-wal");
+        if wal.exists() {
+            assert_eq!(mode(&wal), 0o600);
+        }
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Database::open(&shared.join("db.sqlite")).unwrap();
+        assert_eq!(
+            mode(&shared),
+            0o755,
+            "a directory the user chose keeps its mode"
+        );
+        assert_eq!(mode(&shared.join("db.sqlite")), 0o600);
     }
 }

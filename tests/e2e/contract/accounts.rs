@@ -1,7 +1,9 @@
 //! What every account store promises, and credential checks over it.
 
 use super::unique;
-use platform::accounts::{AccountRecord, AccountStore, Authenticator, hash_password};
+use platform::accounts::{
+    Account, AccountRecord, AccountStore, Authenticator, MemoryFailureLog, Verdict, hash_password,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,11 +55,20 @@ pub async fn run_all(store: Arc<dyn AccountStore>) {
     assert_eq!(store.get(&email).await.unwrap().unwrap().plan, "backtest");
     assert!(store.list().await.unwrap().iter().any(|a| a.email == email));
 
-    let auth = Authenticator::new(store.clone(), Duration::from_secs(60)).unwrap();
-    let ok = auth
-        .verify(&email, "correct horse")
-        .await
-        .unwrap()
+    let auth = Authenticator::new(
+        store.clone(),
+        Duration::from_secs(60),
+        Arc::new(MemoryFailureLog::default()),
+    )
+    .unwrap();
+    let valid = |v: Verdict| -> Option<Account> {
+        match v {
+            Verdict::Valid(a) => Some(a),
+            Verdict::Denied => None,
+            Verdict::Locked(d) => panic!("locked for {d:?}"),
+        }
+    };
+    let ok = valid(auth.verify(&email, "correct horse", None).await.unwrap())
         .expect("valid credentials");
     assert_eq!(
         (ok.email.as_str(), ok.plan.code),
@@ -72,18 +83,20 @@ pub async fn run_all(store: Arc<dyn AccountStore>) {
     assert_eq!(ok.custom_indicators[0].indicator_2_url, "AAII_BULL");
     // Cached success must not let a wrong password through.
     assert_eq!(
-        auth.verify(&email, "correct horse")
-            .await
-            .unwrap()
-            .map(|a| a.email),
+        valid(auth.verify(&email, "correct horse", None).await.unwrap()).map(|a| a.email),
         Some(email.clone())
     );
-    assert_eq!(auth.verify(&email, "wrong horse").await.unwrap(), None);
-    assert_eq!(auth.verify(&email, "").await.unwrap(), None);
     assert_eq!(
-        auth.verify("nobody@example.test", "correct horse")
-            .await
-            .unwrap(),
+        valid(auth.verify(&email, "wrong horse", None).await.unwrap()),
+        None
+    );
+    assert_eq!(valid(auth.verify(&email, "", None).await.unwrap()), None);
+    assert_eq!(
+        valid(
+            auth.verify("nobody@example.test", "correct horse", None)
+                .await
+                .unwrap()
+        ),
         None
     );
     let unknown_plan = format!("{}@example.test", unique("user"));
@@ -92,7 +105,7 @@ pub async fn run_all(store: Arc<dyn AccountStore>) {
         .await
         .unwrap();
     assert_eq!(
-        auth.verify(&unknown_plan, "pw-123456").await.unwrap(),
+        valid(auth.verify(&unknown_plan, "pw-123456", None).await.unwrap()),
         None,
         "an unknown plan grants nothing"
     );

@@ -255,8 +255,16 @@ async fn answers_503_when_the_catalog_is_unavailable() {
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
             empty.path(),
         )))),
-        auth: Arc::new(Authenticator::new(accounts, std::time::Duration::from_secs(60)).unwrap()),
+        auth: Arc::new(
+            Authenticator::new(
+                accounts,
+                std::time::Duration::from_secs(60),
+                Arc::new(platform::accounts::MemoryFailureLog::default()),
+            )
+            .unwrap(),
+        ),
         data_legacy_json: false,
+        limits: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

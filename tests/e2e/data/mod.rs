@@ -444,16 +444,32 @@ async fn errors_trial_truncation_and_legacy_encoding() {
             .len(),
         90
     );
-    assert_eq!(
-        s.get("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=120", trial)
-            .await
-            .1
-            .as_object()
-            .unwrap()
-            .len(),
-        120,
-        "limited requests are not full-history ones"
-    );
+    // Every other path that can return history is held to 90 records too.
+    let len = |v: &Value| match v {
+        Value::Object(o) => o.len(),
+        Value::Array(a) => a.len(),
+        other => panic!("not a collection: {other}"),
+    };
+    for (path, want) in [
+        ("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=120", 90),
+        ("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=100000", 90),
+        ("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=30", 30),
+        (
+            "/ws/getSymbolDataSentimentLimitDays/SPX_OPTIX?days=100000",
+            90,
+        ),
+        ("/ws/getUserIndicatorData?url=CUSTOM_OPTIX_AAII", 90),
+        ("/ws/getSymbolIntradayHistory/SPX_OPTIX", 90),
+        ("/ws/getSymbolIntradayLimitDays/SPX_OPTIX?days=100", 90),
+        ("/ws/getSymbolIntradayLimitDays/SPX_OPTIX?days=2", 26),
+    ] {
+        let (status, body) = s.get(path, trial).await;
+        assert_eq!((status, len(&body)), (200, want), "{path}: {body:.200}");
+        let (status, full) = s.get(path, DEMO).await;
+        assert!(status == 200 && len(&full) >= want, "{path}");
+    }
+    let (_, bulk) = s.get("/ws/getAllSymbolDataLimitDays?days=90", trial).await;
+    assert!(bulk.as_object().unwrap().values().all(|v| len(v) <= 90));
     s.stop().await;
 
     // The legacy switch: the same JSON, sent as a JSON string.

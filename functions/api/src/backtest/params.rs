@@ -113,35 +113,76 @@ const INERT: [&str; 5] = [
     "win_rate",
 ];
 
+/// The largest magnitude any number in a request may have: far beyond any
+/// price, capital or threshold, and small enough that sums and products of a
+/// few such numbers stay finite and integers stay exact in an f64.
+pub const MAX_MAGNITUDE: f64 = 1e15;
+
+/// The largest starting capital: keeps the compounded equity of any realistic
+/// strategy finite.
+pub const MAX_CAPITAL: f64 = 1e12;
+
+/// The largest count (periods, delays, bar limits) a rule may give.
+pub const MAX_COUNT: i64 = 1_000_000;
+
+/// A finite number of at most [`MAX_MAGNITUDE`]; errors quote the value as sent.
 pub(super) fn number(v: &Value, path: &str) -> Result<f64> {
-    match v {
+    let x = match v {
         Value::Number(n) => n
             .as_f64()
-            .ok_or_else(|| FieldError::at(path, "is not a number")),
+            .ok_or_else(|| FieldError::at(path, format!("{n} is not a number")))?,
         Value::String(s) => s
             .trim()
             .parse::<f64>()
             .ok()
             .filter(|x| x.is_finite())
-            .ok_or_else(|| FieldError::at(path, format!("'{s}' is not a number"))),
-        other => Err(FieldError::at(
+            .ok_or_else(|| FieldError::at(path, format!("'{s}' is not a number")))?,
+        other => {
+            return Err(FieldError::at(
+                path,
+                format!("expected a number or a numeric string, got {other}"),
+            ));
+        }
+    };
+    if !x.is_finite() || x.abs() > MAX_MAGNITUDE {
+        return Err(FieldError::at(
             path,
-            format!("expected a number or a numeric string, got {other}"),
-        )),
+            format!("{} is out of range (at most 1e15 in magnitude)", sent(v)),
+        ));
+    }
+    Ok(x)
+}
+
+/// A value as the client wrote it, for error messages.
+fn sent(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{s}'"),
+        other => other.to_string(),
     }
 }
 
 fn integer(v: &Value, path: &str) -> Result<i64> {
     let x = number(v, path)?;
     if x.fract() != 0.0 {
-        return Err(FieldError::at(path, format!("{x} is not a whole number")));
+        return Err(FieldError::at(
+            path,
+            format!("{} is not a whole number", sent(v)),
+        ));
     }
+    // Exact: |x| <= MAX_MAGNITUDE < 2^53.
     Ok(x as i64)
 }
 
 pub(super) fn count(v: &Value, path: &str) -> Result<usize> {
     let x = integer(v, path)?;
-    usize::try_from(x).map_err(|_| FieldError::at(path, format!("{x} must not be negative")))
+    if x > MAX_COUNT {
+        return Err(FieldError::at(
+            path,
+            format!("{} is too large (at most {MAX_COUNT})", sent(v)),
+        ));
+    }
+    usize::try_from(x)
+        .map_err(|_| FieldError::at(path, format!("{} must not be negative", sent(v))))
 }
 
 pub(super) fn text(v: &Value, path: &str) -> Result<String> {
@@ -196,11 +237,14 @@ pub fn parse_risk(s: &str) -> Result<RiskControl> {
     }
     let max = match seg(2, "max-holding")? {
         None => None,
-        Some(m) if m >= 1.0 && m.fract() == 0.0 => Some(m as usize),
-        Some(m) => {
+        Some(m) if (1.0..=MAX_COUNT as f64).contains(&m) && m.fract() == 0.0 => Some(m as usize),
+        Some(_) => {
             return Err(FieldError::at(
                 path,
-                format!("max-holding {m} must be a whole number of bars, at least 1"),
+                format!(
+                    "max-holding {} must be a whole number of bars, 1 to {MAX_COUNT}",
+                    parts[2].trim()
+                ),
             ));
         }
     };
@@ -301,6 +345,15 @@ pub fn parse(body: &Value) -> Result<Parsed> {
     let capital = number(&fields["capital"], "capital")?;
     if capital <= 0.0 {
         return Err(FieldError::at("capital", "must be positive"));
+    }
+    if capital > MAX_CAPITAL {
+        return Err(FieldError::at(
+            "capital",
+            format!(
+                "{} is above the largest capital, 1e12",
+                sent(&fields["capital"])
+            ),
+        ));
     }
     let capital_alloc = number(&fields["capital_alloc"], "capital_alloc")?;
     if !(capital_alloc > 0.0 && capital_alloc <= 1.0) {
@@ -527,6 +580,51 @@ mod tests {
             let e = parse(&b).unwrap_err();
             assert!(e.0.contains(want), "{field}: {}", e.0);
         }
+    }
+
+    #[test]
+    fn overflowing_numbers_are_refused_with_the_value_as_sent() {
+        for (field, value, want) in [
+            (
+                "capital",
+                json!(1.7e308),
+                "capital: 1.7e+308 is out of range",
+            ),
+            (
+                "capital",
+                json!(2e12),
+                "capital: 2000000000000.0 is above the largest capital",
+            ),
+            (
+                "capital",
+                json!("1e13"),
+                "capital: '1e13' is above the largest capital",
+            ),
+            (
+                "trade_price",
+                json!(1e308),
+                "trade_price: 1e+308 is out of range",
+            ),
+            (
+                "trade_price",
+                json!("9e18"),
+                "trade_price: '9e18' is out of range",
+            ),
+            (
+                "commission",
+                json!(-1e300),
+                "commission: -1e+300 is out of range",
+            ),
+            ("risk_control", json!("//1e300"), "max-holding 1e300"),
+        ] {
+            let mut b = minimal();
+            b[field] = value;
+            let e = parse(&b).unwrap_err();
+            assert!(e.0.contains(want), "{field}: {}", e.0);
+        }
+        let mut b = minimal();
+        b["capital"] = json!(1e12);
+        assert_eq!(parse(&b).unwrap().params.capital, 1e12);
     }
 
     #[test]

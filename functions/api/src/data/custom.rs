@@ -1,7 +1,7 @@
 //! Custom indicators (4.6): an account's definitions, and their calculation.
 
 use super::format::{push_key, push_num, push_str};
-use super::routes::{body, catalog, indicator, series};
+use super::routes::{body, catalog, full_range, indicator, series};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::Params;
@@ -131,7 +131,8 @@ pub(crate) async fn user_indicator_data(
     }
     let mut out = String::with_capacity(time.len() * 70 + 2);
     out.push('[');
-    for (i, (t, v)) in time.iter().zip(&value).enumerate() {
+    let shown = full_range(&caller, time.len());
+    for (i, (t, v)) in time[shown.clone()].iter().zip(&value[shown]).enumerate() {
         if i > 0 {
             out.push(',');
         }

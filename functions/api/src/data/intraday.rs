@@ -2,7 +2,7 @@
 
 use super::access::subscribed;
 use super::format::{push_key, push_num, push_str};
-use super::routes::{body, catalog, days, full_range, history, indicator};
+use super::routes::{body, catalog, days, full_range, history, indicator, recent};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::Params;
@@ -95,6 +95,7 @@ pub(crate) async fn intraday_limit_days(
         }
         start -= 1;
     }
+    let start = start.max(recent(&caller, usize::MAX, s.time.len()).start);
     Ok(body(
         &state,
         history(&s, start..s.time.len(), false, Some(&m.market_symbol)),

@@ -260,11 +260,20 @@ fn records(
 }
 
 pub(super) fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
-    if caller.0.plan.trial {
-        last(TRIAL_RECORDS, len)
+    recent(caller, usize::MAX, len)
+}
+
+/// The last `n` of `len` records, never more than [`TRIAL_RECORDS`] for a
+/// trial account: every path that returns history goes through here, so no
+/// form of request (a large `days`, a custom indicator, bulk, intraday) gives a
+/// trial more.
+pub(super) fn recent(caller: &Caller, n: usize, len: usize) -> std::ops::Range<usize> {
+    let n = if caller.0.plan.trial {
+        n.min(TRIAL_RECORDS)
     } else {
-        0..len
-    }
+        n
+    };
+    last(n, len)
 }
 
 /// All indicators except internal and relative-trend records.
@@ -423,7 +432,7 @@ pub(crate) async fn symbol_limit_days(
     let s = series(&state, &code).await?;
     Ok(body(
         &state,
-        records(m, &s, last(n, s.time.len()), false, None),
+        records(m, &s, recent(&caller, n, s.time.len()), false, None),
     ))
 }
 
@@ -441,7 +450,13 @@ pub(crate) async fn symbol_sentiment_limit_days(
     let s = series(&state, &code).await?;
     Ok(body(
         &state,
-        records(m, &s, last(n, s.time.len()), true, Some(&m.market_symbol)),
+        records(
+            m,
+            &s,
+            recent(&caller, n, s.time.len()),
+            true,
+            Some(&m.market_symbol),
+        ),
     ))
 }
 
@@ -588,7 +603,7 @@ pub(crate) async fn bulk(
         }
         push_str(&mut out, &m.url);
         out.push_str(":[");
-        for (k, i) in last(n, s.time.len()).enumerate() {
+        for (k, i) in recent(&caller, n, s.time.len()).enumerate() {
             if k > 0 {
                 out.push(',');
             }

@@ -2,9 +2,10 @@
 
 use crate::auth::basic_credentials;
 use crate::state::AppState;
-use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
+use axum::{Extension, Json};
+use platform::accounts::Verdict;
 use serde_json::{Value, json};
 
 /// Liveness: the process answers and its ports were wired.
@@ -16,7 +17,11 @@ pub async fn health() -> Json<Value> {
 /// How to authenticate; with valid credentials, also who the caller is and
 /// what their plan grants.
 #[utoipa::path(get, path = "/auth-info", tag = "public", security(()), responses((status = 200, description = "Authentication scheme and, with valid credentials, the account", body = Object)))]
-pub async fn auth_info(State(state): State<AppState>, headers: HeaderMap) -> Json<Value> {
+pub async fn auth_info(
+    State(state): State<AppState>,
+    client: Option<Extension<crate::serve::ClientIp>>,
+    headers: HeaderMap,
+) -> Json<Value> {
     let mut info = json!({
         "scheme": "basic",
         "header": "Authorization: Basic base64(email:password)",
@@ -25,8 +30,12 @@ pub async fn auth_info(State(state): State<AppState>, headers: HeaderMap) -> Jso
         "authenticated": false,
     });
     if let Some((email, password)) = basic_credentials(&headers) {
-        match state.auth.verify(&email, &password).await {
-            Ok(Some(a)) => {
+        match state
+            .auth
+            .verify(&email, &password, client.map(|c| c.0.0))
+            .await
+        {
+            Ok(Verdict::Valid(a)) => {
                 info["authenticated"] = json!(true);
                 info["account"] = json!({
                     "email": a.email,
@@ -36,7 +45,10 @@ pub async fn auth_info(State(state): State<AppState>, headers: HeaderMap) -> Jso
                     "trial": a.plan.trial,
                 });
             }
-            Ok(None) => info["error"] = json!("invalid e-mail or password"),
+            Ok(Verdict::Denied) => info["error"] = json!("invalid e-mail or password"),
+            Ok(Verdict::Locked(wait)) => {
+                info["error"] = json!(crate::auth::locked(wait).message);
+            }
             Err(_) => info["error"] = json!("accounts are unavailable; retry shortly"),
         }
     }

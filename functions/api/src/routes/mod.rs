@@ -8,6 +8,7 @@ pub mod tasks;
 use crate::error::{ErrorStyle, render_errors};
 use crate::state::AppState;
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn_with_state, map_response_with_state};
 use platform::accounts::Service;
 
@@ -23,30 +24,39 @@ fn protected(
     if !routes.has_routes() {
         return Router::new();
     }
-    routes
+    let routes = routes
         .route_layer(from_fn_with_state(
             (state.clone(), service, style),
             crate::auth::require,
         ))
-        .with_state(state.clone())
-        .layer(map_response_with_state(style, render_errors))
+        .with_state(state.clone());
+    limited(state, routes).layer(map_response_with_state(style, render_errors))
+}
+
+/// The request limits, inside the error rendering so refusals get the
+/// group's envelope. Extractors get the same body limit.
+pub(crate) fn limited(state: &AppState, routes: Router) -> Router {
+    routes
+        .layer(DefaultBodyLimit::max(state.limits.body_bytes))
+        .layer(from_fn_with_state(state.limits, crate::limits::enforce))
 }
 
 /// Public endpoints every group answers: `/health` and `/auth-info`.
 pub fn public(state: &AppState, style: ErrorStyle) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/health", axum::routing::get(health))
         .route("/auth-info", axum::routing::get(auth_info))
-        .with_state(state.clone())
-        .layer(map_response_with_state(style, render_errors))
+        .with_state(state.clone());
+    limited(state, routes).layer(map_response_with_state(style, render_errors))
 }
 
 /// Backtest service (backtest-service.md), with its public tutorial.
 pub fn backtest(state: &AppState) -> Router {
     let public = crate::backtest::routes::public_routes()
         .with_state(state.clone())
-        .merge(crate::openapi::routes())
-        .layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
+        .merge(crate::openapi::routes());
+    let public =
+        limited(state, public).layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
     let routes = tasks::backtest_routes().merge(crate::backtest::routes::routes());
     protected(state, Service::Backtest, ErrorStyle::Backtest, routes).merge(public)
 }

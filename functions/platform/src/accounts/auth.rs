@@ -1,17 +1,19 @@
 //! Credential verification: argon2 hashes, checked in constant time, with a
 //! short-lived cache of verified credentials so a client's steady stream of
-//! requests does not pay one slow hash each.
+//! requests does not pay one slow hash each, and bounds on what hashing may
+//! cost under a flood.
 
+use super::throttle::{FailureLog, LoginPolicy};
 use super::{Account, AccountStore, normalize_email, plan};
 use crate::PortError;
-use argon2::Argon2;
-use argon2::password_hash::{
-    PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng,
-};
+use argon2::password_hash::{Output, PasswordHash, PasswordHasher, SaltString, rand_core::OsRng};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::{OnceCell, Semaphore};
 
 /// Hashes a password as an argon2id PHC string with a random salt.
 pub fn hash_password(password: &str) -> Result<String, PortError> {
@@ -22,24 +24,73 @@ pub fn hash_password(password: &str) -> Result<String, PortError> {
         .map_err(PortError::internal)
 }
 
+/// What a login attempt comes to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Valid(Account),
+    /// Unknown user, wrong password, or an account whose plan code is unknown.
+    Denied,
+    /// Too many recent failures for this account or client address.
+    Locked(Duration),
+}
+
+/// Verifies credentials with bounded cost: a cache of verified credentials,
+/// at most `permits` argon2 hashes at once (each on the blocking pool, each
+/// with a reused memory buffer, so memory stays at `permits` buffers however
+/// many logins arrive), one hash for a burst of the same credentials, and
+/// failed-login locks per account and client address.
 pub struct Authenticator {
     store: Arc<dyn AccountStore>,
+    failures: Arc<dyn FailureLog>,
     /// Keyed by SHA-256(secret || email || password): the cache never holds a password.
     cache: Mutex<HashMap<[u8; 32], (Account, Instant)>>,
+    /// Checks under way, by the same key: later arrivals wait for the first.
+    inflight: Mutex<HashMap<[u8; 32], Arc<OnceCell<Option<Account>>>>>,
+    hashing: Arc<Semaphore>,
+    buffers: Arc<Mutex<Vec<Vec<Block>>>>,
     secret: [u8; 32],
     ttl: Duration,
     /// Verified against for unknown users so their answer takes as long as a wrong password.
     dummy_hash: String,
 }
 
+/// Hashes at once: one core stays free to serve requests that need no hash.
+fn default_permits() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        .max(1)
+}
+
+fn epoch_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
 impl Authenticator {
-    pub fn new(store: Arc<dyn AccountStore>, ttl: Duration) -> Result<Self, PortError> {
+    pub fn new(
+        store: Arc<dyn AccountStore>,
+        ttl: Duration,
+        failures: Arc<dyn FailureLog>,
+    ) -> Result<Self, PortError> {
+        Self::with_permits(store, ttl, failures, default_permits())
+    }
+
+    pub fn with_permits(
+        store: Arc<dyn AccountStore>,
+        ttl: Duration,
+        failures: Arc<dyn FailureLog>,
+        permits: usize,
+    ) -> Result<Self, PortError> {
         let mut secret = [0u8; 32];
         use argon2::password_hash::rand_core::RngCore;
         OsRng.fill_bytes(&mut secret);
         Ok(Authenticator {
             store,
+            failures,
             cache: Mutex::new(HashMap::new()),
+            inflight: Mutex::new(HashMap::new()),
+            hashing: Arc::new(Semaphore::new(permits.max(1))),
+            buffers: Arc::new(Mutex::new(Vec::new())),
             secret,
             ttl,
             dummy_hash: hash_password("not a real password")?,
@@ -50,32 +101,91 @@ impl Authenticator {
         &self.store
     }
 
-    /// The account for these credentials, or `None` when the user is unknown,
-    /// the password is wrong, or the account's plan code is not known.
-    pub async fn verify(&self, email: &str, password: &str) -> Result<Option<Account>, PortError> {
+    /// Checks credentials from `client` (when the runtime knows the address).
+    /// Cached valid credentials answer at once, even while a key is locked, so
+    /// a flood of wrong passwords never slows a signed-in client.
+    pub async fn verify(
+        &self,
+        email: &str,
+        password: &str,
+        client: Option<IpAddr>,
+    ) -> Result<Verdict, PortError> {
         let email = normalize_email(email);
         let key = self.cache_key(&email, password);
         if let Some(hit) = self.cached(&key) {
-            return Ok(Some(hit));
+            return Ok(Verdict::Valid(hit));
         }
-        let record = self.store.get(&email).await?;
+        let keys = failure_keys(&email, client);
+        let now = epoch_ms();
+        let mut locked = None;
+        for (k, policy) in &keys {
+            let f = self.failures.get(k, now, policy.window).await?;
+            locked = locked.max(policy.locked_for(f, now));
+        }
+        if let Some(d) = locked {
+            return Ok(Verdict::Locked(d));
+        }
+        let account = self.check_once(key, &email, password).await?;
+        match account {
+            Some(a) => {
+                self.failures.clear(&keys[0].0).await?;
+                Ok(Verdict::Valid(a))
+            }
+            None => {
+                let now = epoch_ms();
+                for (k, policy) in &keys {
+                    self.failures.record(k, now, policy.window).await?;
+                }
+                Ok(Verdict::Denied)
+            }
+        }
+    }
+
+    /// Drops cached verifications, e.g. after a password or plan change.
+    pub fn forget_all(&self) {
+        self.cache.lock().expect("auth cache lock").clear();
+    }
+
+    /// One look-up and hash for every concurrent request with these credentials.
+    async fn check_once(
+        &self,
+        key: [u8; 32],
+        email: &str,
+        password: &str,
+    ) -> Result<Option<Account>, PortError> {
+        let cell = self
+            .inflight
+            .lock()
+            .expect("auth inflight lock")
+            .entry(key)
+            .or_insert_with(|| Arc::new(OnceCell::new()))
+            .clone();
+        let result = cell
+            .get_or_try_init(|| self.check(email, password))
+            .await
+            .cloned();
+        let mut inflight = self.inflight.lock().expect("auth inflight lock");
+        if inflight.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+            inflight.remove(&key);
+        }
+        drop(inflight);
+        if let Ok(Some(a)) = &result {
+            let mut cache = self.cache.lock().expect("auth cache lock");
+            let now = Instant::now();
+            cache.retain(|_, (_, at)| now.duration_since(*at) < self.ttl);
+            cache.insert(key, (a.clone(), now));
+        }
+        result
+    }
+
+    async fn check(&self, email: &str, password: &str) -> Result<Option<Account>, PortError> {
+        let record = self.store.get(email).await?;
         let hash = record
             .as_ref()
             .map(|r| r.password_hash.clone())
             .unwrap_or_else(|| self.dummy_hash.clone());
-        let pw = password.to_string();
-        let matches = tokio::task::spawn_blocking(move || {
-            PasswordHash::new(&hash)
-                .map(|parsed| {
-                    Argon2::default()
-                        .verify_password(pw.as_bytes(), &parsed)
-                        .is_ok()
-                })
-                .unwrap_or(false)
-        })
-        .await
-        .map_err(PortError::internal)?;
-        let account = match record {
+        let matches = self.matches(hash, password.to_string()).await?;
+        Ok(match record {
             Some(r) if matches => plan(&r.plan).map(|p| Account {
                 email: r.email,
                 plan: p,
@@ -83,19 +193,32 @@ impl Authenticator {
                 custom_indicators: r.custom_indicators,
             }),
             _ => None,
-        };
-        if let Some(a) = &account {
-            let mut cache = self.cache.lock().expect("auth cache lock");
-            let now = Instant::now();
-            cache.retain(|_, (_, at)| now.duration_since(*at) < self.ttl);
-            cache.insert(key, (a.clone(), now));
-        }
-        Ok(account)
+        })
     }
 
-    /// Drops cached verifications, e.g. after a password or plan change.
-    pub fn forget_all(&self) {
-        self.cache.lock().expect("auth cache lock").clear();
+    /// Whether `password` matches the PHC string `hash`, computed under a
+    /// permit with a pooled buffer.
+    async fn matches(&self, hash: String, password: String) -> Result<bool, PortError> {
+        let permit = self
+            .hashing
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(PortError::internal)?;
+        let buffers = self.buffers.clone();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let mut blocks = buffers
+                .lock()
+                .expect("auth buffers lock")
+                .pop()
+                .unwrap_or_default();
+            let ok = verify_with(&hash, password.as_bytes(), &mut blocks);
+            buffers.lock().expect("auth buffers lock").push(blocks);
+            ok
+        })
+        .await
+        .map_err(PortError::internal)
     }
 
     fn cached(&self, key: &[u8; 32]) -> Option<Account> {
@@ -113,5 +236,199 @@ impl Authenticator {
         h.update(email.as_bytes());
         h.update(password.as_bytes());
         h.finalize().into()
+    }
+}
+
+/// The failure-log keys of an attempt: the account first, then the address.
+fn failure_keys(email: &str, client: Option<IpAddr>) -> Vec<(String, LoginPolicy)> {
+    let mut keys = vec![(format!("login-account#{email}"), LoginPolicy::ACCOUNT)];
+    if let Some(ip) = client {
+        keys.push((format!("login-address#{ip}"), LoginPolicy::ADDRESS));
+    }
+    keys
+}
+
+/// argon2 verification of a PHC string into caller-owned memory (grown to the
+/// hash's memory cost once, then reused); the comparison is constant-time.
+fn verify_with(phc: &str, password: &[u8], blocks: &mut Vec<Block>) -> bool {
+    let Ok(parsed) = PasswordHash::new(phc) else {
+        return false;
+    };
+    let (Some(salt), Some(expected)) = (parsed.salt, parsed.hash) else {
+        return false;
+    };
+    let Ok(algorithm) = Algorithm::try_from(parsed.algorithm) else {
+        return false;
+    };
+    let version = match parsed.version.map(Version::try_from).transpose() {
+        Ok(v) => v.unwrap_or_default(),
+        Err(_) => return false,
+    };
+    let Ok(params) = Params::try_from(&parsed) else {
+        return false;
+    };
+    let mut salt_bytes = [0u8; 64];
+    let Ok(salt) = salt.decode_b64(&mut salt_bytes) else {
+        return false;
+    };
+    if blocks.len() < params.block_count() {
+        blocks.resize(params.block_count(), Block::default());
+    }
+    let mut out = vec![0u8; expected.len()];
+    let argon = Argon2::new(algorithm, version, params.clone());
+    if argon
+        .hash_password_into_with_memory(
+            password,
+            salt,
+            &mut out,
+            &mut blocks[..params.block_count()],
+        )
+        .is_err()
+    {
+        return false;
+    }
+    Output::new(&out).is_ok_and(|computed| computed == expected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounts::{AccountRecord, MemoryFailureLog};
+    use argon2::PasswordVerifier;
+    use async_trait::async_trait;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// One account; counts look-ups, which happen once per real hash.
+    struct OneAccount(AccountRecord, AtomicUsize);
+
+    #[async_trait]
+    impl AccountStore for OneAccount {
+        async fn get(&self, email: &str) -> Result<Option<AccountRecord>, PortError> {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            Ok((email == self.0.email).then(|| self.0.clone()))
+        }
+        async fn put(&self, _: AccountRecord) -> Result<(), PortError> {
+            Ok(())
+        }
+        async fn list(&self) -> Result<Vec<AccountRecord>, PortError> {
+            Ok(vec![self.0.clone()])
+        }
+    }
+
+    fn auth() -> (Arc<OneAccount>, Authenticator) {
+        let store = Arc::new(OneAccount(
+            AccountRecord {
+                email: "a@b.test".into(),
+                password_hash: hash_password("right-password").unwrap(),
+                plan: "pro".into(),
+                ..Default::default()
+            },
+            AtomicUsize::new(0),
+        ));
+        let a = Authenticator::with_permits(
+            store.clone(),
+            Duration::from_secs(60),
+            Arc::new(MemoryFailureLog::default()),
+            2,
+        )
+        .unwrap();
+        (store, a)
+    }
+
+    #[test]
+    fn pooled_verification_agrees_with_the_argon2_crate() {
+        let phc = hash_password("secret words").unwrap();
+        let mut blocks = Vec::new();
+        assert!(verify_with(&phc, b"secret words", &mut blocks));
+        assert!(!verify_with(&phc, b"secret word", &mut blocks));
+        assert!(!verify_with("not a phc string", b"x", &mut blocks));
+        let parsed = PasswordHash::new(&phc).unwrap();
+        assert!(
+            Argon2::default()
+                .verify_password(b"secret words", &parsed)
+                .is_ok()
+        );
+        assert_eq!(
+            blocks.len(),
+            Params::default().block_count(),
+            "buffer reused"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_burst_of_one_login_hashes_once() {
+        let (store, a) = auth();
+        let a = Arc::new(a);
+        let mut joins = Vec::new();
+        for _ in 0..16 {
+            let a = a.clone();
+            joins.push(tokio::spawn(async move {
+                a.verify("A@b.test", "right-password", None).await
+            }));
+        }
+        for j in joins {
+            assert!(matches!(j.await.unwrap().unwrap(), Verdict::Valid(_)));
+        }
+        assert_eq!(store.1.load(Ordering::SeqCst), 1, "one look-up, one hash");
+    }
+
+    #[tokio::test]
+    async fn failures_lock_the_account_but_not_cached_logins() {
+        let (_, a) = auth();
+        let ip: Option<IpAddr> = Some("192.0.2.7".parse().unwrap());
+        assert!(matches!(
+            a.verify("a@b.test", "right-password", ip).await.unwrap(),
+            Verdict::Valid(_)
+        ));
+        for _ in 0..6 {
+            assert_eq!(
+                a.verify("a@b.test", "wrong", ip).await.unwrap(),
+                Verdict::Denied
+            );
+        }
+        assert!(matches!(
+            a.verify("a@b.test", "wrong", ip).await.unwrap(),
+            Verdict::Locked(d) if d <= Duration::from_secs(1)
+        ));
+        assert!(
+            matches!(
+                a.verify("a@b.test", "right-password", ip).await.unwrap(),
+                Verdict::Valid(_)
+            ),
+            "cached credentials pass a lock"
+        );
+        a.forget_all();
+        assert!(matches!(
+            a.verify("a@b.test", "right-password", ip).await.unwrap(),
+            Verdict::Locked(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn one_address_is_locked_across_accounts() {
+        let (_, a) = auth();
+        let ip: Option<IpAddr> = Some("198.51.100.1".parse().unwrap());
+        for i in 0..21 {
+            let v = a
+                .verify(&format!("user{i}@x.test"), "pw", ip)
+                .await
+                .unwrap();
+            assert_eq!(v, Verdict::Denied, "attempt {i}");
+        }
+        assert!(matches!(
+            a.verify("someone@x.test", "pw", ip).await.unwrap(),
+            Verdict::Locked(_)
+        ));
+        assert_eq!(
+            a.verify(
+                "someone@x.test",
+                "pw",
+                Some("198.51.100.2".parse().unwrap())
+            )
+            .await
+            .unwrap(),
+            Verdict::Denied,
+            "another address is not locked"
+        );
     }
 }

@@ -3,10 +3,12 @@
 mod auth;
 mod plans;
 mod sqlite;
+mod throttle;
 
-pub use auth::{Authenticator, hash_password};
+pub use auth::{Authenticator, Verdict, hash_password};
 pub use plans::{PLANS, Plan, Service, plan};
 pub use sqlite::SqliteAccountStore;
+pub use throttle::{FailureLog, Failures, LoginPolicy, MemoryFailureLog};
 
 use crate::PortError;
 use async_trait::async_trait;

@@ -1,0 +1,124 @@
+//! Request limits every route enforces, on both runtimes: URI and header
+//! size, body size and how long a client may take to send it, and how long
+//! the answer may take. Each refusal is an [`ApiError`], so it reaches the
+//! client in the service's JSON envelope.
+
+use crate::error::ApiError;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::header::CONTENT_LENGTH;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use std::time::Duration;
+
+/// Longest request target (path and query) accepted.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// Most header fields, and their total size, accepted in one request.
+pub const MAX_HEADERS: usize = 100;
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Largest request body; 6 MiB by default, the payload Lambda accepts.
+    pub body_bytes: usize,
+    /// How long a client may take to send its whole body (a slow sender gets 408).
+    pub body_timeout: Duration,
+    /// How long the answer may take once the body is in (503 past it).
+    pub request_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            body_bytes: 6 * 1024 * 1024,
+            body_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        413,
+        format!("the request body is larger than the limit of {limit} bytes"),
+    )
+}
+
+/// Middleware: checks the request head, buffers the body within the size and
+/// time limits, then runs the rest of the stack within the request timeout.
+pub async fn enforce(State(limits): State<Limits>, request: Request, next: Next) -> Response {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > MAX_URI_BYTES {
+        return ApiError::new(
+            414,
+            format!("the request target is {target} bytes; the limit is {MAX_URI_BYTES}"),
+        )
+        .into_response();
+    }
+    let headers = request.headers();
+    let header_bytes: usize = headers
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    if headers.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
+        return ApiError::new(
+            431,
+            format!(
+                "{} header fields of {header_bytes} bytes; the limits are {MAX_HEADERS} fields and {MAX_HEADER_BYTES} bytes",
+                headers.len()
+            ),
+        )
+        .into_response();
+    }
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.body_bytes as u64) {
+        return too_large(limits.body_bytes).into_response();
+    }
+    let (parts, body) = request.into_parts();
+    let read = Limited::new(body, limits.body_bytes).collect();
+    let bytes = match tokio::time::timeout(limits.body_timeout, read).await {
+        Err(_) => {
+            return ApiError::new(
+                408,
+                format!(
+                    "the request body did not arrive within {} s",
+                    limits.body_timeout.as_secs_f64()
+                ),
+            )
+            .into_response();
+        }
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return too_large(limits.body_bytes).into_response();
+        }
+        Ok(Err(e)) => {
+            return ApiError::bad_request(format!("the request body could not be read: {e}"))
+                .into_response();
+        }
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    let request = Request::from_parts(parts, Body::from(bytes));
+    match tokio::time::timeout(limits.request_timeout, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::warn!(
+                seconds = limits.request_timeout.as_secs_f64(),
+                "request timed out"
+            );
+            ApiError::new(
+                503,
+                format!(
+                    "the request did not complete within {} s; retry shortly",
+                    limits.request_timeout.as_secs_f64()
+                ),
+            )
+            .into_response()
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Failed-login counts on DynamoDB, shared by every instance of every
+//! function: one item per key (`key`, `count`, `last_ms`), expired by
+//! DynamoDB TTL on `expires_at` once the counting window has passed.
+
+use crate::sdk_error;
+use async_trait::async_trait;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use platform::PortError;
+use platform::accounts::{FailureLog, Failures};
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub struct DynamoFailureLog {
+    client: Client,
+    table: String,
+}
+
+impl DynamoFailureLog {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        DynamoFailureLog {
+            client,
+            table: table.into(),
+        }
+    }
+}
+
+fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+fn number(item: &HashMap<String, AttributeValue>, k: &str) -> Option<i64> {
+    item.get(k)?.as_n().ok()?.parse().ok()
+}
+
+fn failures(item: &HashMap<String, AttributeValue>) -> Option<Failures> {
+    Some(Failures {
+        count: u32::try_from(number(item, "count")?).ok()?,
+        last_ms: number(item, "last_ms")?,
+    })
+}
+
+fn window_ms(w: Duration) -> i64 {
+    i64::try_from(w.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Epoch seconds when an item stops mattering (DynamoDB TTL).
+fn expires(now_ms: i64, window: Duration) -> i64 {
+    now_ms.saturating_add(window_ms(window)) / 1000 + 1
+}
+
+#[async_trait]
+impl FailureLog for DynamoFailureLog {
+    async fn get(
+        &self,
+        key: &str,
+        now_ms: i64,
+        window: Duration,
+    ) -> Result<Option<Failures>, PortError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("key", AttributeValue::S(key.into()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("read login failures", e))?;
+        Ok(out
+            .item()
+            .and_then(failures)
+            .filter(|f| now_ms.saturating_sub(f.last_ms) < window_ms(window)))
+    }
+
+    async fn record(
+        &self,
+        key: &str,
+        now_ms: i64,
+        window: Duration,
+    ) -> Result<Failures, PortError> {
+        // Count on within the window; otherwise (or for a new key) start at 1.
+        let counted = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("key", AttributeValue::S(key.into()))
+            .update_expression("SET #count = #count + :one, last_ms = :now, expires_at = :exp")
+            .condition_expression("attribute_exists(#count) AND last_ms > :cutoff")
+            .expression_attribute_names("#count", "count")
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":now", n(now_ms))
+            .expression_attribute_values(":exp", n(expires(now_ms, window)))
+            .expression_attribute_values(":cutoff", n(now_ms - window_ms(window)))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match counted {
+            Ok(out) => out
+                .attributes()
+                .and_then(failures)
+                .ok_or_else(|| PortError::Internal("login failure item without a count".into())),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                self.client
+                    .put_item()
+                    .table_name(&self.table)
+                    .item("key", AttributeValue::S(key.into()))
+                    .item("count", n(1))
+                    .item("last_ms", n(now_ms))
+                    .item("expires_at", n(expires(now_ms, window)))
+                    .send()
+                    .await
+                    .map_err(|e| sdk_error("record a login failure", e))?;
+                Ok(Failures {
+                    count: 1,
+                    last_ms: now_ms,
+                })
+            }
+            Err(e) => Err(sdk_error("record a login failure", e)),
+        }
+    }
+
+    async fn clear(&self, key: &str) -> Result<(), PortError> {
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .key("key", AttributeValue::S(key.into()))
+            .send()
+            .await
+            .map_err(|e| sdk_error("clear login failures", e))?;
+        Ok(())
+    }
+}
