@@ -83,6 +83,18 @@ async fn dynamodb_account_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn dynamodb_failure_log() {
+    let c = clients().await;
+    let table = unique("limits");
+    provision::limits_table(&c, &table).await.unwrap();
+    contract::failures::run_all(Arc::new(aws_adapters::DynamoFailureLog::new(
+        c.dynamodb.clone(),
+        table,
+    )))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn sqs_queue() {
     let c = clients().await;
     let url = provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap();

@@ -51,6 +51,11 @@ async fn sqlite_account_store() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_failure_log() {
+    contract::failures::run_all(Arc::new(platform::accounts::MemoryFailureLog::default())).await;
+}
+
 #[tokio::test]
 async fn local_dir_blob_store() {
     let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,14 @@ fn failures(item: &HashMap<String, AttributeValue>) -> Option<Failures> {
     })
 }
 
+fn conditional<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
+    e: &aws_sdk_dynamodb::error::SdkError<E>,
+) -> bool {
+    e.as_service_error()
+        .and_then(|s| s.code())
+        .is_some_and(|c| c == "ConditionalCheckFailedException")
+}
+
 fn window_ms(w: Duration) -> i64 {
     i64::try_from(w.as_millis()).unwrap_or(i64::MAX)
 }
@@ -79,47 +87,60 @@ impl FailureLog for DynamoFailureLog {
         window: Duration,
     ) -> Result<Failures, PortError> {
         // Count on within the window; otherwise (or for a new key) start at 1.
-        let counted = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
-            .update_expression("SET #count = #count + :one, last_ms = :now, expires_at = :exp")
-            .condition_expression("attribute_exists(#count) AND last_ms > :cutoff")
-            .expression_attribute_names("#count", "count")
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":now", n(now_ms))
-            .expression_attribute_values(":exp", n(expires(now_ms, window)))
-            .expression_attribute_values(":cutoff", n(now_ms - window_ms(window)))
-            .return_values(ReturnValue::AllNew)
-            .send()
-            .await;
-        match counted {
-            Ok(out) => out
-                .attributes()
-                .and_then(failures)
-                .ok_or_else(|| PortError::Internal("login failure item without a count".into())),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                self.client
-                    .put_item()
-                    .table_name(&self.table)
-                    .item("key", AttributeValue::S(key.into()))
-                    .item("count", n(1))
-                    .item("last_ms", n(now_ms))
-                    .item("expires_at", n(expires(now_ms, window)))
-                    .send()
-                    .await
-                    .map_err(|e| sdk_error("record a login failure", e))?;
-                Ok(Failures {
-                    count: 1,
-                    last_ms: now_ms,
-                })
+        // Both writes are conditional, so concurrent failures all count.
+        let cutoff = n(now_ms - window_ms(window));
+        for _ in 0..5 {
+            let counted = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .key("key", AttributeValue::S(key.into()))
+                .update_expression("SET #count = #count + :one, last_ms = :now, expires_at = :exp")
+                .condition_expression("attribute_exists(#count) AND last_ms > :cutoff")
+                .expression_attribute_names("#count", "count")
+                .expression_attribute_values(":one", n(1))
+                .expression_attribute_values(":now", n(now_ms))
+                .expression_attribute_values(":exp", n(expires(now_ms, window)))
+                .expression_attribute_values(":cutoff", cutoff.clone())
+                .return_values(ReturnValue::AllNew)
+                .send()
+                .await;
+            match counted {
+                Ok(out) => {
+                    return out.attributes().and_then(failures).ok_or_else(|| {
+                        PortError::Internal("login failure item without a count".into())
+                    });
+                }
+                Err(e) if !conditional(&e) => return Err(sdk_error("record a login failure", e)),
+                Err(_) => {}
             }
-            Err(e) => Err(sdk_error("record a login failure", e)),
+            let started = self
+                .client
+                .put_item()
+                .table_name(&self.table)
+                .item("key", AttributeValue::S(key.into()))
+                .item("count", n(1))
+                .item("last_ms", n(now_ms))
+                .item("expires_at", n(expires(now_ms, window)))
+                .condition_expression("attribute_not_exists(#count) OR last_ms <= :cutoff")
+                .expression_attribute_names("#count", "count")
+                .expression_attribute_values(":cutoff", cutoff.clone())
+                .send()
+                .await;
+            match started {
+                Ok(_) => {
+                    return Ok(Failures {
+                        count: 1,
+                        last_ms: now_ms,
+                    });
+                }
+                Err(e) if !conditional(&e) => return Err(sdk_error("record a login failure", e)),
+                Err(_) => {}
+            }
         }
+        Err(PortError::Unavailable(
+            "login failure count stayed contended; retry".into(),
+        ))
     }
 
     async fn clear(&self, key: &str) -> Result<(), PortError> {

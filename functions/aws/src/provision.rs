@@ -32,15 +32,18 @@ fn exists<E: std::fmt::Debug>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool 
         || format!("{e:?}").contains("already exists")
 }
 
-/// The tasks table (key `id`, GSI `by_owner` on owner + created).
+/// The tasks table (key `id`, GSI `by_owner` on owner + created, projecting kind and status).
 pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
     let gsi = GlobalSecondaryIndex::builder()
         .index_name(OWNER_INDEX)
         .key_schema(key("owner", KeyType::Hash)?)
         .key_schema(key("created", KeyType::Range)?)
+        // Listing counts and pages over the index alone; page items are read whole.
         .projection(
             Projection::builder()
-                .projection_type(ProjectionType::All)
+                .projection_type(ProjectionType::Include)
+                .non_key_attributes("kind")
+                .non_key_attributes("status")
                 .build(),
         )
         .build()

@@ -1,15 +1,21 @@
 //! Task store on DynamoDB: one item per task keyed by `id`, a GSI `by_owner`
-//! (owner, created) for an owner's tasks newest first, and conditional updates
-//! for every status change.
+//! (owner, created; projecting only kind and status) for an owner's tasks
+//! newest first, conditional updates for every status change, and
+//! idempotency keys as items `idem#...` written in one transaction with the
+//! task they name.
 
 use crate::{S3Blobs, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, KeysAndAttributes, Put, ReturnValue, Select, TransactWriteItem,
+};
 use chrono::{NaiveDateTime, TimeDelta};
 use platform::PortError;
 use platform::marketdata::BlobStore;
-use platform::tasks::{Claim, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStore};
+use platform::tasks::{
+    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStore,
+};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -86,6 +92,104 @@ impl DynamoTaskStore {
     async fn task(&self, item: &Item) -> Result<Task, PortError> {
         from_item(&self.load_spilled(item.clone()).await?)
     }
+
+    /// The item of a new task, its params spilled to S3 when too large.
+    async fn new_item(&self, task: &Task) -> Result<Item, PortError> {
+        let mut item = to_item(task);
+        if let ("ref", key) = self
+            .store_json(task.id, "params", task.params.to_string())
+            .await?
+        {
+            item.remove("params");
+            item.insert("params_ref".into(), s(key));
+        }
+        Ok(item)
+    }
+
+    /// The task an unexpired idempotency item names.
+    async fn keyed_task(&self, key_id: &str, now_s: i64) -> Result<Option<Task>, PortError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("id", s(key_id))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("read idempotency key", e))?;
+        let Some(item) = out.item() else {
+            return Ok(None);
+        };
+        let expires = item
+            .get("expires_at")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0);
+        let task_id = item
+            .get("task_id")
+            .and_then(|v| v.as_s().ok())
+            .and_then(|v| Uuid::parse_str(v).ok());
+        match task_id {
+            Some(id) if expires >= now_s => self.get(id).await,
+            _ => Ok(None),
+        }
+    }
+
+    /// Whole items for `ids`, in that order (BatchGetItem, 100 keys a call).
+    async fn fetch(&self, ids: &[String]) -> Result<Vec<Task>, PortError> {
+        let mut found: HashMap<String, Item> = HashMap::new();
+        for chunk in ids.chunks(100) {
+            let keys: Vec<Item> = chunk
+                .iter()
+                .map(|id| HashMap::from([("id".to_string(), s(id))]))
+                .collect();
+            let mut request = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(keys))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(PortError::internal)?,
+            );
+            while let Some(r) = request.take() {
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, r)
+                    .send()
+                    .await
+                    .map_err(|e| sdk_error("read a page of tasks", e))?;
+                for item in out
+                    .responses()
+                    .and_then(|m| m.get(&self.table))
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(id) = item.get("id").and_then(|v| v.as_s().ok()) {
+                        found.insert(id.clone(), item.clone());
+                    }
+                }
+                request = out
+                    .unprocessed_keys()
+                    .and_then(|m| m.get(&self.table))
+                    .filter(|k| !k.keys().is_empty())
+                    .cloned();
+            }
+        }
+        let mut tasks = Vec::with_capacity(ids.len());
+        for id in ids {
+            // A task deleted (expired) between the index read and now is skipped.
+            if let Some(item) = found.get(id) {
+                tasks.push(self.task(item).await?);
+            }
+        }
+        Ok(tasks)
+    }
+}
+
+/// The item id of an owner's idempotency key (length-prefixed, so no owner
+/// and key pair can spell another's).
+fn key_item_id(owner: &str, key: &str) -> String {
+    format!("idem#{}#{owner}#{key}", owner.len())
 }
 
 fn s(v: impl Into<String>) -> AttributeValue {
@@ -184,14 +288,7 @@ fn filter_parts(f: &TaskFilter) -> (Option<String>, Vec<(&'static str, &'static 
 impl TaskStore for DynamoTaskStore {
     async fn create(&self, new: NewTask) -> Result<Task, PortError> {
         let task = new.into_pending();
-        let mut item = to_item(&task);
-        if let ("ref", key) = self
-            .store_json(task.id, "params", task.params.to_string())
-            .await?
-        {
-            item.remove("params");
-            item.insert("params_ref".into(), s(key));
-        }
+        let item = self.new_item(&task).await?;
         self.client
             .put_item()
             .table_name(&self.table)
@@ -201,6 +298,55 @@ impl TaskStore for DynamoTaskStore {
             .await
             .map_err(|e| sdk_error("create task", e))?;
         Ok(task)
+    }
+
+    async fn create_idempotent(&self, new: NewTask, key: &str) -> Result<Created, PortError> {
+        let key_id = key_item_id(&new.owner, key);
+        // A lost race (another copy of the submit, or a conflicting
+        // transaction) is settled by reading the key again.
+        for _ in 0..4 {
+            let now_s = chrono::Utc::now().timestamp();
+            if let Some(t) = self.keyed_task(&key_id, now_s).await? {
+                return Ok(Created::Existing(t));
+            }
+            let task = new.clone().into_pending();
+            let expires = (task.created_at + IDEMPOTENCY_WINDOW).and_utc().timestamp();
+            let put_task = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(self.new_item(&task).await?))
+                .condition_expression("attribute_not_exists(id)")
+                .build()
+                .map_err(PortError::internal)?;
+            let put_key = Put::builder()
+                .table_name(&self.table)
+                .item("id", s(&key_id))
+                .item("task_id", s(task.id.to_string()))
+                .item("expires_at", n(expires))
+                .condition_expression("attribute_not_exists(id) OR expires_at < :now")
+                .expression_attribute_values(":now", n(now_s))
+                .build()
+                .map_err(PortError::internal)?;
+            let written = self
+                .client
+                .transact_write_items()
+                .transact_items(TransactWriteItem::builder().put(put_task).build())
+                .transact_items(TransactWriteItem::builder().put(put_key).build())
+                .send()
+                .await;
+            match written {
+                Ok(_) => return Ok(Created::New(task)),
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|s| s.is_transaction_canceled_exception()) =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                Err(e) => return Err(sdk_error("create task under an idempotency key", e)),
+            }
+        }
+        Err(PortError::Unavailable(
+            "the idempotency key stayed contended; retry".into(),
+        ))
     }
 
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
@@ -228,7 +374,7 @@ impl TaskStore for DynamoTaskStore {
     ) -> Result<TaskPage, PortError> {
         let (expr, names, mut values) = filter_parts(filter);
         values.insert(":o".into(), s(owner));
-        let query = || {
+        let query = |count_only: bool| {
             let mut q = self
                 .client
                 .query()
@@ -238,6 +384,9 @@ impl TaskStore for DynamoTaskStore {
                 .expression_attribute_names("#owner", "owner")
                 .set_expression_attribute_values(Some(values.clone()))
                 .scan_index_forward(false);
+            if count_only {
+                q = q.select(Select::Count);
+            }
             if let Some(e) = &expr {
                 q = q.filter_expression(e);
                 for (alias, name) in &names {
@@ -246,26 +395,39 @@ impl TaskStore for DynamoTaskStore {
             }
             q
         };
-        // Offset paging over the newest-first index: skip, then take.
-        let (mut tasks, mut total, mut start) = (Vec::new(), 0u64, None);
+        // The index holds keys, kind and status only: walk it newest first,
+        // note the page's ids, count the rest without reading items, then
+        // fetch just the page's items whole.
+        let want = offset as u64 + limit as u64;
+        let (mut ids, mut total, mut start) = (Vec::new(), 0u64, None);
         loop {
-            let out = query()
+            let count_only = total >= want;
+            let out = query(count_only)
                 .set_exclusive_start_key(start)
                 .send()
                 .await
                 .map_err(|e| sdk_error("list tasks", e))?;
-            for item in out.items() {
-                if total >= offset as u64 && tasks.len() < limit as usize {
-                    tasks.push(self.task(item).await?);
+            if count_only {
+                total += out.count().max(0) as u64;
+            } else {
+                for item in out.items() {
+                    if total >= offset as u64 && (ids.len() as u64) < limit as u64 {
+                        if let Some(id) = item.get("id").and_then(|v| v.as_s().ok()) {
+                            ids.push(id.clone());
+                        }
+                    }
+                    total += 1;
                 }
-                total += 1;
             }
             match out.last_evaluated_key() {
                 Some(k) if !k.is_empty() => start = Some(k.clone()),
                 _ => break,
             }
         }
-        Ok(TaskPage { tasks, total })
+        Ok(TaskPage {
+            tasks: self.fetch(&ids).await?,
+            total,
+        })
     }
 
     async fn claim(

@@ -28,8 +28,43 @@ CREATE TABLE IF NOT EXISTS tasks (
     finished_at TEXT,
     lease_until TEXT
 );
-CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, seq DESC);
+-- An owner's tasks newest first by creation time, as the DynamoDB index
+-- (owner, created) orders them; a listing page walks it and stops.
+DROP INDEX IF EXISTS tasks_by_owner;
+CREATE INDEX IF NOT EXISTS tasks_by_owner_created ON tasks (owner, created_at DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status);
+-- Task counts per owner, kind and status, kept by triggers, so a listing's
+-- total costs a few rows however many tasks an account has.
+CREATE TABLE IF NOT EXISTS task_counts (
+    owner  TEXT NOT NULL,
+    kind   TEXT NOT NULL,
+    status TEXT NOT NULL,
+    n      INTEGER NOT NULL,
+    PRIMARY KEY (owner, kind, status)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS task_counts_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO task_counts (owner, kind, status, n) VALUES (NEW.owner, NEW.kind, NEW.status, 1)
+        ON CONFLICT (owner, kind, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS task_counts_update AFTER UPDATE OF status ON tasks
+WHEN OLD.status <> NEW.status BEGIN
+    UPDATE task_counts SET n = n - 1
+        WHERE owner = OLD.owner AND kind = OLD.kind AND status = OLD.status;
+    INSERT INTO task_counts (owner, kind, status, n) VALUES (NEW.owner, NEW.kind, NEW.status, 1)
+        ON CONFLICT (owner, kind, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS task_counts_delete AFTER DELETE ON tasks BEGIN
+    UPDATE task_counts SET n = n - 1
+        WHERE owner = OLD.owner AND kind = OLD.kind AND status = OLD.status;
+END;
+-- Idempotency keys of submits: the task a key first created, per owner.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    owner      TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    task_id    TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (owner, key)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS accounts (
     email               TEXT PRIMARY KEY,
     password_hash       TEXT NOT NULL,
@@ -102,7 +137,20 @@ impl Database {
             .map_err(PortError::internal)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(PortError::internal)?;
+        let had_counts: bool = conn
+            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_counts'")
+            .and_then(|mut s| s.exists([]))
+            .map_err(PortError::internal)?;
         conn.execute_batch(SCHEMA).map_err(PortError::internal)?;
+        // Files made before the counts existed: count what is there once.
+        if !had_counts {
+            conn.execute_batch(
+                "DELETE FROM task_counts;
+                 INSERT INTO task_counts (owner, kind, status, n)
+                     SELECT owner, kind, status, COUNT(*) FROM tasks GROUP BY owner, kind, status;",
+            )
+            .map_err(PortError::internal)?;
+        }
         // Files made before custom indicators existed gain the column.
         let has_custom: bool = conn
             .prepare("SELECT 1 FROM pragma_table_info('accounts') WHERE name = 'custom_indicators'")

@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod blobs;
+pub mod failures;
 pub mod market;
 pub mod queue;
 pub mod tasks;

@@ -2,7 +2,9 @@
 
 use super::unique;
 use chrono::TimeDelta;
-use platform::tasks::{Claim, NewTask, Outcome, TaskFilter, TaskKind, TaskStatus, TaskStore, now};
+use platform::tasks::{
+    Claim, Created, NewTask, Outcome, TaskFilter, TaskKind, TaskStatus, TaskStore, now,
+};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -14,6 +16,206 @@ pub async fn run_all(store: Arc<dyn TaskStore>) {
     concurrent_claims(store.clone()).await;
     unfinished(store.as_ref()).await;
     large_payloads(store.as_ref()).await;
+    idempotent_creates(store.clone()).await;
+    large_account(store.clone()).await;
+}
+
+/// A key names the first task it created, for its owner only, even when the
+/// same submit arrives many times at once.
+async fn idempotent_creates(store: Arc<dyn TaskStore>) {
+    let (owner, other) = (unique("owner"), unique("owner"));
+    let new = |owner: &str, n: i64| NewTask {
+        owner: owner.to_string(),
+        kind: TaskKind::StrategyBacktest,
+        params: json!({"symbol": "SPX", "n": n}),
+    };
+    let Created::New(first) = store
+        .create_idempotent(new(&owner, 1), "key-1")
+        .await
+        .unwrap()
+    else {
+        panic!("a fresh key creates a task")
+    };
+    assert_eq!(store.get(first.id).await.unwrap().as_ref(), Some(&first));
+    match store
+        .create_idempotent(new(&owner, 1), "key-1")
+        .await
+        .unwrap()
+    {
+        Created::Existing(t) => assert_eq!((t.id, &t.params), (first.id, &first.params)),
+        Created::New(t) => panic!("the key was reused but {} was created", t.id),
+    }
+    let Created::Existing(t) = store
+        .create_idempotent(new(&owner, 2), "key-1")
+        .await
+        .unwrap()
+    else {
+        panic!("a key answers with its task whatever the new params")
+    };
+    assert_eq!(
+        t.params,
+        json!({"symbol": "SPX", "n": 1}),
+        "the first params are kept"
+    );
+    let Created::New(theirs) = store
+        .create_idempotent(new(&other, 1), "key-1")
+        .await
+        .unwrap()
+    else {
+        panic!("another owner's key is their own")
+    };
+    assert_ne!(theirs.id, first.id);
+    let Created::New(second) = store
+        .create_idempotent(new(&owner, 1), "key-2")
+        .await
+        .unwrap()
+    else {
+        panic!("another key creates another task")
+    };
+    assert_ne!(second.id, first.id);
+
+    // Sixteen copies of one submit at once: one task.
+    let mut joins = tokio::task::JoinSet::new();
+    for _ in 0..16 {
+        let (store, owner) = (store.clone(), owner.clone());
+        joins.spawn(async move {
+            store
+                .create_idempotent(new(&owner, 3), "key-burst")
+                .await
+                .unwrap()
+        });
+    }
+    let mut ids = std::collections::HashSet::new();
+    let mut created = 0;
+    while let Some(r) = joins.join_next().await {
+        let c = r.unwrap();
+        created += matches!(c, Created::New(_)) as usize;
+        ids.insert(c.task().id);
+    }
+    assert_eq!((created, ids.len()), (1, 1));
+    let page = store
+        .list(&owner, &TaskFilter::default(), 50, 0)
+        .await
+        .unwrap();
+    assert_eq!(page.total, 3, "key-1, key-2 and key-burst");
+}
+
+/// 10,000 tasks in one account: totals by kind and status, the first and the
+/// last page, newest first, and nothing of another owner's.
+async fn large_account(store: Arc<dyn TaskStore>) {
+    const N: usize = 10_000;
+    let (owner, other) = (unique("big"), unique("owner"));
+    let mut joins = tokio::task::JoinSet::new();
+    let mut ids = Vec::with_capacity(N);
+    for i in 0..N {
+        let (store, owner) = (store.clone(), owner.clone());
+        joins.spawn(async move {
+            let kind = if i % 10 == 9 {
+                TaskKind::CpmScan
+            } else {
+                TaskKind::StrategyBacktest
+            };
+            let t = store
+                .create(NewTask {
+                    owner,
+                    kind,
+                    params: json!({"i": i}),
+                })
+                .await
+                .unwrap();
+            (i, t.id)
+        });
+        if joins.len() >= 32 {
+            ids.push(joins.join_next().await.unwrap().unwrap());
+        }
+    }
+    while let Some(r) = joins.join_next().await {
+        ids.push(r.unwrap());
+    }
+    ids.sort();
+    // The first 100 backtests finish.
+    let backtests: Vec<_> = ids.iter().filter(|(i, _)| i % 10 != 9).take(100).collect();
+    for (_, id) in &backtests {
+        let Claim::Claimed(t) = store
+            .claim(*id, now(), TimeDelta::minutes(5))
+            .await
+            .unwrap()
+        else {
+            panic!("claim")
+        };
+        store
+            .finish(t.id, t.attempts, Outcome::Success(json!(1)), now())
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    for _ in 0..3 {
+        store
+            .create(NewTask {
+                owner: other.clone(),
+                kind: TaskKind::StrategyBacktest,
+                params: json!({}),
+            })
+            .await
+            .unwrap();
+    }
+    let total = |kinds: Vec<TaskKind>, status: Option<TaskStatus>| {
+        let store = store.clone();
+        let owner = owner.clone();
+        async move {
+            store
+                .list(&owner, &TaskFilter { kinds, status }, 1, 0)
+                .await
+                .unwrap()
+                .total
+        }
+    };
+    assert_eq!(total(vec![], None).await, N as u64);
+    assert_eq!(total(vec![TaskKind::StrategyBacktest], None).await, 9_000);
+    assert_eq!(
+        total(vec![TaskKind::CpmScan, TaskKind::CpmBacktest], None).await,
+        1_000
+    );
+    assert_eq!(total(vec![], Some(TaskStatus::Success)).await, 100);
+    assert_eq!(
+        total(vec![TaskKind::StrategyBacktest], Some(TaskStatus::Pending)).await,
+        8_900
+    );
+    assert_eq!(
+        total(vec![TaskKind::CpmScan], Some(TaskStatus::Success)).await,
+        0
+    );
+
+    let filter = TaskFilter {
+        kinds: vec![TaskKind::StrategyBacktest],
+        status: None,
+    };
+    let first = store.list(&owner, &filter, 20, 0).await.unwrap();
+    assert_eq!((first.total, first.tasks.len()), (9_000, 20));
+    assert!(
+        first
+            .tasks
+            .iter()
+            .all(|t| t.owner == owner && t.kind == TaskKind::StrategyBacktest)
+    );
+    assert!(
+        first
+            .tasks
+            .windows(2)
+            .all(|w| w[0].created_at >= w[1].created_at),
+        "newest first"
+    );
+    let last = store.list(&owner, &filter, 20, 8_990).await.unwrap();
+    assert_eq!(last.tasks.len(), 10, "the last page holds the rest");
+    let newest_of_last = last.tasks[0].created_at;
+    assert!(first.tasks[19].created_at >= newest_of_last);
+    let everything: std::collections::HashSet<_> = ids.iter().map(|(_, id)| *id).collect();
+    assert!(last.tasks.iter().all(|t| everything.contains(&t.id)));
+    let theirs = store
+        .list(&other, &TaskFilter::default(), 200, 0)
+        .await
+        .unwrap();
+    assert_eq!((theirs.total, theirs.tasks.len()), (3, 3));
 }
 
 /// Half-megabyte params (a CSV submission) and results (a long trade list)

@@ -172,6 +172,26 @@ pub struct TaskPage {
     pub total: u64,
 }
 
+/// How long an idempotency key keeps naming the task it first created.
+pub const IDEMPOTENCY_WINDOW: TimeDelta = TimeDelta::hours(24);
+
+/// The answer to a create under an idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Created {
+    /// A new task, stored together with the key.
+    New(Task),
+    /// The key was used within [`IDEMPOTENCY_WINDOW`]: the task it created.
+    Existing(Task),
+}
+
+impl Created {
+    pub fn task(&self) -> &Task {
+        match self {
+            Created::New(t) | Created::Existing(t) => t,
+        }
+    }
+}
+
 /// What a worker ends a task with.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -197,6 +217,11 @@ pub enum Claim {
 pub trait TaskStore: Send + Sync {
     /// Stores a new PENDING task.
     async fn create(&self, new: NewTask) -> Result<Task, PortError>;
+
+    /// Stores a new PENDING task unless `key` of the same owner created one
+    /// within [`IDEMPOTENCY_WINDOW`]; the task and the key are stored
+    /// atomically, so a retry after a crash finds the task or nothing.
+    async fn create_idempotent(&self, new: NewTask, key: &str) -> Result<Created, PortError>;
 
     /// Any task by id; only workers and recovery use this.
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError>;

@@ -1,7 +1,10 @@
 //! Embedded task store on SQLite. Status changes are single conditional UPDATEs,
 //! the same shape as the DynamoDB adapter's condition expressions.
 
-use super::{Claim, NewTask, Outcome, TIME_FORMAT, Task, TaskFilter, TaskPage, TaskStore};
+use super::{
+    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, TIME_FORMAT, Task, TaskFilter, TaskPage,
+    TaskStore,
+};
 use crate::PortError;
 use crate::sqlite::Database;
 use async_trait::async_trait;
@@ -72,27 +75,89 @@ fn select_one(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<
     .optional()
 }
 
+fn insert(c: &rusqlite::Connection, t: &Task) -> rusqlite::Result<usize> {
+    c.execute(
+        "INSERT INTO tasks (id, owner, kind, status, params, attempts, created_at)
+         VALUES (?1, ?2, ?3, 'PENDING', ?4, 0, ?5)",
+        params![
+            t.id.to_string(),
+            t.owner,
+            t.kind.as_str(),
+            t.params.to_string(),
+            fmt_time(t.created_at)
+        ],
+    )
+}
+
+/// `WHERE` clause and arguments of an owner's listing.
+fn listing_clause(owner: &str, filter: &TaskFilter) -> (String, Vec<SqlValue>) {
+    let mut clause = String::from("owner = ?");
+    let mut args: Vec<SqlValue> = vec![SqlValue::Text(owner.to_string())];
+    if !filter.kinds.is_empty() {
+        let marks = vec!["?"; filter.kinds.len()].join(", ");
+        clause.push_str(&format!(" AND kind IN ({marks})"));
+        args.extend(
+            filter
+                .kinds
+                .iter()
+                .map(|k| SqlValue::Text(k.as_str().into())),
+        );
+    }
+    if let Some(s) = filter.status {
+        clause.push_str(" AND status = ?");
+        args.push(SqlValue::Text(s.as_str().into()));
+    }
+    (clause, args)
+}
+
 #[async_trait]
 impl TaskStore for SqliteTaskStore {
     async fn create(&self, new: NewTask) -> Result<Task, PortError> {
         let task = new.into_pending();
         let t = task.clone();
+        self.db.run(move |c| insert(c, &t)).await?;
+        Ok(task)
+    }
+
+    async fn create_idempotent(&self, new: NewTask, key: &str) -> Result<Created, PortError> {
+        let task = new.into_pending();
+        let key = key.to_string();
+        let cutoff = fmt_time(task.created_at - IDEMPOTENCY_WINDOW);
         self.db
             .run(move |c| {
-                c.execute(
-                    "INSERT INTO tasks (id, owner, kind, status, params, attempts, created_at)
-                     VALUES (?1, ?2, ?3, 'PENDING', ?4, 0, ?5)",
+                let tx = c.transaction()?;
+                let earlier: Option<String> = tx
+                    .query_row(
+                        "SELECT task_id FROM idempotency_keys
+                         WHERE owner = ?1 AND key = ?2 AND created_at > ?3",
+                        params![task.owner, key, cutoff],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                if let Some(id) = earlier
+                    && let Some(t) = select_one(&tx, &id)?
+                {
+                    return Ok(Created::Existing(t));
+                }
+                insert(&tx, &task)?;
+                tx.execute(
+                    "DELETE FROM idempotency_keys WHERE owner = ?1 AND created_at <= ?2",
+                    params![task.owner, cutoff],
+                )?;
+                tx.execute(
+                    "INSERT OR REPLACE INTO idempotency_keys (owner, key, task_id, created_at)
+                     VALUES (?1, ?2, ?3, ?4)",
                     params![
-                        t.id.to_string(),
-                        t.owner,
-                        t.kind.as_str(),
-                        t.params.to_string(),
-                        fmt_time(t.created_at)
+                        task.owner,
+                        key,
+                        task.id.to_string(),
+                        fmt_time(task.created_at)
                     ],
-                )
+                )?;
+                tx.commit()?;
+                Ok(Created::New(task))
             })
-            .await?;
-        Ok(task)
+            .await
     }
 
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
@@ -107,41 +172,30 @@ impl TaskStore for SqliteTaskStore {
         limit: u32,
         offset: u32,
     ) -> Result<TaskPage, PortError> {
-        let mut clause = String::from("owner = ?");
-        let mut args: Vec<SqlValue> = vec![SqlValue::Text(owner.to_string())];
-        if !filter.kinds.is_empty() {
-            let marks = vec!["?"; filter.kinds.len()].join(", ");
-            clause.push_str(&format!(" AND kind IN ({marks})"));
-            args.extend(
-                filter
-                    .kinds
-                    .iter()
-                    .map(|k| SqlValue::Text(k.as_str().into())),
-            );
-        }
-        if let Some(s) = filter.status {
-            clause.push_str(" AND status = ?");
-            args.push(SqlValue::Text(s.as_str().into()));
-        }
+        let (clause, args) = listing_clause(owner, filter);
+        let (count_clause, count_args) = listing_clause(owner, filter);
         self.db
             .run(move |c| {
+                // The total from the trigger-kept counts; the page walks the
+                // (owner, created) index newest first and stops after it.
                 let total: i64 = c.query_row(
-                    &format!("SELECT COUNT(*) FROM tasks WHERE {clause}"),
-                    params_from_iter(args.iter()),
+                    &format!("SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE {count_clause}"),
+                    params_from_iter(count_args.iter()),
                     |r| r.get(0),
                 )?;
-                let mut page_args = args.clone();
+                let mut page_args = args;
                 page_args.push(SqlValue::Integer(limit as i64));
                 page_args.push(SqlValue::Integer(offset as i64));
-                let mut stmt = c.prepare(&format!(
-                    "SELECT {COLUMNS} FROM tasks WHERE {clause} ORDER BY seq DESC LIMIT ? OFFSET ?"
+                let mut stmt = c.prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM tasks INDEXED BY tasks_by_owner_created
+                     WHERE {clause} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?"
                 ))?;
                 let tasks = stmt
                     .query_map(params_from_iter(page_args.iter()), row_to_task)?
                     .collect::<rusqlite::Result<Vec<_>>>()?;
                 Ok(TaskPage {
                     tasks,
-                    total: total as u64,
+                    total: total.max(0) as u64,
                 })
             })
             .await
