@@ -6,6 +6,7 @@ mod backtest;
 mod contract_aws;
 mod contract_embedded;
 mod data;
+mod hardening;
 mod http_auth;
 mod http_tasks;
 mod jobs;

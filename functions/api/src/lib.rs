@@ -17,6 +17,7 @@ pub mod routes;
 pub mod serve;
 pub mod server;
 pub mod state;
+pub mod submit;
 
 pub use error::{ApiError, ErrorStyle};
 pub use state::AppState;

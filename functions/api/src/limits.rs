@@ -9,7 +9,8 @@ use axum::extract::{Request, State};
 use axum::http::header::CONTENT_LENGTH;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
 use std::time::Duration;
 
 /// Longest request target (path and query) accepted.
@@ -45,6 +46,59 @@ fn too_large(limit: usize) -> ApiError {
     )
 }
 
+enum Unread {
+    TooLarge,
+    Broken(axum::Error),
+}
+
+/// The body, up to `limit` bytes. Past the limit the rest is read and
+/// dropped (up to 16 times the limit, while it keeps coming), so a client
+/// still sending gets the 413 instead of a broken connection; memory never
+/// holds more than `limit`.
+async fn read(mut body: Body, limit: usize, declared: Option<u64>) -> Result<Bytes, Unread> {
+    let drain_cap = (limit as u64).saturating_mul(16);
+    if declared.is_some_and(|n| n > drain_cap) {
+        return Err(Unread::TooLarge);
+    }
+    let mut kept = BytesMut::new();
+    let mut seen: u64 = 0;
+    let mut over = declared.is_some_and(|n| n > limit as u64);
+    loop {
+        // Once over the limit, a sender that pauses is not waited for.
+        let next = if over {
+            match tokio::time::timeout(std::time::Duration::from_secs(1), body.frame()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            }
+        } else {
+            body.frame().await
+        };
+        let Some(frame) = next else {
+            break;
+        };
+        let frame = frame.map_err(Unread::Broken)?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len() as u64;
+        if seen > limit as u64 {
+            over = true;
+            kept = BytesMut::new();
+        }
+        if over {
+            if seen > drain_cap {
+                break;
+            }
+            continue;
+        }
+        kept.extend_from_slice(&data);
+    }
+    if over {
+        return Err(Unread::TooLarge);
+    }
+    Ok(kept.freeze())
+}
+
 /// Middleware: checks the request head, buffers the body within the size and
 /// time limits, then runs the rest of the stack within the request timeout.
 pub async fn enforce(State(limits): State<Limits>, request: Request, next: Next) -> Response {
@@ -78,31 +132,28 @@ pub async fn enforce(State(limits): State<Limits>, request: Request, next: Next)
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limits.body_bytes as u64) {
-        return too_large(limits.body_bytes).into_response();
-    }
     let (parts, body) = request.into_parts();
-    let read = Limited::new(body, limits.body_bytes).collect();
-    let bytes = match tokio::time::timeout(limits.body_timeout, read).await {
-        Err(_) => {
-            return ApiError::new(
-                408,
-                format!(
-                    "the request body did not arrive within {} s",
-                    limits.body_timeout.as_secs_f64()
-                ),
-            )
-            .into_response();
-        }
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return too_large(limits.body_bytes).into_response();
-        }
-        Ok(Err(e)) => {
-            return ApiError::bad_request(format!("the request body could not be read: {e}"))
+    let bytes =
+        match tokio::time::timeout(limits.body_timeout, read(body, limits.body_bytes, declared))
+            .await
+        {
+            Err(_) => {
+                return ApiError::new(
+                    408,
+                    format!(
+                        "the request body did not arrive within {} s",
+                        limits.body_timeout.as_secs_f64()
+                    ),
+                )
                 .into_response();
-        }
-        Ok(Ok(collected)) => collected.to_bytes(),
-    };
+            }
+            Ok(Err(Unread::TooLarge)) => return too_large(limits.body_bytes).into_response(),
+            Ok(Err(Unread::Broken(e))) => {
+                return ApiError::bad_request(format!("the request body could not be read: {e}"))
+                    .into_response();
+            }
+            Ok(Ok(bytes)) => bytes,
+        };
     let request = Request::from_parts(parts, Body::from(bytes));
     match tokio::time::timeout(limits.request_timeout, next.run(request)).await {
         Ok(response) => response,

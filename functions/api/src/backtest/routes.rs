@@ -13,8 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use platform::marketdata::IndicatorMeta;
-use platform::queue::JobMessage;
-use platform::tasks::{Claim, NewTask, Outcome, TaskKind};
+use platform::tasks::{NewTask, TaskKind};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
@@ -33,8 +32,10 @@ pub fn public_routes() -> Router<AppState> {
 
 /// Submit a strategy: a task is created and queued.
 #[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = crate::openapi::StrategyParamsDoc,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)")),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse),
         (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),
+        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 403, description = "The plan does not include the backtest service", body = crate::openapi::ErrorDetail),
         (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::openapi::ErrorDetail),
@@ -42,64 +43,35 @@ pub fn public_routes() -> Router<AppState> {
 pub(crate) async fn start_backtest(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let key = crate::submit::idempotency_key(&headers)?;
     let body: Value = json_body(&body)?;
     let prepared = prepare(state.market.as_ref(), &body).await?;
     let mut params = prepared.parsed.user_supplied.clone();
     if let Some(rows) = &prepared.params().csv {
         params["csv_data"] = super::csv::csv_rows_json(rows);
     }
-    let task = state
-        .tasks
-        .create(NewTask {
+    let submitted = crate::submit::submit(
+        &state,
+        NewTask {
             owner: caller.0.email.clone(),
             kind: TaskKind::StrategyBacktest,
             params,
-        })
-        .await
-        .map_err(|e| match e {
-            platform::PortError::Internal(_) => ApiError::from(e),
-            other => ApiError::new(
-                503,
-                format!("the task store is unavailable; the task was not queued ({other})"),
-            ),
-        })?;
-    if let Err(e) = state
-        .queue
-        .enqueue(JobMessage {
-            task_id: task.id,
-            kind: task.kind,
-        })
-        .await
-    {
-        tracing::error!(task_id = %task.id, error = %e, "enqueue failed");
-        // Leave no orphan behind: the stored task is marked failed.
-        if let Ok(Claim::Claimed(t)) = state
-            .tasks
-            .claim(
-                task.id,
-                platform::tasks::now(),
-                chrono::TimeDelta::minutes(1),
-            )
-            .await
-        {
-            let _ = state
-                .tasks
-                .finish(
-                    t.id,
-                    t.attempts,
-                    Outcome::Failed("the task could not be queued; submit it again".into()),
-                    platform::tasks::now(),
-                )
-                .await;
-        }
-        return Err(ApiError::new(
-            500,
-            "the message broker did not accept the task; submit it again",
-        ));
+        },
+        key.as_deref(),
+    )
+    .await?;
+    let task = submitted.task;
+    let mut response = (StatusCode::ACCEPTED, Json(json!({ "message": "Backtest task submitted; poll /backtest/status/{task_id}", "task_id": task.id }))).into_response();
+    if submitted.replayed {
+        response.headers_mut().insert(
+            crate::submit::REPLAYED,
+            axum::http::HeaderValue::from_static("true"),
+        );
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({ "message": "Backtest task submitted; poll /backtest/status/{task_id}", "task_id": task.id }))).into_response())
+    Ok(response)
 }
 
 /// Check a strategy: the merged parameters and encoded signals, no task.
