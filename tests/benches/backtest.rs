@@ -259,6 +259,67 @@ fn main() {
             fmt(latencies[99]),
             fmt(latencies[197])
         );
+
+        // Listing an account of 10,000 tasks: the first page, a deep page.
+        for i in 0..10_000 {
+            s.state
+                .tasks
+                .create(platform::tasks::NewTask {
+                    owner: DEMO_EMAIL.into(),
+                    kind: if i % 10 == 0 { platform::tasks::TaskKind::CpmScan } else { platform::tasks::TaskKind::StrategyBacktest },
+                    params: json!({"symbol": "SPX", "name": format!("t{i}")}),
+                })
+                .await
+                .unwrap();
+        }
+        for (label, path) in [
+            ("first page", "/backtest/tasks?limit=20"),
+            ("page at offset 5000", "/backtest/tasks?limit=20&offset=5000"),
+            ("SUCCESS filter", "/backtest/tasks?limit=20&status=SUCCESS"),
+        ] {
+            let mut times = Vec::new();
+            for _ in 0..200 {
+                let t0 = Instant::now();
+                let r = client.get(s.url(path)).basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD)).send().await.unwrap();
+                assert_eq!(r.status().as_u16(), 200);
+                let _ = r.bytes().await.unwrap();
+                times.push(t0.elapsed());
+            }
+            times.sort();
+            println!(
+                "  GET /backtest/tasks, account of 10,200 tasks, {label}: p50 {}, p99 {}",
+                fmt(times[99]),
+                fmt(times[197])
+            );
+        }
+        // The count a listing used to run (a scan of the owner's rows), on the same file.
+        let conn = rusqlite::Connection::open(db.path().join("db.sqlite")).unwrap();
+        let scan = median(Duration::from_millis(500), || {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM tasks WHERE owner = ?1 AND kind IN ('strategy_backtest')",
+                    [DEMO_EMAIL],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            black_box(n);
+        });
+        let counted = median(Duration::from_millis(500), || {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE owner = ?1 AND kind IN ('strategy_backtest')",
+                    [DEMO_EMAIL],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            black_box(n);
+        });
+        println!(
+            "  listing total for 10,200 tasks: scanning the owner's rows {} vs trigger-kept counts {} ({:.0}x)",
+            fmt(scan),
+            fmt(counted),
+            scan.as_secs_f64() / counted.as_secs_f64()
+        );
         s.stop().await;
     });
 }

@@ -350,9 +350,9 @@ async fn submits_with_an_idempotency_key_create_one_task() {
     s.stop().await;
 }
 
-async fn futures_join<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output>
+async fn futures_join<F>(futures: Vec<F>) -> Vec<F::Output>
 where
-    F: Send + 'static,
+    F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let mut out = Vec::new();

@@ -156,6 +156,26 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             .as_u16(),
         401
     );
+    // Failed logins lock through the DynamoDB limits table: 429 after five.
+    let mut last = None;
+    for _ in 0..7 {
+        let r = http
+            .get(url("/backtest/tasks"))
+            .basic_auth("nobody@example.test", Some("guess"))
+            .send()
+            .await
+            .unwrap();
+        let retry = r.headers().get("retry-after").is_some();
+        last = Some((r.status().as_u16(), retry, r.json::<Value>().await.unwrap()));
+    }
+    let (status, retry, body) = last.unwrap();
+    assert_eq!((status, retry), (429, true), "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("too many failed logins")
+    );
 
     let strategy = json!({
         "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",

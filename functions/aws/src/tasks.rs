@@ -411,10 +411,11 @@ impl TaskStore for DynamoTaskStore {
                 total += out.count().max(0) as u64;
             } else {
                 for item in out.items() {
-                    if total >= offset as u64 && (ids.len() as u64) < limit as u64 {
-                        if let Some(id) = item.get("id").and_then(|v| v.as_s().ok()) {
-                            ids.push(id.clone());
-                        }
+                    if total >= offset as u64
+                        && (ids.len() as u64) < limit as u64
+                        && let Some(id) = item.get("id").and_then(|v| v.as_s().ok())
+                    {
+                        ids.push(id.clone());
                     }
                     total += 1;
                 }

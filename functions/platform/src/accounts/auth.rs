@@ -45,7 +45,7 @@ pub struct Authenticator {
     /// Keyed by SHA-256(secret || email || password): the cache never holds a password.
     cache: Mutex<HashMap<[u8; 32], (Account, Instant)>>,
     /// Checks under way, by the same key: later arrivals wait for the first.
-    inflight: Mutex<HashMap<[u8; 32], Arc<OnceCell<Option<Account>>>>>,
+    inflight: Mutex<HashMap<[u8; 32], Arc<Check>>>,
     hashing: Arc<Semaphore>,
     buffers: Arc<Mutex<Vec<Vec<Block>>>>,
     secret: [u8; 32],
@@ -53,6 +53,9 @@ pub struct Authenticator {
     /// Verified against for unknown users so their answer takes as long as a wrong password.
     dummy_hash: String,
 }
+
+/// The shared outcome of one credential check.
+type Check = OnceCell<Option<Account>>;
 
 /// Hashes at once: one core stays free to serve requests that need no hash.
 fn default_permits() -> usize {
