@@ -5,9 +5,11 @@
 //!    the server is killed mid-stream and restarted, unacknowledged submits
 //!    are retried with their keys; every key ends as exactly one task, every
 //!    task finishes, none finishes twice;
-//! 2. a wrong-password flood from 64 concurrent clients, each on its own
-//!    loopback address, while a signed-in client keeps calling: the server's
-//!    peak memory stays under 500 MiB and the signed-in client's p99 under 50 ms;
+//! 2. a burst of one valid login on a cold cache, then a wrong-password flood
+//!    from 64 concurrent clients (48 on loopback addresses of their own, 16
+//!    sharing one) while a signed-in client keeps calling: the server's peak
+//!    memory stays under 500 MiB, the signed-in client's p99 under 50 ms, and
+//!    the shared address is locked (429);
 //! 3. silent and half-open connections are closed within the header timeout.
 //!
 //! `tests/run` runs the bounded form (about a minute); `--full` runs the long one.
@@ -170,6 +172,17 @@ fn strategy(i: usize) -> Value {
     })
 }
 
+async fn demo_get(http: &reqwest::Client, url: &str) -> Value {
+    http.get(url)
+        .basic_auth(DEMO.0, Some(DEMO.1))
+        .send()
+        .await
+        .expect("the server answers")
+        .json()
+        .await
+        .expect("a JSON answer")
+}
+
 struct Check {
     name: &'static str,
     ok: bool,
@@ -259,17 +272,11 @@ async fn crash_and_resubmit(bin: &Path, data: &Path, port: u16, plan: &Plan) -> 
         let mut offset = 0;
         finished.clear();
         loop {
-            let page: Value = http
-                .get(format!(
-                    "{base}/backtest/tasks?limit=200&offset={offset}&status=SUCCESS"
-                ))
-                .basic_auth(DEMO.0, Some(DEMO.1))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let page = demo_get(
+                &http,
+                &format!("{base}/backtest/tasks?limit=200&offset={offset}&status=SUCCESS"),
+            )
+            .await;
             let total = page["total"].as_u64().unwrap_or(0);
             let tasks = page["tasks"].as_array().cloned().unwrap_or_default();
             for t in &tasks {
@@ -284,15 +291,7 @@ async fn crash_and_resubmit(bin: &Path, data: &Path, port: u16, plan: &Plan) -> 
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-    let all: Value = http
-        .get(format!("{base}/backtest/tasks?limit=1"))
-        .basic_auth(DEMO.0, Some(DEMO.1))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let all = demo_get(&http, &format!("{base}/backtest/tasks?limit=1")).await;
     let stored = all["total"].as_u64().unwrap_or(0) as usize;
     let ids: HashSet<&String> = acked.values().collect();
     let lost = ids.iter().filter(|id| !finished.contains_key(**id)).count();
@@ -355,9 +354,14 @@ async fn login_flood(bin: &Path, data: &Path, port: u16, plan: &Plan) -> Check {
     let counts = Arc::new([(); 4].map(|_| AtomicU64::new(0)));
     let mut flood = tokio::task::JoinSet::new();
     for k in 0..64u8 {
-        // Each attacker on its own loopback address, so the per-address lock
-        // lets each through its free failures: hashing stays saturated.
-        let local = IpAddr::V4(Ipv4Addr::new(127, 0, 1, k + 1));
+        // 48 attackers on addresses of their own, so the per-address lock lets
+        // each through its free failures and hashing stays saturated; 16 share
+        // one address and meet its lock.
+        let local = if k < 48 {
+            IpAddr::V4(Ipv4Addr::new(127, 0, 1, k + 1))
+        } else {
+            IpAddr::V4(Ipv4Addr::new(127, 0, 2, 1))
+        };
         let client = reqwest::Client::builder()
             .local_address(local)
             .timeout(Duration::from_secs(30))
@@ -413,6 +417,7 @@ async fn login_flood(bin: &Path, data: &Path, port: u16, plan: &Plan) -> Check {
         && c[2] == 0
         && c[3] == 0
         && c[0] > 0
+        && c[1] > 0
         && burst_ok == 64;
     Check {
         name: "wrong-password flood",

@@ -71,33 +71,23 @@ pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
 
 /// The accounts table (key `email`).
 pub async fn accounts_table(c: &Clients, table: &str) -> Result<(), PortError> {
-    let r = c
-        .dynamodb
-        .create_table()
-        .table_name(table)
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr("email")?)
-        .key_schema(key("email", KeyType::Hash)?)
-        .send()
-        .await;
-    match r {
-        Ok(_) => Ok(()),
-        Err(e) if exists(&e) => Ok(()),
-        Err(e) => Err(PortError::Unavailable(format!(
-            "create table {table}: {e:?}"
-        ))),
-    }
+    keyed_table(c, table, "email").await
 }
 
 /// The limits table (key `key`; items expire through TTL on `expires_at`).
 pub async fn limits_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    keyed_table(c, table, "key").await
+}
+
+/// An on-demand table with one string hash key.
+async fn keyed_table(c: &Clients, table: &str, hash_key: &str) -> Result<(), PortError> {
     let r = c
         .dynamodb
         .create_table()
         .table_name(table)
         .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr("key")?)
-        .key_schema(key("key", KeyType::Hash)?)
+        .attribute_definitions(attr(hash_key)?)
+        .key_schema(key(hash_key, KeyType::Hash)?)
         .send()
         .await;
     match r {
