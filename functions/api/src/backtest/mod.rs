@@ -9,6 +9,7 @@ pub mod routes;
 pub mod rules;
 pub mod run;
 pub mod signals;
+mod values;
 
 use crate::error::ApiError;
 use async_trait::async_trait;

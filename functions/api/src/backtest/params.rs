@@ -3,6 +3,9 @@
 
 use super::rules::parse_block;
 pub use super::rules::{ConditionSpec, QualifierSpec, RuleBlock, RuleSpec, RuleType, SignalRef};
+pub(super) use super::values::{
+    MAX_CAPITAL, MAX_COUNT, count, date, integer, number, object, sent, text,
+};
 use chrono::NaiveDate;
 use engine::backtest::{Direction, RiskControl, TradePrice};
 use serde_json::{Map, Value, json};
@@ -112,100 +115,6 @@ const INERT: [&str; 5] = [
     "opted",
     "win_rate",
 ];
-
-/// The largest magnitude any number in a request may have: far beyond any
-/// price, capital or threshold, and small enough that sums and products of a
-/// few such numbers stay finite and integers stay exact in an f64.
-pub const MAX_MAGNITUDE: f64 = 1e15;
-
-/// The largest starting capital: keeps the compounded equity of any realistic
-/// strategy finite.
-pub const MAX_CAPITAL: f64 = 1e12;
-
-/// The largest count (periods, delays, bar limits) a rule may give.
-pub const MAX_COUNT: i64 = 1_000_000;
-
-/// A finite number of at most [`MAX_MAGNITUDE`]; errors quote the value as sent.
-pub(super) fn number(v: &Value, path: &str) -> Result<f64> {
-    let x = match v {
-        Value::Number(n) => n
-            .as_f64()
-            .ok_or_else(|| FieldError::at(path, format!("{n} is not a number")))?,
-        Value::String(s) => s
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| FieldError::at(path, format!("'{s}' is not a number")))?,
-        other => {
-            return Err(FieldError::at(
-                path,
-                format!("expected a number or a numeric string, got {other}"),
-            ));
-        }
-    };
-    if !x.is_finite() || x.abs() > MAX_MAGNITUDE {
-        return Err(FieldError::at(
-            path,
-            format!("{} is out of range (at most 1e15 in magnitude)", sent(v)),
-        ));
-    }
-    Ok(x)
-}
-
-/// A value as the client wrote it, for error messages.
-fn sent(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("'{s}'"),
-        other => other.to_string(),
-    }
-}
-
-fn integer(v: &Value, path: &str) -> Result<i64> {
-    let x = number(v, path)?;
-    if x.fract() != 0.0 {
-        return Err(FieldError::at(
-            path,
-            format!("{} is not a whole number", sent(v)),
-        ));
-    }
-    // Exact: |x| <= MAX_MAGNITUDE < 2^53.
-    Ok(x as i64)
-}
-
-pub(super) fn count(v: &Value, path: &str) -> Result<usize> {
-    let x = integer(v, path)?;
-    if x > MAX_COUNT {
-        return Err(FieldError::at(
-            path,
-            format!("{} is too large (at most {MAX_COUNT})", sent(v)),
-        ));
-    }
-    usize::try_from(x)
-        .map_err(|_| FieldError::at(path, format!("{} must not be negative", sent(v))))
-}
-
-pub(super) fn text(v: &Value, path: &str) -> Result<String> {
-    match v {
-        Value::String(s) => Ok(s.clone()),
-        Value::Number(n) => Ok(n.to_string()),
-        other => Err(FieldError::at(
-            path,
-            format!("expected a string, got {other}"),
-        )),
-    }
-}
-
-pub(super) fn date(v: &Value, path: &str) -> Result<NaiveDate> {
-    let s = text(v, path)?;
-    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-        .map_err(|_| FieldError::at(path, format!("'{s}' is not a date in YYYY-MM-DD form")))
-}
-
-pub(super) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
-    v.as_object()
-        .ok_or_else(|| FieldError::at(path, "expected an object"))
-}
 
 /// Risk control `stop/take/max-bars`: each segment empty or a number.
 pub fn parse_risk(s: &str) -> Result<RiskControl> {

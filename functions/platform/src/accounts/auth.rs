@@ -120,9 +120,10 @@ impl Authenticator {
         }
         let keys = failure_keys(&email, client);
         let now = epoch_ms();
-        let mut locked = None;
-        for (k, policy) in &keys {
+        let (mut locked, mut account_failed) = (None, false);
+        for (i, (k, policy)) in keys.iter().enumerate() {
             let f = self.failures.get(k, now, policy.window).await?;
+            account_failed |= i == 0 && f.is_some();
             locked = locked.max(policy.locked_for(f, now));
         }
         if let Some(d) = locked {
@@ -131,7 +132,9 @@ impl Authenticator {
         let account = self.check_once(key, &email, password).await?;
         match account {
             Some(a) => {
-                self.failures.clear(&keys[0].0).await?;
+                if account_failed {
+                    self.failures.clear(&keys[0].0).await?;
+                }
                 Ok(Verdict::Valid(a))
             }
             None => {
@@ -405,6 +408,25 @@ mod tests {
             a.verify("a@b.test", "right-password", ip).await.unwrap(),
             Verdict::Locked(_)
         ));
+    }
+
+    #[tokio::test]
+    async fn a_successful_login_clears_the_account_count() {
+        let (_, a) = auth();
+        for _ in 0..4 {
+            a.verify("a@b.test", "wrong", None).await.unwrap();
+        }
+        assert!(matches!(
+            a.verify("a@b.test", "right-password", None).await.unwrap(),
+            Verdict::Valid(_)
+        ));
+        for _ in 0..5 {
+            assert_eq!(
+                a.verify("a@b.test", "wrong", None).await.unwrap(),
+                Verdict::Denied,
+                "the allowance starts over"
+            );
+        }
     }
 
     #[tokio::test]
