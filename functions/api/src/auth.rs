@@ -50,7 +50,12 @@ pub async fn require(
         Ok(Verdict::Denied) => {
             return ApiError::unauthorized("invalid e-mail or password").into_response();
         }
-        Ok(Verdict::Locked(wait)) => return locked(wait).into_response(),
+        Ok(Verdict::Locked(wait)) => {
+            // A tarpit: a client hammering a locked key gets its answers slowly,
+            // which caps its request rate per connection at a few a second.
+            tokio::time::sleep(LOCKED_DELAY.min(wait)).await;
+            return locked(wait).into_response();
+        }
         Err(e) => return ApiError::from(e).into_response(),
     };
     if !account.can_use(service) {
@@ -69,6 +74,9 @@ pub async fn require(
     request.extensions_mut().insert(Caller(account));
     next.run(request).await
 }
+
+/// How long an answer to a locked login is held back.
+pub const LOCKED_DELAY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// 429 for a login locked by recent failures, with the wait in `Retry-After`.
 pub fn locked(wait: std::time::Duration) -> ApiError {

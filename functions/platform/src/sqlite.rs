@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 -- (owner, created) orders them; a listing page walks it and stops.
 DROP INDEX IF EXISTS tasks_by_owner;
 CREATE INDEX IF NOT EXISTS tasks_by_owner_created ON tasks (owner, created_at DESC, seq DESC);
+CREATE INDEX IF NOT EXISTS tasks_by_owner_status ON tasks (owner, status, created_at DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status);
 -- Task counts per owner, kind and status, kept by triggers, so a listing's
 -- total costs a few rows however many tasks an account has.

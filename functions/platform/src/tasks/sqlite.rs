@@ -174,6 +174,12 @@ impl TaskStore for SqliteTaskStore {
     ) -> Result<TaskPage, PortError> {
         let (clause, args) = listing_clause(owner, filter);
         let (count_clause, count_args) = listing_clause(owner, filter);
+        // A status filter walks the owner's tasks of that status only.
+        let index = if filter.status.is_some() {
+            "tasks_by_owner_status"
+        } else {
+            "tasks_by_owner_created"
+        };
         self.db
             .run(move |c| {
                 // The total from the trigger-kept counts; the page walks the
@@ -187,7 +193,7 @@ impl TaskStore for SqliteTaskStore {
                 page_args.push(SqlValue::Integer(limit as i64));
                 page_args.push(SqlValue::Integer(offset as i64));
                 let mut stmt = c.prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM tasks INDEXED BY tasks_by_owner_created
+                    "SELECT {COLUMNS} FROM tasks INDEXED BY {index}
                      WHERE {clause} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?"
                 ))?;
                 let tasks = stmt
