@@ -37,6 +37,16 @@ fn assert_envelope(path: &str, status: u16, body: &Value) {
     }
 }
 
+/// Sends as the demo account; status, `Retry-After` and JSON body.
+async fn as_demo(req: reqwest::RequestBuilder) -> (u16, Option<String>, Value) {
+    raw(req
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap())
+    .await
+}
+
 async fn raw(resp: reqwest::Response) -> (u16, Option<String>, Value) {
     let status = resp.status().as_u16();
     let retry = resp
@@ -134,13 +144,10 @@ async fn limits_answer_in_json_in_each_envelope() {
         } else {
             http.get(s.url(path))
         };
-        let (status, _, body) = raw(req
-            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-            .header("content-type", "application/json")
-            .body(big.clone())
-            .send()
-            .await
-            .unwrap())
+        let (status, _, body) = as_demo(
+            req.header("content-type", "application/json")
+                .body(big.clone()),
+        )
         .await;
         assert_eq!(status, 413, "{path}: {body}");
         assert_envelope(path, 413, &body);
@@ -169,41 +176,21 @@ async fn limits_answer_in_json_in_each_envelope() {
     let long = "a".repeat(9000);
     for (path, _) in SERVICES {
         let sep = if path.contains('?') { '&' } else { '?' };
-        let (status, _, body) = raw(http
-            .get(s.url(&format!("{path}{sep}pad={long}")))
-            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-            .send()
-            .await
-            .unwrap())
-        .await;
+        let (status, _, body) = as_demo(http.get(s.url(&format!("{path}{sep}pad={long}")))).await;
         assert_eq!(status, 414, "{path}");
         assert_envelope(path, 414, &body);
-        let mut req = http
-            .get(s.url(path))
-            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
+        let mut req = http.get(s.url(path));
         for i in 0..120 {
             req = req.header(format!("x-filler-{i}"), "1");
         }
-        let (status, _, body) = raw(req.send().await.unwrap()).await;
+        let (status, _, body) = as_demo(req).await;
         assert_eq!(status, 431, "{path}");
         assert_envelope(path, 431, &body);
     }
     // Extractor rejections: a path that is not UTF-8, a wrong method.
-    let (status, _, body) = raw(http
-        .get(s.url("/backtest/status/%FF%FE"))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .send()
-        .await
-        .unwrap())
-    .await;
+    let (status, _, body) = as_demo(http.get(s.url("/backtest/status/%FF%FE"))).await;
     assert_eq!((status, body["detail"].is_string()), (400, true), "{body}");
-    let (status, _, body) = raw(http
-        .delete(s.url("/ws/getAllSymbols"))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .send()
-        .await
-        .unwrap())
-    .await;
+    let (status, _, body) = as_demo(http.delete(s.url("/ws/getAllSymbols"))).await;
     assert_eq!(status, 405);
     assert_envelope("/ws", 405, &body);
     s.stop().await;
