@@ -120,7 +120,7 @@ fn main() {
     // TimeOrder over 30 years: Optix below 30, then RSI below 35, then close above its 50-day SMA.
     let b30 = last(252 * 30);
     let optix = rt.block_on(md.indicator_series("SPX_OPTIX")).unwrap();
-    let aligned = api::backtest::run::align(&optix, &b30.time, false);
+    let aligned = services::backtest::run::align(&optix, &b30.time, false);
     let cond = |source: Source, op: Op, comparison: Comparison| Condition {
         source,
         transform: None,

@@ -1,7 +1,6 @@
 //! End-to-end tests of the embedded deployment over real HTTP on 127.0.0.1.
 
 mod analytics;
-mod aws_worker;
 mod backtest;
 mod contract_aws;
 mod contract_embedded;

@@ -1,18 +1,9 @@
-//! The job handlers this deployment serves, by task kind. Each service group
-//! registers its handlers here; the worker dispatches on the task's kind.
+//! The job handlers the embedded server runs: those of `services`, over this
+//! deployment's market data.
 
 use crate::state::AppState;
-use platform::tasks::TaskKind;
 use platform::worker::JobRegistry;
-use std::sync::Arc;
 
 pub fn registry(state: &AppState) -> JobRegistry {
-    let mut r = JobRegistry::default();
-    r.register(
-        TaskKind::StrategyBacktest,
-        Arc::new(crate::backtest::BacktestJob {
-            market: state.market.clone(),
-        }),
-    );
-    r
+    services::jobs::registry(state.market.clone())
 }

@@ -6,17 +6,8 @@ use tower_http::request_id::{
 };
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
-use tracing_subscriber::EnvFilter;
 
-/// Installs the JSON subscriber; `RUST_LOG` overrides the default `info` level.
-pub fn init() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(filter)
-        .with_current_span(true)
-        .try_init();
-}
+pub use platform::logging::init;
 
 /// Adds request-id, tracing and id propagation layers to a router.
 pub fn layer<S: Clone + Send + Sync + 'static>(router: axum::Router<S>) -> axum::Router<S> {

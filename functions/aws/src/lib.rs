@@ -8,6 +8,7 @@ mod limits;
 pub mod provision;
 mod queue;
 mod tasks;
+pub mod wiring;
 
 pub use accounts::DynamoAccountStore;
 pub use blobs::S3Blobs;

@@ -1,16 +1,10 @@
-//! What the Lambda binaries share: the ports wired to AWS, HTTP serving that
-//! picks Lambda or a local socket at start-up, and the SQS batch handler.
+//! What the HTTP Lambda functions share: the ports wired to AWS, and HTTP
+//! serving that picks Lambda or a local socket at start-up. The worker and
+//! the poller live in `functions/worker`, which links no HTTP crate.
 
 use api::AppState;
-use aws_adapters::{
-    Clients, DynamoAccountStore, DynamoFailureLog, DynamoTaskStore, Names, S3Blobs, SqsQueue,
-};
-use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use chrono::TimeDelta;
+use aws_adapters::{Clients, DynamoAccountStore, DynamoFailureLog, Names, SqsQueue, wiring};
 use platform::accounts::Authenticator;
-use platform::marketdata::ParquetMarketData;
-use platform::queue::JobMessage;
-use platform::worker::{Disposition, WorkerDeps, run_job};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,22 +19,10 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         clients.dynamodb.clone(),
         &names.accounts_table,
     ));
-    // Finished tasks expire after MARKETLAB_TASK_TTL_DAYS (unset or 0: kept).
-    let ttl_days: Option<i64> = std::env::var("MARKETLAB_TASK_TTL_DAYS")
-        .ok()
-        .and_then(|d| d.parse().ok())
-        .filter(|d| *d > 0);
-    let spill = S3Blobs::new(clients.s3.clone(), &names.bucket);
     AppState {
-        tasks: Arc::new(
-            DynamoTaskStore::new(clients.dynamodb.clone(), &names.tasks_table, spill)
-                .with_ttl(ttl_days.map(TimeDelta::days)),
-        ),
+        tasks: Arc::new(wiring::task_store(clients, names)),
         queue: Arc::new(SqsQueue::new(clients.sqs.clone(), &names.queue_url)),
-        market: Arc::new(ParquetMarketData::new(Arc::new(S3Blobs::new(
-            clients.s3.clone(),
-            &names.bucket,
-        )))),
+        market: Arc::new(wiring::market_data(clients, names)),
         auth: Arc::new(
             Authenticator::new(
                 accounts,
@@ -55,16 +37,6 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         data_legacy_json: std::env::var("MARKETLAB_DATA_LEGACY_JSON")
             .is_ok_and(|v| v == "1" || v == "true"),
         limits: Default::default(),
-    }
-}
-
-/// Worker settings: the lease outlives the worker Lambda's 15-minute limit.
-pub fn worker_deps(state: &AppState) -> WorkerDeps {
-    WorkerDeps {
-        tasks: state.tasks.clone(),
-        handlers: Arc::new(api::jobs::registry(state)),
-        lease: TimeDelta::minutes(16),
-        max_attempts: 3,
     }
 }
 
@@ -105,39 +77,4 @@ async fn client_ip(mut request: axum::extract::Request) -> axum::extract::Reques
         request.extensions_mut().insert(api::serve::ClientIp(ip));
     }
     request
-}
-
-/// Runs each message of a batch; messages to deliver again are reported as
-/// batch item failures, everything else is acknowledged. A body that is not a
-/// job message can never succeed: it is logged and acknowledged.
-pub async fn handle_batch(deps: &WorkerDeps, event: SqsEvent) -> SqsBatchResponse {
-    let mut response = SqsBatchResponse::default();
-    for record in event.records {
-        let id = record.message_id.clone().unwrap_or_default();
-        let Some(message) = record
-            .body
-            .as_deref()
-            .and_then(|b| serde_json::from_str::<JobMessage>(b).ok())
-        else {
-            tracing::error!(message_id = %id, "dropping a message that is not a job message");
-            continue;
-        };
-        let retry = match run_job(deps, &message).await {
-            Ok(Disposition::Done) => false,
-            Ok(Disposition::Retry(reason)) => {
-                tracing::warn!(task_id = %message.task_id, %reason, "returning the message to the queue");
-                true
-            }
-            Err(e) => {
-                tracing::error!(task_id = %message.task_id, error = %e, "job failed on a dependency");
-                true
-            }
-        };
-        if retry {
-            let mut failure = BatchItemFailure::default();
-            failure.item_identifier = id;
-            response.batch_item_failures.push(failure);
-        }
-    }
-    response
 }

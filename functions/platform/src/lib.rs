@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod error;
 pub mod import;
+pub mod logging;
 pub mod marketdata;
 pub mod queue;
 pub mod sample;

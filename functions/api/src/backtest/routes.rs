@@ -1,7 +1,5 @@
 //! Backtest service endpoints (section 4).
 
-use super::encode::validate_response;
-use super::prepare::prepare;
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Params, json_body};
@@ -15,6 +13,8 @@ use axum::{Extension, Json, Router};
 use platform::marketdata::IndicatorMeta;
 use platform::tasks::{NewTask, TaskKind};
 use serde_json::{Value, json};
+use services::backtest::encode::validate_response;
+use services::backtest::prepare::prepare;
 use std::sync::{Arc, Mutex};
 
 pub fn routes() -> Router<AppState> {
@@ -51,7 +51,7 @@ pub(crate) async fn start_backtest(
     let prepared = prepare(state.market.as_ref(), &body).await?;
     let mut params = prepared.parsed.user_supplied.clone();
     if let Some(rows) = &prepared.params().csv {
-        params["csv_data"] = super::csv::csv_rows_json(rows);
+        params["csv_data"] = services::backtest::csv::csv_rows_json(rows);
     }
     let submitted = crate::submit::submit(
         &state,

@@ -5,16 +5,12 @@ use lambda_runtime::{Error, LambdaEvent, run, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    api::logging::init();
-    let state = lambda_functions::aws_state().await;
-    let deps = lambda_functions::worker_deps(&state);
+    platform::logging::init();
+    let clients = aws_adapters::Clients::from_env().await;
+    let deps = worker::deps(&clients, &aws_adapters::Names::from_env());
     run(service_fn(|event: LambdaEvent<SqsEvent>| {
         let deps = deps.clone();
-        async move {
-            Ok::<SqsBatchResponse, Error>(
-                lambda_functions::handle_batch(&deps, event.payload).await,
-            )
-        }
+        async move { Ok::<SqsBatchResponse, Error>(worker::handle_batch(&deps, event.payload).await) }
     }))
     .await
 }

@@ -1,8 +1,7 @@
 //! The long-running poller: takes queued tasks from SQS, runs them, deletes
 //! the messages, and stops cleanly on SIGTERM.
 
-mod common;
-
+use e2e::emulator::{Deployment, deployment, endpoint};
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, TaskKind, TaskStatus};
 use serde_json::json;
@@ -11,20 +10,15 @@ use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
-    let emulator = common::Emulator::new();
-    emulator.start();
-    let env = emulator.env();
-    // SAFETY: set before any client reads the environment; no other test in this binary.
-    unsafe {
-        for (k, v) in &env {
-            std::env::set_var(k, v);
-        }
-        std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-        std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-        std::env::set_var("AWS_REGION", "us-east-1");
-    }
-    let state = lambda_functions::aws_state().await;
+    let Deployment { names, state, .. } = deployment().await;
     let mut poller = Command::new(env!("CARGO_BIN_EXE_poller"))
+        .env("AWS_ENDPOINT_URL", endpoint())
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env("MARKETLAB_TASKS_TABLE", &names.tasks_table)
+        .env("MARKETLAB_QUEUE_URL", &names.queue_url)
+        .env("MARKETLAB_BUCKET", &names.bucket)
         .env("RUST_LOG", "warn")
         .spawn()
         .unwrap();
@@ -89,5 +83,4 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status}");
-    emulator.stop();
 }

@@ -6,15 +6,14 @@ use platform::worker::{Disposition, run_job};
 
 #[tokio::main]
 async fn main() {
-    api::logging::init();
+    platform::logging::init();
     let (clients, names) = (
         aws_adapters::Clients::from_env().await,
         aws_adapters::Names::from_env(),
     );
-    let state = lambda_functions::state_from(&clients, &names);
-    let deps = lambda_functions::worker_deps(&state);
+    let deps = worker::deps(&clients, &names);
     let queue = aws_adapters::SqsQueue::new(clients.sqs.clone(), &names.queue_url);
-    let stop = api::server::shutdown_signal();
+    let stop = platform::worker::shutdown_signal();
     tokio::pin!(stop);
     loop {
         let batch = tokio::select! {

@@ -21,7 +21,7 @@ async fn deliver(queue: &SqsQueue, deps: &platform::worker::WorkerDeps) -> (usiz
         m.body = Some(serde_json::to_string(&r.message).unwrap());
         event.records.push(m);
     }
-    let response = lambda_functions::handle_batch(deps, event).await;
+    let response = worker::handle_batch(deps, event).await;
     let failed: Vec<String> = response
         .batch_item_failures
         .iter()
@@ -43,7 +43,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         names,
         state,
     } = e2e::emulator::deployment().await;
-    let deps = lambda_functions::worker_deps(&state);
+    let deps = worker::deps(&c, &names);
     let queue = SqsQueue::new(c.sqs.clone(), &names.queue_url);
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -1,0 +1,24 @@
+//! The ports over AWS as every function wires them, from the template's
+//! environment: the HTTP functions and the worker share these.
+
+use crate::{Clients, DynamoTaskStore, Names, S3Blobs};
+use chrono::TimeDelta;
+use platform::marketdata::ParquetMarketData;
+use std::sync::Arc;
+
+/// The task store; finished tasks expire after `MARKETLAB_TASK_TTL_DAYS`
+/// (unset or 0: kept).
+pub fn task_store(clients: &Clients, names: &Names) -> DynamoTaskStore {
+    let ttl_days: Option<i64> = std::env::var("MARKETLAB_TASK_TTL_DAYS")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .filter(|d| *d > 0);
+    let spill = S3Blobs::new(clients.s3.clone(), &names.bucket);
+    DynamoTaskStore::new(clients.dynamodb.clone(), &names.tasks_table, spill)
+        .with_ttl(ttl_days.map(TimeDelta::days))
+}
+
+/// Market data: Parquet objects in the bucket.
+pub fn market_data(clients: &Clients, names: &Names) -> ParquetMarketData {
+    ParquetMarketData::new(Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)))
+}

@@ -1,0 +1,37 @@
+//! The backtest service (backtest-service.md): request model, signal
+//! resolution, validate encoding, and the job that runs a strategy.
+
+pub mod csv;
+pub mod encode;
+pub mod params;
+pub mod prepare;
+pub mod rules;
+pub mod run;
+pub mod signals;
+mod values;
+
+use async_trait::async_trait;
+use platform::marketdata::MarketData;
+use platform::tasks::Task;
+use platform::worker::{JobError, JobHandler};
+use prepare::{PrepareError, prepare};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Runs strategy backtest tasks.
+pub struct BacktestJob {
+    pub market: Arc<dyn MarketData>,
+}
+
+#[async_trait]
+impl JobHandler for BacktestJob {
+    async fn run(&self, task: Task) -> Result<Value, JobError> {
+        let prepared = prepare(self.market.as_ref(), &task.params)
+            .await
+            .map_err(|e| match e {
+                PrepareError::Invalid(m) => JobError::Permanent(m),
+                PrepareError::Port(p) => p.into(),
+            })?;
+        run::execute(self.market.as_ref(), &prepared).await
+    }
+}

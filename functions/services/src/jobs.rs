@@ -1,0 +1,16 @@
+//! The job handlers of a deployment, by task kind. Each service area
+//! registers its handlers here; the worker dispatches on the task's kind.
+
+use platform::marketdata::MarketData;
+use platform::tasks::TaskKind;
+use platform::worker::JobRegistry;
+use std::sync::Arc;
+
+pub fn registry(market: Arc<dyn MarketData>) -> JobRegistry {
+    let mut r = JobRegistry::default();
+    r.register(
+        TaskKind::StrategyBacktest,
+        Arc::new(crate::backtest::BacktestJob { market }),
+    );
+    r
+}

@@ -1,0 +1,57 @@
+//! Runs queued tasks on AWS: the SQS batch handler of the worker Lambda and
+//! the settings the long-running poller shares with it.
+
+use aws_adapters::{Clients, Names, wiring};
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use chrono::TimeDelta;
+use platform::queue::JobMessage;
+use platform::worker::{Disposition, WorkerDeps, run_job};
+use std::sync::Arc;
+
+/// Worker settings over the AWS ports: the lease outlives the worker
+/// Lambda's 15-minute limit; three attempts, then FAILED.
+pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
+    WorkerDeps {
+        tasks: Arc::new(wiring::task_store(clients, names)),
+        handlers: Arc::new(services::jobs::registry(Arc::new(wiring::market_data(
+            clients, names,
+        )))),
+        lease: TimeDelta::minutes(16),
+        max_attempts: 3,
+    }
+}
+
+/// Runs each message of a batch; messages to deliver again are reported as
+/// batch item failures, everything else is acknowledged. A body that is not a
+/// job message can never succeed: it is logged and acknowledged.
+pub async fn handle_batch(deps: &WorkerDeps, event: SqsEvent) -> SqsBatchResponse {
+    let mut response = SqsBatchResponse::default();
+    for record in event.records {
+        let id = record.message_id.clone().unwrap_or_default();
+        let Some(message) = record
+            .body
+            .as_deref()
+            .and_then(|b| serde_json::from_str::<JobMessage>(b).ok())
+        else {
+            tracing::error!(message_id = %id, "dropping a message that is not a job message");
+            continue;
+        };
+        let retry = match run_job(deps, &message).await {
+            Ok(Disposition::Done) => false,
+            Ok(Disposition::Retry(reason)) => {
+                tracing::warn!(task_id = %message.task_id, %reason, "returning the message to the queue");
+                true
+            }
+            Err(e) => {
+                tracing::error!(task_id = %message.task_id, error = %e, "job failed on a dependency");
+                true
+            }
+        };
+        if retry {
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            response.batch_item_failures.push(failure);
+        }
+    }
+    response
+}
