@@ -14,7 +14,7 @@ use engine::indicators::sma;
 use engine::rules::{MaKind, Op, Target, Transform, evaluate};
 use engine::strategy::{Block, BlockKind, Column, Comparison, Condition, Source, Technical};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
-use platform::sample::{SampleConfig, generate};
+use sample::{SampleConfig, generate};
 use serde_json::json;
 use std::hint::black_box;
 use std::sync::Arc;

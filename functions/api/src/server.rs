@@ -10,10 +10,10 @@ use platform::accounts::{
 };
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::queue::{JobQueue, LocalQueue};
-use platform::sample::{SampleConfig, generate};
 use platform::sqlite::Database;
 use platform::tasks::{SqliteTaskStore, TaskStore};
 use platform::worker::{JobRegistry, WorkerDeps, WorkerPool, recover};
+use sample::{SampleConfig, generate};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;

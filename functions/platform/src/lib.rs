@@ -1,16 +1,14 @@
-//! Ports (small async traits) and their embedded adapters, plus the sample data
-//! generator and importers that fill the market data store.
+//! Ports (small async traits) and their embedded adapters; the sample data
+//! generator and importers that fill the market data store are in `sample`.
 //!
 //! Everything that serves goes through these traits, so the embedded default and
 //! the AWS deployment differ only in which adapters are wired in at start-up.
 
 pub mod accounts;
 pub mod error;
-pub mod import;
 pub mod logging;
 pub mod marketdata;
 pub mod queue;
-pub mod sample;
 pub mod sqlite;
 pub mod tasks;
 pub mod worker;

@@ -16,7 +16,7 @@ struct Args {
     #[arg(long)]
     market_dir: Option<PathBuf>,
     /// Stocks in the sample set when one is generated.
-    #[arg(long, default_value_t = platform::sample::DEFAULT_STOCKS)]
+    #[arg(long, default_value_t = sample::DEFAULT_STOCKS)]
     sample_stocks: usize,
     /// Do not create the demo account.
     #[arg(long)]
@@ -49,11 +49,11 @@ async fn main() -> Result<()> {
     if let Some(dir) = args.market_dir {
         let local = LocalDir::new(&dir);
         if local.is_empty() {
-            let config = platform::sample::SampleConfig {
+            let config = sample::SampleConfig {
                 stocks: args.sample_stocks,
                 ..Default::default()
             };
-            platform::sample::generate(&config, &local).context("generating the sample set")?;
+            sample::generate(&config, &local).context("generating the sample set")?;
         }
         let s3 = S3Blobs::new(clients.s3.clone(), &names.bucket);
         let keys = local.list("").await?;

@@ -3,10 +3,8 @@
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use platform::import::{
-    CsvLayout, ImportError, SymbolDetails, read_csv, read_parquet, store_daily,
-};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData, codec};
+use sample::import::{CsvLayout, ImportError, SymbolDetails, read_csv, read_parquet, store_daily};
 use std::sync::Arc;
 
 const YAHOO: &str = "Date,Open,High,Low,Close,Adj Close,Volume

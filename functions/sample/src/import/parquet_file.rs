@@ -11,7 +11,7 @@ use bytes::Bytes;
 use chrono::NaiveDate;
 use engine::Bars;
 
-use crate::marketdata::codec::{days_to_date, from_parquet};
+use platform::marketdata::codec::{days_to_date, from_parquet};
 
 fn column<'a>(b: &'a RecordBatch, name: &str) -> Option<&'a std::sync::Arc<dyn Array>> {
     let schema = b.schema();

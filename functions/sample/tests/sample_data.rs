@@ -3,7 +3,7 @@
 use chrono::NaiveDate;
 use engine::stats::{excess_kurtosis, log_returns, mean, pearson, std_dev};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData, layout};
-use platform::sample::{SampleConfig, generate};
+use sample::{SampleConfig, generate};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -147,7 +147,7 @@ async fn prices_are_statistically_sane() {
     assert!((-0.5..0.2).contains(&c), "TLT/SPX correlation {c}");
 }
 
-const DEFAULT: u64 = platform::sample::DEFAULT_SEED;
+const DEFAULT: u64 = sample::DEFAULT_SEED;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn indicators_intraday_and_tables_are_present_and_consistent() {

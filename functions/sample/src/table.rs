@@ -1,12 +1,12 @@
 //! Row-by-row construction of reference tables with a declared schema.
 
-use crate::marketdata::codec::date_to_days;
 use arrow_array::{
     ArrayRef, Date32Array, Float64Array, Int64Array, RecordBatch, StringArray,
     TimestampMicrosecondArray,
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use chrono::{NaiveDate, NaiveDateTime};
+use platform::marketdata::codec::date_to_days;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,7 +73,7 @@ pub struct TableBuilder {
 /// `row![a, b, c]` converts each value into a cell.
 #[macro_export]
 macro_rules! row {
-    ($($v:expr),* $(,)?) => { vec![$($crate::sample::table::V::from($v)),*] };
+    ($($v:expr),* $(,)?) => { vec![$($crate::table::V::from($v)),*] };
 }
 
 impl TableBuilder {

@@ -10,10 +10,10 @@ mod parquet_file;
 pub use csv_file::{CsvLayout, read_csv};
 pub use parquet_file::read_parquet;
 
-use crate::PortError;
-use crate::marketdata::{MarketData, ParquetMarketData, SymbolInfo, layout};
 use chrono::NaiveDate;
 use engine::Bars;
+use platform::PortError;
+use platform::marketdata::{MarketData, ParquetMarketData, SymbolInfo, layout};
 use std::fmt;
 
 /// A bad input row, located by file, line (or row) and column.

@@ -11,16 +11,18 @@ mod rng;
 pub mod table;
 mod universe;
 
+pub mod import;
+
 pub use indicators::{sentiment_level, trend_score};
 pub use prices::INTRADAY_BARS_PER_DAY;
 pub use reports::REPORT_TYPES;
 
-use crate::PortError;
-use crate::marketdata::codec::{self, to_parquet};
-use crate::marketdata::{IndicatorMeta, LocalDir, SymbolInfo, layout};
 use arrow_array::RecordBatch;
 use chrono::NaiveDate;
 use engine::Bars;
+use platform::PortError;
+use platform::marketdata::codec::{self, to_parquet};
+use platform::marketdata::{IndicatorMeta, LocalDir, SymbolInfo, layout};
 use prices::FactorPaths;
 use std::collections::BTreeSet;
 use universe::{AssetSpec, SECTORS};

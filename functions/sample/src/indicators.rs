@@ -2,9 +2,9 @@
 //! their catalog records. Formulas are documented in docs/sample-data.md.
 
 use super::rng::{self, Rng};
-use crate::marketdata::{IndicatorMeta, IndicatorSeries};
 use chrono::{Datelike, NaiveDateTime, Weekday};
 use engine::Bars;
+use platform::marketdata::{IndicatorMeta, IndicatorSeries};
 
 /// Sentiment level 0-4 of a reading against its extremes: 0 extreme pessimism,
 /// 1 pessimism, 2 neutral, 3 optimism, 4 extreme optimism.
