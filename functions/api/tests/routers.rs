@@ -1,0 +1,200 @@
+//! Each group's router in process (tower's `oneshot`, no socket): its
+//! envelope, its auth, and a 400 that names the field. The end-to-end suite
+//! covers the same over real HTTP with market data.
+
+use api::AppState;
+use api::routes::{Group, service};
+use axum::body::Body;
+use axum::http::{Request, header};
+use base64::Engine;
+use http_body_util::BodyExt;
+use platform::accounts::{Authenticator, MemoryFailureLog, SqliteAccountStore};
+use platform::marketdata::{LocalDir, ParquetMarketData};
+use platform::queue::LocalQueue;
+use platform::sqlite::Database;
+use platform::tasks::SqliteTaskStore;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tower::ServiceExt;
+
+const USER: (&str, &str) = ("router@example.test", "router-password");
+
+/// Every port in memory; the market directory is empty.
+async fn state(market: &std::path::Path) -> AppState {
+    let db = Database::in_memory().unwrap();
+    let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
+    api::server::add_account(accounts.as_ref(), USER.0, USER.1, "pro", vec![])
+        .await
+        .unwrap();
+    let (queue, _receiver) = LocalQueue::new();
+    AppState {
+        tasks: Arc::new(SqliteTaskStore::new(db)),
+        queue: Arc::new(queue),
+        market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(market)))),
+        auth: Arc::new(
+            Authenticator::new(
+                accounts,
+                Duration::from_secs(60),
+                Arc::new(MemoryFailureLog::default()),
+            )
+            .unwrap(),
+        ),
+        data_legacy_json: false,
+        limits: Default::default(),
+    }
+}
+
+async fn call(
+    group: Group,
+    state: &AppState,
+    method: &str,
+    uri: &str,
+    user: Option<(&str, &str)>,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some((u, p)) = user {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
+        req = req.header(header::AUTHORIZATION, format!("Basic {token}"));
+    }
+    let req = match body {
+        Some(b) => req
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(b.to_string())),
+        None => req.body(Body::empty()),
+    }
+    .unwrap();
+    let resp = service(state, group).oneshot(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("{uri}: not JSON: {bytes:?}")),
+    )
+}
+
+#[tokio::test]
+async fn backtest_router() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = state(dir.path()).await;
+    let g = Group::Backtest;
+    assert_eq!(
+        call(g, &s, "GET", "/health", None, None).await,
+        (200, json!({"status": "ok"}))
+    );
+    let (status, body) = call(g, &s, "GET", "/backtest/tasks", None, None).await;
+    assert_eq!(status, 401);
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("authentication required")
+    );
+    let (status, body) = call(g, &s, "GET", "/backtest/tasks?limit=0", Some(USER), None).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body,
+        json!({"detail": "query parameter 'limit' must be between 1 and 200, got 0"})
+    );
+    let (status, body) = call(
+        g,
+        &s,
+        "POST",
+        "/backtest/validate",
+        Some(USER),
+        Some(json!({"entry": {}, "exit": {}})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("symbol: is required"),
+        "{body}"
+    );
+    let (status, body) = call(g, &s, "GET", "/nowhere", None, None).await;
+    assert_eq!(
+        (status, body["detail"].as_str()),
+        (404, Some("no such endpoint"))
+    );
+}
+
+#[tokio::test]
+async fn analytics_router() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = state(dir.path()).await;
+    let g = Group::Analytics;
+    let (status, body) = call(
+        g,
+        &s,
+        "GET",
+        "/seasonality/performance-by-month?ticker=SPX",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        (body["code"].as_i64(), &body["data"]),
+        (Some(401), &Value::Null)
+    );
+    let (status, body) = call(
+        g,
+        &s,
+        "POST",
+        "/symbol_corr",
+        Some(USER),
+        Some(json!({"benchmark": "SPX", "stock_comparison": ["AAPL"], "roll_window": 1})),
+    )
+    .await;
+    assert_eq!((status, body["code"].as_i64()), (400, Some(400)), "{body}");
+    assert!(
+        body["msg"].as_str().unwrap().contains("roll_window"),
+        "{body}"
+    );
+    let (status, body) = call(g, &s, "GET", "/seasonality/no-such-view", Some(USER), None).await;
+    assert_eq!((status, body["code"].as_i64()), (404, Some(404)), "{body}");
+}
+
+#[tokio::test]
+async fn data_router() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = state(dir.path()).await;
+    let g = Group::Data;
+    let (status, body) = call(
+        g,
+        &s,
+        "GET",
+        "/ws/getAllSymbols",
+        Some((USER.0, "wrong")),
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(body["status"], 401);
+    assert!(body["error"].is_string());
+    let (status, body) = call(
+        g,
+        &s,
+        "GET",
+        "/ws/getSymbolDataLimitDays/SPX_OPTIX?days=abc",
+        Some(USER),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (
+            400,
+            json!({"error": "query parameter 'days': 'abc' is not a positive integer", "status": 400})
+        )
+    );
+    let (status, body) = call(g, &s, "GET", "/ws/getAllSymbols", Some(USER), None).await;
+    assert_eq!(
+        (status, body["status"].as_i64()),
+        (503, Some(503)),
+        "an empty market directory: {body}"
+    );
+}
