@@ -9,7 +9,6 @@ use axum::routing::get;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
 
@@ -355,53 +354,6 @@ impl Modify for BasicAuth {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
-    paths(
-        crate::backtest::routes::start_backtest,
-        crate::backtest::routes::validate,
-        crate::routes::tasks::backtest_status,
-        crate::routes::tasks::backtest_tasks,
-        crate::backtest::routes::indicator_list,
-        crate::backtest::routes::indicator_metadata,
-        crate::backtest::routes::tutorial,
-        crate::routes::health::health,
-        crate::routes::health::auth_info,
-        crate::data::routes::all_symbols,
-        crate::data::routes::all_symbols_with_indexes,
-        crate::data::routes::user_selected_symbols,
-        crate::data::routes::user_selected_with_indexes,
-        crate::data::routes::model_data,
-        crate::data::routes::model_with_indexes,
-        crate::data::routes::group_symbols,
-        crate::data::routes::symbol_data,
-        crate::data::routes::symbol_sentiment,
-        crate::data::routes::symbol_limit_days,
-        crate::data::routes::symbol_sentiment_limit_days,
-        crate::data::routes::today,
-        crate::data::routes::today_indexes,
-        crate::data::routes::symbol_for_date,
-        crate::data::routes::all_for_date,
-        crate::data::routes::bulk,
-        crate::data::intraday::intraday_symbols,
-        crate::data::intraday::intraday_history,
-        crate::data::intraday::intraday_limit_days,
-        crate::data::intraday::today_intraday,
-        crate::data::custom::user_indicators,
-        crate::data::custom::user_indicator_data,
-        crate::analytics::seasonality::all_in_one,
-        crate::analytics::seasonality::predefined_holidays,
-        crate::analytics::seasonality::by_week,
-        crate::analytics::seasonality::by_month,
-        crate::analytics::seasonality::by_day_of_month,
-        crate::analytics::seasonality::by_day_of_year,
-        crate::analytics::seasonality::around_holiday,
-        crate::analytics::seasonality::around_specific_days,
-        crate::analytics::seasonality::by_day_of_single_month,
-        crate::analytics::seasonality::one_dollar_curve,
-        crate::analytics::correlation::symbol_corr,
-        crate::analytics::correlation::asset_corr,
-        crate::analytics::correlation::pattern_corr,
-        crate::analytics::correlation::symbol_beta,
-    ),
     components(schemas(
         StrategyParamsDoc, RuleBlockDoc, ConditionDoc, SignalDoc, RuleDoc, QualifierDoc, SubmitResponse, ValidateResponse,
         EncodedBlock, EncodedSignal, EncodedCondition, TaskRecord, TaskSummary, TaskList, BacktestResult,
@@ -414,14 +366,11 @@ impl Modify for BasicAuth {
 )]
 pub struct BacktestApi;
 
-/// The document as served, built once.
-pub fn document() -> &'static str {
-    static DOC: OnceLock<String> = OnceLock::new();
-    DOC.get_or_init(|| {
-        BacktestApi::openapi()
-            .to_pretty_json()
-            .expect("the OpenAPI document serialises")
-    })
+/// What the document holds besides the operations: title, shared schemas,
+/// the security scheme and tags. Each group adds its operations with its
+/// routes (`routes::document`).
+pub fn base() -> utoipa::openapi::OpenApi {
+    BacktestApi::openapi()
 }
 
 const SWAGGER_JS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui-bundle.js");
@@ -453,12 +402,13 @@ const REDOC_PAGE: &str = r#"<!doctype html>
 <script src="/redoc/redoc.standalone.js"></script>
 </body></html>"#;
 
-/// `/openapi.json`, `/docs`, `/redoc` and their assets: public, no internet needed.
-pub fn routes() -> Router {
+/// `/openapi.json` (the text `document` gives), `/docs`, `/redoc` and their
+/// assets: public, no internet needed.
+pub fn routes(document: fn() -> &'static str) -> Router {
     Router::new()
         .route(
             "/openapi.json",
-            get(|| async { ([(header::CONTENT_TYPE, "application/json")], document()) }),
+            get(move || async move { ([(header::CONTENT_TYPE, "application/json")], document()) }),
         )
         .route("/docs", get(|| async { Html(DOCS_PAGE) }))
         .route(

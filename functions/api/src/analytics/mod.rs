@@ -9,53 +9,28 @@ pub mod seasonality;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use axum::Router;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use engine::Bars;
 use serde::Serialize;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/seasonality", get(seasonality::all_in_one))
-        .route(
-            "/seasonality/get-predefined-holidays",
-            get(seasonality::predefined_holidays),
-        )
-        .route(
-            "/seasonality/performance-by-week",
-            get(seasonality::by_week),
-        )
-        .route(
-            "/seasonality/performance-by-month",
-            get(seasonality::by_month),
-        )
-        .route(
-            "/seasonality/performance-by-day-of-month",
-            get(seasonality::by_day_of_month),
-        )
-        .route(
-            "/seasonality/performance-by-day-of-year",
-            get(seasonality::by_day_of_year),
-        )
-        .route(
-            "/seasonality/performance-around-holiday",
-            get(seasonality::around_holiday),
-        )
-        .route(
-            "/seasonality/performance-around-specific-days",
-            get(seasonality::around_specific_days),
-        )
-        .route(
-            "/seasonality/performance-by-day-of-single-month",
-            get(seasonality::by_day_of_single_month),
-        )
-        .route(
-            "/seasonality/one-dollar-curve",
-            get(seasonality::one_dollar_curve),
-        )
+/// The analytics routes with their documentation.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(seasonality::all_in_one))
+        .routes(routes!(seasonality::predefined_holidays))
+        .routes(routes!(seasonality::by_week))
+        .routes(routes!(seasonality::by_month))
+        .routes(routes!(seasonality::by_day_of_month))
+        .routes(routes!(seasonality::by_day_of_year))
+        .routes(routes!(seasonality::around_holiday))
+        .routes(routes!(seasonality::around_specific_days))
+        .routes(routes!(seasonality::by_day_of_single_month))
+        .routes(routes!(seasonality::one_dollar_curve))
         // Unknown views answer in this service's envelope on any deployment.
         .route(
             "/seasonality/{*view}",
@@ -67,10 +42,10 @@ pub fn routes() -> Router<AppState> {
                 },
             ),
         )
-        .route("/symbol_corr", post(correlation::symbol_corr))
-        .route("/asset_corr", post(correlation::asset_corr))
-        .route("/pattern_corr", post(correlation::pattern_corr))
-        .route("/symbol_beta", post(correlation::symbol_beta))
+        .routes(routes!(correlation::symbol_corr))
+        .routes(routes!(correlation::asset_corr))
+        .routes(routes!(correlation::pattern_corr))
+        .routes(routes!(correlation::symbol_beta))
 }
 
 /// `{code, data}`: the success envelope of the seasonality and correlation

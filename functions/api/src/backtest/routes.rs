@@ -8,26 +8,27 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use platform::marketdata::IndicatorMeta;
 use platform::tasks::{NewTask, TaskKind};
 use serde_json::{Value, json};
 use services::backtest::encode::validate_response;
 use services::backtest::prepare::prepare;
 use std::sync::{Arc, Mutex};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/backtest/start_backtest", post(start_backtest))
-        .route("/backtest/validate", post(validate))
-        .route("/backtest/indicators/list", get(indicator_list))
-        .route("/backtest/indicators/metadata", get(indicator_metadata))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(start_backtest))
+        .routes(routes!(validate))
+        .routes(routes!(indicator_list))
+        .routes(routes!(indicator_metadata))
 }
 
 /// Endpoints of this service that need no credentials.
-pub fn public_routes() -> Router<AppState> {
-    Router::new().route("/backtest/tutorial", get(tutorial))
+pub fn public_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(tutorial))
 }
 
 /// Submit a strategy: a task is created and queued.

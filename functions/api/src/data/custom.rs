@@ -42,7 +42,7 @@ fn custom_json(c: &platform::accounts::CustomIndicator) -> serde_json::Value {
 }
 
 /// The account's custom indicators.
-#[utoipa::path(get, path = "/ws/getUserIndicators", tag = "data", params(("all" = Option<bool>, Query, description = "Default true"), ("ordering" = Option<String>, Query, description = "-create_date (default) or create_date")), responses((status = 200, description = "The account's custom indicators", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(("all" = Option<bool>, Query, description = "Default true"), ("ordering" = Option<String>, Query, description = "-create_date (default) or create_date")), responses((status = 200, description = "The account's custom indicators", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn user_indicators(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -72,7 +72,7 @@ pub(crate) async fn user_indicators(
 }
 
 /// One custom indicator, calculated (504 if the calculation times out).
-#[utoipa::path(get, path = "/ws/getUserIndicatorData", tag = "data", params(("url" = String, Query, description = "Custom indicator identifier")), responses((status = 200, description = "One custom indicator, calculated (504 if the calculation times out)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getUserIndicatorData", tag = "data", params(("url" = String, Query, description = "Custom indicator identifier")), responses((status = 200, description = "One custom indicator, calculated (504 if the calculation times out)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn user_indicator_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

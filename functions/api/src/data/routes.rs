@@ -6,68 +6,52 @@ use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
+use axum::Extension;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Extension, Router};
 use chrono::NaiveDate;
 use platform::PortError;
 use platform::marketdata::{IndicatorMeta, IndicatorSeries};
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// Full-history requests of trial accounts return only the last records.
 pub const TRIAL_RECORDS: usize = 90;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/getAllSymbols", get(all_symbols))
-        .route("/getAllSymbolswithIndexes", get(all_symbols_with_indexes))
-        .route("/getAllUserSelectedSymbols", get(user_selected_symbols))
-        .route(
-            "/getAllUserSelectedSymbolsWithIndexes",
-            get(user_selected_with_indexes),
-        )
+/// The data service's routes with their documentation, relative to `/ws`.
+pub fn routes() -> OpenApiRouter<AppState> {
+    use super::{custom, intraday};
+    OpenApiRouter::new()
+        .routes(routes!(all_symbols))
+        .routes(routes!(all_symbols_with_indexes))
+        .routes(routes!(user_selected_symbols))
+        .routes(routes!(user_selected_with_indexes))
+        // The spec spells this one both ways; the first is documented.
         .route(
             "/getAllUserSelectedSymbolswithIndexes",
             get(user_selected_with_indexes),
         )
-        .route("/getModelData", get(model_data))
-        .route("/getModelSymbolswithIndexes", get(model_with_indexes))
-        .route("/getGroupSymbols/{group}", get(group_symbols))
-        .route("/getSymbolData/{symbol}", get(symbol_data))
-        .route("/getSymbolSentimentData/{symbol}", get(symbol_sentiment))
-        .route("/getSymbolDataLimitDays/{symbol}", get(symbol_limit_days))
-        .route(
-            "/getSymbolDataSentimentLimitDays/{symbol}",
-            get(symbol_sentiment_limit_days),
-        )
-        .route("/getTodayData", get(today))
-        .route("/getTodayDataIndexes", get(today_indexes))
-        .route("/getSymbolLimitDate/{symbol}", get(symbol_for_date))
-        .route("/getAllDataForDate", get(all_for_date))
-        .route("/getAllSymbolDataLimitDays", get(bulk))
-        .route(
-            "/getIntradaySymbols",
-            get(super::intraday::intraday_symbols),
-        )
-        .route(
-            "/getSymbolIntradayHistory/{symbol}",
-            get(super::intraday::intraday_history),
-        )
-        .route(
-            "/getSymbolIntradayLimitDays/{symbol}",
-            get(super::intraday::intraday_limit_days),
-        )
-        .route(
-            "/getTodayIntradayData",
-            get(super::intraday::today_intraday),
-        )
-        .route("/getUserIndicators", get(super::custom::user_indicators))
-        .route(
-            "/getUserIndicatorData",
-            get(super::custom::user_indicator_data),
-        )
+        .routes(routes!(model_data))
+        .routes(routes!(model_with_indexes))
+        .routes(routes!(group_symbols))
+        .routes(routes!(symbol_data))
+        .routes(routes!(symbol_sentiment))
+        .routes(routes!(symbol_limit_days))
+        .routes(routes!(symbol_sentiment_limit_days))
+        .routes(routes!(today))
+        .routes(routes!(today_indexes))
+        .routes(routes!(symbol_for_date))
+        .routes(routes!(all_for_date))
+        .routes(routes!(bulk))
+        .routes(routes!(intraday::intraday_symbols))
+        .routes(routes!(intraday::intraday_history))
+        .routes(routes!(intraday::intraday_limit_days))
+        .routes(routes!(intraday::today_intraday))
+        .routes(routes!(custom::user_indicators))
+        .routes(routes!(custom::user_indicator_data))
 }
 
 /// A JSON body, or (legacy switch on) that JSON again as a JSON string.
@@ -277,7 +261,7 @@ pub(super) fn recent(caller: &Caller, n: usize, len: usize) -> std::ops::Range<u
 }
 
 /// All indicators except internal and relative-trend records.
-#[utoipa::path(get, path = "/ws/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
     let c = catalog(&state).await?;
     Ok(body(
@@ -290,7 +274,7 @@ pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Respons
 }
 
 /// The full catalog with each indicator's market symbol.
-#[utoipa::path(get, path = "/ws/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn all_symbols_with_indexes(
     State(state): State<AppState>,
 ) -> Result<Response, ApiError> {
@@ -302,7 +286,7 @@ pub(crate) async fn all_symbols_with_indexes(
 }
 
 /// The account's selections plus its plan's base indicators.
-#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn user_selected_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -315,7 +299,7 @@ pub(crate) async fn user_selected_symbols(
 }
 
 /// The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes).
-#[utoipa::path(get, path = "/ws/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn user_selected_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -328,7 +312,7 @@ pub(crate) async fn user_selected_with_indexes(
 }
 
 /// Subscribed model indicators.
-#[utoipa::path(get, path = "/ws/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn model_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -346,7 +330,7 @@ pub(crate) async fn model_data(
 }
 
 /// Subscribed model indicators with market symbols.
-#[utoipa::path(get, path = "/ws/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn model_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -364,7 +348,7 @@ pub(crate) async fn model_with_indexes(
 }
 
 /// Subscribed indicators of a metadata group (404 unknown group).
-#[utoipa::path(get, path = "/ws/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn group_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -387,7 +371,7 @@ pub(crate) async fn group_symbols(
 }
 
 /// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
-#[utoipa::path(get, path = "/ws/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -403,7 +387,7 @@ pub(crate) async fn symbol_data(
 }
 
 /// Full history with sentiment.
-#[utoipa::path(get, path = "/ws/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history with sentiment", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history with sentiment", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_sentiment(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -419,7 +403,7 @@ pub(crate) async fn symbol_sentiment(
 }
 
 /// The last `days` periods of the indicator's own frequency.
-#[utoipa::path(get, path = "/ws/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -437,7 +421,7 @@ pub(crate) async fn symbol_limit_days(
 }
 
 /// The last `days` periods with sentiment and market symbol.
-#[utoipa::path(get, path = "/ws/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_sentiment_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -500,7 +484,7 @@ async fn snapshot(
 }
 
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
-#[utoipa::path(get, path = "/ws/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn today(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -509,7 +493,7 @@ pub(crate) async fn today(
 }
 
 /// The same with market symbols.
-#[utoipa::path(get, path = "/ws/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn today_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -523,7 +507,7 @@ fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
 }
 
 /// The reading on one date (406 unless YYYYMMDD).
-#[utoipa::path(get, path = "/ws/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "The reading on one date (406 unless YYYYMMDD)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "The reading on one date (406 unless YYYYMMDD)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn symbol_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -539,7 +523,7 @@ pub(crate) async fn symbol_for_date(
 }
 
 /// Every subscribed indicator's reading on one date.
-#[utoipa::path(get, path = "/ws/getAllDataForDate", tag = "data", params(("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllDataForDate", tag = "data", params(("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn all_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -574,7 +558,7 @@ pub(crate) async fn all_for_date(
 }
 
 /// Recent readings of every subscribed indicator (410 unless 1-90 days).
-#[utoipa::path(get, path = "/ws/getAllSymbolDataLimitDays", tag = "data", params(("days" = i64, Query, description = "1 to 90")), responses((status = 200, description = "Recent readings of every subscribed indicator (410 unless 1-90 days)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllSymbolDataLimitDays", tag = "data", params(("days" = i64, Query, description = "1 to 90")), responses((status = 200, description = "Recent readings of every subscribed indicator (410 unless 1-90 days)", body = Object), crate::openapi::DataErrors))]
 pub(crate) async fn bulk(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

@@ -11,6 +11,9 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn_with_state, map_response_with_state};
 use platform::accounts::Service;
+use std::sync::OnceLock;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub use health::{auth_info, health};
 
@@ -19,8 +22,9 @@ fn protected(
     state: &AppState,
     service: Service,
     style: ErrorStyle,
-    routes: Router<AppState>,
+    routes: OpenApiRouter<AppState>,
 ) -> Router {
+    let (routes, _) = routes.split_for_parts();
     if !routes.has_routes() {
         return Router::new();
     }
@@ -41,20 +45,30 @@ pub(crate) fn limited(state: &AppState, routes: Router) -> Router {
         .layer(from_fn_with_state(state.limits, crate::limits::enforce))
 }
 
+/// `/health` and `/auth-info`, documented.
+fn public_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(health::health))
+        .routes(routes!(health::auth_info))
+}
+
 /// Public endpoints every group answers: `/health` and `/auth-info`.
 pub fn public(state: &AppState, style: ErrorStyle) -> Router {
-    let routes = Router::new()
-        .route("/health", axum::routing::get(health))
-        .route("/auth-info", axum::routing::get(auth_info))
+    let routes = public_routes()
+        .split_for_parts()
+        .0
         .with_state(state.clone());
     limited(state, routes).layer(map_response_with_state(style, render_errors))
 }
 
-/// Backtest service (backtest-service.md), with its public tutorial.
+/// Backtest service (backtest-service.md), with its public tutorial and the
+/// API documentation.
 pub fn backtest(state: &AppState) -> Router {
     let public = crate::backtest::routes::public_routes()
+        .split_for_parts()
+        .0
         .with_state(state.clone())
-        .merge(crate::openapi::routes());
+        .merge(crate::openapi::routes(document));
     let public =
         limited(state, public).layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
     let routes = tasks::backtest_routes().merge(crate::backtest::routes::routes());
@@ -79,6 +93,25 @@ pub fn data(state: &AppState) -> Router {
         ErrorStyle::Data,
         crate::data::routes::routes(),
     )
+}
+
+/// The OpenAPI document: the merge of what each group registered with its
+/// routes (the data service under `/ws`), built once.
+pub fn document() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let groups: OpenApiRouter<AppState> = public_routes()
+            .merge(crate::backtest::routes::public_routes())
+            .merge(crate::backtest::routes::routes())
+            .merge(tasks::backtest_routes())
+            .merge(tasks::analytics_routes())
+            .merge(crate::analytics::routes())
+            .nest("/ws", crate::data::routes::routes());
+        let mut doc = crate::openapi::base();
+        doc.merge(groups.into_openapi());
+        doc.to_pretty_json()
+            .expect("the OpenAPI document serialises")
+    })
 }
 
 /// The endpoint groups, each deployable on its own.

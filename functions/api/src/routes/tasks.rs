@@ -6,29 +6,27 @@ use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::routing::get;
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use platform::tasks::{Task, TaskFilter, TaskKind, TaskStatus};
 use serde_json::{Value, json};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 const MAX_LIMIT: i64 = 200;
 
-pub fn backtest_routes() -> Router<AppState> {
-    Router::new()
-        .route("/backtest/status/{task_id}", get(backtest_status))
-        .route("/backtest/tasks", get(backtest_tasks))
+pub fn backtest_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(backtest_status))
+        .routes(routes!(backtest_tasks))
 }
 
-pub fn analytics_routes() -> Router<AppState> {
-    Router::new()
-        .route("/cpm/status/{task_id}", get(cpm_status))
-        .route("/cpm/tasks", get(cpm_tasks))
-        .route(
-            "/smart-scanner-backtest/status/{task_id}",
-            get(scanner_status),
-        )
-        .route("/smart-scanner-backtest/tasks", get(scanner_tasks))
+pub fn analytics_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(cpm_status))
+        .routes(routes!(cpm_tasks))
+        .routes(routes!(scanner_status))
+        .routes(routes!(scanner_tasks))
 }
 
 /// The caller's task of one of `kinds`, or 404.
@@ -191,6 +189,11 @@ fn analytics_record(t: &Task) -> Value {
 
 const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::CpmScan];
 
+/// A pattern-match task of the caller (scan or backtest); another account's id is 404.
+#[utoipa::path(get, path = "/cpm/status/{task_id}", tag = "analytics",
+    params(("task_id" = String, Path, description = "Task UUID")),
+    responses((status = 200, description = "The task object of analytics section 2.8", body = Object),
+        crate::analytics::docs::AnalyticsErrors))]
 async fn cpm_status(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -201,6 +204,13 @@ async fn cpm_status(
     )))
 }
 
+/// The caller's pattern-match tasks, newest first.
+#[utoipa::path(get, path = "/cpm/tasks", tag = "analytics",
+    params(("limit" = Option<i64>, Query, description = "1-200, default 20"), ("offset" = Option<i64>, Query, description = "Default 0"),
+        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED"),
+        ("mode" = Option<String>, Query, description = "backtest or scan")),
+    responses((status = 200, description = "A page of tasks: {tasks, total, limit, offset}", body = Object),
+        crate::analytics::docs::AnalyticsErrors))]
 async fn cpm_tasks(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -229,6 +239,11 @@ async fn cpm_tasks(
     .await
 }
 
+/// A scanner backtest task of the caller; another account's id is 404.
+#[utoipa::path(get, path = "/smart-scanner-backtest/status/{task_id}", tag = "analytics",
+    params(("task_id" = String, Path, description = "Task UUID")),
+    responses((status = 200, description = "The task object of analytics section 2.8", body = Object),
+        crate::analytics::docs::AnalyticsErrors))]
 async fn scanner_status(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -239,6 +254,12 @@ async fn scanner_status(
     )))
 }
 
+/// The caller's scanner backtest tasks, newest first.
+#[utoipa::path(get, path = "/smart-scanner-backtest/tasks", tag = "analytics",
+    params(("limit" = Option<i64>, Query, description = "1-200, default 20"), ("offset" = Option<i64>, Query, description = "Default 0"),
+        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED")),
+    responses((status = 200, description = "A page of tasks: {tasks, total, limit, offset}", body = Object),
+        crate::analytics::docs::AnalyticsErrors))]
 async fn scanner_tasks(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
