@@ -72,6 +72,52 @@ async fn dynamodb_task_store() {
             .and_utc()
             .timestamp()
     );
+
+    // A submit that died between claiming its key and storing its task: a
+    // retry waits while the claim is fresh, then takes the key over.
+    use aws_sdk_dynamodb::types::AttributeValue::{N, S};
+    let owner = unique("owner");
+    let missing = uuid::Uuid::new_v4();
+    let put_claim = |claimed_ms: i64| {
+        c.dynamodb
+            .put_item()
+            .table_name(&table)
+            .item("id", S(format!("idem#{}#{owner}#crashed", owner.len())))
+            .item("task_id", S(missing.to_string()))
+            .item("claimed_ms", N(claimed_ms.to_string()))
+            .item(
+                "expires_at",
+                N((chrono::Utc::now().timestamp() + 3600).to_string()),
+            )
+            .send()
+    };
+    let new = || NewTask {
+        owner: owner.clone(),
+        kind: TaskKind::StrategyBacktest,
+        params: serde_json::json!({"n": 1}),
+    };
+    put_claim(chrono::Utc::now().timestamp_millis())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            store.create_idempotent(new(), "crashed").await,
+            Err(platform::PortError::Unavailable(_))
+        ),
+        "a fresh claim without its task: retry later"
+    );
+    put_claim(chrono::Utc::now().timestamp_millis() - 60_000)
+        .await
+        .unwrap();
+    let platform::tasks::Created::New(t) = store.create_idempotent(new(), "crashed").await.unwrap()
+    else {
+        panic!("a stale claim is taken over")
+    };
+    assert_ne!(t.id, missing);
+    assert!(matches!(
+        store.create_idempotent(new(), "crashed").await.unwrap(),
+        platform::tasks::Created::Existing(e) if e.id == t.id
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread")]

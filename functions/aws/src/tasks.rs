@@ -1,15 +1,13 @@
 //! Task store on DynamoDB: one item per task keyed by `id`, a GSI `by_owner`
 //! (owner, created; projecting only kind and status) for an owner's tasks
 //! newest first, conditional updates for every status change, and
-//! idempotency keys as items `idem#...` written in one transaction with the
-//! task they name.
+//! idempotency keys as items `idem#...`, claimed by a conditional write
+//! before the task they name is stored.
 
 use crate::{S3Blobs, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, Put, ReturnValue, Select, TransactWriteItem,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue, Select};
 use chrono::{NaiveDateTime, TimeDelta};
 use platform::PortError;
 use platform::marketdata::BlobStore;
@@ -106,8 +104,9 @@ impl DynamoTaskStore {
         Ok(item)
     }
 
-    /// The task an unexpired idempotency item names.
-    async fn keyed_task(&self, key_id: &str, now_s: i64) -> Result<Option<Task>, PortError> {
+    /// An unexpired idempotency key: the task id it names and when it was
+    /// claimed (epoch ms).
+    async fn read_key(&self, key_id: &str, now_s: i64) -> Result<Option<(Uuid, i64)>, PortError> {
         let out = self
             .client
             .get_item()
@@ -120,18 +119,52 @@ impl DynamoTaskStore {
         let Some(item) = out.item() else {
             return Ok(None);
         };
-        let expires = item
-            .get("expires_at")
-            .and_then(|v| v.as_n().ok())
-            .and_then(|v| v.parse::<i64>().ok())
-            .unwrap_or(0);
+        let number = |k: &str| {
+            item.get(k)
+                .and_then(|v| v.as_n().ok())
+                .and_then(|v| v.parse::<i64>().ok())
+                .unwrap_or(0)
+        };
         let task_id = item
             .get("task_id")
             .and_then(|v| v.as_s().ok())
             .and_then(|v| Uuid::parse_str(v).ok());
-        match task_id {
-            Some(id) if expires >= now_s => self.get(id).await,
-            _ => Ok(None),
+        Ok(task_id
+            .filter(|_| number("expires_at") >= now_s)
+            .map(|id| (id, number("claimed_ms"))))
+    }
+
+    /// Points the key at `task` if `condition` holds; false when it does not.
+    async fn claim_key(
+        &self,
+        key_id: &str,
+        task: &Task,
+        now_ms: i64,
+        condition: &str,
+        value: (&str, AttributeValue),
+    ) -> Result<bool, PortError> {
+        let expires = (task.created_at + IDEMPOTENCY_WINDOW).and_utc().timestamp();
+        let put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .item("id", s(key_id))
+            .item("task_id", s(task.id.to_string()))
+            .item("claimed_ms", n(now_ms))
+            .item("expires_at", n(expires))
+            .condition_expression(condition)
+            .expression_attribute_values(value.0, value.1)
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(sdk_error("claim an idempotency key", e)),
         }
     }
 
@@ -301,51 +334,58 @@ impl TaskStore for DynamoTaskStore {
     }
 
     async fn create_idempotent(&self, new: NewTask, key: &str) -> Result<Created, PortError> {
+        // The key is claimed first (a conditional put), then the task stored.
+        // A key whose task is missing is a creator still at work, or one that
+        // died in between: after STALE_KEY_MS the key is taken over.
+        const STALE_KEY_MS: i64 = 10_000;
         let key_id = key_item_id(&new.owner, key);
-        // A lost race (another copy of the submit, or a conflicting
-        // transaction) is settled by reading the key again.
-        for _ in 0..4 {
-            let now_s = chrono::Utc::now().timestamp();
-            if let Some(t) = self.keyed_task(&key_id, now_s).await? {
-                return Ok(Created::Existing(t));
-            }
-            let task = new.clone().into_pending();
-            let expires = (task.created_at + IDEMPOTENCY_WINDOW).and_utc().timestamp();
-            let put_task = Put::builder()
-                .table_name(&self.table)
-                .set_item(Some(self.new_item(&task).await?))
-                .condition_expression("attribute_not_exists(id)")
-                .build()
-                .map_err(PortError::internal)?;
-            let put_key = Put::builder()
-                .table_name(&self.table)
-                .item("id", s(&key_id))
-                .item("task_id", s(task.id.to_string()))
-                .item("expires_at", n(expires))
-                .condition_expression("attribute_not_exists(id) OR expires_at < :now")
-                .expression_attribute_values(":now", n(now_s))
-                .build()
-                .map_err(PortError::internal)?;
-            let written = self
-                .client
-                .transact_write_items()
-                .transact_items(TransactWriteItem::builder().put(put_task).build())
-                .transact_items(TransactWriteItem::builder().put(put_key).build())
-                .send()
-                .await;
-            match written {
-                Ok(_) => return Ok(Created::New(task)),
-                Err(e)
-                    if e.as_service_error()
-                        .is_some_and(|s| s.is_transaction_canceled_exception()) =>
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        for _ in 0..40 {
+            let now_ms = chrono::Utc::now().timestamp_millis();
+            let claimed = match self.read_key(&key_id, now_ms / 1000).await? {
+                Some((task_id, claimed_ms)) => {
+                    if let Some(t) = self.get(task_id).await? {
+                        return Ok(Created::Existing(t));
+                    }
+                    if now_ms - claimed_ms < STALE_KEY_MS {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                    let task = new.clone().into_pending();
+                    let stale = (":stale", s(task_id.to_string()));
+                    let won = self
+                        .claim_key(&key_id, &task, now_ms, "task_id = :stale", stale)
+                        .await?;
+                    won.then_some(task)
                 }
-                Err(e) => return Err(sdk_error("create task under an idempotency key", e)),
+                None => {
+                    let task = new.clone().into_pending();
+                    let now = (":now", n(now_ms / 1000));
+                    let won = self
+                        .claim_key(
+                            &key_id,
+                            &task,
+                            now_ms,
+                            "attribute_not_exists(id) OR expires_at < :now",
+                            now,
+                        )
+                        .await?;
+                    won.then_some(task)
+                }
+            };
+            if let Some(task) = claimed {
+                self.client
+                    .put_item()
+                    .table_name(&self.table)
+                    .set_item(Some(self.new_item(&task).await?))
+                    .condition_expression("attribute_not_exists(id)")
+                    .send()
+                    .await
+                    .map_err(|e| sdk_error("create task", e))?;
+                return Ok(Created::New(task));
             }
         }
         Err(PortError::Unavailable(
-            "the idempotency key stayed contended; retry".into(),
+            "a submit with this idempotency key is still being stored; retry shortly".into(),
         ))
     }
 
