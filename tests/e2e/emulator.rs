@@ -1,6 +1,7 @@
 //! The AWS emulator for the AWS-path tests: the one at `AWS_ENDPOINT_URL` if
-//! set, otherwise moto server from the reference venv, started once per test
-//! process on 127.0.0.1 and stopped when the process ends.
+//! set, otherwise moto server from the reference venv (through
+//! localstack/moto_server.py, which makes its DynamoDB writes atomic), started
+//! once per test process on 127.0.0.1 and stopped when the process ends.
 
 use aws_adapters::Clients;
 use std::net::TcpListener;
@@ -17,11 +18,13 @@ pub fn endpoint() -> String {
                 return e;
             }
             let python = crate::reference::python();
-            let moto = python.with_file_name("moto_server");
             assert!(
-                moto.exists(),
+                python.with_file_name("moto_server").exists(),
                 "moto server is missing from the reference venv: run tests/run"
             );
+            // DynamoDB writes applied one at a time, as DynamoDB does per item.
+            let launcher = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../localstack/moto_server.py");
             let port = TcpListener::bind("127.0.0.1:0")
                 .unwrap()
                 .local_addr()
@@ -30,8 +33,9 @@ pub fn endpoint() -> String {
             // The shell keeps moto's lifetime tied to ours: when this process ends its
             // end of the pipe closes, `read` returns, and moto is killed.
             let script = format!(
-                "'{}' -H 127.0.0.1 -p {port} >/dev/null 2>&1 & pid=$!; read _; kill $pid",
-                moto.display()
+                "'{}' '{}' -H 127.0.0.1 -p {port} >/dev/null 2>&1 & pid=$!; read _; kill $pid",
+                python.display(),
+                launcher.display()
             );
             let child = Command::new("sh")
                 .arg("-c")
