@@ -650,14 +650,7 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
             e2e::server::market_dir(),
         )))),
-        auth: Arc::new(
-            Authenticator::new(
-                accounts,
-                Duration::from_secs(60),
-                Arc::new(platform::accounts::MemoryFailureLog::default()),
-            )
-            .unwrap(),
-        ),
+        auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
         data_legacy_json: false,
         limits: Default::default(),
     };

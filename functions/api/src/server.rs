@@ -112,10 +112,9 @@ pub async fn start(
         tasks: tasks.clone(),
         queue: queue.clone(),
         market: Arc::new(ParquetMarketData::new(Arc::new(market_dir))),
-        auth: Arc::new(Authenticator::new(
+        auth: Arc::new(Authenticator::embedded(
             accounts.clone(),
             Duration::from_secs(300),
-            Arc::new(platform::accounts::MemoryFailureLog::default()),
         )?),
         data_legacy_json: config.data_legacy_json,
         limits: config.limits,

@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::http::{Request, header};
 use base64::Engine;
 use http_body_util::BodyExt;
-use platform::accounts::{Authenticator, MemoryFailureLog, SqliteAccountStore};
+use platform::accounts::{Authenticator, SqliteAccountStore};
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::queue::LocalQueue;
 use platform::sqlite::Database;
@@ -32,14 +32,7 @@ async fn state(market: &std::path::Path) -> AppState {
         tasks: Arc::new(SqliteTaskStore::new(db)),
         queue: Arc::new(queue),
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(market)))),
-        auth: Arc::new(
-            Authenticator::new(
-                accounts,
-                Duration::from_secs(60),
-                Arc::new(MemoryFailureLog::default()),
-            )
-            .unwrap(),
-        ),
+        auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
         data_legacy_json: false,
         limits: Default::default(),
     }

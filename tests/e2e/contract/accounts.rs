@@ -2,7 +2,7 @@
 
 use super::unique;
 use platform::accounts::{
-    Account, AccountRecord, AccountStore, Authenticator, MemoryFailureLog, Verdict, hash_password,
+    Account, AccountRecord, AccountStore, Authenticator, Verdict, hash_password,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,12 +55,7 @@ pub async fn run_all(store: Arc<dyn AccountStore>) {
     assert_eq!(store.get(&email).await.unwrap().unwrap().plan, "backtest");
     assert!(store.list().await.unwrap().iter().any(|a| a.email == email));
 
-    let auth = Authenticator::new(
-        store.clone(),
-        Duration::from_secs(60),
-        Arc::new(MemoryFailureLog::default()),
-    )
-    .unwrap();
+    let auth = Authenticator::embedded(store.clone(), Duration::from_secs(60)).unwrap();
     let valid = |v: Verdict| -> Option<Account> {
         match v {
             Verdict::Valid(a) => Some(a),

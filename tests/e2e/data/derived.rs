@@ -256,12 +256,7 @@ async fn answers_503_when_the_catalog_is_unavailable() {
             empty.path(),
         )))),
         auth: Arc::new(
-            Authenticator::new(
-                accounts,
-                std::time::Duration::from_secs(60),
-                Arc::new(platform::accounts::MemoryFailureLog::default()),
-            )
-            .unwrap(),
+            Authenticator::embedded(accounts, std::time::Duration::from_secs(60)).unwrap(),
         ),
         data_legacy_json: false,
         limits: Default::default(),

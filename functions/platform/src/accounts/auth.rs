@@ -78,6 +78,11 @@ impl Authenticator {
         Self::with_permits(store, ttl, failures, default_permits())
     }
 
+    /// The embedded wiring: failure counts in process memory.
+    pub fn embedded(store: Arc<dyn AccountStore>, ttl: Duration) -> Result<Self, PortError> {
+        Self::new(store, ttl, Arc::new(super::MemoryFailureLog::default()))
+    }
+
     pub fn with_permits(
         store: Arc<dyn AccountStore>,
         ttl: Duration,
