@@ -1,4 +1,4 @@
-//! Analytics benchmarks: `cargo bench -p e2e --bench analytics`.
+//! Analytics benchmarks: `cargo bench -p tests --bench analytics`.
 //!
 //! The all-in-one seasonality over 20 years of daily bars and a 10-symbol
 //! correlation and beta over 20 years: engine medians, the pandas reference
@@ -7,14 +7,14 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::{Datelike, NaiveDate};
-use e2e::bench::median;
-use e2e::server::{Options, TestServer};
 use engine::correlation::{align, matrix, rolling_beta, rolling_corr};
 use engine::event_days;
 use engine::seasonality::{DayCategory, Seasonal};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+use tests::bench::median;
+use tests::server::{Options, TestServer};
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
@@ -79,10 +79,10 @@ fn main() {
             dates.len(),
             ms(ours)
         );
-        let peer_python = e2e::reference::find().is_some();
+        let peer_python = tests::reference::find().is_some();
         if peer_python {
             let (holiday, _) = event_days::next_event(latest, &fomc);
-            let r = e2e::reference::run(
+            let r = tests::reference::run(
                 "pandas_seasonality.py",
                 &json!({
                     "runs": 7,
@@ -133,7 +133,7 @@ fn main() {
             ms(ours)
         );
         if peer_python {
-            let r = e2e::reference::run(
+            let r = tests::reference::run(
                 "pandas_correlation.py",
                 &json!({
                     "runs": 7,

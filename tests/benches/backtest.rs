@@ -1,4 +1,4 @@
-//! Backtest benchmarks: `cargo bench -p e2e --bench backtest`.
+//! Backtest benchmarks: `cargo bench -p tests --bench backtest`.
 //!
 //! Engine timings are medians over repeated runs; the backtesting.py peer is
 //! timed in the same run on the same bars (when the reference venv exists),
@@ -6,8 +6,6 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDate;
-use e2e::bench::median;
-use e2e::server::{Options, TestServer};
 use engine::Bars;
 use engine::backtest::{Direction, RiskControl, Settings, TradePrice, run};
 use engine::indicators::sma;
@@ -19,6 +17,8 @@ use serde_json::json;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tests::bench::median;
+use tests::server::{Options, TestServer};
 
 fn settings(tp: TradePrice, risk: RiskControl) -> Settings {
     Settings {
@@ -87,8 +87,8 @@ fn main() {
     }
 
     // Peer: backtesting.py on its own GOOG bars, and the engine on the same bars.
-    if e2e::reference::find().is_some() {
-        let r = e2e::reference::run("time_backtesting.py", &json!({"runs": 15}));
+    if tests::reference::find().is_some() {
+        let r = tests::reference::run("time_backtesting.py", &json!({"runs": 15}));
         let f = |k: &str| {
             r[k].as_array()
                 .unwrap()

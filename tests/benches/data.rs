@@ -1,11 +1,11 @@
-//! Data service benchmark: `cargo bench -p e2e --bench data`.
+//! Data service benchmark: `cargo bench -p tests --bench data`.
 //!
 //! Full-history requests through the embedded server over HTTP (loopback),
 //! after a warm-up request fills the decoded-column cache.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use e2e::server::{Options, TestServer};
 use std::time::{Duration, Instant};
+use tests::server::{Options, TestServer};
 
 fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();

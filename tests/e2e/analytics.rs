@@ -3,8 +3,8 @@
 //! The numbers themselves are checked against pandas in tests/reference.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use e2e::server::TestServer;
 use serde_json::{Value, json};
+use tests::server::TestServer;
 
 const USER: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 

@@ -3,10 +3,10 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDate;
-use e2e::server::{TestServer, eventually};
 use engine::Frequency;
 use serde_json::{Value, json};
 use std::time::Duration;
+use tests::server::{TestServer, eventually};
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 
@@ -648,7 +648,7 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
         tasks: Arc::new(SqliteTaskStore::new(db)),
         queue: Arc::new(queue),
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
-            e2e::server::market_dir(),
+            tests::server::market_dir(),
         )))),
         auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
         data_legacy_json: false,

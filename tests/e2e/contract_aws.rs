@@ -1,10 +1,10 @@
 //! The same contract suites against the AWS adapters, on the emulator.
 
 use aws_adapters::{DynamoAccountStore, DynamoTaskStore, S3Blobs, SqsQueue, provision};
-use e2e::contract::{self, unique};
-use e2e::emulator::clients;
 use platform::marketdata::{BlobStore, LocalDir, ParquetMarketData};
 use std::sync::Arc;
+use tests::contract::{self, unique};
+use tests::emulator::clients;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dynamodb_task_store() {
@@ -173,7 +173,7 @@ async fn parquet_market_data_on_s3() {
     let bucket = unique("market");
     provision::bucket(&c, &bucket).await.unwrap();
     // Upload the sample set exactly as it lies on disk.
-    let local = LocalDir::new(e2e::server::market_dir());
+    let local = LocalDir::new(tests::server::market_dir());
     let s3 = S3Blobs::new(c.s3.clone(), bucket);
     for key in local.list("").await.unwrap() {
         s3.put(&key, local.get(&key).await.unwrap().unwrap())
@@ -227,7 +227,7 @@ impl BlobStore for Counting {
 async fn parquet_from_s3_reads_footer_then_column_chunks() {
     use platform::marketdata::MarketData;
     let c = clients().await;
-    let bucket = e2e::emulator::sample_bucket(&c).await;
+    let bucket = tests::emulator::sample_bucket(&c).await;
     let counting = Arc::new(Counting {
         inner: S3Blobs::new(c.s3.clone(), bucket),
         sizes: 0.into(),

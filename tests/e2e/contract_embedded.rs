@@ -1,13 +1,13 @@
 //! The contract suites against the embedded adapters.
 
-use e2e::contract;
-use e2e::server::market_dir;
 use platform::accounts::SqliteAccountStore;
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::queue::LocalQueue;
 use platform::sqlite::Database;
 use platform::tasks::SqliteTaskStore;
 use std::sync::Arc;
+use tests::contract;
+use tests::server::market_dir;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_task_store_in_memory() {

@@ -3,9 +3,9 @@
 //! numeric bounds, over real HTTP on 127.0.0.1.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use e2e::server::{Options, TestServer};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use tests::server::{Options, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -1,9 +1,9 @@
 //! Authentication, plans and tenant isolation over HTTP.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use e2e::server::TestServer;
 use platform::tasks::{NewTask, TaskKind};
 use serde_json::json;
+use tests::server::TestServer;
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 

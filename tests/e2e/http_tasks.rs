@@ -3,9 +3,9 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDateTime;
-use e2e::server::TestServer;
 use platform::tasks::{Claim, NewTask, Outcome, TaskKind, now};
 use serde_json::{Value, json};
+use tests::server::TestServer;
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 

@@ -3,7 +3,6 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use async_trait::async_trait;
-use e2e::server::{Options, TestServer, eventually, market_dir};
 use platform::marketdata::{MarketData, codec, layout};
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, Task, TaskKind, TaskStatus};
@@ -12,6 +11,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use tests::server::{Options, TestServer, eventually, market_dir};
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 

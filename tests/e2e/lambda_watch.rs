@@ -8,14 +8,14 @@ use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use aws_adapters::{SqsQueue, provision};
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
 use chrono::TimeDelta;
-use e2e::contract::unique;
-use e2e::emulator::endpoint;
 use platform::queue::{JobMessage, JobQueue};
 use platform::tasks::{Claim, NewTask, TaskKind, TaskStatus, now};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use tests::contract::unique;
+use tests::emulator::endpoint;
 
 struct Watch(Child);
 
@@ -65,11 +65,11 @@ async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize
 
 #[tokio::test(flavor = "multi_thread")]
 async fn functions_under_the_lambda_runtime_on_the_emulator() {
-    let e2e::emulator::Deployment {
+    let tests::emulator::Deployment {
         clients: c,
         names,
         state,
-    } = e2e::emulator::deployment().await;
+    } = tests::emulator::deployment().await;
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -89,7 +89,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         ("RUST_LOG", "warn".into()),
     ];
     let env_vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let cargo_lambda = e2e::reference::python().with_file_name("cargo-lambda");
+    let cargo_lambda = tests::reference::python().with_file_name("cargo-lambda");
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
@@ -231,7 +231,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     );
 
     // The same result as the embedded default.
-    let (embedded, _dir) = e2e::server::TestServer::fresh().await;
+    let (embedded, _dir) = tests::server::TestServer::fresh().await;
     let (_, r) = embedded
         .post(
             "/backtest/start_backtest",
@@ -240,7 +240,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         )
         .await;
     let path = format!("/backtest/status/{}", r["task_id"].as_str().unwrap());
-    e2e::server::eventually(Duration::from_secs(30), || async {
+    tests::server::eventually(Duration::from_secs(30), || async {
         embedded
             .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
             .await

@@ -4,7 +4,6 @@ use crate::jobs::{registry_with_stats, submit, wait_finished};
 use api::server::DEMO_EMAIL;
 use async_trait::async_trait;
 use chrono::TimeDelta;
-use e2e::server::{Options, TestServer, eventually};
 use platform::sqlite::Database;
 use platform::tasks::{
     Claim, NewTask, SqliteTaskStore, Task, TaskKind, TaskStatus, TaskStore, now,
@@ -13,6 +12,7 @@ use platform::worker::{JobError, JobHandler, JobRegistry};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+use tests::server::{Options, TestServer, eventually};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tasks_left_pending_or_running_by_a_crash_finish_after_restart() {

@@ -5,9 +5,9 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::Datelike;
-use e2e::server::TestServer;
 use platform::marketdata::MarketData;
 use serde_json::{Value, json};
+use tests::server::TestServer;
 
 /// A symbol's full daily history as date strings and closes.
 pub async fn closes(md: &dyn MarketData, ticker: &str) -> (Vec<String>, Vec<f64>) {
@@ -118,7 +118,7 @@ async fn reference(
         let (d, c) = closes(server.state.market.as_ref(), s).await;
         series.push(json!([s, d, c]));
     }
-    e2e::reference::run(
+    tests::reference::run(
         "pandas_correlation.py",
         &json!({"series": series, "start": start, "end": end, "window": window, "pattern": pattern}),
     )

@@ -17,7 +17,7 @@ fn floats(v: &Value) -> Vec<f64> {
 }
 
 fn compare(fast: usize, slow: usize) {
-    let r = e2e::reference::run(
+    let r = tests::reference::run(
         "sma_cross_backtesting.py",
         &json!({"fast": fast, "slow": slow}),
     );

@@ -14,7 +14,7 @@ fn dates(v: &Value) -> Vec<NaiveDate> {
 
 #[test]
 fn nyse_calendar_matches_pandas_market_calendars() {
-    let r = e2e::reference::run(
+    let r = tests::reference::run(
         "nyse_calendar.py",
         &json!({"start": "2000-01-01", "end": "2030-12-31"}),
     );

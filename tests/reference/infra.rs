@@ -14,7 +14,7 @@ fn repo() -> PathBuf {
 
 #[test]
 fn template_passes_cfn_lint() {
-    let lint = e2e::reference::python().with_file_name("cfn-lint");
+    let lint = tests::reference::python().with_file_name("cfn-lint");
     let out = Command::new(&lint)
         .arg(repo().join("infra/template.yaml"))
         .output()

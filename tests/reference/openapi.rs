@@ -2,15 +2,15 @@
 //! every operation of the backtest, analytics and data services; the docs
 //! pages work offline.
 
-use e2e::server::TestServer;
 use serde_json::{Value, json};
+use tests::server::TestServer;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn openapi_document_validates_and_lists_every_operation() {
     let (s, _dir) = TestServer::fresh().await;
     let (status, doc) = s.get("/openapi.json", None).await;
     assert_eq!(status, 200);
-    let checked = e2e::reference::run("validate_openapi.py", &doc);
+    let checked = tests::reference::run("validate_openapi.py", &doc);
     assert_eq!(checked["version"], "3.1.0");
     let ops: Vec<String> = serde_json::from_value(checked["operations"].clone()).unwrap();
     for op in [

@@ -3,8 +3,8 @@
 
 use super::analytics::{closes, same};
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use e2e::server::TestServer;
 use serde_json::{Value, json};
+use tests::server::TestServer;
 
 const USER: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 
@@ -52,7 +52,7 @@ async fn check(server: &TestServer, case: Case) {
         .map(|v| v.as_str().unwrap().to_string())
         .collect();
     assert_eq!(names.len(), 16);
-    let expected = e2e::reference::run(
+    let expected = tests::reference::run(
         "pandas_seasonality.py",
         &json!({
             "dates": dates, "close": close, "fomc": fomc, "latest": latest,

@@ -1,14 +1,14 @@
 //! Every technical indicator of the engine equals TA-Lib's to 1e-9 after warm-up.
 
-use e2e::server::market_dir;
 use engine::Bars;
 use engine::indicators as ta;
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use tests::server::market_dir;
 
 fn reference(b: &Bars, params: Value) -> Value {
-    e2e::reference::run(
+    tests::reference::run(
         "talib_values.py",
         &json!({"open": b.open, "high": b.high, "low": b.low, "close": b.close, "volume": b.volume, "params": params}),
     )

@@ -6,10 +6,10 @@ use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use aws_adapters::SqsQueue;
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use chrono::TimeDelta;
-use e2e::server::TestServer;
 use platform::queue::JobMessage;
 use platform::tasks::{Claim, NewTask, Outcome, TaskKind, TaskStatus, now};
 use serde_json::{Value, json};
+use tests::server::TestServer;
 
 /// Receives what the queue holds and hands it over as one Lambda batch.
 async fn deliver(queue: &SqsQueue, deps: &platform::worker::WorkerDeps) -> (usize, Vec<String>) {
@@ -38,11 +38,11 @@ async fn deliver(queue: &SqsQueue, deps: &platform::worker::WorkerDeps) -> (usiz
 
 #[tokio::test(flavor = "multi_thread")]
 async fn strategy_runs_on_the_aws_path_like_embedded() {
-    let e2e::emulator::Deployment {
+    let tests::emulator::Deployment {
         clients: c,
         names,
         state,
-    } = e2e::emulator::deployment().await;
+    } = tests::emulator::deployment().await;
     let deps = worker::deps(&c, &names);
     let queue = SqsQueue::new(c.sqs.clone(), &names.queue_url);
 
@@ -118,7 +118,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         )
         .await;
     let path = format!("/backtest/status/{}", r["task_id"].as_str().unwrap());
-    e2e::server::eventually(std::time::Duration::from_secs(30), || async {
+    tests::server::eventually(std::time::Duration::from_secs(30), || async {
         embedded
             .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
             .await

@@ -1,12 +1,12 @@
 //! The long-running poller: takes queued tasks from SQS, runs them, deletes
 //! the messages, and stops cleanly on SIGTERM.
 
-use e2e::emulator::{Deployment, deployment, endpoint};
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, TaskKind, TaskStatus};
 use serde_json::json;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use tests::emulator::{Deployment, deployment, endpoint};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn poller_runs_queued_tasks_and_stops_on_sigterm() {

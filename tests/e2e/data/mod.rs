@@ -4,9 +4,9 @@ mod derived;
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD, TRIAL_EMAIL, TRIAL_PASSWORD};
 use chrono::Datelike;
-use e2e::server::{Options, TestServer, market_dir};
 use platform::marketdata::{IndicatorMeta, IndicatorSeries, codec, layout};
 use serde_json::{Value, json};
+use tests::server::{Options, TestServer, market_dir};
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 const LIGHT: Option<(&str, &str)> = Some(("light@example.test", "light-password"));
