@@ -36,3 +36,13 @@ pub(crate) fn sdk_error<E: std::fmt::Debug>(
         _ => PortError::Internal(format!("{what}: {e:?}")),
     }
 }
+
+/// Whether a DynamoDB call failed only because its condition did not hold
+/// (an answer, not a fault).
+pub(crate) fn conditional<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
+    e: &aws_sdk_dynamodb::error::SdkError<E>,
+) -> bool {
+    e.as_service_error()
+        .and_then(|s| s.code())
+        .is_some_and(|c| c == "ConditionalCheckFailedException")
+}

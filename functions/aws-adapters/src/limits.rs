@@ -2,7 +2,7 @@
 //! function: one item per key (`key`, `count`, `last_ms`), expired by
 //! DynamoDB TTL on `expires_at` once the counting window has passed.
 
-use crate::sdk_error;
+use crate::{conditional, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
@@ -40,14 +40,6 @@ fn failures(item: &HashMap<String, AttributeValue>) -> Option<Failures> {
     })
 }
 
-fn conditional<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
-    e: &aws_sdk_dynamodb::error::SdkError<E>,
-) -> bool {
-    e.as_service_error()
-        .and_then(|s| s.code())
-        .is_some_and(|c| c == "ConditionalCheckFailedException")
-}
-
 fn window_ms(w: Duration) -> i64 {
     i64::try_from(w.as_millis()).unwrap_or(i64::MAX)
 }
@@ -77,7 +69,7 @@ impl FailureLog for DynamoFailureLog {
         Ok(out
             .item()
             .and_then(failures)
-            .filter(|f| now_ms.saturating_sub(f.last_ms) < window_ms(window)))
+            .filter(|f| f.within(now_ms, window)))
     }
 
     async fn record(

@@ -4,7 +4,7 @@
 //! idempotency keys as items `idem#...`, claimed by a conditional write
 //! before the task they name is stored.
 
-use crate::{S3Blobs, sdk_error};
+use crate::{S3Blobs, conditional, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue, Select};
@@ -158,12 +158,7 @@ impl DynamoTaskStore {
             .await;
         match put {
             Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
+            Err(e) if conditional(&e) => Ok(false),
             Err(e) => Err(sdk_error("claim an idempotency key", e)),
         }
     }
@@ -501,16 +496,11 @@ impl TaskStore for DynamoTaskStore {
                 )
                 .await?,
             ))),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(match self.get(id).await? {
-                    None => Claim::Missing,
-                    Some(t) if t.status.is_finished() => Claim::Finished,
-                    Some(_) => Claim::Busy,
-                })
-            }
+            Err(e) if conditional(&e) => Ok(match self.get(id).await? {
+                None => Claim::Missing,
+                Some(t) if t.status.is_finished() => Claim::Finished,
+                Some(_) => Claim::Busy,
+            }),
             Err(e) => Err(sdk_error("claim task", e)),
         }
     }
@@ -571,12 +561,7 @@ impl TaskStore for DynamoTaskStore {
                 )
                 .await?,
             )),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(None)
-            }
+            Err(e) if conditional(&e) => Ok(None),
             Err(e) => Err(sdk_error("finish task", e)),
         }
     }
@@ -597,12 +582,7 @@ impl TaskStore for DynamoTaskStore {
             .await;
         match out {
             Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
+            Err(e) if conditional(&e) => Ok(false),
             Err(e) => Err(sdk_error("release task", e)),
         }
     }

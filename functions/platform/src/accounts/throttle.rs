@@ -18,6 +18,14 @@ pub struct Failures {
     pub last_ms: i64,
 }
 
+impl Failures {
+    /// Whether the latest failure is less than `window` before `now_ms`:
+    /// older failures are forgotten.
+    pub fn within(&self, now_ms: i64, window: Duration) -> bool {
+        now_ms.saturating_sub(self.last_ms) < i64::try_from(window.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
 /// How failures under one kind of key turn into a lock.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoginPolicy {
@@ -99,10 +107,6 @@ impl Default for MemoryFailureLog {
     }
 }
 
-fn within(f: &Failures, now_ms: i64, window: Duration) -> bool {
-    now_ms.saturating_sub(f.last_ms) < window.as_millis() as i64
-}
-
 #[async_trait]
 impl FailureLog for MemoryFailureLog {
     async fn get(
@@ -115,7 +119,7 @@ impl FailureLog for MemoryFailureLog {
         Ok(entries
             .get(key)
             .copied()
-            .filter(|f| within(f, now_ms, window)))
+            .filter(|f| f.within(now_ms, window)))
     }
 
     async fn record(
@@ -126,7 +130,7 @@ impl FailureLog for MemoryFailureLog {
     ) -> Result<Failures, PortError> {
         let mut entries = self.entries.lock().expect("failure log lock");
         if !entries.contains_key(key) && entries.len() >= self.capacity {
-            entries.retain(|_, f| within(f, now_ms, window));
+            entries.retain(|_, f| f.within(now_ms, window));
             if entries.len() >= self.capacity
                 && let Some(oldest) = entries
                     .iter()
@@ -140,7 +144,7 @@ impl FailureLog for MemoryFailureLog {
             count: 0,
             last_ms: now_ms,
         });
-        if !within(f, now_ms, window) {
+        if !f.within(now_ms, window) {
             f.count = 0;
         }
         f.count += 1;
