@@ -165,7 +165,7 @@ async fn correlation_endpoints_equal_pandas() {
         );
     }
 
-    let assets: Vec<String> = api::analytics::correlation::ASSETS
+    let assets: Vec<String> = services::analytics::correlation::ASSETS
         .map(String::from)
         .to_vec();
     let (start, end) = ("2010-01-01", "2020-12-31");

@@ -9,7 +9,8 @@ use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use platform::PortError;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{status}: {message}")]
@@ -66,6 +67,43 @@ impl From<PortError> for ApiError {
     }
 }
 
+/// The use cases' errors: an invalid field is 400 naming it, insufficient
+/// data 422 (analytics answers it as its code 411).
+impl From<services::Error> for ApiError {
+    fn from(e: services::Error) -> Self {
+        match e {
+            services::Error::Invalid { .. } => ApiError::bad_request(format!("parameter {e}")),
+            services::Error::NotFound(m) => ApiError::not_found(m),
+            services::Error::Insufficient(_) => ApiError::new(422, e.to_string()),
+            services::Error::Port(p) => p.into(),
+        }
+    }
+}
+
+/// Backtest error body.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    pub detail: String,
+}
+
+/// Analytics error body; the HTTP status equals `code`, except 407 and 411,
+/// which come in an HTTP 200.
+#[derive(Serialize, ToSchema)]
+pub struct AnalyticsError {
+    pub code: u16,
+    pub msg: String,
+    /// Always null.
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<()>,
+}
+
+/// Data service error body.
+#[derive(Serialize, ToSchema)]
+pub struct DataError {
+    pub error: String,
+    pub status: u16,
+}
+
 impl IntoResponse for ApiError {
     /// The body is written by [`render_errors`], which knows the service's style.
     fn into_response(self) -> Response {
@@ -86,22 +124,36 @@ pub enum ErrorStyle {
 impl ErrorStyle {
     pub fn render(self, e: &ApiError) -> Response {
         let code = e.status.as_u16();
-        let (status, body) = match self {
-            ErrorStyle::Backtest => (e.status, json!({ "detail": e.message })),
+        let message = e.message.clone();
+        let mut r = match self {
+            ErrorStyle::Backtest => {
+                (e.status, axum::Json(ErrorDetail { detail: message })).into_response()
+            }
             ErrorStyle::Analytics => {
+                // Insufficient data is the analytics code 411; 407 and 411
+                // travel in an HTTP 200.
+                let code = if code == 422 { 411 } else { code };
                 let http = if matches!(code, 407 | 411) {
                     StatusCode::OK
                 } else {
                     e.status
                 };
-                (
-                    http,
-                    json!({ "code": code, "msg": e.message, "data": null }),
-                )
+                let body = AnalyticsError {
+                    code,
+                    msg: message,
+                    data: None,
+                };
+                (http, axum::Json(body)).into_response()
             }
-            ErrorStyle::Data => (e.status, json!({ "error": e.message, "status": code })),
+            ErrorStyle::Data => (
+                e.status,
+                axum::Json(DataError {
+                    error: message,
+                    status: code,
+                }),
+            )
+                .into_response(),
         };
-        let mut r = (status, axum::Json(body)).into_response();
         if code == 401 {
             r.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

@@ -62,6 +62,43 @@ impl Params {
     }
 }
 
+/// A typed query: blank values are absent (as clients send empty form
+/// fields), a repeated key keeps its last value, and an error names the
+/// parameter.
+#[derive(Debug, Clone)]
+pub struct Query<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Params(map) = Params::from_request_parts(parts, state).await?;
+        let kept: Vec<(&str, &str)> = map
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.trim()))
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        let encoded = serde_urlencoded::to_string(&kept)
+            .map_err(|e| ApiError::bad_request(format!("malformed query string: {e}")))?;
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map(Query)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner().to_string();
+                match inner
+                    .strip_prefix("missing field `")
+                    .and_then(|r| r.strip_suffix('`'))
+                {
+                    Some(field) => {
+                        ApiError::bad_request(format!("query parameter '{field}' is required"))
+                    }
+                    None => ApiError::bad_request(format!("query parameter '{path}': {inner}")),
+                }
+            })
+    }
+}
+
 /// Decodes a JSON body into `T`. Duplicate keys resolve to the last value, and
 /// a type error names the path of the field (`entry.condition.rule`).
 pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {

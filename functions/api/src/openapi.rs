@@ -282,17 +282,7 @@ pub struct IndicatorMetadata {
 #[derive(Serialize, ToSchema)]
 pub struct MetadataByCode(pub BTreeMap<String, IndicatorMetadata>);
 
-#[derive(Serialize, ToSchema)]
-pub struct ErrorDetail {
-    pub detail: String,
-}
-
-/// Data service error body.
-#[derive(Serialize, ToSchema)]
-pub struct DataError {
-    pub error: String,
-    pub status: i64,
-}
+pub use crate::error::{AnalyticsError, DataError, ErrorDetail};
 
 /// The error answers every data operation shares (401, 404, 405).
 pub struct DataErrors;
@@ -358,7 +348,7 @@ impl Modify for BasicAuth {
         StrategyParamsDoc, RuleBlockDoc, ConditionDoc, SignalDoc, RuleDoc, QualifierDoc, SubmitResponse, ValidateResponse,
         EncodedBlock, EncodedSignal, EncodedCondition, TaskRecord, TaskSummary, TaskList, BacktestResult,
         IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, DataError, Health,
-        crate::analytics::docs::AnalyticsError
+        AnalyticsError
     )),
     modifiers(&BasicAuth),
     security(("basic" = [])),

@@ -1,6 +1,12 @@
-//! The use cases between the ports and the HTTP layer: request models that
-//! validate and name the offending field, and the jobs the worker runs. Both
-//! the HTTP functions and the worker link this crate; it links no HTTP crate.
+//! The use cases between the ports and the HTTP layer: typed requests that
+//! validate and name the offending field, the answers as the types that are
+//! serialized, and the jobs the worker runs. Both the HTTP functions and the
+//! worker link this crate; it links no HTTP crate. The `openapi` feature
+//! derives the requests' and answers' schemas for the HTTP side.
 
+pub mod analytics;
 pub mod backtest;
+pub mod error;
 pub mod jobs;
+
+pub use error::{Error, Result};

@@ -1,12 +1,14 @@
 //! POST bodies of the correlation endpoints: JSON, URL-encoded or multipart
-//! form, read into one field map whose accessors name the field on error. In
-//! forms every value is text, so array fields arrive as JSON array text.
+//! form, read into one field map whose accessors name the field on error and
+//! build the use cases' typed requests. In forms every value is text, so
+//! array fields arrive as JSON array text.
 
 use crate::error::ApiError;
 use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::header::CONTENT_TYPE;
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
+use services::analytics::correlation::{PatternRequest, RangeRequest, SymbolsRequest};
 
 #[derive(Debug, Default)]
 pub struct Fields(Map<String, Value>);
@@ -145,10 +147,10 @@ impl Fields {
         Ok(out)
     }
 
-    /// An integer in `[min, max]` (a number, or its text), `default` when absent.
-    pub fn int_in(&self, name: &str, default: i64, min: i64, max: i64) -> Result<i64, ApiError> {
-        let v = match self.present(name) {
-            None => default,
+    /// An optional integer (a number, or its text).
+    pub fn opt_int(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        Ok(Some(match self.present(name) {
+            None => return Ok(None),
             Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
                 ApiError::bad_request(format!("field '{name}': {n} is not an integer"))
             })?,
@@ -160,14 +162,35 @@ impl Fields {
                     "field '{name}' must be an integer, got {other}"
                 )));
             }
-        };
-        if (min..=max).contains(&v) {
-            Ok(v)
-        } else {
-            Err(ApiError::bad_request(format!(
-                "field '{name}' must be between {min} and {max}, got {v}"
-            )))
-        }
+        }))
+    }
+
+    pub fn symbols_request(&self) -> Result<SymbolsRequest, ApiError> {
+        Ok(SymbolsRequest {
+            benchmark: self.ticker("benchmark")?,
+            stock_comparison: self.tickers("stock_comparison")?,
+            start_date: self.date("start_date")?,
+            end_date: self.date("end_date")?,
+            roll_window: self.opt_int("roll_window")?,
+        })
+    }
+
+    pub fn range_request(&self) -> Result<RangeRequest, ApiError> {
+        Ok(RangeRequest {
+            start_date: self.date("start_date")?,
+            end_date: self.date("end_date")?,
+        })
+    }
+
+    pub fn pattern_request(&self) -> Result<PatternRequest, ApiError> {
+        Ok(PatternRequest {
+            referenceSymbol: self.ticker("referenceSymbol")?,
+            referenceStartDate: self.date("referenceStartDate")?,
+            referenceEndDate: self.date("referenceEndDate")?,
+            comparisonSymbol: self.ticker("comparisonSymbol")?,
+            comparisonStartDate: self.date("comparisonStartDate")?,
+            comparisonEndDate: self.date("comparisonEndDate")?,
+        })
     }
 }
 
@@ -201,20 +224,10 @@ mod tests {
     #[test]
     fn numbers_and_dates_name_the_field() {
         let f = Fields::from_json(json!({"w": "30", "x": 2.5, "y": 0, "d": "2024-02-30"}));
-        assert_eq!(f.int_in("w", 21, 2, 500).unwrap(), 30);
-        assert_eq!(f.int_in("missing", 21, 2, 500).unwrap(), 21);
-        assert!(
-            f.int_in("x", 21, 2, 500)
-                .unwrap_err()
-                .message
-                .contains("'x'")
-        );
-        assert!(
-            f.int_in("y", 21, 2, 500)
-                .unwrap_err()
-                .message
-                .contains("between 2 and 500")
-        );
+        assert_eq!(f.opt_int("w").unwrap(), Some(30));
+        assert_eq!(f.opt_int("missing").unwrap(), None);
+        assert_eq!(f.opt_int("y").unwrap(), Some(0));
+        assert!(f.opt_int("x").unwrap_err().message.contains("'x'"));
         assert!(f.date("d").unwrap_err().message.contains("'d'"));
     }
 }

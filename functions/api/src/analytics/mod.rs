@@ -1,10 +1,9 @@
-//! The analytics tools service (analytics-service.md): seasonality and
-//! correlation views over the market data port, in the minimal envelope
-//! `{code, data}` of its section 2.1.
+//! The analytics tools service (analytics-service.md) over HTTP: the use
+//! cases of `services::analytics` in the minimal envelope `{code, data}` of
+//! its section 2.1.
 
 mod body;
 pub mod correlation;
-pub mod docs;
 pub mod seasonality;
 
 use crate::error::ApiError;
@@ -12,9 +11,9 @@ use crate::state::AppState;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use engine::Bars;
 use serde::Serialize;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -48,14 +47,15 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(correlation::symbol_beta))
 }
 
-/// `{code, data}`: the success envelope of the seasonality and correlation
-/// endpoints, serialized at once so `data` may borrow from the handler.
+/// `{code, data}`: 200 for seasonality, 211 for correlation and beta.
+#[derive(Serialize, ToSchema)]
+pub struct Envelope<T> {
+    pub code: u16,
+    pub data: T,
+}
+
+/// The success envelope, serialized at once.
 fn envelope<T: Serialize>(code: u16, data: T) -> Result<Response, ApiError> {
-    #[derive(Serialize)]
-    struct Envelope<T> {
-        code: u16,
-        data: T,
-    }
     let body = serde_json::to_vec(&Envelope { code, data }).map_err(|e| {
         tracing::error!(error = %e, "response serialization");
         ApiError::internal()
@@ -63,12 +63,34 @@ fn envelope<T: Serialize>(code: u16, data: T) -> Result<Response, ApiError> {
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// A ticker's daily bars; an unknown ticker is 404 naming it.
-async fn load_daily(state: &AppState, ticker: &str) -> Result<Arc<Bars>, ApiError> {
-    state.market.daily(ticker).await.map_err(|e| match e {
-        platform::PortError::NotFound(_) | platform::PortError::Invalid(_) => {
-            ApiError::not_found(format!("ticker '{ticker}' not found"))
-        }
-        other => other.into(),
-    })
+/// Runs a computation and the serialization of its answer off the async
+/// reactor: their cost grows with the symbols, years and window asked for.
+async fn blocking<T: Serialize + Send + 'static>(
+    code: u16,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<Response, ApiError> {
+    tokio::task::spawn_blocking(move || envelope(code, f()))
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "analytics computation failed");
+            ApiError::internal()
+        })?
+}
+
+/// The error answers the analytics operations share.
+pub struct AnalyticsErrors;
+
+impl utoipa::IntoResponses for AnalyticsErrors {
+    fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
+    {
+        crate::openapi::error_responses(
+            "AnalyticsError",
+            &[
+                ("400", "Invalid parameter; the message names it"),
+                ("401", "Missing or wrong credentials"),
+                ("403", "The plan does not include the analytics service"),
+                ("404", "Unknown ticker, or no data in range"),
+            ],
+        )
+    }
 }

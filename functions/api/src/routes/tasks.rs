@@ -193,7 +193,7 @@ const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::CpmScan];
 #[utoipa::path(get, path = "/cpm/status/{task_id}", tag = "analytics",
     params(("task_id" = String, Path, description = "Task UUID")),
     responses((status = 200, description = "The task object of analytics section 2.8", body = Object),
-        crate::analytics::docs::AnalyticsErrors))]
+        crate::analytics::AnalyticsErrors))]
 async fn cpm_status(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -210,7 +210,7 @@ async fn cpm_status(
         ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED"),
         ("mode" = Option<String>, Query, description = "backtest or scan")),
     responses((status = 200, description = "A page of tasks: {tasks, total, limit, offset}", body = Object),
-        crate::analytics::docs::AnalyticsErrors))]
+        crate::analytics::AnalyticsErrors))]
 async fn cpm_tasks(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -243,7 +243,7 @@ async fn cpm_tasks(
 #[utoipa::path(get, path = "/smart-scanner-backtest/status/{task_id}", tag = "analytics",
     params(("task_id" = String, Path, description = "Task UUID")),
     responses((status = 200, description = "The task object of analytics section 2.8", body = Object),
-        crate::analytics::docs::AnalyticsErrors))]
+        crate::analytics::AnalyticsErrors))]
 async fn scanner_status(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -259,7 +259,7 @@ async fn scanner_status(
     params(("limit" = Option<i64>, Query, description = "1-200, default 20"), ("offset" = Option<i64>, Query, description = "Default 0"),
         ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED")),
     responses((status = 200, description = "A page of tasks: {tasks, total, limit, offset}", body = Object),
-        crate::analytics::docs::AnalyticsErrors))]
+        crate::analytics::AnalyticsErrors))]
 async fn scanner_tasks(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

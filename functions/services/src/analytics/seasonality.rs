@@ -1,0 +1,776 @@
+//! Seasonality (analytics 4.1): nine views of one ticker's daily returns,
+//! alone or together in the all-in-one answer. "Current" dates come from the
+//! latest date in the store, so answers are reproducible.
+
+use super::{daily, ticker};
+use crate::error::{Error, Result};
+use chrono::{Datelike, NaiveDate, Weekday};
+use engine::event_days::{self, NAMES};
+use engine::seasonality::{self as season, Seasonal, Stats, TRADING_DAYS, month_name, parse_month};
+use platform::marketdata::MarketData;
+use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
+
+#[cfg(feature = "openapi")]
+use utoipa::{IntoParams, ToSchema};
+
+const MAX_SHIFT: i64 = 60;
+const MIN_YEAR: i32 = 1800;
+const MAX_YEAR: i32 = 2200;
+
+/// The features of the all-in-one answer, in answer order, with their descriptions.
+pub const FEATURES: [(&str, &str); 8] = [
+    (
+        "performance-by-week",
+        "Average daily return and share of positive days by weekday",
+    ),
+    (
+        "performance-by-month",
+        "Average monthly return and share of positive months by month",
+    ),
+    (
+        "performance-around-holiday",
+        "Average daily return and share of positive days by session offset around a holiday",
+    ),
+    (
+        "performance-by-day-of-single-month",
+        "Average daily return and share of positive days by day of one month",
+    ),
+    (
+        "performance-around-specific-days",
+        "Average daily return and share of positive days by session offset around a calendar date",
+    ),
+    (
+        "performance-by-day-of-month",
+        "Average, maximum and minimum daily return and share of positive days by calendar day",
+    ),
+    (
+        "performance-by-day-of-year",
+        "Average, maximum and minimum daily return and share of positive days by trading day of year (1-252)",
+    ),
+    (
+        "one-dollar-curve",
+        "Growth of one dollar held every year over a window of trading days",
+    ),
+];
+
+// ---- requests ----
+
+/// The ticker and years of every seasonality view.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct Years {
+    /// Ticker (any case).
+    #[cfg_attr(
+        feature = "openapi",
+        param(example = "SPX", min_length = 1, max_length = 32)
+    )]
+    pub ticker: String,
+    /// First year; default the latest year in the data - 20. At most `end_year`.
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1800, maximum = 2200, example = 2006)
+    )]
+    pub start_year: Option<i32>,
+    /// Last year; default the latest year in the data.
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1800, maximum = 2200, example = 2025)
+    )]
+    pub end_year: Option<i32>,
+}
+
+/// Sessions before and after the day of the two offset views.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct Shift {
+    /// 0-60 (default 5).
+    #[cfg_attr(feature = "openapi", param(minimum = 0, maximum = 60, example = 5))]
+    pub shift: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct Holiday {
+    /// One of `get-predefined-holidays` (any case); default the next one after the latest date.
+    #[cfg_attr(feature = "openapi", param(schema_with = holiday_names, example = "Thanksgiving Day"))]
+    pub holiday_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct SpecificDay {
+    /// 1-12, default the latest date's month.
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 12, example = 7))]
+    pub month: Option<i64>,
+    /// 1-31 and a day of `month` (29 for February), default the latest date's day.
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 31, example = 4))]
+    pub day: Option<i64>,
+}
+
+/// Calendar or trading days of the single-month view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DayCategory {
+    #[default]
+    CalendarDay,
+    TradingDay,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct SingleMonth {
+    /// Month name (any case, or its number); default the latest date's month.
+    #[cfg_attr(feature = "openapi", param(schema_with = month_names, example = "December"))]
+    pub target_month: Option<String>,
+    /// `calendar_day` (default) or `trading_day`.
+    pub category: Option<DayCategory>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct Curve {
+    /// Trading day of year to buy at the close of, 1-252; default the latest date's.
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 252, example = 100))]
+    pub entry_day: Option<i64>,
+    /// Sessions held, 1-252 (default 63).
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 252, example = 63))]
+    pub holding_days: Option<i64>,
+    /// Overrides `holding_days` as `exit_day - entry_day`: from `entry_day + 1`
+    /// to `entry_day + 252`.
+    #[cfg_attr(feature = "openapi", param(minimum = 2, maximum = 504, example = 163))]
+    pub exit_day: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct Features {
+    /// Comma-separated feature names; default all eight.
+    #[cfg_attr(
+        feature = "openapi",
+        param(
+            pattern = "^(performance-by-week|performance-by-month|performance-around-holiday|performance-by-day-of-single-month|performance-around-specific-days|performance-by-day-of-month|performance-by-day-of-year|one-dollar-curve)(,(performance-by-week|performance-by-month|performance-around-holiday|performance-by-day-of-single-month|performance-around-specific-days|performance-by-day-of-month|performance-by-day-of-year|one-dollar-curve))*$",
+            example = "performance-by-week,one-dollar-curve"
+        )
+    )]
+    pub features: Option<String>,
+}
+
+/// Every parameter of the all-in-one answer.
+#[derive(Debug, Clone)]
+pub struct AllInOneRequest {
+    pub years: Years,
+    pub features: Features,
+    pub shift: Shift,
+    pub holiday: Holiday,
+    pub specific: SpecificDay,
+    pub single: SingleMonth,
+    pub curve: Curve,
+}
+
+#[cfg(feature = "openapi")]
+fn holiday_names() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(NAMES.iter().map(|(n, _)| *n)))
+        .build()
+}
+
+#[cfg(feature = "openapi")]
+fn month_names() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some((1..=12).map(month_name)))
+        .build()
+}
+
+// ---- answers ----
+
+/// `get-predefined-holidays`.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct HolidayList {
+    pub holidays: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct WeekRow {
+    /// Monday-Friday.
+    pub Weekday: &'static str,
+    /// Average daily return, %.
+    pub Return: f64,
+    /// % of positive days.
+    pub Positive: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct MonthRow {
+    /// January-December.
+    pub Month: &'static str,
+    /// Average monthly return, %.
+    pub Return: f64,
+    /// % of positive months.
+    pub Positive: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct DayOfMonthRow {
+    /// `01`-`12`.
+    pub Month: String,
+    /// `01`-`31`.
+    pub Day: String,
+    #[serde(rename = "AVG RET")]
+    pub avg_ret: f64,
+    pub MAX: f64,
+    pub MIN: f64,
+    #[serde(rename = "% POS")]
+    pub pos: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct DayOfYearRow {
+    /// Trading day of year, 1-252.
+    pub Day: u16,
+    #[serde(rename = "AVG RET")]
+    pub avg_ret: f64,
+    pub MAX: f64,
+    pub MIN: f64,
+    #[serde(rename = "% POS")]
+    pub pos: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct OffsetRow {
+    /// Sessions from the day: negative before, 0 the day (or the first session after it).
+    pub DayOffset: i64,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct HolidayData {
+    pub holiday_name: &'static str,
+    pub shift: i64,
+    pub data: Vec<OffsetRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct SpecificData {
+    /// MM-DD.
+    pub target_date: String,
+    pub shift: i64,
+    pub data: Vec<OffsetRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct SingleMonthRow {
+    /// Zero-padded calendar day or trading day of the month.
+    pub Day: String,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct SingleMonthData {
+    pub month_name: &'static str,
+    pub category: DayCategory,
+    pub data: Vec<SingleMonthRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct CurvePoint {
+    /// YYYY-MM-DD.
+    pub Date: String,
+    /// Value of one dollar invested.
+    pub Equity: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct CurveData {
+    pub entry_trading_day: i64,
+    /// `entry_trading_day + holding_days`; above 252 runs into the next year.
+    pub exit_trading_day: i64,
+    pub holding_days: i64,
+    pub data: Vec<CurvePoint>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct FeatureMeta {
+    pub description: &'static str,
+}
+
+/// One feature of the all-in-one answer.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Feature<T> {
+    pub meta: FeatureMeta,
+    pub data: T,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct WeekRowCombined {
+    pub Weekday: &'static str,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct MonthRowCombined {
+    pub MonthName: &'static str,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+/// The requested features, each under its name, in the order of [`FEATURES`].
+#[derive(Debug, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct AllInOne {
+    #[serde(
+        rename = "performance-by-week",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub by_week: Option<Feature<Vec<WeekRowCombined>>>,
+    #[serde(
+        rename = "performance-by-month",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub by_month: Option<Feature<Vec<MonthRowCombined>>>,
+    #[serde(
+        rename = "performance-around-holiday",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub around_holiday: Option<Feature<HolidayData>>,
+    #[serde(
+        rename = "performance-by-day-of-single-month",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub single_month: Option<Feature<SingleMonthData>>,
+    #[serde(
+        rename = "performance-around-specific-days",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub specific_days: Option<Feature<SpecificData>>,
+    #[serde(
+        rename = "performance-by-day-of-month",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub day_of_month: Option<Feature<Vec<DayOfMonthRow>>>,
+    #[serde(
+        rename = "performance-by-day-of-year",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub day_of_year: Option<Feature<Vec<DayOfYearRow>>>,
+    #[serde(rename = "one-dollar-curve", skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Feature<CurveData>>,
+}
+
+// ---- use cases ----
+
+/// The 16 event names; no ticker needed.
+pub fn predefined_holidays() -> HolidayList {
+    HolidayList {
+        holidays: NAMES.iter().map(|(n, _)| *n).collect(),
+    }
+}
+
+/// What every view starts from: the ticker's series, the years, and the
+/// store's latest date.
+pub struct Study {
+    series: Seasonal,
+    years: RangeInclusive<i32>,
+    latest: NaiveDate,
+}
+
+impl Study {
+    pub async fn load(market: &dyn MarketData, q: &Years) -> Result<Study> {
+        let ticker = ticker(&q.ticker);
+        if ticker.is_empty() {
+            return Err(Error::invalid("ticker", "is required"));
+        }
+        let latest = market.latest_date().await?;
+        let year = |name: &str, given: Option<i32>, default: i32| -> Result<i32> {
+            Ok(Error::check_range(
+                name,
+                given.unwrap_or(default).into(),
+                MIN_YEAR.into(),
+                MAX_YEAR.into(),
+            )? as i32)
+        };
+        let start = year("start_year", q.start_year, latest.year() - 20)?;
+        let end = year("end_year", q.end_year, latest.year())?;
+        if start > end {
+            return Err(Error::invalid(
+                "start_year",
+                format!("({start}) is after 'end_year' ({end})"),
+            ));
+        }
+        let bars = daily(market, &ticker).await?;
+        let series = Seasonal::new(
+            bars.time.iter().map(|t| t.date()).collect(),
+            bars.close.clone(),
+        );
+        let years = start..=end;
+        if !series.has_returns(&years) {
+            return Err(Error::NotFound(format!(
+                "no data for ticker '{ticker}' between {start} and {end}"
+            )));
+        }
+        Ok(Study {
+            series,
+            years,
+            latest,
+        })
+    }
+
+    pub fn by_week(&self) -> Vec<WeekRow> {
+        self.weekdays()
+            .map(|(w, s)| WeekRow {
+                Weekday: w,
+                Return: s.mean,
+                Positive: s.positive_pct,
+            })
+            .collect()
+    }
+
+    fn weekdays(&self) -> impl Iterator<Item = (&'static str, Stats)> {
+        self.series
+            .by_weekday(&self.years)
+            .into_iter()
+            .map(|(w, s)| (weekday_name(w), s))
+    }
+
+    pub fn by_month(&self) -> Vec<MonthRow> {
+        self.months()
+            .map(|(m, s)| MonthRow {
+                Month: m,
+                Return: s.mean,
+                Positive: s.positive_pct,
+            })
+            .collect()
+    }
+
+    fn months(&self) -> impl Iterator<Item = (&'static str, Stats)> {
+        self.series
+            .by_month(&self.years)
+            .into_iter()
+            .map(|(m, s)| (month_name(m), s))
+    }
+
+    pub fn by_day_of_month(&self) -> Vec<DayOfMonthRow> {
+        self.series
+            .by_day_of_month(&self.years)
+            .iter()
+            .map(|((m, d), s)| DayOfMonthRow {
+                Month: format!("{m:02}"),
+                Day: format!("{d:02}"),
+                avg_ret: s.mean,
+                MAX: s.max,
+                MIN: s.min,
+                pos: s.positive_pct,
+            })
+            .collect()
+    }
+
+    pub fn by_day_of_year(&self) -> Vec<DayOfYearRow> {
+        self.series
+            .by_day_of_year(&self.years)
+            .iter()
+            .map(|(d, s)| DayOfYearRow {
+                Day: *d,
+                avg_ret: s.mean,
+                MAX: s.max,
+                MIN: s.min,
+                pos: s.positive_pct,
+            })
+            .collect()
+    }
+
+    pub async fn around_holiday(
+        &self,
+        market: &dyn MarketData,
+        holiday: &Holiday,
+        shift: &Shift,
+    ) -> Result<HolidayData> {
+        let fomc = market.fomc_dates().await?;
+        let name = match holiday.holiday_name.as_deref() {
+            Some(given) => {
+                let event = event_days::parse(given).ok_or_else(|| {
+                    Error::invalid(
+                        "holiday_name",
+                        format!(
+                            "'{given}' is not a predefined holiday (see /seasonality/get-predefined-holidays)"
+                        ),
+                    )
+                })?;
+                NAMES.iter().find(|(_, e)| *e == event).expect("named").0
+            }
+            None => event_days::next_event(self.latest, &fomc).0,
+        };
+        let event = event_days::parse(name).expect("a predefined name");
+        let shift = shift_of(shift)?;
+        let dates = event_days::dates(event, self.years.clone(), &fomc);
+        Ok(HolidayData {
+            holiday_name: name,
+            shift,
+            data: offset_rows(self.series.around(&dates, shift as usize)),
+        })
+    }
+
+    pub fn around_specific_days(&self, q: &SpecificDay, shift: &Shift) -> Result<SpecificData> {
+        let month = Error::check_range(
+            "month",
+            q.month.unwrap_or(self.latest.month().into()),
+            1,
+            12,
+        )? as u32;
+        let day =
+            Error::check_range("day", q.day.unwrap_or(self.latest.day().into()), 1, 31)? as u32;
+        // 2000 is a leap year: every day that exists in some year exists in it.
+        if NaiveDate::from_ymd_opt(2000, month, day).is_none() {
+            return Err(Error::invalid(
+                "day",
+                format!("{day} does not exist in month {month}"),
+            ));
+        }
+        let shift = shift_of(shift)?;
+        let dates: Vec<NaiveDate> = self
+            .years
+            .clone()
+            .filter_map(|y| NaiveDate::from_ymd_opt(y, month, day))
+            .collect();
+        Ok(SpecificData {
+            target_date: format!("{month:02}-{day:02}"),
+            shift,
+            data: offset_rows(self.series.around(&dates, shift as usize)),
+        })
+    }
+
+    pub fn by_day_of_single_month(&self, q: &SingleMonth) -> Result<SingleMonthData> {
+        let month = match q.target_month.as_deref() {
+            None => self.latest.month(),
+            Some(m) => parse_month(m).ok_or_else(|| {
+                Error::invalid(
+                    "target_month",
+                    format!("'{m}' is not a month name (January-December)"),
+                )
+            })?,
+        };
+        let category = q.category.unwrap_or_default();
+        let engine_category = match category {
+            DayCategory::CalendarDay => season::DayCategory::Calendar,
+            DayCategory::TradingDay => season::DayCategory::Trading,
+        };
+        Ok(SingleMonthData {
+            month_name: month_name(month),
+            category,
+            data: self
+                .series
+                .single_month(&self.years, month, engine_category)
+                .into_iter()
+                .map(|(d, s)| SingleMonthRow {
+                    Day: format!("{d:02}"),
+                    Mean_Return: s.mean,
+                    Positive_Pct: s.positive_pct,
+                })
+                .collect(),
+        })
+    }
+
+    pub fn one_dollar_curve(&self, q: &Curve) -> Result<CurveData> {
+        let today = self
+            .series
+            .trading_day_of(self.latest)
+            .unwrap_or(1)
+            .min(TRADING_DAYS);
+        let max = TRADING_DAYS as i64;
+        let entry = Error::check_range("entry_day", q.entry_day.unwrap_or(today.into()), 1, max)?;
+        let holding = match q.exit_day {
+            Some(exit) => Error::check_range("exit_day", exit, entry + 1, entry + max)? - entry,
+            None => Error::check_range("holding_days", q.holding_days.unwrap_or(63), 1, max)?,
+        };
+        Ok(CurveData {
+            entry_trading_day: entry,
+            exit_trading_day: entry + holding,
+            holding_days: holding,
+            data: self
+                .series
+                .one_dollar_curve(&self.years, entry as u16, holding as usize)
+                .into_iter()
+                .map(|(d, e)| CurvePoint {
+                    Date: d.format("%Y-%m-%d").to_string(),
+                    Equity: e,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The all-in-one answer: the requested features (default all eight).
+pub async fn all_in_one_answer(market: &dyn MarketData, q: &AllInOneRequest) -> Result<AllInOne> {
+    let wanted = wanted_features(q.features.features.as_deref())?;
+    let study = Study::load(market, &q.years).await?;
+    let meta = |name: &str| FeatureMeta {
+        description: FEATURES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("a feature")
+            .1,
+    };
+    let want = |name: &str| wanted.contains(&name);
+    let mut out = AllInOne::default();
+    for (name, _) in FEATURES {
+        if !want(name) {
+            continue;
+        }
+        let meta = meta(name);
+        match name {
+            "performance-by-week" => {
+                let data = study
+                    .weekdays()
+                    .map(|(w, s)| WeekRowCombined {
+                        Weekday: w,
+                        Mean_Return: s.mean,
+                        Positive_Pct: s.positive_pct,
+                    })
+                    .collect();
+                out.by_week = Some(Feature { meta, data });
+            }
+            "performance-by-month" => {
+                let data = study
+                    .months()
+                    .map(|(m, s)| MonthRowCombined {
+                        MonthName: m,
+                        Mean_Return: s.mean,
+                        Positive_Pct: s.positive_pct,
+                    })
+                    .collect();
+                out.by_month = Some(Feature { meta, data });
+            }
+            "performance-around-holiday" => {
+                let data = study.around_holiday(market, &q.holiday, &q.shift).await?;
+                out.around_holiday = Some(Feature { meta, data });
+            }
+            "performance-by-day-of-single-month" => {
+                let data = study.by_day_of_single_month(&q.single)?;
+                out.single_month = Some(Feature { meta, data });
+            }
+            "performance-around-specific-days" => {
+                let data = study.around_specific_days(&q.specific, &q.shift)?;
+                out.specific_days = Some(Feature { meta, data });
+            }
+            "performance-by-day-of-month" => {
+                let data = study.by_day_of_month();
+                out.day_of_month = Some(Feature { meta, data });
+            }
+            "performance-by-day-of-year" => {
+                let data = study.by_day_of_year();
+                out.day_of_year = Some(Feature { meta, data });
+            }
+            _ => {
+                let data = study.one_dollar_curve(&q.curve)?;
+                out.curve = Some(Feature { meta, data });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The feature names of a comma-separated list, known and without repeats.
+fn wanted_features(list: Option<&str>) -> Result<Vec<&'static str>> {
+    let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
+        return Ok(FEATURES.iter().map(|(n, _)| *n).collect());
+    };
+    let mut v = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let (known, _) = FEATURES.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            Error::invalid(
+                "features",
+                format!(
+                    "has an unknown feature '{name}' (known: {})",
+                    FEATURES.map(|(n, _)| n).join(", ")
+                ),
+            )
+        })?;
+        if !v.contains(known) {
+            v.push(*known);
+        }
+    }
+    Ok(v)
+}
+
+fn shift_of(q: &Shift) -> Result<i64> {
+    Error::check_range("shift", q.shift.unwrap_or(5), 0, MAX_SHIFT)
+}
+
+fn offset_rows(rows: Vec<(i64, Stats)>) -> Vec<OffsetRow> {
+    rows.into_iter()
+        .map(|(k, s)| OffsetRow {
+            DayOffset: k,
+            Mean_Return: s.mean,
+            Positive_Pct: s.positive_pct,
+        })
+        .collect()
+}
+
+fn weekday_name(w: Weekday) -> &'static str {
+    match w {
+        Weekday::Mon => "Monday",
+        Weekday::Tue => "Tuesday",
+        Weekday::Wed => "Wednesday",
+        Weekday::Thu => "Thursday",
+        Weekday::Fri => "Friday",
+        Weekday::Sat => "Saturday",
+        Weekday::Sun => "Sunday",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_are_known_once_in_answer_order() {
+        assert_eq!(wanted_features(None).unwrap().len(), 8);
+        assert_eq!(
+            wanted_features(Some(
+                "one-dollar-curve, performance-by-week,one-dollar-curve"
+            ))
+            .unwrap(),
+            vec!["one-dollar-curve", "performance-by-week"]
+        );
+        let e = wanted_features(Some("performance-by-week,by-moon")).unwrap_err();
+        assert!(matches!(&e, Error::Invalid { field, .. } if field == "features"));
+        assert!(e.to_string().contains("'by-moon'"), "{e}");
+    }
+
+    #[test]
+    fn ranges_name_the_field() {
+        let e = shift_of(&Shift { shift: Some(61) }).unwrap_err();
+        assert_eq!(e.to_string(), "'shift' must be between 0 and 60, got 61");
+        assert_eq!(shift_of(&Shift::default()).unwrap(), 5);
+    }
+}
