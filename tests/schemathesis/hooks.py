@@ -1,4 +1,86 @@
-"""Constraints between fields that JSON Schema cannot state; the generated
-requests keep every schema constraint and gain these."""
+"""Constraints between fields that JSON Schema cannot state. Each hook keeps
+every schema constraint of the generated request and adds one of these, so a
+generated request is one a careful client could send; the service's answer
+to the same request without the fix is a 400 naming the field, which the
+end-to-end tests check.
+"""
 
 import schemathesis
+
+# Seasonality's default years end at the data's latest year and start 20
+# years before it; one year given alone is completed with itself.
+
+
+def _order(d, low, high):
+    """Swaps two values of one type (numbers, or ISO dates as text) out of order."""
+    a, b = d.get(low), d.get(high)
+    if type(a) is type(b) and isinstance(a, (int, str)) and a > b:
+        d[low], d[high] = d[high], d[low]
+
+
+def _path(ctx):
+    return ctx.operation.path if ctx is not None and ctx.operation is not None else ""
+
+
+def _ints(q, *names):
+    """The named values as integers (query values may come as text); None
+    when one is not an integer, and the hook leaves the query alone."""
+    out = {}
+    for n in names:
+        if n in q:
+            try:
+                out[n] = int(q[n])
+            except (TypeError, ValueError):
+                return None
+    return out
+
+
+@schemathesis.hook
+def map_query(ctx, query):
+    if not query or not _path(ctx).startswith("/seasonality"):
+        return query
+    q = dict(query)
+    v = _ints(q, "start_year", "end_year", "entry_day", "exit_day", "month", "day")
+    if v is None:
+        return query
+    # start_year <= end_year; a year given alone stands for both.
+    if "start_year" in v and "end_year" not in v:
+        v["end_year"] = v["start_year"]
+    if "end_year" in v and "start_year" not in v:
+        v["start_year"] = v["end_year"]
+    _order(v, "start_year", "end_year")
+    # exit_day lies 1 to 252 sessions after entry_day.
+    if "exit_day" in v:
+        entry = v.setdefault("entry_day", 100)
+        v["exit_day"] = entry + 1 + (v["exit_day"] - entry - 1) % 252
+    # day exists in month (February has 29 in leap years).
+    if "day" in v:
+        month = v.setdefault("month", 1)
+        days = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        v["day"] = (v["day"] - 1) % days + 1
+    q.update(v)
+    return q
+
+
+@schemathesis.hook
+def map_body(ctx, body):
+    if not isinstance(body, dict):
+        return body
+    path = _path(ctx)
+    b = dict(body)
+    if path in ("/symbol_corr", "/symbol_beta", "/asset_corr"):
+        _order(b, "start_date", "end_date")
+    if path == "/pattern_corr":
+        _order(b, "referenceStartDate", "referenceEndDate")
+        _order(b, "comparisonStartDate", "comparisonEndDate")
+    if path in ("/symbol_corr", "/symbol_beta"):
+        # At least one comparison other than the benchmark.
+        if not isinstance(b.get("benchmark"), str):
+            return b
+        bench = b["benchmark"].strip().upper()
+        others = b.get("stock_comparison")
+        if isinstance(others, list) and all(str(t).strip().upper() == bench for t in others):
+            b["stock_comparison"] = list(others) + [bench + "X"]
+        if isinstance(others, str) and all(t.strip().upper() == bench for t in others.split(",")):
+            b["stock_comparison"] = others + "," + bench + "X"
+    return b

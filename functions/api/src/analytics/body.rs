@@ -10,6 +10,24 @@ use chrono::NaiveDate;
 use serde_json::{Map, Value};
 use services::analytics::correlation::{PatternRequest, RangeRequest, SymbolsRequest};
 
+/// `SymbolsRequest` as a form: the comparison tickers as one comma-separated
+/// value (JSON array text and repeated fields are accepted too).
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct SymbolsForm {
+    #[schema(value_type = services::analytics::TickerText, example = "SPX")]
+    benchmark: String,
+    #[schema(example = "IVV,TLT", pattern = "^[A-Za-z0-9._^-]+(,[A-Za-z0-9._^-]+){0,49}$")]
+    stock_comparison: String,
+    #[schema(format = Date, example = "2020-01-02")]
+    start_date: String,
+    #[schema(format = Date, example = "2024-12-31")]
+    end_date: String,
+    #[schema(minimum = 2, maximum = 2520, example = 21)]
+    roll_window: Option<i64>,
+}
+
 #[derive(Debug, Default)]
 pub struct Fields(Map<String, Value>);
 
@@ -35,12 +53,11 @@ impl<S: Send + Sync> FromRequest<S> for Fields {
         {
             let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
                 .map_err(|e| ApiError::bad_request(format!("malformed form body: {e}")))?;
-            return Ok(Fields(
-                pairs
-                    .into_iter()
-                    .map(|(k, v)| (k, Value::String(v)))
-                    .collect(),
-            ));
+            let mut map = Map::new();
+            for (k, v) in pairs {
+                add(&mut map, k, v);
+            }
+            return Ok(Fields(map));
         }
         match crate::extract::json_body::<Value>(&bytes)? {
             Value::Object(map) => Ok(Fields(map)),
@@ -60,9 +77,24 @@ async fn multipart<S: Send + Sync>(req: Request, state: &S) -> Result<Fields, Ap
             continue;
         };
         let text = field.text().await.map_err(|e| bad(e.body_text()))?;
-        map.insert(name, Value::String(text));
+        add(&mut map, name, text);
     }
     Ok(Fields(map))
+}
+
+/// A form value; a repeated name (an array, as OpenAPI encodes it in forms)
+/// gathers its values in order.
+fn add(map: &mut Map<String, Value>, name: String, value: String) {
+    match map.get_mut(&name) {
+        None => {
+            map.insert(name, Value::String(value));
+        }
+        Some(Value::Array(items)) => items.push(Value::String(value)),
+        Some(first) => {
+            let first = first.take();
+            map.insert(name, Value::Array(vec![first, Value::String(value)]));
+        }
+    }
 }
 
 impl Fields {
@@ -82,10 +114,17 @@ impl Fields {
         })
     }
 
-    /// A required text field.
+    /// A required text field; of a repeated form field, the last value.
     pub fn text(&self, name: &str) -> Result<String, ApiError> {
-        match self.present(name) {
+        let last = match self.present(name) {
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => items.last(),
+            other => other,
+        };
+        match last {
             None => Err(ApiError::bad_request(format!("field '{name}' is required"))),
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                Err(ApiError::bad_request(format!("field '{name}' is required")))
+            }
             Some(Value::String(s)) => Ok(s.trim().to_string()),
             Some(other) => Err(ApiError::bad_request(format!(
                 "field '{name}' must be a string, got {other}"
@@ -151,9 +190,17 @@ impl Fields {
     pub fn opt_int(&self, name: &str) -> Result<Option<i64>, ApiError> {
         Ok(Some(match self.present(name) {
             None => return Ok(None),
-            Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
-                ApiError::bad_request(format!("field '{name}': {n} is not an integer"))
-            })?,
+            // JSON has one number type: 650.0 is the integer 650.
+            Some(Value::Number(n)) => n
+                .as_i64()
+                .or_else(|| {
+                    n.as_f64()
+                        .filter(|x| x.fract() == 0.0 && x.abs() < 9.0e15)
+                        .map(|x| x as i64)
+                })
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("field '{name}': {n} is not an integer"))
+                })?,
             Some(Value::String(s)) => s.trim().parse().map_err(|_| {
                 ApiError::bad_request(format!("field '{name}': '{s}' is not an integer"))
             })?,
@@ -222,8 +269,20 @@ mod tests {
     }
 
     #[test]
+    fn repeated_form_fields_gather_and_text_keeps_the_last() {
+        let mut m = Map::new();
+        for (k, v) in [("t", "IVV"), ("b", "x"), ("t", "tlt"), ("b", "SPX"), ("t", "GLD")] {
+            add(&mut m, k.into(), v.into());
+        }
+        let f = Fields(m);
+        assert_eq!(f.tickers("t").unwrap(), vec!["IVV", "TLT", "GLD"]);
+        assert_eq!(f.text("b").unwrap(), "SPX");
+    }
+
+    #[test]
     fn numbers_and_dates_name_the_field() {
-        let f = Fields::from_json(json!({"w": "30", "x": 2.5, "y": 0, "d": "2024-02-30"}));
+        let f = Fields::from_json(json!({"w": "30", "x": 2.5, "y": 0, "z": 650.0, "d": "2024-02-30"}));
+        assert_eq!(f.opt_int("z").unwrap(), Some(650), "a whole JSON number is an integer");
         assert_eq!(f.opt_int("w").unwrap(), Some(30));
         assert_eq!(f.opt_int("missing").unwrap(), None);
         assert_eq!(f.opt_int("y").unwrap(), Some(0));

@@ -2,8 +2,8 @@
 //! success code 211, and 411 in an HTTP 200 when the data cannot support the
 //! answer. Thin handlers over `services::analytics::correlation`.
 
-use super::body::Fields;
-use super::{AnalyticsErrors, Envelope, blocking, envelope};
+use super::body::{Fields, SymbolsForm};
+use super::{AnalyticsErrors, OrInsufficient, blocking, envelope};
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::State;
@@ -15,8 +15,8 @@ const SUCCESS: u16 = 211;
 /// `POST /symbol_corr`: the return correlation matrix and each comparison's
 /// rolling correlation with the benchmark.
 #[utoipa::path(post, path = "/symbol_corr", tag = "analytics",
-    request_body(content((SymbolsRequest = "application/json"), (SymbolsRequest = "application/x-www-form-urlencoded"), (SymbolsRequest = "multipart/form-data"))),
-    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = Envelope<CorrData>), AnalyticsErrors))]
+    request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<CorrData>), AnalyticsErrors))]
 pub(crate) async fn symbol_corr(
     State(state): State<AppState>,
     fields: Fields,
@@ -28,8 +28,8 @@ pub(crate) async fn symbol_corr(
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
 /// (covariance over benchmark variance = correlation x volatility ratio).
 #[utoipa::path(post, path = "/symbol_beta", tag = "analytics",
-    request_body(content((SymbolsRequest = "application/json"), (SymbolsRequest = "application/x-www-form-urlencoded"), (SymbolsRequest = "multipart/form-data"))),
-    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = Envelope<BetaData>), AnalyticsErrors))]
+    request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<BetaData>), AnalyticsErrors))]
 pub(crate) async fn symbol_beta(
     State(state): State<AppState>,
     fields: Fields,
@@ -42,7 +42,7 @@ pub(crate) async fn symbol_beta(
 /// (those present in the store) over their common sessions.
 #[utoipa::path(post, path = "/asset_corr", tag = "analytics",
     request_body(content((RangeRequest = "application/json"), (RangeRequest = "application/x-www-form-urlencoded"), (RangeRequest = "multipart/form-data"))),
-    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = Envelope<AssetCorrData>), AnalyticsErrors))]
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<AssetCorrData>), AnalyticsErrors))]
 pub(crate) async fn asset_corr(
     State(state): State<AppState>,
     fields: Fields,
@@ -55,7 +55,7 @@ pub(crate) async fn asset_corr(
 /// to the reference window's (resampled to the reference's length).
 #[utoipa::path(post, path = "/pattern_corr", tag = "analytics",
     request_body(content((PatternRequest = "application/json"), (PatternRequest = "application/x-www-form-urlencoded"), (PatternRequest = "multipart/form-data"))),
-    responses((status = 200, description = "code 211, or code 411 when a window has too few sessions", body = Envelope<PatternData>), AnalyticsErrors))]
+    responses((status = 200, description = "code 211, or code 411 when a window has too few sessions", body = OrInsufficient<PatternData>), AnalyticsErrors))]
 pub(crate) async fn pattern_corr(
     State(state): State<AppState>,
     fields: Fields,

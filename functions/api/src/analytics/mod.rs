@@ -54,6 +54,16 @@ pub struct Envelope<T> {
     pub data: T,
 }
 
+/// What an HTTP 200 of a correlation view carries: the answer (code 211) or,
+/// when the data cannot support it, the error envelope with code 411. Both
+/// are the served types; this union only says that either may come.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum OrInsufficient<T> {
+    Answer(Envelope<T>),
+    Insufficient(crate::error::AnalyticsError),
+}
+
 /// The success envelope, serialized at once.
 fn envelope<T: Serialize>(code: u16, data: T) -> Result<Response, ApiError> {
     let body = serde_json::to_vec(&Envelope { code, data }).map_err(|e| {

@@ -3,6 +3,8 @@
 //! answer is [`Error::Insufficient`].
 
 use super::{daily, ticker};
+#[cfg(feature = "openapi")]
+use super::TickerText;
 use crate::error::{Error, Result};
 use chrono::{Datelike, NaiveDate};
 use engine::Bars;
@@ -33,6 +35,7 @@ pub const MAX_COMPARISONS: usize = 50;
 /// is JSON text or a comma-separated list).
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct SymbolsRequest {
     #[cfg_attr(
         feature = "openapi",
@@ -40,7 +43,7 @@ pub struct SymbolsRequest {
     )]
     pub benchmark: String,
     /// Tickers other than the benchmark, 1-50.
-    #[cfg_attr(feature = "openapi", schema(example = json!(["IVV", "TLT"]), min_items = 1, max_items = 50))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<TickerText>, example = json!(["IVV", "TLT"]), min_items = 1, max_items = 50))]
     pub stock_comparison: Vec<String>,
     /// YYYY-MM-DD, at most `end_date`.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2020-01-02"))]
@@ -55,6 +58,7 @@ pub struct SymbolsRequest {
 /// Body of `asset_corr`.
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct RangeRequest {
     /// YYYY-MM-DD, at most `end_date`.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2020-01-02"))]
@@ -74,6 +78,7 @@ pub struct Window {
 /// Body of `pattern_corr`: each window's start at most its end.
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]
 pub struct PatternRequest {
     #[cfg_attr(

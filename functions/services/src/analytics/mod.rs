@@ -22,6 +22,27 @@ pub async fn daily(market: &dyn MarketData, ticker: &str) -> Result<Arc<Bars>> {
     })
 }
 
+/// A ticker as clients may write it (any case).
+pub const TICKER_PATTERN: &str = "^[A-Za-z0-9._^-]{1,32}$";
+
+/// The schema of a ticker in a request.
+#[cfg(feature = "openapi")]
+pub struct TickerText;
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for TickerText {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .pattern(Some(TICKER_PATTERN))
+            .description(Some("A ticker, any case."))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for TickerText {}
+
 /// A ticker as the store keys it.
 pub fn ticker(raw: &str) -> String {
     raw.trim().to_uppercase()

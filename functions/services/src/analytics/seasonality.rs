@@ -63,7 +63,7 @@ pub struct Years {
     /// Ticker (any case).
     #[cfg_attr(
         feature = "openapi",
-        param(example = "SPX", min_length = 1, max_length = 32)
+        param(example = "SPX", pattern = "^[A-Za-z0-9._^-]{1,32}$")
     )]
     pub ticker: String,
     /// First year; default the latest year in the data - 20. At most `end_year`.
