@@ -66,6 +66,12 @@ async fn openapi_document_validates_and_lists_every_operation() {
     ] {
         assert!(ops.contains(&op.to_string()), "{op} missing from {ops:?}");
     }
+    // The submit answer links to the task's status in OpenAPI's spelling
+    // (utoipa writes `operation_id`; the document is corrected as it is built).
+    assert_eq!(
+        doc["paths"]["/backtest/start_backtest"]["post"]["responses"]["202"]["links"]["status"],
+        json!({"operationId": "backtest_status", "parameters": {"task_id": "$response.body#/task_id"}})
+    );
     assert_eq!(
         doc["components"]["securitySchemes"]["basic"],
         json!({"type": "http", "scheme": "basic"})

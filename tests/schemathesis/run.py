@@ -23,6 +23,13 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# Task status operations whose tasks no documented operation creates yet (the
+# pattern-match and scanner-backtest submits are still to come): they can
+# only answer 404 for now, and are still checked for everything else.
+NO_SUBMIT_YET = {
+    ("GET", "/cpm/status/{task_id}"),
+    ("GET", "/smart-scanner-backtest/status/{task_id}"),
+}
 DEMO = ("demo@marketlab.local", "demo-password")
 
 
@@ -136,7 +143,7 @@ def main() -> int:
         row[0] += 1
         row[1] += sum(statuses.values())
         row[2] += ok
-        if ok == 0:
+        if ok == 0 and op not in NO_SUBMIT_YET:
             no_2xx.append((op, dict(statuses)))
     print("\nschemathesis per service (operations, cases, 2xx answers):")
     for service, (ops, cases, ok) in sorted(per_service.items()):

@@ -15,7 +15,9 @@ use utoipa::{Modify, OpenApi, ToSchema};
 /// Strategy request (2.1). Only `symbol`, `entry` and `exit` are required;
 /// string-typed numbers also accept JSON numbers; duplicate keys: last wins.
 #[derive(Serialize, ToSchema)]
-#[schema(as = StrategyParams)]
+#[schema(as = StrategyParams, example = json!({"symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
+    "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+    "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}}))]
 pub struct StrategyParamsDoc {
     /// Traded ticker.
     pub symbol: String,

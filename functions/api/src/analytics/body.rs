@@ -18,13 +18,16 @@ use services::analytics::correlation::{PatternRequest, RangeRequest, SymbolsRequ
 pub struct SymbolsForm {
     #[schema(value_type = services::analytics::TickerText, example = "SPX")]
     benchmark: String,
-    #[schema(example = "IVV,TLT", pattern = "^[A-Za-z0-9._^-]+(,[A-Za-z0-9._^-]+){0,49}$")]
+    #[schema(
+        example = "IVV,TLT",
+        pattern = "^[A-Za-z0-9._^-]+(,[A-Za-z0-9._^-]+){0,49}$"
+    )]
     stock_comparison: String,
     #[schema(format = Date, example = "2020-01-02")]
     start_date: String,
     #[schema(format = Date, example = "2024-12-31")]
     end_date: String,
-    #[schema(minimum = 2, maximum = 2520, example = 21)]
+    #[schema(minimum = 2, maximum = 2520, example = 21, nullable = false)]
     roll_window: Option<i64>,
 }
 
@@ -271,7 +274,13 @@ mod tests {
     #[test]
     fn repeated_form_fields_gather_and_text_keeps_the_last() {
         let mut m = Map::new();
-        for (k, v) in [("t", "IVV"), ("b", "x"), ("t", "tlt"), ("b", "SPX"), ("t", "GLD")] {
+        for (k, v) in [
+            ("t", "IVV"),
+            ("b", "x"),
+            ("t", "tlt"),
+            ("b", "SPX"),
+            ("t", "GLD"),
+        ] {
             add(&mut m, k.into(), v.into());
         }
         let f = Fields(m);
@@ -281,8 +290,13 @@ mod tests {
 
     #[test]
     fn numbers_and_dates_name_the_field() {
-        let f = Fields::from_json(json!({"w": "30", "x": 2.5, "y": 0, "z": 650.0, "d": "2024-02-30"}));
-        assert_eq!(f.opt_int("z").unwrap(), Some(650), "a whole JSON number is an integer");
+        let f =
+            Fields::from_json(json!({"w": "30", "x": 2.5, "y": 0, "z": 650.0, "d": "2024-02-30"}));
+        assert_eq!(
+            f.opt_int("z").unwrap(),
+            Some(650),
+            "a whole JSON number is an integer"
+        );
         assert_eq!(f.opt_int("w").unwrap(), Some(30));
         assert_eq!(f.opt_int("missing").unwrap(), None);
         assert_eq!(f.opt_int("y").unwrap(), Some(0));

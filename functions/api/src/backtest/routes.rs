@@ -34,7 +34,8 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
 /// Submit a strategy: a task is created and queued.
 #[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = crate::openapi::StrategyParamsDoc,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)")),
-    responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse),
+    responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
+            links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),
         (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
@@ -65,7 +66,11 @@ pub(crate) async fn start_backtest(
     )
     .await?;
     let task = submitted.task;
-    let mut response = (StatusCode::ACCEPTED, Json(json!({ "message": "Backtest task submitted; poll /backtest/status/{task_id}", "task_id": task.id }))).into_response();
+    let answer = crate::openapi::SubmitResponse {
+        message: "Backtest task submitted; poll /backtest/status/{task_id}".into(),
+        task_id: task.id.to_string(),
+    };
+    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
     if submitted.replayed {
         response.headers_mut().insert(
             crate::submit::REPLAYED,
@@ -123,10 +128,11 @@ const TYPES: [&str; 4] = ["optix", "trend", "reltrend", "other"];
 /// Indicators that can be used as Sentiment signals; filters combine.
 #[utoipa::path(get, path = "/backtest/indicators/list", tag = "backtest",
     params(("q" = Option<String>, Query, description = "Case-insensitive part of the name"),
-        ("type" = Option<String>, Query, description = "optix, trend, reltrend or other"),
+        ("type" = Option<String>, Query, description = "optix, trend, reltrend or other (any case)", pattern = "^([Oo][Pp][Tt][Ii][Xx]|[Tt][Rr][Ee][Nn][Dd]|[Rr][Ee][Ll][Tt][Rr][Ee][Nn][Dd]|[Oo][Tt][Hh][Ee][Rr])$"),
         ("symbol" = Option<String>, Query, description = "Market symbol")),
     responses((status = 200, description = "Matching indicators", body = Vec<crate::openapi::IndicatorListItem>),
-        (status = 400, description = "Unknown type", body = crate::openapi::ErrorDetail)))]
+        (status = 400, description = "Unknown type", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn indicator_list(
     State(state): State<AppState>,
     params: Params,
@@ -165,8 +171,10 @@ pub(crate) async fn indicator_list(
 
 /// Metadata of one indicator, keyed by its code.
 #[utoipa::path(get, path = "/backtest/indicators/metadata", tag = "backtest",
-    params(("indicator" = String, Query, description = "The indicator's url code")),
+    params(("indicator" = String, Query, description = "The indicator's url code", example = "SPX_OPTIX", min_length = 1, pattern = "\\S")),
     responses((status = 200, description = "Metadata", body = crate::openapi::MetadataByCode),
+        (status = 400, description = "`indicator` missing", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown indicator", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn indicator_metadata(
     State(state): State<AppState>,

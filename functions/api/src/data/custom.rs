@@ -2,9 +2,12 @@
 
 use super::format::{push_key, push_num, push_str};
 use super::routes::{body, catalog, full_range, indicator, series};
+use super::schemas::*;
 use crate::auth::Caller;
 use crate::error::ApiError;
+use crate::error::DataError;
 use crate::extract::Params;
+use crate::openapi::DataErrors;
 use crate::state::AppState;
 use axum::Extension;
 use axum::extract::State;
@@ -42,7 +45,7 @@ fn custom_json(c: &platform::accounts::CustomIndicator) -> serde_json::Value {
 }
 
 /// The account's custom indicators.
-#[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(("all" = Option<bool>, Query, description = "Default true"), ("ordering" = Option<String>, Query, description = "-create_date (default) or create_date")), responses((status = 200, description = "The account's custom indicators", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(UserIndicatorsParams), responses((status = 200, description = "The account's custom indicators", body = UserIndicators), (status = 400, description = "`all` or `ordering` invalid", body = DataError), DataErrors))]
 pub(crate) async fn user_indicators(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -72,7 +75,7 @@ pub(crate) async fn user_indicators(
 }
 
 /// One custom indicator, calculated (504 if the calculation times out).
-#[utoipa::path(get, path = "/getUserIndicatorData", tag = "data", params(("url" = String, Query, description = "Custom indicator identifier")), responses((status = 200, description = "One custom indicator, calculated (504 if the calculation times out)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getUserIndicatorData", tag = "data", params(CustomUrl), responses((status = 200, description = "One custom indicator, calculated", body = CustomSeries), (status = 400, description = "`url` missing, or the stored definition is invalid", body = DataError), (status = 504, description = "The calculation timed out; retry", body = DataError), DataErrors))]
 pub(crate) async fn user_indicator_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

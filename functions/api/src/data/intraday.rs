@@ -3,9 +3,12 @@
 use super::access::subscribed;
 use super::format::{push_key, push_num, push_str};
 use super::routes::{body, catalog, days, full_range, history, indicator, recent};
+use super::schemas::*;
 use crate::auth::Caller;
 use crate::error::ApiError;
+use crate::error::DataError;
 use crate::extract::Params;
+use crate::openapi::DataErrors;
 use crate::state::AppState;
 use axum::Extension;
 use axum::extract::{Path, State};
@@ -14,7 +17,7 @@ use platform::marketdata::{IndicatorMeta, IndicatorSeries};
 use std::sync::Arc;
 
 /// Indicators with 30-minute series, keyed by chart name.
-#[utoipa::path(get, path = "/getIntradaySymbols", tag = "data", responses((status = 200, description = "Indicators with 30-minute series, keyed by chart name", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getIntradaySymbols", tag = "data", responses((status = 200, description = "Indicators with 30-minute series, keyed by chart name", body = IntradaySymbols), DataErrors))]
 pub(crate) async fn intraday_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -52,7 +55,7 @@ async fn intraday_of<'a>(
 }
 
 /// Full 30-minute history, keys with time of day.
-#[utoipa::path(get, path = "/getSymbolIntradayHistory/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full 30-minute history, keys with time of day", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolIntradayHistory/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full 30-minute history, keys with time of day", body = History), DataErrors))]
 pub(crate) async fn intraday_history(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -72,7 +75,7 @@ pub(crate) async fn intraday_history(
 }
 
 /// The last `days` market days of 30-minute readings (13 a day).
-#[utoipa::path(get, path = "/getSymbolIntradayLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` market days of 30-minute readings (13 a day)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolIntradayLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` market days of 30-minute readings (13 a day)", body = History), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn intraday_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -103,7 +106,7 @@ pub(crate) async fn intraday_limit_days(
 }
 
 /// Every 30-minute reading of the latest date.
-#[utoipa::path(get, path = "/getTodayIntradayData", tag = "data", responses((status = 200, description = "Every 30-minute reading of the latest date", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getTodayIntradayData", tag = "data", responses((status = 200, description = "Every 30-minute reading of the latest date", body = IntradayToday), DataErrors))]
 pub(crate) async fn today_intraday(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

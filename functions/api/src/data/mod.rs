@@ -5,5 +5,6 @@ pub mod custom;
 mod format;
 pub mod intraday;
 pub mod routes;
+pub mod schemas;
 
 pub use access::{subscribed, user_selected};

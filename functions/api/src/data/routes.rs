@@ -2,9 +2,12 @@
 
 use super::access::{may_read, subscribed, user_selected};
 use super::format::{push_key, push_num, push_str};
+use super::schemas::*;
 use crate::auth::Caller;
 use crate::error::ApiError;
+use crate::error::DataError;
 use crate::extract::Params;
+use crate::openapi::DataErrors;
 use crate::state::AppState;
 use axum::Extension;
 use axum::extract::{Path, State};
@@ -64,35 +67,20 @@ pub(super) fn body(state: &AppState, json: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
-fn catalog_item(out: &mut String, m: &IndicatorMeta, with_market: bool) {
-    out.push_str("{\"chart_name\":");
-    push_str(out, &m.chart_name);
-    out.push_str(",\"url\":");
-    push_str(out, &m.url);
-    if with_market {
-        out.push_str(",\"market_symbol\":");
-        push_str(
-            out,
-            if m.market_symbol.is_empty() {
+/// A catalog list, with market symbols for the `...withIndexes` forms.
+fn catalog_list<'a>(items: impl Iterator<Item = &'a IndicatorMeta>, with_market: bool) -> String {
+    let items: Vec<CatalogItem> = items
+        .map(|m| CatalogItem {
+            chart_name: &m.chart_name,
+            url: &m.url,
+            market_symbol: with_market.then_some(if m.market_symbol.is_empty() {
                 "SPX"
             } else {
-                &m.market_symbol
-            },
-        );
-    }
-    out.push('}');
-}
-
-fn catalog_list<'a>(items: impl Iterator<Item = &'a IndicatorMeta>, with_market: bool) -> String {
-    let mut out = String::from("[");
-    for m in items {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        catalog_item(&mut out, m, with_market);
-    }
-    out.push(']');
-    out
+                m.market_symbol.as_str()
+            }),
+        })
+        .collect();
+    serde_json::to_string(&items).expect("catalog items serialize")
 }
 
 pub(super) async fn catalog(state: &AppState) -> Result<Arc<Vec<IndicatorMeta>>, ApiError> {
@@ -261,7 +249,7 @@ pub(super) fn recent(caller: &Caller, n: usize, len: usize) -> std::ops::Range<u
 }
 
 /// All indicators except internal and relative-trend records.
-#[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
     let c = catalog(&state).await?;
     Ok(body(
@@ -274,7 +262,7 @@ pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Respons
 }
 
 /// The full catalog with each indicator's market symbol.
-#[utoipa::path(get, path = "/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn all_symbols_with_indexes(
     State(state): State<AppState>,
 ) -> Result<Response, ApiError> {
@@ -286,7 +274,7 @@ pub(crate) async fn all_symbols_with_indexes(
 }
 
 /// The account's selections plus its plan's base indicators.
-#[utoipa::path(get, path = "/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn user_selected_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -299,7 +287,7 @@ pub(crate) async fn user_selected_symbols(
 }
 
 /// The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes).
-#[utoipa::path(get, path = "/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn user_selected_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -312,7 +300,7 @@ pub(crate) async fn user_selected_with_indexes(
 }
 
 /// Subscribed model indicators.
-#[utoipa::path(get, path = "/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn model_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -330,7 +318,7 @@ pub(crate) async fn model_data(
 }
 
 /// Subscribed model indicators with market symbols.
-#[utoipa::path(get, path = "/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn model_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -348,7 +336,7 @@ pub(crate) async fn model_with_indexes(
 }
 
 /// Subscribed indicators of a metadata group (404 unknown group).
-#[utoipa::path(get, path = "/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name (any case)", example = "Core")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn group_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -371,7 +359,7 @@ pub(crate) async fn group_symbols(
 }
 
 /// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
-#[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = History), DataErrors))]
 pub(crate) async fn symbol_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -387,7 +375,7 @@ pub(crate) async fn symbol_data(
 }
 
 /// Full history with sentiment.
-#[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code")), responses((status = 200, description = "Full history with sentiment", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history with sentiment", body = History), DataErrors))]
 pub(crate) async fn symbol_sentiment(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -403,7 +391,7 @@ pub(crate) async fn symbol_sentiment(
 }
 
 /// The last `days` periods of the indicator's own frequency.
-#[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = History), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -421,7 +409,7 @@ pub(crate) async fn symbol_limit_days(
 }
 
 /// The last `days` periods with sentiment and market symbol.
-#[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("days" = i64, Query, description = "Positive integer")), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = History), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_sentiment_limit_days(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -484,7 +472,7 @@ async fn snapshot(
 }
 
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
-#[utoipa::path(get, path = "/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Snapshot), DataErrors))]
 pub(crate) async fn today(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -493,7 +481,7 @@ pub(crate) async fn today(
 }
 
 /// The same with market symbols.
-#[utoipa::path(get, path = "/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Snapshot), DataErrors))]
 pub(crate) async fn today_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -507,7 +495,7 @@ fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
 }
 
 /// The reading on one date (406 unless YYYYMMDD).
-#[utoipa::path(get, path = "/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code"), ("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "The reading on one date (406 unless YYYYMMDD)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), DateParam), responses((status = 200, description = "The reading on one date (empty when there is none)", body = History), (status = 406, description = "`date` is not a YYYYMMDD date", body = DataError), DataErrors))]
 pub(crate) async fn symbol_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -523,7 +511,7 @@ pub(crate) async fn symbol_for_date(
 }
 
 /// Every subscribed indicator's reading on one date.
-#[utoipa::path(get, path = "/getAllDataForDate", tag = "data", params(("date" = String, Query, description = "YYYYMMDD")), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllDataForDate", tag = "data", params(DateParam), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = DateSnapshot), (status = 406, description = "`date` is not a YYYYMMDD date", body = DataError), DataErrors))]
 pub(crate) async fn all_for_date(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -558,7 +546,7 @@ pub(crate) async fn all_for_date(
 }
 
 /// Recent readings of every subscribed indicator (410 unless 1-90 days).
-#[utoipa::path(get, path = "/getAllSymbolDataLimitDays", tag = "data", params(("days" = i64, Query, description = "1 to 90")), responses((status = 200, description = "Recent readings of every subscribed indicator (410 unless 1-90 days)", body = Object), crate::openapi::DataErrors))]
+#[utoipa::path(get, path = "/getAllSymbolDataLimitDays", tag = "data", params(BulkDays), responses((status = 200, description = "Recent readings of every subscribed indicator", body = Bulk), (status = 400, description = "`days` is not an integer", body = DataError), (status = 410, description = "`days` is missing or not 1 to 90", body = DataError), DataErrors))]
 pub(crate) async fn bulk(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

@@ -109,9 +109,39 @@ pub fn document() -> &'static str {
             .nest("/ws", crate::data::routes::routes());
         let mut doc = crate::openapi::base();
         doc.merge(groups.into_openapi());
-        doc.to_pretty_json()
-            .expect("the OpenAPI document serialises")
+        let mut value = serde_json::to_value(&doc).expect("the OpenAPI document serialises");
+        camel_case_links(&mut value);
+        serde_json::to_string_pretty(&value).expect("the OpenAPI document serialises")
     })
+}
+
+/// utoipa 5 writes a link's fields in snake case (`operation_id`); OpenAPI
+/// spells them `operationId`, `operationRef` and `requestBody`, and clients
+/// following links read only those.
+fn camel_case_links(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(links)) = map.get_mut("links") {
+                for link in links.values_mut() {
+                    if let Value::Object(fields) = link {
+                        for (from, to) in [
+                            ("operation_id", "operationId"),
+                            ("operation_ref", "operationRef"),
+                            ("request_body", "requestBody"),
+                        ] {
+                            if let Some(v) = fields.remove(from) {
+                                fields.insert(to.into(), v);
+                            }
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(camel_case_links);
+        }
+        Value::Array(items) => items.iter_mut().for_each(camel_case_links),
+        _ => {}
+    }
 }
 
 /// The endpoint groups, each deployable on its own.

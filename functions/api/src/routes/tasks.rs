@@ -129,10 +129,11 @@ pub(crate) async fn backtest_status(
 
 /// The caller's tasks, newest first.
 #[utoipa::path(get, path = "/backtest/tasks", tag = "backtest",
-    params(("limit" = Option<i64>, Query, description = "1-200, default 20"), ("offset" = Option<i64>, Query, description = "Default 0"),
-        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED")),
+    params(("limit" = Option<i64>, Query, description = "1-200, default 20", minimum = 1, maximum = 200), ("offset" = Option<i64>, Query, description = "Default 0", minimum = 0, maximum = 1000000),
+        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED", pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")),
     responses((status = 200, description = "A page of tasks", body = crate::openapi::TaskList),
-        (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail)))]
+        (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_tasks(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -206,9 +207,9 @@ async fn cpm_status(
 
 /// The caller's pattern-match tasks, newest first.
 #[utoipa::path(get, path = "/cpm/tasks", tag = "analytics",
-    params(("limit" = Option<i64>, Query, description = "1-200, default 20"), ("offset" = Option<i64>, Query, description = "Default 0"),
-        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED"),
-        ("mode" = Option<String>, Query, description = "backtest or scan")),
+    params(("limit" = Option<i64>, Query, description = "1-200, default 20", minimum = 1, maximum = 200), ("offset" = Option<i64>, Query, description = "Default 0", minimum = 0, maximum = 1000000),
+        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED", pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$"),
+        ("mode" = Option<String>, Query, description = "backtest or scan", pattern = "^(backtest|scan)$")),
     responses((status = 200, description = "A page of tasks: {tasks, total, limit, offset}", body = Object),
         crate::analytics::AnalyticsErrors))]
 async fn cpm_tasks(
@@ -256,8 +257,8 @@ async fn scanner_status(
 
 /// The caller's scanner backtest tasks, newest first.
 #[utoipa::path(get, path = "/smart-scanner-backtest/tasks", tag = "analytics",
-    params(("limit" = Option<i64>, Query, description = "1-200, default 20"), ("offset" = Option<i64>, Query, description = "Default 0"),
-        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED")),
+    params(("limit" = Option<i64>, Query, description = "1-200, default 20", minimum = 1, maximum = 200), ("offset" = Option<i64>, Query, description = "Default 0", minimum = 0, maximum = 1000000),
+        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED", pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")),
     responses((status = 200, description = "A page of tasks: {tasks, total, limit, offset}", body = Object),
         crate::analytics::AnalyticsErrors))]
 async fn scanner_tasks(

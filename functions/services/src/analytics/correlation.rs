@@ -2,9 +2,9 @@
 //! returns on the sessions every symbol shares; data that cannot support an
 //! answer is [`Error::Insufficient`].
 
-use super::{daily, ticker};
 #[cfg(feature = "openapi")]
 use super::TickerText;
+use super::{daily, ticker};
 use crate::error::{Error, Result};
 use chrono::{Datelike, NaiveDate};
 use engine::Bars;
@@ -51,7 +51,10 @@ pub struct SymbolsRequest {
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2024-12-31"))]
     pub end_date: NaiveDate,
     /// Trading days per window, 2-2520 (default 21).
-    #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 2520, example = 21))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 2, maximum = 2520, example = 21, nullable = false)
+    )]
     pub roll_window: Option<i64>,
 }
 
