@@ -123,138 +123,11 @@ pub struct QualifierDoc {
     pub ma_type: Option<String>,
 }
 
+/// What a submit answers: the new (or replayed) task's id.
 #[derive(Serialize, ToSchema)]
 pub struct SubmitResponse {
     pub message: String,
     pub task_id: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct EncodedSignal {
-    pub code: String,
-    pub signal_name: String,
-}
-
-#[derive(Serialize, ToSchema)]
-#[allow(non_snake_case)]
-pub struct EncodedCondition {
-    pub newCondition: i64,
-    pub conditionPeriod: String,
-    pub ma_type: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct EncodedBlock {
-    pub rule_type: String,
-    pub signals: Vec<EncodedSignal>,
-    pub cond: Vec<EncodedCondition>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct ValidateResponse {
-    /// `valid`.
-    pub status: String,
-    #[schema(value_type = Object)]
-    pub user_supplied: Value,
-    #[schema(value_type = Object)]
-    pub defaults_applied: Value,
-    pub entry: EncodedBlock,
-    pub exit: EncodedBlock,
-    pub warnings: Vec<String>,
-}
-
-/// Result object (2.11) of a successful task.
-#[derive(Serialize, ToSchema)]
-pub struct BacktestResult {
-    #[serde(rename = "Symbol")]
-    pub symbol: String,
-    #[serde(rename = "Frequency")]
-    pub frequency: String,
-    #[serde(rename = "Total Trades")]
-    pub total_trades: i64,
-    #[serde(rename = "Total Positive")]
-    pub total_positive: i64,
-    #[serde(rename = "Total Negative")]
-    pub total_negative: i64,
-    #[serde(rename = "Win Rate")]
-    pub win_rate: f64,
-    #[serde(rename = "Average Win %")]
-    pub average_win: f64,
-    #[serde(rename = "Average Loss %")]
-    pub average_loss: f64,
-    #[serde(rename = "Each Return")]
-    pub each_return: Vec<f64>,
-    #[serde(rename = "Total Return (%)")]
-    pub total_return: f64,
-    #[serde(rename = "BuyHoldGain")]
-    pub buy_hold_gain: f64,
-    #[serde(rename = "CAGR")]
-    pub cagr: f64,
-    #[serde(rename = "Sharpe Ratio")]
-    pub sharpe: f64,
-    #[serde(rename = "Max Drawdown")]
-    pub max_drawdown: f64,
-    #[serde(rename = "DrawDown Period")]
-    pub drawdown_period: i64,
-    #[serde(rename = "Time in Market")]
-    pub time_in_market: f64,
-    #[serde(rename = "EntryDate")]
-    pub entry_date: Vec<String>,
-    #[serde(rename = "ExitDate")]
-    pub exit_date: Vec<String>,
-    #[serde(rename = "Last Entry Date")]
-    pub last_entry_date: Option<String>,
-    #[serde(rename = "Last Exit Date")]
-    pub last_exit_date: Option<String>,
-    #[serde(rename = "BT End Date")]
-    pub bt_end_date: String,
-    #[serde(rename = "Exit Reason")]
-    pub exit_reason: Vec<String>,
-    #[serde(rename = "Open Trade")]
-    pub open_trade: bool,
-    #[serde(rename = "Initial Capital")]
-    pub initial_capital: f64,
-    #[serde(rename = "Final Capital")]
-    pub final_capital: f64,
-    #[serde(rename = "Benchmark")]
-    pub benchmark: String,
-    #[serde(rename = "Benchmark Return (%)")]
-    pub benchmark_return: f64,
-    pub warnings: Vec<String>,
-}
-
-/// Task record (2.10).
-#[derive(Serialize, ToSchema)]
-pub struct TaskRecord {
-    pub task_id: String,
-    /// `PENDING`, `RUNNING`, `SUCCESS`, `FAILED`.
-    pub status: String,
-    #[schema(value_type = Object)]
-    pub params: Value,
-    pub username: String,
-    pub created_at: String,
-    pub result: Option<BacktestResult>,
-    /// When FAILED: what went wrong.
-    pub error: Option<String>,
-}
-
-/// Task summary (2.12).
-#[derive(Serialize, ToSchema)]
-pub struct TaskSummary {
-    pub task_id: String,
-    pub status: String,
-    pub strategy_name: Option<String>,
-    pub symbol: String,
-    pub frequency: String,
-    pub created_at: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct TaskList {
-    pub tasks: Vec<TaskSummary>,
-    pub total: i64,
-    pub limit: i64,
-    pub offset: i64,
 }
 
 /// Indicator list item (2.13).
@@ -285,6 +158,9 @@ pub struct IndicatorMetadata {
 pub struct MetadataByCode(pub BTreeMap<String, IndicatorMetadata>);
 
 pub use crate::error::{AnalyticsError, DataError, ErrorDetail};
+pub use services::backtest::answers::{
+    BacktestResult, EncodedBlock, EncodedCondition, EncodedSignal, ValidateResponse,
+};
 
 /// The error answers every data operation shares (401, 404, 405).
 pub struct DataErrors;
@@ -328,7 +204,7 @@ impl utoipa::IntoResponses for DataErrors {
 
 #[derive(Serialize, ToSchema)]
 pub struct Health {
-    pub status: String,
+    pub status: &'static str,
 }
 
 struct BasicAuth;
@@ -348,7 +224,7 @@ impl Modify for BasicAuth {
     info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
     components(schemas(
         StrategyParamsDoc, RuleBlockDoc, ConditionDoc, SignalDoc, RuleDoc, QualifierDoc, SubmitResponse, ValidateResponse,
-        EncodedBlock, EncodedSignal, EncodedCondition, TaskRecord, TaskSummary, TaskList, BacktestResult,
+        EncodedBlock, EncodedSignal, EncodedCondition, BacktestResult,
         IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, DataError, Health,
         AnalyticsError
     )),

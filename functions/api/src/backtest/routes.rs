@@ -3,6 +3,7 @@
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Params, json_body};
+use crate::openapi::{IndicatorListItem, IndicatorMetadata, MetadataByCode};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -12,6 +13,7 @@ use axum::{Extension, Json};
 use platform::marketdata::IndicatorMeta;
 use platform::tasks::{NewTask, TaskKind};
 use serde_json::{Value, json};
+use services::backtest::answers::ValidateResponse;
 use services::backtest::encode::validate_response;
 use services::backtest::prepare::prepare;
 use std::sync::{Arc, Mutex};
@@ -88,7 +90,7 @@ pub(crate) async fn start_backtest(
 pub(crate) async fn validate(
     State(state): State<AppState>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ValidateResponse>, ApiError> {
     let body: Value = json_body(&body)?;
     let prepared = prepare(state.market.as_ref(), &body).await?;
     Ok(Json(validate_response(&prepared)))
@@ -114,8 +116,15 @@ fn index(catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
         .enumerate()
         .filter(|(_, m)| !m.internal)
         .map(|(i, m)| {
-            let item = json!({"chart_name": m.chart_name, "url": m.url, "market_symbol": m.market_symbol, "type": m.kind, "updated": m.updated});
-            (m.chart_name.to_lowercase(), i, item.to_string())
+            let item = IndicatorListItem {
+                chart_name: m.chart_name.clone(),
+                url: m.url.clone(),
+                market_symbol: m.market_symbol.clone(),
+                kind: m.kind.clone(),
+                updated: m.updated.clone(),
+            };
+            let json = serde_json::to_string(&item).expect("list items serialize");
+            (m.chart_name.to_lowercase(), i, json)
         })
         .collect();
     let built = Arc::new(Index { catalog, entries });
@@ -179,25 +188,24 @@ pub(crate) async fn indicator_list(
 pub(crate) async fn indicator_metadata(
     State(state): State<AppState>,
     params: Params,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<MetadataByCode>, ApiError> {
     let code = params.required("indicator")?;
     let catalog = state.market.indicator_catalog().await?;
     let m = catalog
         .iter()
         .find(|m| m.url == code && !m.internal)
         .ok_or_else(|| ApiError::not_found(format!("indicator '{code}' not found")))?;
-    Ok(Json(json!({
-        m.url.clone(): {
-            "sentiment": m.sentiment,
-            "description": m.description,
-            "opt_extreme": m.opt_extreme,
-            "pess_extreme": m.pess_extreme,
-            "contrary": if m.contrary { "1.0" } else { "0" },
-            "premium": if m.premium { "1" } else { "0" },
-            "chart_type": m.chart_type,
-            "updated": m.updated,
-        }
-    })))
+    let metadata = IndicatorMetadata {
+        sentiment: m.sentiment.clone(),
+        description: m.description.clone(),
+        opt_extreme: m.opt_extreme,
+        pess_extreme: m.pess_extreme,
+        contrary: if m.contrary { "1.0" } else { "0" }.into(),
+        premium: if m.premium { "1" } else { "0" }.into(),
+        chart_type: m.chart_type.clone(),
+        updated: m.updated.clone(),
+    };
+    Ok(Json(MetadataByCode([(m.url.clone(), metadata)].into())))
 }
 
 /// A worked example a new user can paste.

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 /// Liveness: the process answers and its ports were wired.
 #[utoipa::path(get, path = "/health", tag = "public", security(()), responses((status = 200, description = "Running", body = crate::openapi::Health)))]
-pub async fn health() -> Json<Value> {
-    Json(json!({ "status": "ok" }))
+pub async fn health() -> Json<crate::openapi::Health> {
+    Json(crate::openapi::Health { status: "ok" })
 }
 
 /// How to authenticate; with valid credentials, also who the caller is and

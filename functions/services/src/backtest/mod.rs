@@ -1,6 +1,7 @@
 //! The backtest service (backtest-service.md): request model, signal
 //! resolution, validate encoding, and the job that runs a strategy.
 
+pub mod answers;
 pub mod csv;
 pub mod encode;
 pub mod params;

@@ -1,6 +1,7 @@
 //! Running a prepared strategy: data loaded and aligned, the engine run off the
 //! async reactor, and the result object of 2.11.
 
+use super::answers::BacktestResult;
 use super::csv::CsvRow;
 use super::params::{BtFrequency, RuleType};
 use super::prepare::{Block, Prepared};
@@ -11,7 +12,7 @@ use engine::backtest::{ExitReason, Settings, run};
 use engine::strategy::{self, BlockKind, Source};
 use platform::marketdata::{IndicatorSeries, MarketData};
 use platform::worker::JobError;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// Readings aligned to bars: each bar takes the latest reading dated on or
@@ -200,60 +201,59 @@ pub async fn execute(market: &dyn MarketData, prepared: &Prepared) -> Result<Val
     } else {
         0.0
     };
-    let mut result = json!({
-        "Symbol": p.symbol,
-        "Frequency": p.frequency.as_str(),
-        "Total Trades": m.total_trades,
-        "Total Positive": m.positive,
-        "Total Negative": m.negative,
-        "Win Rate": m.win_rate,
-        "Average Win %": m.average_win,
-        "Average Loss %": m.average_loss,
-        "Each Return": report.trades.iter().map(|t| t.ret * 100.0).collect::<Vec<_>>(),
-        "Total Return (%)": m.total_return,
-        "BuyHoldGain": m.buy_hold,
-        "CAGR": m.cagr,
-        "Sharpe Ratio": m.sharpe,
-        "Max Drawdown": m.max_drawdown,
-        "DrawDown Period": m.drawdown_period,
-        "Time in Market": m.time_in_market,
-        "EntryDate": entries,
-        "ExitDate": exits,
-        "Last Entry Date": entries.last(),
-        "Last Exit Date": exits.last(),
-        "BT End Date": window.last().map(|t| day(*t)).unwrap_or_else(|| end.to_string()),
-        "Exit Reason": report.trades.iter().map(|t| match t.reason {
-            ExitReason::Signal => "Signal",
-            ExitReason::StopLoss => "Stop Loss",
-            ExitReason::TakeProfit => "Take Profit",
-            ExitReason::MaxHolding => "Max Holding",
-            ExitReason::EndOfData => "Open",
-        }).collect::<Vec<_>>(),
-        "Open Trade": open,
-        "Initial Capital": p.capital,
-        "Final Capital": p.capital * (1.0 + m.total_return / 100.0),
-        "Benchmark": p.benchmark,
-        "Benchmark Return (%)": bench_return,
-        "warnings": warnings,
-    });
-    if intraday {
-        let fmt = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
-        result["EntryTime"] = json!(
-            report
-                .trades
-                .iter()
-                .map(|t| fmt(bars.time[t.entry_bar]))
-                .collect::<Vec<_>>()
-        );
-        result["ExitTime"] = json!(
-            report
-                .trades
-                .iter()
-                .map(|t| fmt(bars.time[t.exit_bar]))
-                .collect::<Vec<_>>()
-        );
-    }
-    Ok(result)
+    let times = |bar: fn(&engine::backtest::Trade) -> usize| -> Vec<String> {
+        report
+            .trades
+            .iter()
+            .map(|t| bars.time[bar(t)].format("%Y-%m-%dT%H:%M:%S").to_string())
+            .collect()
+    };
+    let result = BacktestResult {
+        symbol: p.symbol.clone(),
+        frequency: p.frequency.as_str(),
+        total_trades: m.total_trades,
+        total_positive: m.positive,
+        total_negative: m.negative,
+        win_rate: m.win_rate,
+        average_win: m.average_win,
+        average_loss: m.average_loss,
+        each_return: report.trades.iter().map(|t| t.ret * 100.0).collect(),
+        total_return: m.total_return,
+        buy_hold_gain: m.buy_hold,
+        cagr: m.cagr,
+        sharpe: m.sharpe,
+        max_drawdown: m.max_drawdown,
+        drawdown_period: m.drawdown_period,
+        time_in_market: m.time_in_market,
+        last_entry_date: entries.last().cloned(),
+        last_exit_date: exits.last().cloned(),
+        entry_date: entries,
+        exit_date: exits,
+        bt_end_date: window
+            .last()
+            .map(|t| day(*t))
+            .unwrap_or_else(|| end.to_string()),
+        exit_reason: report
+            .trades
+            .iter()
+            .map(|t| match t.reason {
+                ExitReason::Signal => "Signal",
+                ExitReason::StopLoss => "Stop Loss",
+                ExitReason::TakeProfit => "Take Profit",
+                ExitReason::MaxHolding => "Max Holding",
+                ExitReason::EndOfData => "Open",
+            })
+            .collect(),
+        open_trade: open,
+        initial_capital: p.capital,
+        final_capital: p.capital * (1.0 + m.total_return / 100.0),
+        benchmark: p.benchmark.clone(),
+        benchmark_return: bench_return,
+        warnings,
+        entry_time: intraday.then(|| times(|t| t.entry_bar)),
+        exit_time: intraday.then(|| times(|t| t.exit_bar)),
+    };
+    serde_json::to_value(result).map_err(|e| JobError::Permanent(format!("result encoding: {e}")))
 }
 
 #[cfg(test)]
