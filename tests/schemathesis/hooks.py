@@ -62,12 +62,46 @@ def map_query(ctx, query):
     return q
 
 
+# Names the schema cannot enumerate because they are data: tickers with
+# prices in the sample set and a Sentiment indicator of its catalog.
+TICKERS = {"SPX", "NDX", "IVV", "TLT", "GLD"}
+SENTIMENT = "S&P 500 Index Optix"
+
+
+def _strategy(b):
+    """A generated strategy with real names, its dates in order, and each
+    Scoring threshold within its conditions."""
+    for key in ("symbol", "benchmark"):
+        if key in b and str(b[key]).upper() not in TICKERS:
+            b[key] = "SPX"
+    # start_date defaults to 1800-10-01, so an end_date alone must not precede it.
+    if isinstance(b.get("end_date"), str) and "start_date" not in b and b["end_date"] < "1800-10-01":
+        b["start_date"] = b["end_date"]
+    _order(b, "start_date", "end_date")
+    for side in ("entry", "exit"):
+        block = b.get(side)
+        if not isinstance(block, dict):
+            continue
+        conditions = block.get("condition") or block.get("steps")
+        conditions = conditions if isinstance(conditions, list) else [conditions]
+        for c in conditions:
+            signal = c.get("signal") if isinstance(c, dict) else None
+            if isinstance(signal, dict) and signal.get("type") not in ("Technical", "Symbol"):
+                signal["name"] = SENTIMENT
+        t = block.get("score_threshold")
+        if isinstance(t, int) and t > len(conditions):
+            block["score_threshold"] = len(conditions)
+    return b
+
+
 @schemathesis.hook
 def map_body(ctx, body):
     if not isinstance(body, dict):
         return body
     path = _path(ctx)
     b = dict(body)
+    if path in ("/backtest/validate", "/backtest/start_backtest"):
+        return _strategy(b)
     if path in ("/symbol_corr", "/symbol_beta", "/asset_corr"):
         _order(b, "start_date", "end_date")
     if path == "/pattern_corr":

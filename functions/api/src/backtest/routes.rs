@@ -34,7 +34,7 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
 }
 
 /// Submit a strategy: a task is created and queued.
-#[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = crate::openapi::StrategyParamsDoc,
+#[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)")),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
             links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))))),
@@ -83,7 +83,7 @@ pub(crate) async fn start_backtest(
 }
 
 /// Check a strategy: the merged parameters and encoded signals, no task.
-#[utoipa::path(post, path = "/backtest/validate", tag = "backtest", request_body = crate::openapi::StrategyParamsDoc,
+#[utoipa::path(post, path = "/backtest/validate", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
     responses((status = 200, description = "Valid", body = crate::openapi::ValidateResponse),
         (status = 400, description = "Invalid; the message names the field", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]

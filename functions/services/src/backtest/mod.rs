@@ -8,6 +8,8 @@ pub mod params;
 pub mod prepare;
 pub mod rules;
 pub mod run;
+#[cfg(feature = "openapi")]
+pub mod schema;
 pub mod signals;
 mod values;
 
