@@ -72,6 +72,22 @@ async fn openapi_document_validates_and_lists_every_operation() {
         doc["paths"]["/backtest/start_backtest"]["post"]["responses"]["202"]["links"]["status"],
         json!({"operationId": "backtest_status", "parameters": {"task_id": "$response.body#/task_id"}})
     );
+    // Answers given before a handler runs are documented on every operation.
+    let submit = &doc["paths"]["/backtest/start_backtest"]["post"]["responses"];
+    for status in ["408", "413", "414", "429", "431", "503"] {
+        assert!(submit[status].is_object(), "submit documents {status}");
+    }
+    assert!(submit["429"]["headers"]["Retry-After"].is_object());
+    let data = &doc["paths"]["/ws/getAllSymbols"]["get"]["responses"];
+    assert_eq!(
+        data["429"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/DataError"
+    );
+    assert!(data["413"].is_null(), "no body, no 413");
+    assert!(
+        doc["paths"]["/health"]["get"]["responses"]["429"].is_null(),
+        "public: no login lock"
+    );
     assert_eq!(
         doc["components"]["securitySchemes"]["basic"],
         json!({"type": "http", "scheme": "basic"})

@@ -111,8 +111,71 @@ pub fn document() -> &'static str {
         doc.merge(groups.into_openapi());
         let mut value = serde_json::to_value(&doc).expect("the OpenAPI document serialises");
         camel_case_links(&mut value);
+        common_responses(&mut value);
         serde_json::to_string_pretty(&value).expect("the OpenAPI document serialises")
     })
+}
+
+/// The answers any operation may give before its handler runs (request
+/// limits, login locks, the answer deadline: `api::limits`, `api::auth`), in
+/// the envelope of the operation's service, added where the operation does
+/// not document them itself.
+fn common_responses(doc: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for item in paths.values_mut().filter_map(Value::as_object_mut) {
+        for (method, op) in item.iter_mut() {
+            let Some(op) = op.as_object_mut() else {
+                continue;
+            };
+            let tag = op["tags"][0].as_str().unwrap_or("backtest").to_string();
+            let public = op.get("security") == Some(&json!([{}]));
+            let schema = match tag.as_str() {
+                "analytics" => "AnalyticsError",
+                "data" => "DataError",
+                _ => "ErrorDetail",
+            };
+            let body = |description: &str| {
+                json!({
+                    "description": description,
+                    "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}
+                })
+            };
+            let mut common = vec![
+                ("414", body("The request target is longer than 8 KiB")),
+                ("431", body("More than 100 headers or 16 KiB of them")),
+                (
+                    "503",
+                    body("No answer within the deadline, or a dependency is unavailable; retry"),
+                ),
+            ];
+            if method == "post" {
+                common.push(("408", body("The body did not arrive within the time limit")));
+                common.push((
+                    "413",
+                    body("The body is larger than the limit (6 MiB by default)"),
+                ));
+            }
+            if !public {
+                common.push(("401", body("Missing or invalid credentials")));
+                let mut locked = body(
+                    "Too many failed logins for this account or address; retry after Retry-After seconds",
+                );
+                locked["headers"] = json!({"Retry-After": {"description": "Seconds until the lock ends", "schema": {"type": "integer"}}});
+                common.push(("429", locked));
+            }
+            let responses = op
+                .entry("responses")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .expect("responses are an object");
+            for (status, response) in common {
+                responses.entry(status).or_insert(response);
+            }
+        }
+    }
 }
 
 /// utoipa 5 writes a link's fields in snake case (`operation_id`); OpenAPI
