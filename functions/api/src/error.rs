@@ -74,6 +74,7 @@ impl From<services::Error> for ApiError {
         match e {
             services::Error::Invalid { .. } => ApiError::bad_request(format!("parameter {e}")),
             services::Error::NotFound(m) => ApiError::not_found(m),
+            services::Error::NotSubscribed(m) => ApiError::new(405, m),
             services::Error::Insufficient(_) => ApiError::new(422, e.to_string()),
             services::Error::Port(p) => p.into(),
         }

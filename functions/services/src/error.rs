@@ -12,6 +12,9 @@ pub enum Error {
     /// A ticker, task or series the client named does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// The account's plan does not cover what it asked for (data: 405).
+    #[error("{0}")]
+    NotSubscribed(String),
     /// The data exist but cannot support the answer (too few sessions).
     #[error("insufficient data: {0}")]
     Insufficient(String),

@@ -6,6 +6,7 @@
 
 pub mod analytics;
 pub mod backtest;
+pub mod data;
 pub mod error;
 pub mod jobs;
 

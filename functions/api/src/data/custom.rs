@@ -1,7 +1,6 @@
 //! Custom indicators (4.6): an account's definitions, and their calculation.
 
-use super::format::{push_key, push_num, push_str};
-use super::routes::{body, catalog, full_range, indicator, series};
+use super::routes::body;
 use super::schemas::*;
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -12,6 +11,9 @@ use crate::state::AppState;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
+use services::data::format::{push_key, push_num, push_str};
+use services::data::schemas::*;
+use services::data::{catalog, full_range, indicator, series};
 
 /// Longest a custom-indicator calculation may take before the answer is 504:
 /// `MARKETLAB_CUSTOM_TIMEOUT_MS`, 10 seconds by default.
@@ -106,12 +108,12 @@ pub(crate) async fn user_indicator_data(
             def.ma
         ))
     })?;
-    let c = catalog(&state).await?;
-    indicator(&caller, &c, &def.indicator_1_url)?;
-    indicator(&caller, &c, &def.indicator_2_url)?;
+    let c = catalog(&*state.market).await?;
+    indicator(&caller.0, &c, &def.indicator_1_url)?;
+    indicator(&caller.0, &c, &def.indicator_2_url)?;
     let (a, b) = (
-        series(&state, &def.indicator_1_url).await?,
-        series(&state, &def.indicator_2_url).await?,
+        series(&*state.market, &def.indicator_1_url).await?,
+        series(&*state.market, &def.indicator_2_url).await?,
     );
     let limit = custom_timeout();
     let started = std::time::Instant::now();
@@ -134,7 +136,7 @@ pub(crate) async fn user_indicator_data(
     }
     let mut out = String::with_capacity(time.len() * 70 + 2);
     out.push('[');
-    let shown = full_range(&caller, time.len());
+    let shown = full_range(&caller.0, time.len());
     for (i, (t, v)) in time[shown.clone()].iter().zip(&value[shown]).enumerate() {
         if i > 0 {
             out.push(',');

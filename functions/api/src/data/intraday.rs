@@ -1,8 +1,6 @@
-//! Intraday endpoints (4.5): 30-minute readings, 13 a market day.
+//! Intraday routes (4.5): thin handlers over `services::data::intraday`.
 
-use super::access::subscribed;
-use super::format::{push_key, push_num, push_str};
-use super::routes::{body, catalog, days, full_range, history, indicator, recent};
+use super::routes::{body, days};
 use super::schemas::*;
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -13,8 +11,8 @@ use crate::state::AppState;
 use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use platform::marketdata::{IndicatorMeta, IndicatorSeries};
-use std::sync::Arc;
+use services::data::intraday;
+use services::data::schemas::*;
 
 /// Indicators with 30-minute series, keyed by chart name.
 #[utoipa::path(get, path = "/getIntradaySymbols", tag = "data", responses((status = 200, description = "Indicators with 30-minute series, keyed by chart name", body = IntradaySymbols), DataErrors))]
@@ -22,36 +20,8 @@ pub(crate) async fn intraday_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let mut out = String::from("{");
-    for m in subscribed(&caller.0, &c).into_iter().filter(|m| m.intraday) {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        push_str(&mut out, &m.chart_name);
-        out.push_str(":{\"url\":");
-        push_str(&mut out, &m.url);
-        out.push_str(",\"market_symbol\":");
-        push_str(&mut out, &m.market_symbol);
-        out.push('}');
-    }
-    out.push('}');
+    let out = intraday::symbols(&*state.market, &caller.0).await?;
     Ok(body(&state, out))
-}
-
-async fn intraday_of<'a>(
-    state: &AppState,
-    caller: &Caller,
-    c: &'a [IndicatorMeta],
-    code: &str,
-) -> Result<(&'a IndicatorMeta, Arc<IndicatorSeries>), ApiError> {
-    let m = indicator(caller, c, code)?;
-    if !m.intraday {
-        return Err(ApiError::not_found(format!(
-            "symbol '{code}' has no intraday data"
-        )));
-    }
-    Ok((m, state.market.indicator_intraday(code).await?))
 }
 
 /// Full 30-minute history, keys with time of day.
@@ -61,17 +31,8 @@ pub(crate) async fn intraday_history(
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let (m, s) = intraday_of(&state, &caller, &c, &code).await?;
-    Ok(body(
-        &state,
-        history(
-            &s,
-            full_range(&caller, s.time.len()),
-            false,
-            Some(&m.market_symbol),
-        ),
-    ))
+    let out = intraday::full_history(&*state.market, &caller.0, &code).await?;
+    Ok(body(&state, out))
 }
 
 /// The last `days` market days of 30-minute readings (13 a day).
@@ -83,26 +44,8 @@ pub(crate) async fn intraday_limit_days(
     params: Params,
 ) -> Result<Response, ApiError> {
     let n = days(&params)?;
-    let c = catalog(&state).await?;
-    let (m, s) = intraday_of(&state, &caller, &c, &code).await?;
-    // The last n market days present (about 13 records each).
-    let mut start = s.time.len();
-    let mut seen = 0;
-    while start > 0 {
-        let day = s.time[start - 1].date();
-        if start == s.time.len() || s.time[start].date() != day {
-            seen += 1;
-            if seen > n {
-                break;
-            }
-        }
-        start -= 1;
-    }
-    let start = start.max(recent(&caller, usize::MAX, s.time.len()).start);
-    Ok(body(
-        &state,
-        history(&s, start..s.time.len(), false, Some(&m.market_symbol)),
-    ))
+    let out = intraday::limit_days(&*state.market, &caller.0, &code, n).await?;
+    Ok(body(&state, out))
 }
 
 /// Every 30-minute reading of the latest date.
@@ -111,37 +54,6 @@ pub(crate) async fn today_intraday(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let mut all = Vec::new();
-    for m in subscribed(&caller.0, &c).into_iter().filter(|m| m.intraday) {
-        all.push((m, state.market.indicator_intraday(&m.url).await?));
-    }
-    let latest = all
-        .iter()
-        .filter_map(|(_, s)| s.time.last().map(|t| t.date()))
-        .max();
-    let mut out = String::from("{");
-    let mut n = 0;
-    for (m, s) in &all {
-        for i in 0..s.time.len() {
-            if Some(s.time[i].date()) != latest {
-                continue;
-            }
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push_str(&format!("\"{n}\":{{\"datetime\":\""));
-            push_key(&mut out, s.time[i]);
-            out.push_str("\",\"close\":");
-            push_num(&mut out, s.close[i]);
-            out.push_str(",\"symbol\":");
-            push_str(&mut out, &m.url);
-            out.push_str(",\"market_symbol\":");
-            push_str(&mut out, &m.market_symbol);
-            out.push('}');
-            n += 1;
-        }
-    }
-    out.push('}');
+    let out = intraday::today(&*state.market, &caller.0).await?;
     Ok(body(&state, out))
 }

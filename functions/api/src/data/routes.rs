@@ -1,7 +1,5 @@
 //! Data service endpoints: catalog, history, snapshots and bulk.
 
-use super::access::{may_read, subscribed, user_selected};
-use super::format::{push_key, push_num, push_str};
 use super::schemas::*;
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -15,14 +13,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::NaiveDate;
-use platform::PortError;
-use platform::marketdata::{IndicatorMeta, IndicatorSeries};
-use std::sync::Arc;
+use platform::marketdata::IndicatorMeta;
+use services::data::history::{on_date, records, snapshot};
+use services::data::schemas::*;
+use services::data::{
+    self, CatalogItem, catalog_list, full_range, indicator, recent, series, subscribed,
+    user_selected,
+};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-/// Full-history requests of trial accounts return only the last records.
-pub const TRIAL_RECORDS: usize = 90;
 
 /// The data service's routes with their documentation, relative to `/ws`.
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -67,52 +66,6 @@ pub(super) fn body(state: &AppState, json: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
-/// A catalog list, with market symbols for the `...withIndexes` forms.
-fn catalog_list<'a>(items: impl Iterator<Item = &'a IndicatorMeta>, with_market: bool) -> String {
-    let items: Vec<CatalogItem> = items
-        .map(|m| CatalogItem {
-            chart_name: &m.chart_name,
-            url: &m.url,
-            market_symbol: with_market.then_some(if m.market_symbol.is_empty() {
-                "SPX"
-            } else {
-                m.market_symbol.as_str()
-            }),
-        })
-        .collect();
-    serde_json::to_string(&items).expect("catalog items serialize")
-}
-
-pub(super) async fn catalog(state: &AppState) -> Result<Arc<Vec<IndicatorMeta>>, ApiError> {
-    state.market.indicator_catalog().await.map_err(|e| match e {
-        PortError::NotFound(_) => {
-            ApiError::new(503, "the indicator catalog is not available; retry shortly")
-        }
-        other => other.into(),
-    })
-}
-
-/// The indicator of a path `{symbol}`, if the caller may read it.
-pub(super) fn indicator<'a>(
-    caller: &Caller,
-    catalog: &'a [IndicatorMeta],
-    code: &str,
-) -> Result<&'a IndicatorMeta, ApiError> {
-    let m = catalog
-        .iter()
-        .find(|m| m.url == code && !m.internal)
-        .ok_or_else(|| ApiError::not_found(format!("symbol '{code}' not found")))?;
-    if !may_read(&caller.0, m) {
-        return Err(ApiError::new(
-            405,
-            format!(
-                "not subscribed to '{code}': add it to your selections or upgrade the data plan"
-            ),
-        ));
-    }
-    Ok(m)
-}
-
 pub(super) fn days(params: &Params) -> Result<usize, ApiError> {
     match params.opt::<i64>("days", "a positive integer")? {
         Some(d) if d >= 1 => Ok(d as usize),
@@ -138,120 +91,10 @@ fn date(params: &Params) -> Result<NaiveDate, ApiError> {
     NaiveDate::parse_from_str(raw, "%Y%m%d").map_err(|_| bad())
 }
 
-pub(super) async fn series(state: &AppState, code: &str) -> Result<Arc<IndicatorSeries>, ApiError> {
-    Ok(state.market.indicator_series(code).await?)
-}
-
-/// Index range of the last `n` records.
-pub(super) fn last(n: usize, len: usize) -> std::ops::Range<usize> {
-    len.saturating_sub(n)..len
-}
-
-/// `{key: {"close": x[, "sentiment": s][, "market_symbol": m]}}` for records `range`.
-pub(super) fn history(
-    s: &IndicatorSeries,
-    range: std::ops::Range<usize>,
-    sentiment: bool,
-    market: Option<&str>,
-) -> String {
-    let mut out = String::with_capacity(range.len() * 64 + 2);
-    out.push('{');
-    for i in range {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push('"');
-        push_key(&mut out, s.time[i]);
-        out.push_str("\":{\"close\":");
-        push_num(&mut out, s.close[i]);
-        if sentiment {
-            out.push_str(",\"sentiment\":");
-            match s.sentiment[i] {
-                Some(v) => push_num(&mut out, v),
-                None => out.push_str("null"),
-            }
-        }
-        if let Some(m) = market {
-            out.push_str(",\"market_symbol\":");
-            push_str(&mut out, m);
-        }
-        out.push('}');
-    }
-    out.push('}');
-    out
-}
-
-/// Seasonality-month records: `{key: {symbol, month, TotReturn, AvgReturn, std}}`,
-/// the month's return with the average and sample deviation of that calendar
-/// month's returns up to and including it.
-fn seasonality_history(s: &IndicatorSeries, range: std::ops::Range<usize>, symbol: &str) -> String {
-    use chrono::Datelike;
-    let mut by_month: [Vec<f64>; 12] = Default::default();
-    let mut out = String::from("{");
-    for i in 0..range.end {
-        let month = s.time[i].month();
-        let seen = &mut by_month[month as usize - 1];
-        seen.push(s.close[i]);
-        if i < range.start {
-            continue;
-        }
-        let avg = seen.iter().sum::<f64>() / seen.len() as f64;
-        let std = engine::stats::std_dev(seen).unwrap_or(0.0);
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push('"');
-        push_key(&mut out, s.time[i]);
-        out.push_str("\":{\"symbol\":");
-        push_str(&mut out, symbol);
-        out.push_str(&format!(",\"month\":\"{month:02}\",\"TotReturn\":"));
-        push_num(&mut out, s.close[i]);
-        out.push_str(",\"AvgReturn\":");
-        push_num(&mut out, avg);
-        out.push_str(",\"std\":");
-        push_num(&mut out, std);
-        out.push('}');
-    }
-    out.push('}');
-    out
-}
-
-/// History records in the indicator's own shape.
-fn records(
-    m: &IndicatorMeta,
-    s: &IndicatorSeries,
-    range: std::ops::Range<usize>,
-    sentiment: bool,
-    market: Option<&str>,
-) -> String {
-    if m.subtype == "seasonality_month" {
-        seasonality_history(s, range, &m.market_symbol)
-    } else {
-        history(s, range, sentiment, market)
-    }
-}
-
-pub(super) fn full_range(caller: &Caller, len: usize) -> std::ops::Range<usize> {
-    recent(caller, usize::MAX, len)
-}
-
-/// The last `n` of `len` records, never more than [`TRIAL_RECORDS`] for a
-/// trial account: every path that returns history goes through here, so no
-/// form of request (a large `days`, a custom indicator, bulk, intraday) gives a
-/// trial more.
-pub(super) fn recent(caller: &Caller, n: usize, len: usize) -> std::ops::Range<usize> {
-    let n = if caller.0.plan.trial {
-        n.min(TRIAL_RECORDS)
-    } else {
-        n
-    };
-    last(n, len)
-}
-
 /// All indicators except internal and relative-trend records.
 #[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
+    let c = data::catalog(&*state.market).await?;
     Ok(body(
         &state,
         catalog_list(
@@ -266,7 +109,7 @@ pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Respons
 pub(crate) async fn all_symbols_with_indexes(
     State(state): State<AppState>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
+    let c = data::catalog(&*state.market).await?;
     Ok(body(
         &state,
         catalog_list(c.iter().filter(|m| !m.internal), true),
@@ -279,7 +122,7 @@ pub(crate) async fn user_selected_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
+    let c = data::catalog(&*state.market).await?;
     Ok(body(
         &state,
         catalog_list(user_selected(&caller.0, &c).into_iter(), false),
@@ -292,7 +135,7 @@ pub(crate) async fn user_selected_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
+    let c = data::catalog(&*state.market).await?;
     Ok(body(
         &state,
         catalog_list(user_selected(&caller.0, &c).into_iter(), true),
@@ -305,7 +148,7 @@ pub(crate) async fn model_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
+    let c = data::catalog(&*state.market).await?;
     Ok(body(
         &state,
         catalog_list(
@@ -323,7 +166,7 @@ pub(crate) async fn model_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
+    let c = data::catalog(&*state.market).await?;
     Ok(body(
         &state,
         catalog_list(
@@ -342,7 +185,7 @@ pub(crate) async fn group_symbols(
     Extension(caller): Extension<Caller>,
     Path(group): Path<String>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
+    let c = data::catalog(&*state.market).await?;
     let in_group = |m: &IndicatorMeta| m.groups.iter().any(|g| g.eq_ignore_ascii_case(&group));
     if !c.iter().any(|m| !m.internal && in_group(m)) {
         return Err(ApiError::not_found(format!("group '{group}' not found")));
@@ -365,12 +208,12 @@ pub(crate) async fn symbol_data(
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let m = indicator(&caller, &c, &code)?;
-    let s = series(&state, &code).await?;
+    let c = data::catalog(&*state.market).await?;
+    let m = indicator(&caller.0, &c, &code)?;
+    let s = series(&*state.market, &code).await?;
     Ok(body(
         &state,
-        records(m, &s, full_range(&caller, s.time.len()), false, None),
+        records(m, &s, full_range(&caller.0, s.time.len()), false, None),
     ))
 }
 
@@ -381,12 +224,12 @@ pub(crate) async fn symbol_sentiment(
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
-    let c = catalog(&state).await?;
-    let m = indicator(&caller, &c, &code)?;
-    let s = series(&state, &code).await?;
+    let c = data::catalog(&*state.market).await?;
+    let m = indicator(&caller.0, &c, &code)?;
+    let s = series(&*state.market, &code).await?;
     Ok(body(
         &state,
-        records(m, &s, full_range(&caller, s.time.len()), true, None),
+        records(m, &s, full_range(&caller.0, s.time.len()), true, None),
     ))
 }
 
@@ -399,12 +242,12 @@ pub(crate) async fn symbol_limit_days(
     params: Params,
 ) -> Result<Response, ApiError> {
     let n = days(&params)?;
-    let c = catalog(&state).await?;
-    let m = indicator(&caller, &c, &code)?;
-    let s = series(&state, &code).await?;
+    let c = data::catalog(&*state.market).await?;
+    let m = indicator(&caller.0, &c, &code)?;
+    let s = series(&*state.market, &code).await?;
     Ok(body(
         &state,
-        records(m, &s, recent(&caller, n, s.time.len()), false, None),
+        records(m, &s, recent(&caller.0, n, s.time.len()), false, None),
     ))
 }
 
@@ -417,58 +260,19 @@ pub(crate) async fn symbol_sentiment_limit_days(
     params: Params,
 ) -> Result<Response, ApiError> {
     let n = days(&params)?;
-    let c = catalog(&state).await?;
-    let m = indicator(&caller, &c, &code)?;
-    let s = series(&state, &code).await?;
+    let c = data::catalog(&*state.market).await?;
+    let m = indicator(&caller.0, &c, &code)?;
+    let s = series(&*state.market, &code).await?;
     Ok(body(
         &state,
         records(
             m,
             &s,
-            recent(&caller, n, s.time.len()),
+            recent(&caller.0, n, s.time.len()),
             true,
             Some(&m.market_symbol),
         ),
     ))
-}
-
-/// The latest reading of each subscribed indicator, keyed "0", "1", ...
-async fn snapshot(
-    state: &AppState,
-    caller: &Caller,
-    with_market: bool,
-) -> Result<String, ApiError> {
-    let c = catalog(state).await?;
-    let mut out = String::from("{");
-    for (n, m) in subscribed(&caller.0, &c).into_iter().enumerate() {
-        let s = series(state, &m.url).await?;
-        let Some(i) = s.time.len().checked_sub(1) else {
-            continue;
-        };
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(&format!("\"{n}\":{{\"name\":"));
-        push_str(&mut out, &m.chart_name);
-        out.push_str(",\"indicator\":");
-        push_str(&mut out, &m.url);
-        out.push_str(",\"last_close\":");
-        push_num(&mut out, s.close[i]);
-        out.push_str(",\"update_date\":\"");
-        push_key(&mut out, s.time[i]);
-        out.push_str("\",\"sentiment_value\":");
-        push_str(
-            &mut out,
-            &s.sentiment[i].map(|v| format!("{v}")).unwrap_or_default(),
-        );
-        if with_market {
-            out.push_str(",\"market_symbol\":");
-            push_str(&mut out, &m.market_symbol);
-        }
-        out.push('}');
-    }
-    out.push('}');
-    Ok(out)
 }
 
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
@@ -477,7 +281,10 @@ pub(crate) async fn today(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    Ok(body(&state, snapshot(&state, &caller, false).await?))
+    Ok(body(
+        &state,
+        snapshot(&*state.market, &caller.0, false).await?,
+    ))
 }
 
 /// The same with market symbols.
@@ -486,12 +293,10 @@ pub(crate) async fn today_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    Ok(body(&state, snapshot(&state, &caller, true).await?))
-}
-
-fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
-    let i = s.time.partition_point(|t| t.date() < d);
-    (i < s.time.len() && s.time[i].date() == d).then_some(i)
+    Ok(body(
+        &state,
+        snapshot(&*state.market, &caller.0, true).await?,
+    ))
 }
 
 /// The reading on one date (406 unless YYYYMMDD).
@@ -503,9 +308,9 @@ pub(crate) async fn symbol_for_date(
     params: Params,
 ) -> Result<Response, ApiError> {
     let d = date(&params)?;
-    let c = catalog(&state).await?;
-    let m = indicator(&caller, &c, &code)?;
-    let s = series(&state, &code).await?;
+    let c = data::catalog(&*state.market).await?;
+    let m = indicator(&caller.0, &c, &code)?;
+    let s = series(&*state.market, &code).await?;
     let range = on_date(&s, d).map(|i| i..i + 1).unwrap_or(0..0);
     Ok(body(&state, records(m, &s, range, false, None)))
 }
@@ -518,30 +323,7 @@ pub(crate) async fn all_for_date(
     params: Params,
 ) -> Result<Response, ApiError> {
     let d = date(&params)?;
-    let c = catalog(&state).await?;
-    let mut out = String::from("{");
-    for m in subscribed(&caller.0, &c) {
-        let s = series(&state, &m.url).await?;
-        let Some(i) = on_date(&s, d) else { continue };
-        if out.len() > 1 {
-            out.push(',');
-        }
-        push_str(&mut out, &m.url);
-        out.push_str(":{\"name\":");
-        push_str(&mut out, &m.chart_name);
-        out.push_str(",\"last_close\":");
-        push_num(&mut out, s.close[i]);
-        out.push_str(&format!(
-            ",\"update_date\":\"{}\",\"sentiment_value\":",
-            s.time[i].date().format("%Y-%m-%d")
-        ));
-        match s.sentiment[i] {
-            Some(v) => push_num(&mut out, v),
-            None => out.push_str("null"),
-        }
-        out.push('}');
-    }
-    out.push('}');
+    let out = data::history::all_for_date(&*state.market, &caller.0, d).await?;
     Ok(body(&state, out))
 }
 
@@ -566,28 +348,6 @@ pub(crate) async fn bulk(
             ));
         }
     };
-    let c = catalog(&state).await?;
-    let mut out = String::from("{");
-    for m in subscribed(&caller.0, &c) {
-        let s = series(&state, &m.url).await?;
-        if out.len() > 1 {
-            out.push(',');
-        }
-        push_str(&mut out, &m.url);
-        out.push_str(":[");
-        for (k, i) in recent(&caller, n, s.time.len()).enumerate() {
-            if k > 0 {
-                out.push(',');
-            }
-            out.push_str(&format!(
-                "{{\"date\":\"{}\",\"close\":",
-                s.time[i].date().format("%Y-%m-%d")
-            ));
-            push_num(&mut out, s.close[i]);
-            out.push('}');
-        }
-        out.push(']');
-    }
-    out.push('}');
+    let out = data::history::bulk(&*state.market, &caller.0, n).await?;
     Ok(body(&state, out))
 }
