@@ -149,6 +149,29 @@ async fn analytics_router() {
             json!({"code": 400, "msg": "field 'start_date' is required", "data": null})
         )
     );
+    // Typed queries: a missing parameter, a value of the wrong type and one
+    // outside its range each name the parameter (before any data is read).
+    for (path, message) in [
+        (
+            "/seasonality/performance-by-week",
+            "query parameter 'ticker' is required",
+        ),
+        (
+            "/seasonality/performance-by-day-of-single-month?ticker=SPX&category=weekly",
+            "query parameter 'category': unknown variant `weekly`, expected `calendar_day` or `trading_day`",
+        ),
+        (
+            "/seasonality/performance-by-week?ticker=SPX&start_year=1700",
+            "parameter 'start_year' must be between 1800 and 2200, got 1700",
+        ),
+    ] {
+        let (status, body) = call(g, &s, "GET", path, Some(USER), None).await;
+        assert_eq!(
+            (status, body),
+            (400, json!({"code": 400, "msg": message, "data": null})),
+            "{path}"
+        );
+    }
     let (status, body) = call(g, &s, "GET", "/seasonality/no-such-view", Some(USER), None).await;
     assert_eq!((status, body["code"].as_i64()), (404, Some(404)), "{body}");
 }

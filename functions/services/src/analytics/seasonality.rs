@@ -411,17 +411,20 @@ impl Study {
         if ticker.is_empty() {
             return Err(Error::invalid("ticker", "is required"));
         }
-        let latest = market.latest_date().await?;
-        let year = |name: &str, given: Option<i32>, default: i32| -> Result<i32> {
-            Ok(Error::check_range(
-                name,
-                given.unwrap_or(default).into(),
-                MIN_YEAR.into(),
-                MAX_YEAR.into(),
-            )? as i32)
+        // Years the client gave are checked before any data is read.
+        let year = |name: &str, given: Option<i32>| -> Result<Option<i32>> {
+            given
+                .map(|y| Error::check_range(name, y.into(), MIN_YEAR.into(), MAX_YEAR.into()))
+                .transpose()
+                .map(|y| y.map(|y| y as i32))
         };
-        let start = year("start_year", q.start_year, latest.year() - 20)?;
-        let end = year("end_year", q.end_year, latest.year())?;
+        let (start, end) = (
+            year("start_year", q.start_year)?,
+            year("end_year", q.end_year)?,
+        );
+        let latest = market.latest_date().await?;
+        let start = start.unwrap_or(latest.year() - 20);
+        let end = end.unwrap_or(latest.year());
         if start > end {
             return Err(Error::invalid(
                 "start_year",
