@@ -2,10 +2,14 @@
 //! server and the Lambda functions; auth, error envelopes, and the embedded
 //! server with its command line.
 
+#[cfg(feature = "analytics")]
 pub mod analytics;
 pub mod auth;
+#[cfg(feature = "backtest")]
 pub mod backtest;
+#[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
 pub mod cli;
+#[cfg(feature = "data")]
 pub mod data;
 pub mod error;
 pub mod extract;

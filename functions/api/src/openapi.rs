@@ -111,7 +111,7 @@ impl Modify for BasicAuth {
 #[openapi(
     info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
     components(schemas(
-        SubmitResponse, ValidateResponse,
+        SubmitResponse, ValidateResponse, services::backtest::schema::StrategyCondition,
         EncodedBlock, EncodedSignal, EncodedCondition, BacktestResult,
         IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, DataError, Health,
         AnalyticsError

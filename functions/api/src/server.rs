@@ -1,6 +1,11 @@
 //! The embedded default: every service on one 127.0.0.1 port, a SQLite task
 //! and account store, an in-process queue with a worker pool, and a local
 //! Parquet directory that is filled with the sample set on first start.
+// A build with one group (a Lambda function) uses only the account helpers.
+#![cfg_attr(
+    not(all(feature = "backtest", feature = "analytics", feature = "data")),
+    allow(dead_code, unused_imports)
+)]
 
 use crate::state::AppState;
 use chrono::TimeDelta;
@@ -228,6 +233,7 @@ pub async fn add_account(
         .await
 }
 
+#[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
 impl Embedded {
     /// Serves every group on `listener` until `shutdown` resolves, then lets
     /// running jobs finish within the grace period; the rest resume on the next start.

@@ -2,7 +2,12 @@
 //! envelope; `health` is added by whoever serves the group, so the embedded
 //! server can merge groups without route clashes.
 
+#[cfg(feature = "analytics")]
+pub mod analytics_tasks;
+#[cfg(feature = "backtest")]
+pub mod backtest_tasks;
 pub mod health;
+#[cfg(any(feature = "backtest", feature = "analytics"))]
 pub mod tasks;
 
 use crate::error::{ErrorStyle, render_errors};
@@ -63,29 +68,32 @@ pub fn public(state: &AppState, style: ErrorStyle) -> Router {
 
 /// Backtest service (backtest-service.md), with its public tutorial and the
 /// API documentation.
+#[cfg(feature = "backtest")]
 pub fn backtest(state: &AppState) -> Router {
     let public = crate::backtest::routes::public_routes()
         .split_for_parts()
         .0
         .with_state(state.clone())
-        .merge(crate::openapi::routes(document));
+        .merge(crate::openapi::routes(served_document));
     let public =
         limited(state, public).layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
-    let routes = tasks::backtest_routes().merge(crate::backtest::routes::routes());
+    let routes = backtest_tasks::routes().merge(crate::backtest::routes::routes());
     protected(state, Service::Backtest, ErrorStyle::Backtest, routes).merge(public)
 }
 
 /// Analytics tools service (analytics-service.md).
+#[cfg(feature = "analytics")]
 pub fn analytics(state: &AppState) -> Router {
     protected(
         state,
         Service::Analytics,
         ErrorStyle::Analytics,
-        tasks::analytics_routes().merge(crate::analytics::routes()),
+        analytics_tasks::routes().merge(crate::analytics::routes()),
     )
 }
 
 /// Indicator data service (indicator-data-service.md), served under `/ws` embedded.
+#[cfg(feature = "data")]
 pub fn data(state: &AppState) -> Router {
     protected(
         state,
@@ -95,18 +103,44 @@ pub fn data(state: &AppState) -> Router {
     )
 }
 
-/// The OpenAPI document: the merge of what each group registered with its
-/// routes (the data service under `/ws`), built once.
+/// The published OpenAPI document of every group, `docs/openapi.json`. The
+/// reference tests check it equals [`document`] built with every group, so it
+/// is what the code serves; a function built with one group serves it whole.
+pub const PUBLISHED: &str = include_str!("../../../../docs/openapi.json");
+
+/// What `/openapi.json` and the documentation pages serve: the document
+/// generated from the routes when every group is built in, else the
+/// published one.
+#[cfg(feature = "backtest")]
+fn served_document() -> &'static str {
+    if cfg!(all(
+        feature = "backtest",
+        feature = "analytics",
+        feature = "data"
+    )) {
+        document()
+    } else {
+        PUBLISHED
+    }
+}
+
+/// The OpenAPI document: the merge of what each group built in registered
+/// with its routes (the data service under `/ws`), built once.
 pub fn document() -> &'static str {
     static DOC: OnceLock<String> = OnceLock::new();
     DOC.get_or_init(|| {
-        let groups: OpenApiRouter<AppState> = public_routes()
+        let groups: OpenApiRouter<AppState> = public_routes();
+        #[cfg(feature = "backtest")]
+        let groups = groups
             .merge(crate::backtest::routes::public_routes())
             .merge(crate::backtest::routes::routes())
-            .merge(tasks::backtest_routes())
-            .merge(tasks::analytics_routes())
-            .merge(crate::analytics::routes())
-            .nest("/ws", crate::data::routes::routes());
+            .merge(backtest_tasks::routes());
+        #[cfg(feature = "analytics")]
+        let groups = groups
+            .merge(analytics_tasks::routes())
+            .merge(crate::analytics::routes());
+        #[cfg(feature = "data")]
+        let groups = groups.nest("/ws", crate::data::routes::routes());
         let mut doc = crate::openapi::base();
         doc.merge(groups.into_openapi());
         let mut value = serde_json::to_value(&doc).expect("the OpenAPI document serialises");
@@ -210,8 +244,11 @@ fn camel_case_links(value: &mut serde_json::Value) {
 /// The endpoint groups, each deployable on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
+    #[cfg(feature = "backtest")]
     Backtest,
+    #[cfg(feature = "analytics")]
     Analytics,
+    #[cfg(feature = "data")]
     Data,
 }
 
@@ -220,16 +257,19 @@ pub enum Group {
 /// data service keeps its `/ws` prefix, as the HTTP API routes it.
 pub fn service(state: &AppState, group: Group) -> Router {
     let fallback = || async { crate::ApiError::not_found("no such endpoint") };
-    let (style, routes) = match group {
-        Group::Backtest => (ErrorStyle::Backtest, backtest(state)),
-        Group::Analytics => (ErrorStyle::Analytics, analytics(state)),
-        Group::Data => (ErrorStyle::Data, data(state)),
+    let (style, routes, under_ws) = match group {
+        #[cfg(feature = "backtest")]
+        Group::Backtest => (ErrorStyle::Backtest, backtest(state), false),
+        #[cfg(feature = "analytics")]
+        Group::Analytics => (ErrorStyle::Analytics, analytics(state), false),
+        #[cfg(feature = "data")]
+        Group::Data => (ErrorStyle::Data, data(state), true),
     };
     let app = public(state, style)
         .merge(routes)
         .fallback(fallback)
         .layer(map_response_with_state(style, render_errors));
-    let app = if group == Group::Data {
+    let app = if under_ws {
         Router::new()
             .nest("/ws", app)
             .fallback(fallback)
@@ -242,6 +282,7 @@ pub fn service(state: &AppState, group: Group) -> Router {
 
 /// Every group on one listener: backtest and analytics at the root, the data
 /// service under `/ws`. Unknown paths answer in the backtest envelope.
+#[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
 pub fn embedded(state: &AppState) -> Router {
     let root = public(state, ErrorStyle::Backtest)
         .merge(backtest(state))

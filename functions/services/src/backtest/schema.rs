@@ -15,6 +15,10 @@ use utoipa::openapi::{RefOr, Schema};
 /// The request body of `validate` and `start_backtest`.
 pub struct StrategyParams;
 
+/// One condition of a rule block; a component of its own because every
+/// block shape refers to it. Register it with the document's components.
+pub struct StrategyCondition;
+
 const MAIN_OPERATORS: [&str; 7] = [">", "<", "=", ">=", "<=", "CrossAbove", "CrossBelow"];
 const CONSECUTIVE: [&str; 2] = ["Consecutive Days Above", "Consecutive Days Below"];
 const QUALIFIERS: [&str; 7] = [
@@ -210,8 +214,11 @@ fn delay() -> Value {
     json!({"type": "integer", "minimum": 0, "maximum": MAX_PERIOD, "description": "Bars to wait after the rule fires"})
 }
 
+/// Where the document keeps [`StrategyCondition`].
+const CONDITION_REF: &str = "#/components/schemas/StrategyCondition";
+
 fn conditions() -> Value {
-    json!({"type": "array", "items": condition(), "minItems": 1, "maxItems": MAX_CONDITIONS})
+    json!({"type": "array", "items": {"$ref": CONDITION_REF}, "minItems": 1, "maxItems": MAX_CONDITIONS})
 }
 
 fn block(exit: bool) -> Value {
@@ -219,7 +226,7 @@ fn block(exit: bool) -> Value {
         json!({
             "type": "object", "additionalProperties": false,
             "required": ["rule_type", "condition"],
-            "properties": {"rule_type": {"type": "string", "enum": ["SingleCondition"]}, "condition": condition(), "delay_bars": delay()}
+            "properties": {"rule_type": {"type": "string", "enum": ["SingleCondition"]}, "condition": {"$ref": CONDITION_REF}, "delay_bars": delay()}
         }),
         json!({
             "type": "object", "additionalProperties": false,
@@ -311,6 +318,14 @@ impl utoipa::PartialSchema for StrategyParams {
 
 impl utoipa::ToSchema for StrategyParams {}
 
+impl utoipa::PartialSchema for StrategyCondition {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(serde_json::from_value(condition()).expect("a valid schema literal"))
+    }
+}
+
+impl utoipa::ToSchema for StrategyCondition {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,6 +364,12 @@ mod tests {
         // What the document serves is exactly the literal: no keyword lost or added.
         let served = serde_json::to_value(&schema).unwrap();
         let differs = differences(&served, &document(), "$");
+        assert!(differs.is_empty(), "{differs:#?}");
+        let RefOr::T(schema) = <StrategyCondition as utoipa::PartialSchema>::schema() else {
+            panic!("an inline schema");
+        };
+        let served = serde_json::to_value(&schema).unwrap();
+        let differs = differences(&served, &condition(), "$");
         assert!(differs.is_empty(), "{differs:#?}");
         // Every technical name the schema offers resolves.
         for t in TECHNICALS {

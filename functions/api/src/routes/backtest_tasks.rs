@@ -1,0 +1,156 @@
+//! The backtest service's task record (2.10) and summaries (2.12).
+
+use super::tasks::{TaskList, list_page, owned_task, param_str};
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::Params;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use platform::tasks::{Task, TaskKind, TaskStatus};
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(backtest_status))
+        .routes(routes!(backtest_tasks))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TaskRecord {
+    #[schema(value_type = String, format = "uuid")]
+    pub task_id: Uuid,
+    #[schema(value_type = String, pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")]
+    pub status: TaskStatus,
+    /// The strategy as submitted.
+    #[schema(value_type = Object)]
+    pub params: Value,
+    pub username: String,
+    /// `YYYY-MM-DDTHH:MM:SS`, UTC.
+    pub created_at: String,
+    /// SUCCESS: the result object; FAILED: `{error}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<TaskOutcome>,
+    /// FAILED: what went wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A finished task's `result`: the stored result object (written by the job
+/// from `BacktestResult`), or the failure.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum TaskOutcome {
+    Result(Value),
+    Failed { error: String },
+}
+
+impl utoipa::PartialSchema for TaskOutcome {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(utoipa::openapi::Ref::from_schema_name("BacktestResult"))
+            .item(
+                ObjectBuilder::new()
+                    .property("error", ObjectBuilder::new().schema_type(Type::String))
+                    .required("error"),
+            )
+            .into()
+    }
+}
+impl ToSchema for TaskOutcome {}
+
+/// Task summary of the backtest service (2.12).
+#[derive(Serialize, ToSchema)]
+pub struct TaskSummary {
+    #[schema(value_type = String, format = "uuid")]
+    pub task_id: Uuid,
+    #[schema(value_type = String, pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")]
+    pub status: TaskStatus,
+    /// The strategy's `name`, as submitted.
+    #[schema(value_type = Option<String>)]
+    pub strategy_name: Value,
+    #[schema(value_type = String)]
+    pub symbol: Value,
+    /// Default `Daily`.
+    #[schema(value_type = String)]
+    pub frequency: Value,
+    pub created_at: String,
+}
+
+/// A page of the caller's tasks of `kinds` (status filter and paging from the
+/// query), each rendered by `summary`.
+// Backtest service: task record of 2.10, summaries of 2.12.
+
+fn backtest_time(t: chrono::NaiveDateTime) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S").to_string()
+}
+
+fn backtest_record(t: &Task) -> TaskRecord {
+    let (result, error) = match t.status {
+        TaskStatus::Success => (t.result.clone().map(TaskOutcome::Result), None),
+        TaskStatus::Failed => {
+            let msg = t.error.clone().unwrap_or_else(|| "the task failed".into());
+            (Some(TaskOutcome::Failed { error: msg.clone() }), Some(msg))
+        }
+        _ => (None, None),
+    };
+    TaskRecord {
+        task_id: t.id,
+        status: t.status,
+        params: t.params.clone(),
+        username: t.owner.clone(),
+        created_at: backtest_time(t.created_at),
+        result,
+        error,
+    }
+}
+
+/// One of the caller's tasks; another account's id is 404.
+#[utoipa::path(get, path = "/backtest/status/{task_id}", tag = "backtest",
+    params(("task_id" = String, Path, description = "Task UUID")),
+    responses((status = 200, description = "The task", body = TaskRecord),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "Unknown or foreign task", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn backtest_status(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<TaskRecord>, ApiError> {
+    let t = owned_task(&state, &caller, &id, &[TaskKind::StrategyBacktest]).await?;
+    Ok(Json(backtest_record(&t)))
+}
+
+/// The caller's tasks, newest first.
+#[utoipa::path(get, path = "/backtest/tasks", tag = "backtest",
+    params(("limit" = Option<i64>, Query, description = "1-200, default 20", minimum = 1, maximum = 200), ("offset" = Option<i64>, Query, description = "Default 0", minimum = 0, maximum = 1000000),
+        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED", pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")),
+    responses((status = 200, description = "A page of tasks", body = TaskList<TaskSummary>),
+        (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn backtest_tasks(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Json<TaskList<TaskSummary>>, ApiError> {
+    list_page(
+        &state,
+        &caller,
+        &params,
+        vec![TaskKind::StrategyBacktest],
+        |t| TaskSummary {
+            task_id: t.id,
+            status: t.status,
+            strategy_name: param_str(t, "name"),
+            symbol: param_str(t, "symbol"),
+            frequency: t.params.get("frequency").cloned().unwrap_or(json!("Daily")),
+            created_at: backtest_time(t.created_at),
+        },
+    )
+    .await
+}
