@@ -21,6 +21,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(backtest_tasks))
 }
 
+/// Task record of the backtest service (2.10).
 #[derive(Serialize, ToSchema)]
 pub struct TaskRecord {
     #[schema(value_type = String, format = "uuid")]
@@ -82,10 +83,6 @@ pub struct TaskSummary {
     pub frequency: Value,
     pub created_at: String,
 }
-
-/// A page of the caller's tasks of `kinds` (status filter and paging from the
-/// query), each rendered by `summary`.
-// Backtest service: task record of 2.10, summaries of 2.12.
 
 fn backtest_time(t: chrono::NaiveDateTime) -> String {
     t.format("%Y-%m-%dT%H:%M:%S").to_string()

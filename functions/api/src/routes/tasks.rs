@@ -41,7 +41,8 @@ pub struct TaskList<S> {
     pub offset: u32,
 }
 
-/// Task record of the backtest service (2.10).
+/// A page of the caller's tasks of `kinds` (status filter and paging from the
+/// query), each rendered by `summary`.
 pub(crate) async fn list_page<S: Serialize>(
     state: &AppState,
     caller: &Caller,
