@@ -53,8 +53,9 @@ def map_query(ctx, query):
     if "exit_day" in v:
         entry = v.setdefault("entry_day", 100)
         v["exit_day"] = entry + 1 + (v["exit_day"] - entry - 1) % 252
-    # day exists in month (February has 29 in leap years).
-    if "day" in v:
+    # day exists in month (February has 29 in leap years); values outside
+    # the schema (negative cases) are left as generated.
+    if "day" in v and 1 <= v.get("month", 1) <= 12:
         month = v.setdefault("month", 1)
         days = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
         v["day"] = (v["day"] - 1) % days + 1
@@ -89,7 +90,7 @@ def _strategy(b):
             if isinstance(signal, dict) and signal.get("type") not in ("Technical", "Symbol"):
                 signal["name"] = SENTIMENT
         t = block.get("score_threshold")
-        if isinstance(t, int) and t > len(conditions):
+        if isinstance(t, (int, float)) and not isinstance(t, bool) and t > len(conditions):
             block["score_threshold"] = len(conditions)
     return b
 

@@ -8,6 +8,9 @@ answers per service and one closing line `schemathesis: P passed, F failed`
 that tests/run counts.
 
     python tests/schemathesis/run.py --marketlab target/debug/marketlab [--examples N]
+
+The seed is fixed so CI is reproducible; MARKETLAB_SCHEMATHESIS_SEED=<n>
+explores other inputs (do so after changing a schema).
 """
 
 import argparse

@@ -13,6 +13,7 @@ use services::analytics::correlation::{PatternRequest, RangeRequest, SymbolsRequ
 /// `SymbolsRequest` as a form: the comparison tickers as one comma-separated
 /// value (JSON array text and repeated fields are accepted too).
 #[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"benchmark": "SPX", "stock_comparison": "IVV,TLT", "start_date": "2020-01-02", "end_date": "2024-12-31", "roll_window": 21}))]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct SymbolsForm {

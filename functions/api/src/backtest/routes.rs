@@ -35,7 +35,7 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
 
 /// Submit a strategy: a task is created and queued.
 #[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
             links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),

@@ -49,6 +49,6 @@ pub struct UserIndicatorsParams {
 #[allow(dead_code)]
 pub struct CustomUrl {
     /// The custom indicator's identifier.
-    #[param(example = "CUSTOM_TECH_SPREAD")]
+    #[param(example = "CUSTOM_TECH_SPREAD", pattern = "^\\S+$")]
     url: String,
 }

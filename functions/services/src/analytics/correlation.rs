@@ -35,11 +35,12 @@ pub const MAX_COMPARISONS: usize = 50;
 /// is JSON text or a comma-separated list).
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"benchmark": "SPX", "stock_comparison": ["IVV", "TLT"], "start_date": "2020-01-02", "end_date": "2024-12-31", "roll_window": 21})))]
 #[serde(deny_unknown_fields)]
 pub struct SymbolsRequest {
     #[cfg_attr(
         feature = "openapi",
-        schema(example = "SPX", min_length = 1, max_length = 32)
+        schema(value_type = TickerText, example = "SPX")
     )]
     pub benchmark: String,
     /// Tickers other than the benchmark, 1-50.
@@ -81,12 +82,13 @@ pub struct Window {
 /// Body of `pattern_corr`: each window's start at most its end.
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"referenceSymbol": "SPX", "referenceStartDate": "2024-01-02", "referenceEndDate": "2024-06-28", "comparisonSymbol": "NDX", "comparisonStartDate": "2023-01-03", "comparisonEndDate": "2023-06-30"})))]
 #[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]
 pub struct PatternRequest {
     #[cfg_attr(
         feature = "openapi",
-        schema(example = "SPX", min_length = 1, max_length = 32)
+        schema(value_type = TickerText, example = "SPX")
     )]
     pub referenceSymbol: String,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2024-01-02"))]
@@ -95,7 +97,7 @@ pub struct PatternRequest {
     pub referenceEndDate: NaiveDate,
     #[cfg_attr(
         feature = "openapi",
-        schema(example = "NDX", min_length = 1, max_length = 32)
+        schema(value_type = TickerText, example = "NDX")
     )]
     pub comparisonSymbol: String,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2023-01-03"))]
