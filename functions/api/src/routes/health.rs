@@ -6,7 +6,8 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::{Extension, Json};
 use platform::accounts::Verdict;
-use serde_json::{Value, json};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// Liveness: the process answers and its ports were wired.
 #[utoipa::path(get, path = "/health", tag = "public", security(()), responses((status = 200, description = "Running", body = crate::openapi::Health)))]
@@ -14,21 +15,60 @@ pub async fn health() -> Json<crate::openapi::Health> {
     Json(crate::openapi::Health { status: "ok" })
 }
 
+/// What `/auth-info` answers.
+#[derive(Serialize, ToSchema)]
+pub struct AuthInfo {
+    /// `basic`.
+    pub scheme: &'static str,
+    pub header: &'static str,
+    pub realm: &'static str,
+    /// Paths that need no credentials.
+    pub public: [&'static str; 6],
+    pub authenticated: bool,
+    /// With valid credentials: who the caller is and what the plan grants.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<AccountInfo>,
+    /// With credentials that were not accepted: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct AccountInfo {
+    pub email: String,
+    /// The plan's code.
+    pub plan: String,
+    pub plan_name: String,
+    /// The services the plan grants.
+    #[schema(value_type = Vec<String>)]
+    pub services: Vec<platform::accounts::Service>,
+    pub trial: bool,
+}
+
 /// How to authenticate; with valid credentials, also who the caller is and
 /// what their plan grants.
-#[utoipa::path(get, path = "/auth-info", tag = "public", security(()), responses((status = 200, description = "Authentication scheme and, with valid credentials, the account", body = Object)))]
+#[utoipa::path(get, path = "/auth-info", tag = "public", security(()), responses((status = 200, description = "Authentication scheme and, with valid credentials, the account", body = AuthInfo)))]
 pub async fn auth_info(
     State(state): State<AppState>,
     client: Option<Extension<crate::serve::ClientIp>>,
     headers: HeaderMap,
-) -> Json<Value> {
-    let mut info = json!({
-        "scheme": "basic",
-        "header": "Authorization: Basic base64(email:password)",
-        "realm": "marketlab",
-        "public": ["/health", "/auth-info", "/docs", "/redoc", "/openapi.json", "/backtest/tutorial"],
-        "authenticated": false,
-    });
+) -> Json<AuthInfo> {
+    let mut info = AuthInfo {
+        scheme: "basic",
+        header: "Authorization: Basic base64(email:password)",
+        realm: "marketlab",
+        public: [
+            "/health",
+            "/auth-info",
+            "/docs",
+            "/redoc",
+            "/openapi.json",
+            "/backtest/tutorial",
+        ],
+        authenticated: false,
+        account: None,
+        error: None,
+    };
     if let Some((email, password)) = basic_credentials(&headers) {
         match state
             .auth
@@ -36,20 +76,20 @@ pub async fn auth_info(
             .await
         {
             Ok(Verdict::Valid(a)) => {
-                info["authenticated"] = json!(true);
-                info["account"] = json!({
-                    "email": a.email,
-                    "plan": a.plan.code,
-                    "plan_name": a.plan.name,
-                    "services": a.plan.services,
-                    "trial": a.plan.trial,
+                info.authenticated = true;
+                info.account = Some(AccountInfo {
+                    email: a.email.clone(),
+                    plan: a.plan.code.to_string(),
+                    plan_name: a.plan.name.to_string(),
+                    services: a.plan.services.to_vec(),
+                    trial: a.plan.trial,
                 });
             }
-            Ok(Verdict::Denied) => info["error"] = json!("invalid e-mail or password"),
+            Ok(Verdict::Denied) => info.error = Some("invalid e-mail or password".into()),
             Ok(Verdict::Locked(wait)) => {
-                info["error"] = json!(crate::auth::locked(wait).message);
+                info.error = Some(crate::auth::locked(wait).message);
             }
-            Err(_) => info["error"] = json!("accounts are unavailable; retry shortly"),
+            Err(_) => info.error = Some("accounts are unavailable; retry shortly".into()),
         }
     }
     Json(info)
