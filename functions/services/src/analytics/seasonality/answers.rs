@@ -1,0 +1,208 @@
+//! The seasonality answers, serialized from these types.
+
+use super::requests::DayCategory;
+use serde::Serialize;
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+/// `get-predefined-holidays`.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct HolidayList {
+    pub holidays: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct WeekRow {
+    /// Monday-Friday.
+    pub Weekday: &'static str,
+    /// Average daily return, %.
+    pub Return: f64,
+    /// % of positive days.
+    pub Positive: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct MonthRow {
+    /// January-December.
+    pub Month: &'static str,
+    /// Average monthly return, %.
+    pub Return: f64,
+    /// % of positive months.
+    pub Positive: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct DayOfMonthRow {
+    /// `01`-`12`.
+    pub Month: String,
+    /// `01`-`31`.
+    pub Day: String,
+    #[serde(rename = "AVG RET")]
+    pub avg_ret: f64,
+    pub MAX: f64,
+    pub MIN: f64,
+    #[serde(rename = "% POS")]
+    pub pos: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct DayOfYearRow {
+    /// Trading day of year, 1-252.
+    pub Day: u16,
+    #[serde(rename = "AVG RET")]
+    pub avg_ret: f64,
+    pub MAX: f64,
+    pub MIN: f64,
+    #[serde(rename = "% POS")]
+    pub pos: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct OffsetRow {
+    /// Sessions from the day: negative before, 0 the day (or the first session after it).
+    pub DayOffset: i64,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct HolidayData {
+    pub holiday_name: &'static str,
+    pub shift: i64,
+    pub data: Vec<OffsetRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct SpecificData {
+    /// MM-DD.
+    pub target_date: String,
+    pub shift: i64,
+    pub data: Vec<OffsetRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct SingleMonthRow {
+    /// Zero-padded calendar day or trading day of the month.
+    pub Day: String,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct SingleMonthData {
+    pub month_name: &'static str,
+    pub category: DayCategory,
+    pub data: Vec<SingleMonthRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct CurvePoint {
+    /// YYYY-MM-DD.
+    pub Date: String,
+    /// Value of one dollar invested.
+    pub Equity: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct CurveData {
+    pub entry_trading_day: i64,
+    /// `entry_trading_day + holding_days`; above 252 runs into the next year.
+    pub exit_trading_day: i64,
+    pub holding_days: i64,
+    pub data: Vec<CurvePoint>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct FeatureMeta {
+    pub description: &'static str,
+}
+
+/// One feature of the all-in-one answer.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Feature<T> {
+    pub meta: FeatureMeta,
+    pub data: T,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct WeekRowCombined {
+    pub Weekday: &'static str,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct MonthRowCombined {
+    pub MonthName: &'static str,
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+/// The requested features, each under its name, in the order of [`FEATURES`].
+#[derive(Debug, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct AllInOne {
+    #[serde(
+        rename = "performance-by-week",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub by_week: Option<Feature<Vec<WeekRowCombined>>>,
+    #[serde(
+        rename = "performance-by-month",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub by_month: Option<Feature<Vec<MonthRowCombined>>>,
+    #[serde(
+        rename = "performance-around-holiday",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub around_holiday: Option<Feature<HolidayData>>,
+    #[serde(
+        rename = "performance-by-day-of-single-month",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub single_month: Option<Feature<SingleMonthData>>,
+    #[serde(
+        rename = "performance-around-specific-days",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub specific_days: Option<Feature<SpecificData>>,
+    #[serde(
+        rename = "performance-by-day-of-month",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub day_of_month: Option<Feature<Vec<DayOfMonthRow>>>,
+    #[serde(
+        rename = "performance-by-day-of-year",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub day_of_year: Option<Feature<Vec<DayOfYearRow>>>,
+    #[serde(rename = "one-dollar-curve", skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Feature<CurveData>>,
+}
