@@ -127,8 +127,7 @@ async fn cpm_status(
 
 /// The caller's pattern-match tasks, newest first.
 #[utoipa::path(get, path = "/cpm/tasks", tag = "analytics",
-    params(("limit" = Option<i64>, Query, description = "1-200, default 20", minimum = 1, maximum = 200), ("offset" = Option<i64>, Query, description = "Default 0", minimum = 0, maximum = 1000000),
-        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED", pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$"),
+    params(super::tasks::Paging,
         ("mode" = Option<String>, Query, description = "backtest or scan", pattern = "^(backtest|scan)$")),
     responses((status = 200, description = "A page of tasks", body = TaskList<CpmTaskSummary>),
         crate::analytics::AnalyticsErrors))]
@@ -179,8 +178,7 @@ async fn scanner_status(
 
 /// The caller's scanner backtest tasks, newest first.
 #[utoipa::path(get, path = "/smart-scanner-backtest/tasks", tag = "analytics",
-    params(("limit" = Option<i64>, Query, description = "1-200, default 20", minimum = 1, maximum = 200), ("offset" = Option<i64>, Query, description = "Default 0", minimum = 0, maximum = 1000000),
-        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED", pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")),
+    params(super::tasks::Paging),
     responses((status = 200, description = "A page of tasks", body = TaskList<ScannerTaskSummary>),
         crate::analytics::AnalyticsErrors))]
 async fn scanner_tasks(

@@ -125,8 +125,7 @@ pub(crate) async fn backtest_status(
 
 /// The caller's tasks, newest first.
 #[utoipa::path(get, path = "/backtest/tasks", tag = "backtest",
-    params(("limit" = Option<i64>, Query, description = "1-200, default 20", minimum = 1, maximum = 200), ("offset" = Option<i64>, Query, description = "Default 0", minimum = 0, maximum = 1000000),
-        ("status" = Option<String>, Query, description = "PENDING, RUNNING, SUCCESS or FAILED", pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")),
+    params(super::tasks::Paging),
     responses((status = 200, description = "A page of tasks", body = TaskList<TaskSummary>),
         (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]

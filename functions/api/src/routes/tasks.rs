@@ -14,6 +14,22 @@ use uuid::Uuid;
 
 const MAX_LIMIT: i64 = 200;
 
+/// The paging and status filter every task list takes (parsed by `list_page`).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct Paging {
+    /// 1-200, default 20
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+    /// Default 0
+    #[param(minimum = 0, maximum = 1000000)]
+    offset: Option<i64>,
+    /// PENDING, RUNNING, SUCCESS or FAILED
+    #[param(pattern = "^(PENDING|RUNNING|SUCCESS|FAILED)$")]
+    status: Option<String>,
+}
+
 /// The caller's task of one of `kinds`, or 404.
 pub(crate) async fn owned_task(
     state: &AppState,

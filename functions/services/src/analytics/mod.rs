@@ -22,7 +22,8 @@ pub async fn daily(market: &dyn MarketData, ticker: &str) -> Result<Arc<Bars>> {
     })
 }
 
-/// A ticker as clients may write it (any case).
+/// A ticker as clients may write it (any case). Attribute literals that
+/// cannot name a const (`Years::ticker`) repeat it.
 pub const TICKER_PATTERN: &str = "^[A-Za-z0-9._^-]{1,32}$";
 
 /// The schema of a ticker in a request.

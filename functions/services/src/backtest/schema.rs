@@ -263,7 +263,7 @@ fn block(exit: bool) -> Value {
 }
 
 fn ticker(description: &str) -> Value {
-    json!({"type": "string", "pattern": "^[A-Za-z0-9._^-]{1,32}$", "description": description})
+    json!({"type": "string", "pattern": crate::analytics::TICKER_PATTERN, "description": description})
 }
 
 fn document() -> Value {
