@@ -7,6 +7,7 @@ pub mod backtest;
 pub mod bars;
 pub mod calendar;
 pub mod correlation;
+pub mod cpm;
 pub mod custom;
 pub mod event_days;
 pub mod indicators;

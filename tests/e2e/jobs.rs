@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use platform::marketdata::{MarketData, codec, layout};
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, Task, TaskKind, TaskStatus};
-use platform::worker::{JobError, JobHandler, JobRegistry};
+use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +22,7 @@ pub struct CloseStats {
 
 #[async_trait]
 impl JobHandler for CloseStats {
-    async fn run(&self, task: Task) -> Result<Value, JobError> {
+    async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
         let symbol = task.params["symbol"]
             .as_str()
             .ok_or_else(|| JobError::Permanent("params.symbol is required".into()))?;
@@ -44,7 +44,7 @@ impl JobHandler for CloseStats {
 struct Fails;
 #[async_trait]
 impl JobHandler for Fails {
-    async fn run(&self, _: Task) -> Result<Value, JobError> {
+    async fn run(&self, _: Task, _: Progress) -> Result<Value, JobError> {
         Err(JobError::Permanent(
             "pattern 'zigzag' is not a predefined pattern".into(),
         ))
@@ -54,7 +54,7 @@ impl JobHandler for Fails {
 struct Panics;
 #[async_trait]
 impl JobHandler for Panics {
-    async fn run(&self, _: Task) -> Result<Value, JobError> {
+    async fn run(&self, _: Task, _: Progress) -> Result<Value, JobError> {
         panic!("engine bug")
     }
 }
@@ -63,7 +63,7 @@ impl JobHandler for Panics {
 struct Flaky(Arc<AtomicUsize>);
 #[async_trait]
 impl JobHandler for Flaky {
-    async fn run(&self, task: Task) -> Result<Value, JobError> {
+    async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
         if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
             return Err(JobError::Retryable("market data is unavailable".into()));
         }

@@ -8,7 +8,7 @@ use platform::sqlite::Database;
 use platform::tasks::{
     Claim, NewTask, SqliteTaskStore, Task, TaskKind, TaskStatus, TaskStore, now,
 };
-use platform::worker::{JobError, JobHandler, JobRegistry};
+use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,7 +63,7 @@ async fn tasks_left_pending_or_running_by_a_crash_finish_after_restart() {
 struct Stuck;
 #[async_trait]
 impl JobHandler for Stuck {
-    async fn run(&self, _: Task) -> Result<Value, JobError> {
+    async fn run(&self, _: Task, _: Progress) -> Result<Value, JobError> {
         tokio::time::sleep(Duration::from_secs(3600)).await;
         Ok(json!("never"))
     }

@@ -283,6 +283,10 @@ fn from_item(i: &Item) -> Result<Task, PortError> {
         started_at: when("started_at")?,
         finished_at: when("finished_at")?,
         lease_until: when("lease_until")?,
+        progress: i
+            .get("progress")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse().ok()),
     })
 }
 
@@ -477,7 +481,7 @@ impl TaskStore for DynamoTaskStore {
             .update_item()
             .table_name(&self.table)
             .key("id", s(id.to_string()))
-            .update_expression("SET #status = :running, attempts = attempts + :one, started_at = :now, lease_until = :until")
+            .update_expression("SET #status = :running, attempts = attempts + :one, started_at = :now, lease_until = :until REMOVE progress")
             .condition_expression("attribute_exists(id) AND (#status = :pending OR (#status = :running AND (attribute_not_exists(lease_until) OR lease_until < :now)))")
             .expression_attribute_names("#status", "status")
             .expression_attribute_values(":running", s("RUNNING"))
@@ -531,9 +535,9 @@ impl TaskStore for DynamoTaskStore {
             .table_name(&self.table)
             .key("id", s(id.to_string()))
             .update_expression(if self.ttl.is_some() {
-                "SET #status = :status, #field = :value, finished_at = :now, expires_at = :expires REMOVE lease_until"
+                "SET #status = :status, #field = :value, finished_at = :now, expires_at = :expires REMOVE lease_until, progress"
             } else {
-                "SET #status = :status, #field = :value, finished_at = :now REMOVE lease_until"
+                "SET #status = :status, #field = :value, finished_at = :now REMOVE lease_until, progress"
             })
             .condition_expression("#status = :running AND attempts = :attempt")
             .expression_attribute_names("#status", "status")
@@ -584,6 +588,27 @@ impl TaskStore for DynamoTaskStore {
             Ok(_) => Ok(true),
             Err(e) if conditional(&e) => Ok(false),
             Err(e) => Err(sdk_error("release task", e)),
+        }
+    }
+
+    async fn set_progress(&self, id: Uuid, attempt: u32, percent: u8) -> Result<bool, PortError> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("id", s(id.to_string()))
+            .update_expression("SET progress = :progress")
+            .condition_expression("#status = :running AND attempts = :attempt")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":progress", n(percent.min(100)))
+            .expression_attribute_values(":running", s("RUNNING"))
+            .expression_attribute_values(":attempt", n(attempt))
+            .send()
+            .await;
+        match out {
+            Ok(_) => Ok(true),
+            Err(e) if conditional(&e) => Ok(false),
+            Err(e) => Err(sdk_error("record task progress", e)),
         }
     }
 

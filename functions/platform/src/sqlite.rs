@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     created_at  TEXT NOT NULL,
     started_at  TEXT,
     finished_at TEXT,
-    lease_until TEXT
+    lease_until TEXT,
+    progress    INTEGER
 );
 -- An owner's tasks newest first by creation time, as the DynamoDB index
 -- (owner, created) orders them; a listing page walks it and stops.
@@ -152,17 +153,14 @@ impl Database {
             )
             .map_err(PortError::internal)?;
         }
-        // Files made before custom indicators existed gain the column.
-        let has_custom: bool = conn
-            .prepare("SELECT 1 FROM pragma_table_info('accounts') WHERE name = 'custom_indicators'")
-            .and_then(|mut s| s.exists([]))
-            .map_err(PortError::internal)?;
-        if !has_custom {
-            conn.execute_batch(
-                "ALTER TABLE accounts ADD COLUMN custom_indicators TEXT NOT NULL DEFAULT '[]'",
-            )
-            .map_err(PortError::internal)?;
-        }
+        // Files made before these columns existed gain them.
+        add_column(
+            &conn,
+            "accounts",
+            "custom_indicators",
+            "TEXT NOT NULL DEFAULT '[]'",
+        )?;
+        add_column(&conn, "tasks", "progress", "INTEGER")?;
         Ok(Database {
             conn: Arc::new(Mutex::new(conn)),
         })
@@ -240,4 +238,17 @@ mod tests {
         );
         assert_eq!(mode(&shared.join("db.sqlite")), 0o600);
     }
+}
+
+/// Adds `column` to `table` unless the file already has it.
+fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> Result<(), PortError> {
+    let has: bool = conn
+        .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")
+        .and_then(|mut s| s.exists([table, column]))
+        .map_err(PortError::internal)?;
+    if !has {
+        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))
+            .map_err(PortError::internal)?;
+    }
+    Ok(())
 }

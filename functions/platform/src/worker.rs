@@ -9,6 +9,7 @@ use chrono::TimeDelta;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
@@ -37,10 +38,37 @@ impl From<PortError> for JobError {
 }
 
 /// Computes the result of one kind of task. Engine work belongs in
-/// `spawn_blocking` inside the handler.
+/// `spawn_blocking` inside the handler; a long job tells `progress` how far
+/// it has come.
 #[async_trait]
 pub trait JobHandler: Send + Sync {
-    async fn run(&self, task: Task) -> Result<Value, JobError>;
+    async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError>;
+}
+
+/// How far a running job has come, 0-100: set from any thread (the engine's
+/// blocking loops too) without waiting; `run_job` copies the latest value to
+/// the task store at most once per [`PROGRESS_INTERVAL`].
+#[derive(Debug, Clone, Default)]
+pub struct Progress(Arc<AtomicU8>);
+
+/// How often a changed progress is written to the task store.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
+
+impl Progress {
+    pub fn set(&self, percent: u8) {
+        self.0.store(percent.min(100), Ordering::Relaxed);
+    }
+
+    /// `done` of `total` steps, rounded down.
+    pub fn steps(&self, done: usize, total: usize) {
+        if total > 0 {
+            self.set((done.min(total) * 100 / total) as u8);
+        }
+    }
+
+    pub fn get(&self) -> u8 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// Handlers by task kind; each service group registers its own.
@@ -100,7 +128,16 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         return Ok(Disposition::Done);
     };
     tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
-    let outcome = match tokio::spawn(async move { handler.run(task).await }).await {
+    let progress = Progress::default();
+    let reporter = tokio::spawn(report_progress(
+        deps.tasks.clone(),
+        id,
+        attempt,
+        progress.clone(),
+    ));
+    let job = tokio::spawn(async move { handler.run(task, progress).await }).await;
+    reporter.abort();
+    let outcome = match job {
         Ok(Ok(value)) => Outcome::Success(value),
         Ok(Err(JobError::Permanent(msg))) => Outcome::Failed(msg),
         Ok(Err(JobError::Retryable(msg))) => {
@@ -119,6 +156,30 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         None => tracing::warn!(task_id = %id, "job result dropped: task was taken over"),
     }
     Ok(Disposition::Done)
+}
+
+/// Copies a job's progress to its task while it changes; stops when the
+/// attempt no longer owns the task (or when `run_job` aborts it).
+async fn report_progress(
+    tasks: Arc<dyn TaskStore>,
+    id: uuid::Uuid,
+    attempt: u32,
+    progress: Progress,
+) {
+    let mut written = 0;
+    loop {
+        tokio::time::sleep(PROGRESS_INTERVAL).await;
+        let now = progress.get();
+        if now == written {
+            continue;
+        }
+        match tasks.set_progress(id, attempt, now).await {
+            Ok(true) => written = now,
+            Ok(false) => return,
+            // A missed update is harmless: the next one carries the latest value.
+            Err(e) => tracing::warn!(task_id = %id, error = %e, "progress not recorded"),
+        }
+    }
 }
 
 /// Puts tasks left PENDING or RUNNING by a previous process back on the queue.

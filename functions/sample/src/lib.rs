@@ -6,6 +6,7 @@ mod company;
 mod indicators;
 mod options;
 mod prices;
+mod recessions;
 mod reports;
 mod rng;
 pub mod table;
@@ -196,6 +197,10 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
     w.put(
         &layout::table("fomc_dates"),
         &reports::fomc_dates(config.start.year(), latest),
+    )?;
+    w.put(
+        &layout::table("us_recessions"),
+        &recessions::us_recessions(),
     )?;
 
     symbols.sort_by(|a, b| a.symbol.cmp(&b.symbol));

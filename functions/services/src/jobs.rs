@@ -1,6 +1,7 @@
 //! The job handlers of a deployment, by task kind. Each service area
 //! registers its handlers here; the worker dispatches on the task's kind.
 
+use crate::analytics::cpm::{CpmJob, requests::Mode};
 use platform::marketdata::MarketData;
 use platform::tasks::TaskKind;
 use platform::worker::JobRegistry;
@@ -10,7 +11,23 @@ pub fn registry(market: Arc<dyn MarketData>) -> JobRegistry {
     let mut r = JobRegistry::default();
     r.register(
         TaskKind::StrategyBacktest,
-        Arc::new(crate::backtest::BacktestJob { market }),
+        Arc::new(crate::backtest::BacktestJob {
+            market: market.clone(),
+        }),
+    );
+    r.register(
+        TaskKind::CpmScan,
+        Arc::new(CpmJob {
+            market: market.clone(),
+            mode: Mode::Scan,
+        }),
+    );
+    r.register(
+        TaskKind::CpmBacktest,
+        Arc::new(CpmJob {
+            market,
+            mode: Mode::Backtest,
+        }),
     );
     r
 }

@@ -4,6 +4,7 @@
 
 mod body;
 pub mod correlation;
+pub mod cpm;
 pub mod seasonality;
 
 use crate::error::ApiError;
@@ -45,6 +46,14 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(correlation::asset_corr))
         .routes(routes!(correlation::pattern_corr))
         .routes(routes!(correlation::symbol_beta))
+        .routes(routes!(cpm::predefined_patterns))
+        .routes(routes!(cpm::scan, cpm::scan_query))
+        .routes(routes!(
+            cpm::scan_with_backtest,
+            cpm::scan_with_backtest_query
+        ))
+        .routes(routes!(cpm::scan_start))
+        .routes(routes!(cpm::backtest_start))
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.

@@ -49,6 +49,10 @@ pub struct AnalyticsTask {
     /// FAILED: what went wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// RUNNING: how far the job has come, 0-100 (universe searches advance it symbol by symbol).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 100)]
+    pub progress: Option<u8>,
 }
 
 /// Task summary of the pattern-match list.
@@ -105,6 +109,7 @@ fn analytics_record(t: &Task) -> AnalyticsTask {
         params: t.params.to_string(),
         result,
         error,
+        progress: (t.status == TaskStatus::Running).then_some(t.progress.unwrap_or(0)),
     }
 }
 

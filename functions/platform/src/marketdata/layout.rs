@@ -45,6 +45,7 @@ pub const TABLES: &[&str] = &[
     "predictions",
     "reports",
     "fomc_dates",
+    "us_recessions",
 ];
 
 /// Symbols and indicator codes become object keys, so only a safe alphabet is

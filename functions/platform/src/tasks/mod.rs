@@ -122,6 +122,8 @@ pub struct Task {
     pub finished_at: Option<NaiveDateTime>,
     /// A RUNNING task whose lease has passed may be claimed again.
     pub lease_until: Option<NaiveDateTime>,
+    /// How far a RUNNING job has come, 0-100, when its job reports it.
+    pub progress: Option<u8>,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +149,7 @@ impl NewTask {
             started_at: None,
             finished_at: None,
             lease_until: None,
+            progress: None,
         }
     }
 }
@@ -261,6 +264,10 @@ pub trait TaskStore: Send + Sync {
     /// RUNNING (claimed as `attempt`) -> PENDING, for a retry. False when the
     /// task is no longer this attempt's.
     async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError>;
+
+    /// Records how far the RUNNING attempt has come (0-100); a claim clears
+    /// it. False when the task is no longer this attempt's.
+    async fn set_progress(&self, id: Uuid, attempt: u32, percent: u8) -> Result<bool, PortError>;
 
     /// Tasks left PENDING or RUNNING, oldest first, for recovery after a restart.
     async fn unfinished(&self) -> Result<Vec<Task>, PortError>;

@@ -22,7 +22,7 @@ impl SqliteTaskStore {
     }
 }
 
-const COLUMNS: &str = "id, owner, kind, status, params, result, error, attempts, created_at, started_at, finished_at, lease_until";
+const COLUMNS: &str = "id, owner, kind, status, params, result, error, attempts, created_at, started_at, finished_at, lease_until, progress";
 
 fn fmt_time(t: NaiveDateTime) -> String {
     t.format(TIME_FORMAT).to_string()
@@ -63,6 +63,7 @@ fn row_to_task(r: &Row<'_>) -> rusqlite::Result<Task> {
         started_at: parse_time(r.get(9)?)?,
         finished_at: parse_time(r.get(10)?)?,
         lease_until: parse_time(r.get(11)?)?,
+        progress: r.get(12)?,
     })
 }
 
@@ -219,7 +220,7 @@ impl TaskStore for SqliteTaskStore {
             .run(move |c| {
                 let changed = c.execute(
                     "UPDATE tasks SET status = 'RUNNING', attempts = attempts + 1,
-                         started_at = ?2, lease_until = ?3
+                         started_at = ?2, lease_until = ?3, progress = NULL
                      WHERE id = ?1 AND (status = 'PENDING'
                          OR (status = 'RUNNING' AND (lease_until IS NULL OR lease_until < ?2)))",
                     params![id, now_s, until_s],
@@ -252,7 +253,7 @@ impl TaskStore for SqliteTaskStore {
             .run(move |c| {
                 let changed = c.execute(
                     "UPDATE tasks SET status = ?3, result = ?4, error = ?5, finished_at = ?6,
-                         lease_until = NULL
+                         lease_until = NULL, progress = NULL
                      WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
                     params![id, attempt, status, result, error, now_s],
                 )?;
@@ -273,6 +274,20 @@ impl TaskStore for SqliteTaskStore {
                     "UPDATE tasks SET status = 'PENDING', lease_until = NULL
                      WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
                     params![id, attempt],
+                )
+                .map(|n| n == 1)
+            })
+            .await
+    }
+
+    async fn set_progress(&self, id: Uuid, attempt: u32, percent: u8) -> Result<bool, PortError> {
+        let id = id.to_string();
+        self.db
+            .run(move |c| {
+                c.execute(
+                    "UPDATE tasks SET progress = ?3
+                     WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
+                    params![id, attempt, percent.min(100)],
                 )
                 .map(|n| n == 1)
             })

@@ -4,6 +4,7 @@
 //! as each envelope's `data`.
 
 pub mod correlation;
+pub mod cpm;
 pub mod seasonality;
 
 use crate::error::{Error, Result};

@@ -16,7 +16,7 @@ mod values;
 use async_trait::async_trait;
 use platform::marketdata::MarketData;
 use platform::tasks::Task;
-use platform::worker::{JobError, JobHandler};
+use platform::worker::{JobError, JobHandler, Progress};
 use prepare::{PrepareError, prepare};
 use serde_json::Value;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ pub struct BacktestJob {
 
 #[async_trait]
 impl JobHandler for BacktestJob {
-    async fn run(&self, task: Task) -> Result<Value, JobError> {
+    async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
         let prepared = prepare(self.market.as_ref(), &task.params)
             .await
             .map_err(|e| match e {

@@ -1,0 +1,166 @@
+//! Pattern-match routes (analytics 4.3): the predefined patterns, the
+//! synchronous scan forms (POST JSON or GET query) and the task submits.
+//! Thin handlers over `services::analytics::cpm`.
+
+use super::AnalyticsErrors;
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::{Query, json_body};
+use crate::openapi::SubmitResponse;
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use platform::tasks::{NewTask, TaskKind};
+use platform::worker::Progress;
+use serde_json::Value;
+use services::analytics::cpm;
+use services::analytics::cpm::answers::{BacktestData, CpmAnswer, PatternList, ScanData};
+use services::analytics::cpm::requests::{CpmParams, Mode};
+
+/// `GET /cpm/get-predefined-patterns`: the names `system_pattern` takes (no envelope).
+#[utoipa::path(get, path = "/cpm/get-predefined-patterns", tag = "analytics",
+    responses((status = 200, description = "The predefined patterns", body = PatternList), AnalyticsErrors))]
+pub(crate) async fn predefined_patterns() -> Json<PatternList> {
+    Json(cpm::predefined_patterns())
+}
+
+/// Answers a synchronous form: the symbol's own series only; a universe
+/// search is a task.
+async fn answer_now(state: &AppState, params: CpmParams, mode: Mode) -> Result<Response, ApiError> {
+    let prepared = cpm::prepare(state.market.as_ref(), &params, mode).await?;
+    if prepared.is_universe_search() {
+        let path = match mode {
+            Mode::Scan => "/cpm/scan/start",
+            Mode::Backtest => "/cpm/backtest/start",
+        };
+        return Err(ApiError::bad_request(format!(
+            "parameter 'universe': a universe search is too large to answer within a request; submit it as a task with POST {path}"
+        )));
+    }
+    let answer = cpm::run(state.market.as_ref(), prepared, &Progress::default()).await?;
+    Ok(Json(answer).into_response())
+}
+
+fn body(bytes: &Bytes) -> Result<CpmParams, ApiError> {
+    json_body(bytes)
+}
+
+/// `POST /cpm/scan`: the matches of the template, answered at once.
+#[utoipa::path(post, path = "/cpm/scan", tag = "analytics", request_body = CpmParams,
+    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = CpmAnswer<ScanData>), AnalyticsErrors))]
+pub(crate) async fn scan(
+    State(state): State<AppState>,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    answer_now(&state, body(&bytes)?, Mode::Scan).await
+}
+
+/// `GET /cpm/scan`: the same with the parameters in the query.
+#[utoipa::path(get, path = "/cpm/scan", tag = "analytics", operation_id = "scan_query", params(CpmParams),
+    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = CpmAnswer<ScanData>), AnalyticsErrors))]
+pub(crate) async fn scan_query(
+    State(state): State<AppState>,
+    Query(params): Query<CpmParams>,
+) -> Result<Response, ApiError> {
+    answer_now(&state, params, Mode::Scan).await
+}
+
+/// `POST /cpm/scan_with_backtest`: the matches and the trades after them, answered at once.
+#[utoipa::path(post, path = "/cpm/scan_with_backtest", tag = "analytics", request_body = CpmParams,
+    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = CpmAnswer<BacktestData>), AnalyticsErrors))]
+pub(crate) async fn scan_with_backtest(
+    State(state): State<AppState>,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    answer_now(&state, body(&bytes)?, Mode::Backtest).await
+}
+
+/// `GET /cpm/scan_with_backtest`: the same with the parameters in the query.
+#[utoipa::path(get, path = "/cpm/scan_with_backtest", tag = "analytics", operation_id = "scan_with_backtest_query", params(CpmParams),
+    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = CpmAnswer<BacktestData>), AnalyticsErrors))]
+pub(crate) async fn scan_with_backtest_query(
+    State(state): State<AppState>,
+    Query(params): Query<CpmParams>,
+) -> Result<Response, ApiError> {
+    answer_now(&state, params, Mode::Backtest).await
+}
+
+/// Checks the request as the worker will, then stores and queues it.
+async fn start(
+    state: &AppState,
+    caller: &Caller,
+    headers: &HeaderMap,
+    bytes: &Bytes,
+    mode: Mode,
+) -> Result<Response, ApiError> {
+    let key = crate::submit::idempotency_key(headers)?;
+    let sent: Value = json_body(bytes)?;
+    let params: CpmParams = json_body(bytes)?;
+    let prepared = cpm::prepare(state.market.as_ref(), &params, mode).await?;
+    let (kind, what) = match mode {
+        Mode::Scan => (TaskKind::CpmScan, "Pattern scan"),
+        Mode::Backtest => (TaskKind::CpmBacktest, "Pattern backtest"),
+    };
+    let submitted = crate::submit::submit(
+        state,
+        NewTask {
+            owner: caller.0.email.clone(),
+            kind,
+            params: sent,
+        },
+        key.as_deref(),
+    )
+    .await?;
+    let mut message = format!("{what} submitted; poll /cpm/status/{{task_id}}");
+    for w in &prepared.query.warnings {
+        message.push_str(&format!(" (warning: {w})"));
+    }
+    let answer = SubmitResponse {
+        message,
+        task_id: submitted.task.id.to_string(),
+    };
+    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
+    if submitted.replayed {
+        response
+            .headers_mut()
+            .insert(crate::submit::REPLAYED, HeaderValue::from_static("true"));
+    }
+    Ok(response)
+}
+
+/// `POST /cpm/scan/start`: a scan task (a universe search too).
+#[utoipa::path(post, path = "/cpm/scan/start", tag = "analytics", request_body = CpmParams,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
+    responses((status = 202, description = "Queued", body = SubmitResponse,
+            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))))),
+        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
+        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
+        AnalyticsErrors))]
+pub(crate) async fn scan_start(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    start(&state, &caller, &headers, &bytes, Mode::Scan).await
+}
+
+/// `POST /cpm/backtest/start`: a backtest task.
+#[utoipa::path(post, path = "/cpm/backtest/start", tag = "analytics", request_body = CpmParams,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
+    responses((status = 202, description = "Queued", body = SubmitResponse,
+            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))))),
+        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
+        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
+        AnalyticsErrors))]
+pub(crate) async fn backtest_start(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    start(&state, &caller, &headers, &bytes, Mode::Backtest).await
+}
