@@ -73,6 +73,19 @@ impl JobHandler for Flaky {
     }
 }
 
+/// Reports 40%, holds until told to go on, then finishes.
+struct Halfway(Arc<tokio::sync::Notify>);
+#[async_trait]
+impl JobHandler for Halfway {
+    async fn run(&self, _: Task, progress: Progress) -> Result<Value, JobError> {
+        progress.steps(2, 5);
+        self.0.notified().await;
+        Ok(
+            json!({"code": 200, "msg": "Found matching patterns!", "data": {"count": 0, "patterns": []}}),
+        )
+    }
+}
+
 pub fn registry_with_stats(market: Arc<dyn MarketData>) -> JobRegistry {
     let mut r = JobRegistry::default();
     r.register(TaskKind::StrategyBacktest, Arc::new(CloseStats { market }));
@@ -243,11 +256,39 @@ async fn jobs_succeed_fail_panic_and_retry() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kind_without_a_handler_fails_clearly() {
     let (s, _dir) = TestServer::fresh().await;
-    let t = submit(&s, DEMO_EMAIL, TaskKind::CpmScan, json!({})).await;
+    let t = submit(&s, DEMO_EMAIL, TaskKind::ScannerBacktest, json!({})).await;
     let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
     assert_eq!(
         failed.error.as_deref(),
-        Some("task kind 'cpm_scan' is not served by this deployment")
+        Some("task kind 'scanner_backtest' is not served by this deployment")
     );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_task_shows_its_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = Arc::new(tokio::sync::Notify::new());
+    let handler = go.clone();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.registry = Arc::new(move |_| {
+        let mut r = JobRegistry::default();
+        r.register(TaskKind::CpmScan, Arc::new(Halfway(handler.clone())));
+        r
+    });
+    let s = TestServer::start(opts).await;
+    let t = submit(&s, DEMO_EMAIL, TaskKind::CpmScan, json!({"symbol": "SPX"})).await;
+    let path = format!("/cpm/status/{}", t.id);
+    let shown = eventually(Duration::from_secs(10), || async {
+        let (_, body) = s.get(&path, DEMO).await;
+        body["status"] == "RUNNING" && body["progress"] == 40
+    })
+    .await;
+    assert!(shown, "{}", s.get(&path, DEMO).await.1);
+    go.notify_one();
+    let done = wait_finished(&s, t.id, Duration::from_secs(10)).await;
+    assert_eq!((done.status, done.progress), (TaskStatus::Success, None));
+    let (_, body) = s.get(&path, DEMO).await;
+    assert!(body.get("progress").is_none(), "{body}");
     s.stop().await;
 }

@@ -4,6 +4,7 @@ mod analytics;
 mod backtest;
 mod contract_aws;
 mod contract_embedded;
+mod cpm;
 mod data;
 mod hardening;
 mod http_auth;

@@ -106,11 +106,17 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("body is not valid JSON: {e}")))?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            ApiError::bad_request(format!("invalid body: {inner}"))
-        } else {
-            ApiError::bad_request(format!("invalid field '{path}': {inner}"))
+        let inner = e.into_inner().to_string();
+        let missing = inner
+            .strip_prefix("missing field `")
+            .and_then(|r| r.strip_suffix('`'));
+        match (path.as_str(), missing) {
+            (".", Some(field)) => ApiError::bad_request(format!("field '{field}' is required")),
+            (_, Some(field)) => {
+                ApiError::bad_request(format!("field '{path}.{field}' is required"))
+            }
+            (".", None) => ApiError::bad_request(format!("invalid body: {inner}")),
+            _ => ApiError::bad_request(format!("invalid field '{path}': {inner}")),
         }
     })
 }

@@ -629,8 +629,12 @@ fn stock_spec(
     }
 }
 
+/// A company name of syllables and a ticker from its first letters. The
+/// syllables give only about 600 such tickers, fewer than the full universe
+/// needs: after many collisions the ticker keeps two letters of the name and
+/// draws two more.
 fn synthetic_company(rng: &mut Rng, taken: &mut HashSet<String>) -> (String, String) {
-    loop {
+    for attempt in 0.. {
         let parts = 2 + rng::index(rng, 2);
         let word: String = (0..parts)
             .map(|_| SYLLABLES[rng::index(rng, SYLLABLES.len())])
@@ -642,10 +646,41 @@ fn synthetic_company(rng: &mut Rng, taken: &mut HashSet<String>) -> (String, Str
         if letters.len() < len {
             continue;
         }
-        let ticker = letters[..len].to_ascii_uppercase();
+        let ticker = if attempt < 64 {
+            letters[..len].to_ascii_uppercase()
+        } else {
+            let drawn: String = (0..2)
+                .map(|_| (b'A' + rng::index(rng, 26) as u8) as char)
+                .collect();
+            format!("{}{drawn}", letters[..2].to_ascii_uppercase())
+        };
         if taken.insert(ticker.clone()) {
             let suffix = SUFFIXES[rng::index(rng, SUFFIXES.len())];
             return (ticker, format!("{name} {suffix}"));
         }
+    }
+    unreachable!("the loop returns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_full_universe_has_distinct_tickers() {
+        let all = stocks(crate::DEFAULT_SEED, crate::FULL_UNIVERSE, 9000);
+        let distinct: HashSet<&str> = all.iter().map(|s| s.symbol.as_str()).collect();
+        assert_eq!(distinct.len(), crate::FULL_UNIVERSE);
+        assert!(
+            all[KNOWN.len()..]
+                .iter()
+                .all(|s| (3..=4).contains(&s.symbol.len())
+                    && s.symbol.bytes().all(|b| b.is_ascii_uppercase()))
+        );
+        assert!(
+            market_assets()
+                .iter()
+                .all(|a| !distinct.contains(a.symbol.as_str()))
+        );
     }
 }

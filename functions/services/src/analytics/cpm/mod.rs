@@ -401,9 +401,14 @@ async fn universe_scan(
     let total = p.universe.len();
     let mut found: Vec<(Match, String, Arc<Bars>)> = Vec::new();
     for (k, chunk) in p.universe.chunks(CHUNK).enumerate() {
+        // Read together: the store decodes on the blocking pool, every core at once.
+        let freq = p.query.freq;
+        let reads = chunk
+            .iter()
+            .map(|symbol| async move { (symbol, series(market, symbol, freq).await) });
         let mut loaded = Vec::with_capacity(chunk.len());
-        for symbol in chunk {
-            match series(market, symbol, p.query.freq).await {
+        for (symbol, read) in futures::future::join_all(reads).await {
+            match read {
                 Ok(bars) => loaded.push((symbol.clone(), bars)),
                 // A catalog symbol without prices is skipped, not fatal.
                 Err(Error::NotFound(_)) => {}
