@@ -308,6 +308,72 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             .1,
         corr
     );
+
+    // A pattern scan through the analytics function and the worker function
+    // (a universe search, reading every series from S3): the same result as
+    // the embedded server's; another tenant's id is 404.
+    let search = json!({"symbol": "SPX", "corr_per": 70, "time_in_market": 21,
+        "start_date": "2024-03-01", "end_date": "2024-05-31", "universe": "sp1500", "max_matches": 5});
+    let sub: Value = http
+        .post(analytics("/cpm/scan/start"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .json(&search)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let cpm_id = sub["task_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sub}"))
+        .to_string();
+    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    let cpm_task: Value = http
+        .get(analytics(&format!("/cpm/status/{cpm_id}")))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cpm_task["status"], "SUCCESS", "{cpm_task}");
+    assert_eq!(cpm_task["result"]["code"], 200, "{cpm_task}");
+    assert_eq!(cpm_task["result"]["data"]["count"], 5);
+    let (_, r) = embedded
+        .post(
+            "/cpm/scan/start",
+            Some((DEMO_EMAIL, DEMO_PASSWORD)),
+            &search,
+        )
+        .await;
+    let path = format!("/cpm/status/{}", r["task_id"].as_str().unwrap());
+    tests::server::eventually(Duration::from_secs(60), || async {
+        embedded
+            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
+            .await
+            .1["status"]
+            == "SUCCESS"
+    })
+    .await;
+    assert_eq!(
+        embedded
+            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
+            .await
+            .1["result"]["data"],
+        cpm_task["result"]["data"]
+    );
+    assert_eq!(
+        http.get(analytics(&format!("/cpm/status/{cpm_id}")))
+            .basic_auth("other@example.test", "other-password".into())
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        404
+    );
     embedded.stop().await;
 
     // Paging, unknown and foreign ids.

@@ -37,6 +37,8 @@ def _ints(q, *names):
 
 @schemathesis.hook
 def map_query(ctx, query):
+    if query and _path(ctx).startswith("/cpm/scan"):
+        return _pattern(dict(query), _path(ctx))
     if not query or not _path(ctx).startswith("/seasonality"):
         return query
     q = dict(query)
@@ -95,12 +97,53 @@ def _strategy(b):
     return b
 
 
+# A Customize template that holds enough sessions of every ticker above.
+TEMPLATE = ("2024-03-01", "2024-05-31")
+
+
+def _pattern(b, path):
+    """A pattern-match request with a real ticker, a template the data can
+    serve (in Customize mode: its dates in order, 5 sessions to 5 years,
+    inside the sample's years), a moving-average period when a filter is
+    set, and a universe only where one is searched: scan tasks."""
+    if "symbol" in b and str(b["symbol"]).upper() not in TICKERS:
+        b["symbol"] = "SPX"
+    if not b.get("system_pattern"):
+        start, end = b.get("start_date"), b.get("end_date")
+        ok = isinstance(start, str) and isinstance(end, str) and "1991-01-01" <= min(start, end)
+        if ok:
+            _order(b, "start_date", "end_date")
+            days = (_date(b["end_date"]) - _date(b["start_date"])).days if _date(b["start_date"]) and _date(b["end_date"]) else -1
+            ok = 14 <= days <= 1500 and b["end_date"] <= "2026-11-20"
+        if not ok:
+            b["start_date"], b["end_date"] = TEMPLATE
+    condition = _ints(b, "ma_condition")
+    if condition and condition.get("ma_condition") in (1, 2) and b.get("ma") is None:
+        b["ma"] = 20
+    if path == "/cpm/scan/start" and b.get("universe") not in (None, ""):
+        b["universe"] = "sp500"
+    elif path != "/cpm/scan/start":
+        b.pop("universe", None)
+    return b
+
+
+def _date(text):
+    import datetime
+
+    try:
+        return datetime.date.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+
+
 @schemathesis.hook
 def map_body(ctx, body):
     if not isinstance(body, dict):
         return body
     path = _path(ctx)
     b = dict(body)
+    if path.startswith("/cpm/"):
+        return _pattern(b, path)
     if path in ("/backtest/validate", "/backtest/start_backtest"):
         return _strategy(b)
     if path in ("/symbol_corr", "/symbol_beta", "/asset_corr"):

@@ -27,10 +27,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # Task status operations whose tasks no documented operation creates yet (the
-# pattern-match and scanner-backtest submits are still to come): they can
-# only answer 404 for now, and are still checked for everything else.
+# scanner-backtest submit is still to come): they can only answer 404 for
+# now, and are still checked for everything else.
 NO_SUBMIT_YET = {
-    ("GET", "/cpm/status/{task_id}"),
     ("GET", "/smart-scanner-backtest/status/{task_id}"),
 }
 DEMO = ("demo@marketlab.local", "demo-password")

@@ -19,6 +19,9 @@ pub struct ApiError {
     pub message: String,
     /// Seconds for a `Retry-After` header (429 and some 503s).
     pub retry_after: Option<u64>,
+    /// The data cannot support the answer (a 422 that the analytics service
+    /// answers as its code 411); other 422s (a reused idempotency key) stay 422.
+    pub insufficient_data: bool,
 }
 
 impl ApiError {
@@ -27,6 +30,7 @@ impl ApiError {
             status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             message: message.into(),
             retry_after: None,
+            insufficient_data: false,
         }
     }
     pub fn with_retry_after(mut self, seconds: u64) -> Self {
@@ -75,7 +79,10 @@ impl From<services::Error> for ApiError {
             services::Error::Invalid { .. } => ApiError::bad_request(format!("parameter {e}")),
             services::Error::NotFound(m) => ApiError::not_found(m),
             services::Error::NotSubscribed(m) => ApiError::new(405, m),
-            services::Error::Insufficient(_) => ApiError::new(422, e.to_string()),
+            services::Error::Insufficient(_) => ApiError {
+                insufficient_data: true,
+                ..ApiError::new(422, e.to_string())
+            },
             services::Error::Port(p) => p.into(),
         }
     }
@@ -133,7 +140,7 @@ impl ErrorStyle {
             ErrorStyle::Analytics => {
                 // Insufficient data is the analytics code 411; 407 and 411
                 // travel in an HTTP 200.
-                let code = if code == 422 { 411 } else { code };
+                let code = if e.insufficient_data { 411 } else { code };
                 let http = if matches!(code, 407 | 411) {
                     StatusCode::OK
                 } else {

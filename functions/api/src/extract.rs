@@ -72,7 +72,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let Params(map) = Params::from_request_parts(parts, state).await?;
+        Query::from_params(Params::from_request_parts(parts, state).await?)
+    }
+}
+
+impl<T: DeserializeOwned> Query<T> {
+    /// The typed query from parameters already read.
+    pub fn from_params(Params(map): Params) -> Result<Self, ApiError> {
         let kept: Vec<(&str, &str)> = map
             .iter()
             .map(|(k, v)| (k.as_str(), v.trim()))

@@ -174,6 +174,70 @@ async fn analytics_router() {
     }
     let (status, body) = call(g, &s, "GET", "/seasonality/no-such-view", Some(USER), None).await;
     assert_eq!((status, body["code"].as_i64()), (404, Some(404)), "{body}");
+    // Pattern matching: the patterns need no data; a bad value is refused
+    // before any data is read, by the synchronous forms and the submits alike.
+    let (status, body) = call(
+        g,
+        &s,
+        "GET",
+        "/cpm/get-predefined-patterns",
+        Some(USER),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["patterns"].as_array().map(Vec::len)),
+        (200, Some(8))
+    );
+    for (method, path) in [
+        ("POST", "/cpm/scan"),
+        ("POST", "/cpm/scan_with_backtest"),
+        ("POST", "/cpm/scan/start"),
+        ("POST", "/cpm/backtest/start"),
+    ] {
+        let (status, body) = call(
+            g,
+            &s,
+            method,
+            path,
+            Some(USER),
+            Some(json!({"symbol": "SPX", "corr_per": 101, "time_in_market": 21, "system_pattern": "double_top"})),
+        )
+        .await;
+        assert_eq!(
+            (status, body),
+            (
+                400,
+                json!({"code": 400, "msg": "parameter 'corr_per' must be between 0 and 100, got 101", "data": null})
+            ),
+            "{path}"
+        );
+    }
+    let (status, body) = call(
+        g,
+        &s,
+        "GET",
+        "/cpm/scan?symbol=SPX&corr_per=80&time_in_market=21&direction=Up&system_pattern=double_top",
+        Some(USER),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (
+            400,
+            Some("parameter 'direction' must be Long or Short, got 'Up'")
+        )
+    );
+    assert_eq!(
+        s.tasks
+            .list(USER.0, &Default::default(), 10, 0)
+            .await
+            .unwrap()
+            .total,
+        0,
+        "refused submits store nothing"
+    );
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 use super::AnalyticsErrors;
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::extract::{Query, json_body};
+use crate::extract::{Params, Query, json_body};
 use crate::openapi::SubmitResponse;
 use crate::state::AppState;
 use axum::body::Bytes;
@@ -17,8 +17,8 @@ use platform::tasks::{NewTask, TaskKind};
 use platform::worker::Progress;
 use serde_json::Value;
 use services::analytics::cpm;
-use services::analytics::cpm::answers::{BacktestData, CpmAnswer, PatternList, ScanData};
-use services::analytics::cpm::requests::{CpmParams, Mode};
+use services::analytics::cpm::answers::{BacktestAnswer, PatternList, ScanAnswer};
+use services::analytics::cpm::requests::{CpmParams, Mode, PatternParams};
 
 /// `GET /cpm/get-predefined-patterns`: the names `system_pattern` takes (no envelope).
 #[utoipa::path(get, path = "/cpm/get-predefined-patterns", tag = "analytics",
@@ -27,30 +27,36 @@ pub(crate) async fn predefined_patterns() -> Json<PatternList> {
     Json(cpm::predefined_patterns())
 }
 
-/// Answers a synchronous form: the symbol's own series only; a universe
-/// search is a task.
-async fn answer_now(state: &AppState, params: CpmParams, mode: Mode) -> Result<Response, ApiError> {
-    let prepared = cpm::prepare(state.market.as_ref(), &params, mode).await?;
-    if prepared.is_universe_search() {
-        let path = match mode {
-            Mode::Scan => "/cpm/scan/start",
-            Mode::Backtest => "/cpm/backtest/start",
-        };
-        return Err(ApiError::bad_request(format!(
-            "parameter 'universe': a universe search is too large to answer within a request; submit it as a task with POST {path}"
-        )));
-    }
+/// Answers a synchronous form at once.
+async fn answer_now(
+    state: &AppState,
+    params: PatternParams,
+    mode: Mode,
+) -> Result<Response, ApiError> {
+    let prepared = cpm::prepare(state.market.as_ref(), &params.into(), mode).await?;
     let answer = cpm::run(state.market.as_ref(), prepared, &Progress::default()).await?;
     Ok(Json(answer).into_response())
 }
 
-fn body(bytes: &Bytes) -> Result<CpmParams, ApiError> {
+/// A universe search is work for a task; the synchronous forms say where to send it.
+fn no_universe(named: bool) -> Result<(), ApiError> {
+    if named {
+        return Err(ApiError::bad_request(
+            "parameter 'universe': a universe search is too large to answer within a request; submit it as a task with POST /cpm/scan/start",
+        ));
+    }
+    Ok(())
+}
+
+fn body(bytes: &Bytes) -> Result<PatternParams, ApiError> {
+    let sent: Value = json_body(bytes)?;
+    no_universe(sent.get("universe").is_some())?;
     json_body(bytes)
 }
 
 /// `POST /cpm/scan`: the matches of the template, answered at once.
-#[utoipa::path(post, path = "/cpm/scan", tag = "analytics", request_body = CpmParams,
-    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = CpmAnswer<ScanData>), AnalyticsErrors))]
+#[utoipa::path(post, path = "/cpm/scan", tag = "analytics", request_body = PatternParams,
+    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = ScanAnswer), AnalyticsErrors))]
 pub(crate) async fn scan(
     State(state): State<AppState>,
     bytes: Bytes,
@@ -59,18 +65,18 @@ pub(crate) async fn scan(
 }
 
 /// `GET /cpm/scan`: the same with the parameters in the query.
-#[utoipa::path(get, path = "/cpm/scan", tag = "analytics", operation_id = "scan_query", params(CpmParams),
-    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = CpmAnswer<ScanData>), AnalyticsErrors))]
+#[utoipa::path(get, path = "/cpm/scan", tag = "analytics", operation_id = "scan_query", params(PatternParams),
+    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = ScanAnswer), AnalyticsErrors))]
 pub(crate) async fn scan_query(
     State(state): State<AppState>,
-    Query(params): Query<CpmParams>,
+    raw: Params,
 ) -> Result<Response, ApiError> {
-    answer_now(&state, params, Mode::Scan).await
+    answer_now(&state, query(raw).await?, Mode::Scan).await
 }
 
 /// `POST /cpm/scan_with_backtest`: the matches and the trades after them, answered at once.
-#[utoipa::path(post, path = "/cpm/scan_with_backtest", tag = "analytics", request_body = CpmParams,
-    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = CpmAnswer<BacktestData>), AnalyticsErrors))]
+#[utoipa::path(post, path = "/cpm/scan_with_backtest", tag = "analytics", request_body = PatternParams,
+    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = BacktestAnswer), AnalyticsErrors))]
 pub(crate) async fn scan_with_backtest(
     State(state): State<AppState>,
     bytes: Bytes,
@@ -79,13 +85,19 @@ pub(crate) async fn scan_with_backtest(
 }
 
 /// `GET /cpm/scan_with_backtest`: the same with the parameters in the query.
-#[utoipa::path(get, path = "/cpm/scan_with_backtest", tag = "analytics", operation_id = "scan_with_backtest_query", params(CpmParams),
-    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = CpmAnswer<BacktestData>), AnalyticsErrors))]
+#[utoipa::path(get, path = "/cpm/scan_with_backtest", tag = "analytics", operation_id = "scan_with_backtest_query", params(PatternParams),
+    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = BacktestAnswer), AnalyticsErrors))]
 pub(crate) async fn scan_with_backtest_query(
     State(state): State<AppState>,
-    Query(params): Query<CpmParams>,
+    raw: Params,
 ) -> Result<Response, ApiError> {
-    answer_now(&state, params, Mode::Backtest).await
+    answer_now(&state, query(raw).await?, Mode::Backtest).await
+}
+
+/// The query's parameters; a universe is refused with where to send it.
+async fn query(raw: Params) -> Result<PatternParams, ApiError> {
+    no_universe(raw.get("universe").is_some())?;
+    Query::<PatternParams>::from_params(raw).map(|q| q.0)
 }
 
 /// Checks the request as the worker will, then stores and queues it.
@@ -98,7 +110,10 @@ async fn start(
 ) -> Result<Response, ApiError> {
     let key = crate::submit::idempotency_key(headers)?;
     let sent: Value = json_body(bytes)?;
-    let params: CpmParams = json_body(bytes)?;
+    let params: CpmParams = match mode {
+        Mode::Scan => json_body(bytes)?,
+        Mode::Backtest => json_body::<PatternParams>(bytes)?.into(),
+    };
     let prepared = cpm::prepare(state.market.as_ref(), &params, mode).await?;
     let (kind, what) = match mode {
         Mode::Scan => (TaskKind::CpmScan, "Pattern scan"),
@@ -149,7 +164,7 @@ pub(crate) async fn scan_start(
 }
 
 /// `POST /cpm/backtest/start`: a backtest task.
-#[utoipa::path(post, path = "/cpm/backtest/start", tag = "analytics", request_body = CpmParams,
+#[utoipa::path(post, path = "/cpm/backtest/start", tag = "analytics", request_body = PatternParams,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
     responses((status = 202, description = "Queued", body = SubmitResponse,
             links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))))),

@@ -119,16 +119,27 @@ pub struct TradeItem {
     pub MarketCondition: Vec<&'static str>,
 }
 
-/// What a scan or backtest answers: code 200 with its `data`, or code 407
-/// and no `data` when nothing matched. The task's `result` is this object
-/// with the `task_id`.
+/// What a scan answers: code 200 with its `data`, or code 407 and no
+/// `data` when nothing matched. A task's `result` is this object with the
+/// `task_id`.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct CpmAnswer<T> {
+pub struct ScanAnswer {
     /// 200, or 407 when no window matched.
     pub code: u16,
-    /// `Found matching patterns!` (scan), `Finish CPM!` (backtest), or why nothing was found.
+    /// `Found matching patterns!`, or why nothing was found.
     pub msg: String,
-    #[cfg_attr(feature = "openapi", schema(nullable = true))]
-    pub data: Option<T>,
+    pub data: Option<ScanData>,
+}
+
+/// What a backtest answers: code 200 with its `data`, or code 407 and no
+/// `data` when nothing matched.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct BacktestAnswer {
+    /// 200, or 407 when no window matched.
+    pub code: u16,
+    /// `Finish CPM!`, or why nothing was found.
+    pub msg: String,
+    pub data: Option<BacktestData>,
 }

@@ -178,8 +178,8 @@ async fn universe_symbols(market: &dyn MarketData, spec: &UniverseSpec) -> Resul
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Answer {
-    Scan(CpmAnswer<ScanData>),
-    Backtest(CpmAnswer<BacktestData>),
+    Scan(ScanAnswer),
+    Backtest(BacktestAnswer),
 }
 
 impl Answer {
@@ -290,13 +290,13 @@ fn symbol_answer(p: &Prepared, labels: Option<&MarketLabels>) -> Answer {
     let patterns: Vec<PatternMatch> = found.iter().map(|w| pattern(bars, w, None)).collect();
     match (q.mode, labels) {
         (Mode::Scan, _) | (_, None) => Answer::Scan(if found.is_empty() {
-            CpmAnswer {
+            ScanAnswer {
                 code: NO_MATCHES,
                 msg: none_found(q),
                 data: None,
             }
         } else {
-            CpmAnswer {
+            ScanAnswer {
                 code: 200,
                 msg: SCAN_MESSAGE.into(),
                 data: Some(ScanData {
@@ -308,7 +308,7 @@ fn symbol_answer(p: &Prepared, labels: Option<&MarketLabels>) -> Answer {
         }),
         (Mode::Backtest, Some(labels)) => {
             if found.is_empty() {
-                return Answer::Backtest(CpmAnswer {
+                return Answer::Backtest(BacktestAnswer {
                     code: NO_MATCHES,
                     msg: none_found(q),
                     data: None,
@@ -339,7 +339,7 @@ fn symbol_answer(p: &Prepared, labels: Option<&MarketLabels>) -> Answer {
                     MarketCondition: labels.labels(bars.date(t.entry)),
                 })
                 .collect();
-            Answer::Backtest(CpmAnswer {
+            Answer::Backtest(BacktestAnswer {
                 code: 200,
                 msg: BACKTEST_MESSAGE.into(),
                 data: Some(BacktestData {
@@ -435,13 +435,13 @@ async fn universe_scan(
         .map(|(w, symbol, bars)| pattern(bars, w, Some(symbol)))
         .collect();
     Ok(Answer::Scan(if patterns.is_empty() {
-        CpmAnswer {
+        ScanAnswer {
             code: NO_MATCHES,
             msg: none_found(q),
             data: None,
         }
     } else {
-        CpmAnswer {
+        ScanAnswer {
             code: 200,
             msg: SCAN_MESSAGE.into(),
             data: Some(ScanData {
