@@ -13,10 +13,10 @@
 const LANES: usize = 8;
 
 /// Windows per block for a template of `m` values: about `2 m`, so a block's
-/// values drift little more than one window's do (a multiple of 16, the
+/// values drift little more than one window's do (a multiple of 32, the
 /// vector kernel's step).
 fn block_len(m: usize) -> usize {
-    (2 * m).div_ceil(16).clamp(2, 256) * 16
+    (2 * m).div_ceil(32).clamp(1, 128) * 32
 }
 
 /// A template prepared for searching: its values minus their mean and the
@@ -112,29 +112,37 @@ fn search_with(
         let len = x.len();
         // Re-centre on the block's middle value.
         let centre = x[len / 2];
-        let mut scale = 0.0f64;
         for (yk, xk) in y[..len].iter_mut().zip(x) {
             *yk = xk - centre;
-            scale = scale.max(yk.abs());
         }
         // Prefix sums of the re-centred values and their squares: p[k] is
         // the sum of the first k values.
         let (mut s, mut q) = (0.0, 0.0);
         p1[0] = 0.0;
         p2[0] = 0.0;
-        for k in 0..len {
-            s += y[k];
-            q += y[k] * y[k];
-            p1[k + 1] = s;
-            p2[k + 1] = q;
+        for ((v, a), b) in y[..len].iter().zip(&mut p1[1..=len]).zip(&mut p2[1..=len]) {
+            s += v;
+            q += v * v;
+            *a = s;
+            *b = q;
         }
         dots(&template.centred, &y[..len], &mut dot[..count]);
-        let floor = flat_floor(m, centre.abs() + scale);
         let tss = template.sum_sq;
-        for (i, r) in out[start..start + count].iter_mut().enumerate() {
-            let s1 = p1[i + m] - p1[i];
-            let sxx = (p2[i + m] - p2[i]) - s1 * (s1 * inv_m);
-            let v = (dot[i] / (sxx * tss).sqrt()).clamp(-1.0, 1.0);
+        let mf = m as f64;
+        // Slices of equal length, no indexing: the loop runs in vector registers.
+        let rows = out[start..start + count]
+            .iter_mut()
+            .zip(&dot[..count])
+            .zip(p1[m..m + count].iter().zip(&p1[..count]))
+            .zip(p2[m..m + count].iter().zip(&p2[..count]));
+        for (((r, d), (s_hi, s_lo)), (q_hi, q_lo)) in rows {
+            let s1 = s_hi - s_lo;
+            let sxx = (q_hi - q_lo) - s1 * (s1 * inv_m);
+            // Flat: a spread within the sums' rounding (1e-13 of the
+            // squares summed so far) or under 1e-9 of the window's level.
+            let level = centre + s1 * inv_m;
+            let floor = 1e-13 * q_hi + mf * (1e-18 * level * level);
+            let v = (d / (sxx * tss).sqrt()).max(-1.0).min(1.0);
             *r = if sxx > floor { v } else { f64::NAN };
         }
         start += count;
@@ -175,37 +183,32 @@ mod avx2 {
         search_with(template, series, out, |t, y, d| unsafe { dots(t, y, d) });
     }
 
-    /// 16 windows at a time in four 4-wide registers, fused multiply-adds.
+    /// 32 windows at a time in eight 4-wide registers: enough independent
+    /// fused multiply-adds in flight to hide their latency.
     #[target_feature(enable = "avx2,fma")]
     unsafe fn dots(t: &[f64], y: &[f64], dot: &mut [f64]) {
+        const STEP: usize = 32;
         let n = dot.len();
         assert!(y.len() + 1 >= n + t.len());
         let yp = y.as_ptr();
         let mut i = 0;
-        // SAFETY (all loads and stores): i + 16 <= n and j < m, so
-        // i + j + 15 < n + m - 1 <= y.len(), and i + 15 < n = dot.len().
+        // SAFETY (all loads and stores): i + STEP <= n and j < m, so
+        // i + j + STEP - 1 < n + m - 1 <= y.len(), and i + STEP - 1 < n = dot.len().
         unsafe {
-            while i + 16 <= n {
-                let (mut a0, mut a1, mut a2, mut a3) = (
-                    _mm256_setzero_pd(),
-                    _mm256_setzero_pd(),
-                    _mm256_setzero_pd(),
-                    _mm256_setzero_pd(),
-                );
+            while i + STEP <= n {
+                let mut acc = [_mm256_setzero_pd(); STEP / 4];
                 for (j, &tj) in t.iter().enumerate() {
                     let tv = _mm256_set1_pd(tj);
                     let p = yp.add(i + j);
-                    a0 = _mm256_fmadd_pd(tv, _mm256_loadu_pd(p), a0);
-                    a1 = _mm256_fmadd_pd(tv, _mm256_loadu_pd(p.add(4)), a1);
-                    a2 = _mm256_fmadd_pd(tv, _mm256_loadu_pd(p.add(8)), a2);
-                    a3 = _mm256_fmadd_pd(tv, _mm256_loadu_pd(p.add(12)), a3);
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        *a = _mm256_fmadd_pd(tv, _mm256_loadu_pd(p.add(4 * k)), *a);
+                    }
                 }
                 let d = dot.as_mut_ptr().add(i);
-                _mm256_storeu_pd(d, a0);
-                _mm256_storeu_pd(d.add(4), a1);
-                _mm256_storeu_pd(d.add(8), a2);
-                _mm256_storeu_pd(d.add(12), a3);
-                i += 16;
+                for (k, a) in acc.iter().enumerate() {
+                    _mm256_storeu_pd(d.add(4 * k), *a);
+                }
+                i += STEP;
             }
         }
         dots_portable(t, &y[i..], &mut dot[i..]);
@@ -296,5 +299,14 @@ mod tests {
         assert!((r[3] - 3f64.sqrt() / 2.0).abs() < 1e-15);
         assert!(r[4].is_nan() && r[5].is_nan());
         assert!(sliding_corr(&t, &[1.0, 2.0]).is_empty());
+        // A flat stretch far from the block's centre, in the middle of a block.
+        let mut x: Vec<f64> = (0..40).map(|k| 100.0 + k as f64 * 0.7).collect();
+        x.extend([150.0; 12]);
+        x.extend((0..40).map(|k| 150.0 - k as f64 * 0.3));
+        let r = sliding_corr(&t, &x);
+        for (i, v) in r.iter().enumerate() {
+            let flat = (40..=50).contains(&i);
+            assert_eq!(v.is_nan(), flat, "window {i}: {v}");
+        }
     }
 }

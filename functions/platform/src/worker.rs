@@ -61,8 +61,8 @@ impl Progress {
 
     /// `done` of `total` steps, rounded down.
     pub fn steps(&self, done: usize, total: usize) {
-        if total > 0 {
-            self.set((done.min(total) * 100 / total) as u8);
+        if let Some(percent) = (done.min(total) * 100).checked_div(total) {
+            self.set(percent as u8);
         }
     }
 
