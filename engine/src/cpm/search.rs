@@ -142,7 +142,7 @@ fn search_with(
             // squares summed so far) or under 1e-9 of the window's level.
             let level = centre + s1 * inv_m;
             let floor = 1e-13 * q_hi + mf * (1e-18 * level * level);
-            let v = (d / (sxx * tss).sqrt()).max(-1.0).min(1.0);
+            let v = (d / (sxx * tss).sqrt()).clamp(-1.0, 1.0);
             *r = if sxx > floor { v } else { f64::NAN };
         }
         start += count;

@@ -274,95 +274,101 @@ pub async fn run(market: &dyn MarketData, p: Prepared, progress: &Progress) -> R
         Mode::Backtest => Some(market_labels(market).await?),
         Mode::Scan => None,
     };
-    tokio::task::spawn_blocking(move || symbol_answer(&p, labels.as_ref()))
-        .await
-        .map_err(|e| Error::Port(PortError::Internal(format!("pattern search failed: {e}"))))
+    tokio::task::spawn_blocking(move || {
+        let found = cpm::select(
+            Search::new(&p).windows(&p.series, p.template_bars),
+            p.query.exclude_overlap,
+        );
+        match labels {
+            Some(labels) => Answer::Backtest(backtest_answer(&p, &found, &labels)),
+            None => Answer::Scan(scan_answer(
+                &p.query,
+                found.iter().map(|w| pattern(&p.series, w, None)).collect(),
+            )),
+        }
+    })
+    .await
+    .map_err(|e| Error::Port(PortError::Internal(format!("pattern search failed: {e}"))))
 }
 
-/// The scan or backtest of the symbol's own series.
-fn symbol_answer(p: &Prepared, labels: Option<&MarketLabels>) -> Answer {
+/// The matches found, best first, or 407 without any.
+fn scan_answer(q: &CpmQuery, patterns: Vec<PatternMatch>) -> ScanAnswer {
+    if patterns.is_empty() {
+        return ScanAnswer {
+            code: NO_MATCHES,
+            msg: none_found(q),
+            data: None,
+        };
+    }
+    ScanAnswer {
+        code: 200,
+        msg: SCAN_MESSAGE.into(),
+        data: Some(ScanData {
+            count: patterns.len(),
+            patterns,
+            warnings: q.warnings.clone(),
+        }),
+    }
+}
+
+/// The matches of the symbol's own series and the trades after them.
+fn backtest_answer(p: &Prepared, found: &[Match], labels: &MarketLabels) -> BacktestAnswer {
     let q = &p.query;
     let bars = p.series.as_ref();
-    let found = cpm::select(
-        Search::new(p).windows(bars, p.template_bars),
-        q.exclude_overlap,
-    );
-    let patterns: Vec<PatternMatch> = found.iter().map(|w| pattern(bars, w, None)).collect();
-    match (q.mode, labels) {
-        (Mode::Scan, _) | (_, None) => Answer::Scan(if found.is_empty() {
-            ScanAnswer {
-                code: NO_MATCHES,
-                msg: none_found(q),
-                data: None,
-            }
-        } else {
-            ScanAnswer {
-                code: 200,
-                msg: SCAN_MESSAGE.into(),
-                data: Some(ScanData {
-                    count: patterns.len(),
-                    patterns,
-                    warnings: q.warnings.clone(),
-                }),
-            }
+    if found.is_empty() {
+        return BacktestAnswer {
+            code: NO_MATCHES,
+            msg: none_found(q),
+            data: None,
+        };
+    }
+    let first_bar = p
+        .lookback_start
+        .map_or(0, |d| bars.time.partition_point(|t| t.date() < d));
+    let mut trades: Vec<cpm::Trade> = found
+        .iter()
+        .filter_map(|w| cpm::trade(&bars.close, w, q.hold, q.short))
+        .collect();
+    trades.sort_by_key(|t| (t.entry, t.found.start));
+    let s = cpm::summary(&trades, &bars.close, first_bar);
+    let trades = trades
+        .iter()
+        .map(|t| TradeItem {
+            StartDate: date(bars, t.found.start),
+            EndDate: date(bars, t.entry),
+            correlation_percentage: (t.found.corr * 1e4).round() / 1e4,
+            Close: bars.close[t.entry],
+            BarsNum: t.found.bars(),
+            EachReturn: t.ret,
+            ExitDate: date(bars, t.exit),
+            ExitPrice: bars.close[t.exit],
+            MaxGain: t.max_gain,
+            MaxLoss: t.max_loss,
+            MarketCondition: labels.labels(bars.date(t.entry)),
+        })
+        .collect();
+    BacktestAnswer {
+        code: 200,
+        msg: BACKTEST_MESSAGE.into(),
+        data: Some(BacktestData {
+            count: found.len(),
+            patterns: found.iter().map(|w| pattern(bars, w, None)).collect(),
+            backtest_info: BacktestInfo {
+                total_return: s.total_return,
+                median_return: s.median_return,
+                average_return: s.average_return,
+                win_rate: s.win_rate,
+                average_win: s.average_win,
+                average_loss: s.average_loss,
+                total_trades: s.total_trades,
+                total_positive: s.total_positive,
+                total_negative: s.total_negative,
+                buy_and_hold: s.buy_and_hold,
+                time_in_market: s.time_in_market,
+                trades,
+            },
+            warnings: q.warnings.clone(),
         }),
-        (Mode::Backtest, Some(labels)) => {
-            if found.is_empty() {
-                return Answer::Backtest(BacktestAnswer {
-                    code: NO_MATCHES,
-                    msg: none_found(q),
-                    data: None,
-                });
-            }
-            let first_bar = p
-                .lookback_start
-                .map_or(0, |d| bars.time.partition_point(|t| t.date() < d));
-            let mut trades: Vec<cpm::Trade> = found
-                .iter()
-                .filter_map(|w| cpm::trade(&bars.close, w, q.hold, q.short))
-                .collect();
-            trades.sort_by_key(|t| (t.entry, t.found.start));
-            let s = cpm::summary(&trades, &bars.close, first_bar);
-            let trades = trades
-                .iter()
-                .map(|t| TradeItem {
-                    StartDate: date(bars, t.found.start),
-                    EndDate: date(bars, t.entry),
-                    correlation_percentage: (t.found.corr * 1e4).round() / 1e4,
-                    Close: bars.close[t.entry],
-                    BarsNum: t.found.bars(),
-                    EachReturn: t.ret,
-                    ExitDate: date(bars, t.exit),
-                    ExitPrice: bars.close[t.exit],
-                    MaxGain: t.max_gain,
-                    MaxLoss: t.max_loss,
-                    MarketCondition: labels.labels(bars.date(t.entry)),
-                })
-                .collect();
-            Answer::Backtest(BacktestAnswer {
-                code: 200,
-                msg: BACKTEST_MESSAGE.into(),
-                data: Some(BacktestData {
-                    count: patterns.len(),
-                    patterns,
-                    backtest_info: BacktestInfo {
-                        total_return: s.total_return,
-                        median_return: s.median_return,
-                        average_return: s.average_return,
-                        win_rate: s.win_rate,
-                        average_win: s.average_win,
-                        average_loss: s.average_loss,
-                        total_trades: s.total_trades,
-                        total_positive: s.total_positive,
-                        total_negative: s.total_negative,
-                        buy_and_hold: s.buy_and_hold,
-                        time_in_market: s.time_in_market,
-                        trades,
-                    },
-                    warnings: q.warnings.clone(),
-                }),
-            })
-        }
     }
 }
 
@@ -429,28 +435,11 @@ async fn universe_scan(
         progress.steps((k * CHUNK + chunk.len()).min(total), total);
     }
     keep_best(&mut found, p.query.max_matches);
-    let q = &p.query;
-    let patterns: Vec<PatternMatch> = found
+    let patterns = found
         .iter()
         .map(|(w, symbol, bars)| pattern(bars, w, Some(symbol)))
         .collect();
-    Ok(Answer::Scan(if patterns.is_empty() {
-        ScanAnswer {
-            code: NO_MATCHES,
-            msg: none_found(q),
-            data: None,
-        }
-    } else {
-        ScanAnswer {
-            code: 200,
-            msg: SCAN_MESSAGE.into(),
-            data: Some(ScanData {
-                count: patterns.len(),
-                patterns,
-                warnings: q.warnings.clone(),
-            }),
-        }
-    }))
+    Ok(Answer::Scan(scan_answer(&p.query, patterns)))
 }
 
 /// Best first across symbols (ties: symbol, then the earlier window).
