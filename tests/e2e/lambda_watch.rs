@@ -63,6 +63,23 @@ async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize
     (got.len(), failed.len())
 }
 
+/// Submits `body` to the embedded server and waits for its task's result.
+async fn embedded_result(
+    embedded: &tests::server::TestServer,
+    submit: &str,
+    status: &str,
+    body: &Value,
+) -> Value {
+    let user = Some((DEMO_EMAIL, DEMO_PASSWORD));
+    let (_, r) = embedded.post(submit, user, body).await;
+    let path = format!("{status}/{}", r["task_id"].as_str().unwrap());
+    tests::server::eventually(Duration::from_secs(60), || async {
+        embedded.get(&path, user).await.1["status"] == "SUCCESS"
+    })
+    .await;
+    embedded.get(&path, user).await.1["result"].clone()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn functions_under_the_lambda_runtime_on_the_emulator() {
     let tests::emulator::Deployment {
@@ -232,27 +249,14 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
 
     // The same result as the embedded default.
     let (embedded, _dir) = tests::server::TestServer::fresh().await;
-    let (_, r) = embedded
-        .post(
-            "/backtest/start_backtest",
-            Some((DEMO_EMAIL, DEMO_PASSWORD)),
-            &strategy,
-        )
-        .await;
-    let path = format!("/backtest/status/{}", r["task_id"].as_str().unwrap());
-    tests::server::eventually(Duration::from_secs(30), || async {
-        embedded
-            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
-            .await
-            .1["status"]
-            == "SUCCESS"
-    })
-    .await;
     assert_eq!(
-        embedded
-            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
-            .await
-            .1["result"],
+        embedded_result(
+            &embedded,
+            "/backtest/start_backtest",
+            "/backtest/status",
+            &strategy
+        )
+        .await,
         first_result
     );
 
@@ -341,27 +345,8 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     assert_eq!(cpm_task["status"], "SUCCESS", "{cpm_task}");
     assert_eq!(cpm_task["result"]["code"], 200, "{cpm_task}");
     assert_eq!(cpm_task["result"]["data"]["count"], 5);
-    let (_, r) = embedded
-        .post(
-            "/cpm/scan/start",
-            Some((DEMO_EMAIL, DEMO_PASSWORD)),
-            &search,
-        )
-        .await;
-    let path = format!("/cpm/status/{}", r["task_id"].as_str().unwrap());
-    tests::server::eventually(Duration::from_secs(60), || async {
-        embedded
-            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
-            .await
-            .1["status"]
-            == "SUCCESS"
-    })
-    .await;
     assert_eq!(
-        embedded
-            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
-            .await
-            .1["result"]["data"],
+        embedded_result(&embedded, "/cpm/scan/start", "/cpm/status", &search).await["data"],
         cpm_task["result"]["data"]
     );
     assert_eq!(
