@@ -14,6 +14,7 @@ pub mod indicators;
 pub mod options;
 pub mod patterns;
 pub mod rules;
+pub mod scanner;
 pub mod seasonality;
 pub mod stats;
 pub mod strategy;

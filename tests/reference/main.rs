@@ -7,5 +7,6 @@ mod calendar;
 mod cpm;
 mod infra;
 mod openapi;
+mod scanner;
 mod seasonality;
 mod talib;
