@@ -1,5 +1,414 @@
-//! Formulas of the smart stock scanner's signals (analytics 2.5), each a
-//! flag per bar saying whether the signal fires on that bar's close.
+//! The smart stock scanner's 37 signals (analytics 2.5): each a documented
+//! formula over a stock's daily bars (and, for the Optix category, its
+//! sentiment reading), giving per bar whether it fired and on which side.
+//! One file per category holds the formulas and their hand-made tests;
+//! [`SIGNALS`] lists them with the spec's names.
 
 pub mod candles;
+pub mod fire;
 pub mod highs_lows;
+pub mod optix;
+pub mod patterns;
+pub mod technical;
+pub mod trend;
+
+pub use fire::{Direction, Firings};
+
+use highs_lows::Extreme;
+
+/// What the signals read: a stock's daily columns, and its Optix reading on
+/// the same bars (NaN where there is none).
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    pub open: &'a [f64],
+    pub high: &'a [f64],
+    pub low: &'a [f64],
+    pub close: &'a [f64],
+    pub optix: Option<&'a [f64]>,
+}
+
+/// The six categories, with the spec's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Category {
+    Technical,
+    Candlestick,
+    Optix,
+    Cpm,
+    HighLow,
+    TrendScore,
+}
+
+impl Category {
+    pub const ALL: [Category; 6] = [
+        Category::Technical,
+        Category::Candlestick,
+        Category::Optix,
+        Category::Cpm,
+        Category::HighLow,
+        Category::TrendScore,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Technical => "Technical Indicator",
+            Category::Candlestick => "Candlestick Pattern",
+            Category::Optix => "Optix Signal",
+            Category::Cpm => "CPM Pattern",
+            Category::HighLow => "High/Low Signal",
+            Category::TrendScore => "Trend Score",
+        }
+    }
+}
+
+/// A signal: its name as the API writes it, its category, what it means,
+/// and its formula.
+#[derive(Clone, Copy)]
+pub struct Signal {
+    pub name: &'static str,
+    pub category: Category,
+    pub description: &'static str,
+    pub fire: fn(&Inputs) -> Firings,
+}
+
+impl std::fmt::Debug for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signal").field("name", &self.name).finish()
+    }
+}
+
+fn candles<'a>(i: &Inputs<'a>) -> candles::Candles<'a> {
+    candles::Candles {
+        open: i.open,
+        high: i.high,
+        low: i.low,
+        close: i.close,
+    }
+}
+
+/// An Optix signal on a stock without a reading never fires.
+fn with_optix(i: &Inputs, f: fn(&[f64], &[f64]) -> Firings) -> Firings {
+    match i.optix {
+        Some(o) => f(i.close, o),
+        None => vec![None; i.close.len()],
+    }
+}
+
+fn extreme(i: &Inputs, window: Option<usize>, e: Extreme) -> Firings {
+    let flags = match window {
+        Some(w) => highs_lows::rolling(i.close, w, e),
+        None => highs_lows::all_time(i.close, e),
+    };
+    let side = match e {
+        Extreme::High => Direction::Long,
+        Extreme::Low => Direction::Short,
+    };
+    fire::only(&flags, side)
+}
+
+macro_rules! signal {
+    ($name:expr, $cat:ident, $desc:expr, $f:expr) => {
+        Signal {
+            name: $name,
+            category: Category::$cat,
+            description: $desc,
+            fire: $f,
+        }
+    };
+}
+
+/// Every signal, by category in the spec's order.
+pub const SIGNALS: [Signal; 37] = [
+    signal!(
+        "MA",
+        Technical,
+        "The close crosses its 20-day average: above Long, below Short.",
+        |i| technical::ma(i.close)
+    ),
+    signal!(
+        "MAGap",
+        Technical,
+        "The 20-day average's day-over-day change turns positive (Long) or negative (Short).",
+        |i| technical::ma_gap(i.close)
+    ),
+    signal!(
+        "MACDHist",
+        Technical,
+        "The MACD(12, 26, 9) histogram crosses zero: up Long, down Short.",
+        |i| technical::macd_hist(i.close)
+    ),
+    signal!(
+        "MACDHistGap",
+        Technical,
+        "The MACD histogram turns up below zero (Long) or down above zero (Short).",
+        |i| technical::macd_hist_gap(i.close)
+    ),
+    signal!("RSI", Technical, "RSI(14) crosses above 35: Long.", |i| {
+        technical::rsi_cross(i.close)
+    }),
+    signal!(
+        "PriceBreakout",
+        Technical,
+        "The close ranks above 0 against the 21 closes before it after ranking 0 the day before: Long.",
+        |i| technical::price_breakout(i.close)
+    ),
+    signal!(
+        "HighPoints",
+        Technical,
+        "The high ranks 100 against the 13 highs before it: Long.",
+        |i| technical::high_points(i.high)
+    ),
+    signal!(
+        "LowPoints",
+        Technical,
+        "The low is below the 13 lows before it: Short.",
+        |i| technical::low_points(i.low)
+    ),
+    signal!(
+        "Hammer",
+        Candlestick,
+        "A hammer (TA-Lib CDLHAMMER) followed by a higher close: Long.",
+        |i| {
+            fire::only(
+                &candles::followed_by(&candles::hammer(&candles(i)), i.close, true),
+                Direction::Long,
+            )
+        }
+    ),
+    signal!(
+        "Shooting Star",
+        Candlestick,
+        "A shooting star (TA-Lib CDLSHOOTINGSTAR) followed by a lower close: Short.",
+        |i| {
+            fire::only(
+                &candles::followed_by(&candles::shooting_star(&candles(i)), i.close, false),
+                Direction::Short,
+            )
+        }
+    ),
+    signal!(
+        "UpTrend Pattern",
+        Candlestick,
+        "Three bars in a row with higher highs and higher lows: Long.",
+        |i| patterns::up_trend(i.high, i.low)
+    ),
+    signal!(
+        "DownTrend Pattern",
+        Candlestick,
+        "Three bars in a row with lower highs and lower lows: Short.",
+        |i| patterns::down_trend(i.high, i.low)
+    ),
+    signal!(
+        "Optix #1",
+        Optix,
+        "Close above its 200-day average and the Optix 5-day average below 35: Long.",
+        |i| with_optix(i, optix::optix_1)
+    ),
+    signal!(
+        "Optix #2",
+        Optix,
+        "Close above its 200-day average and Optix below 30: Long.",
+        |i| with_optix(i, optix::optix_2)
+    ),
+    signal!(
+        "Optix #3",
+        Optix,
+        "The Optix 10-day average below 30 and Optix below 20: Long.",
+        |i| with_optix(i, optix::optix_3)
+    ),
+    signal!("Optix #4", Optix, "Optix crosses below 0.5: Long.", |i| {
+        with_optix(i, optix::optix_4)
+    }),
+    signal!(
+        "Optix #5",
+        Optix,
+        "Close above its 200-day average; the Optix 5-day average crosses above 43 within 20 days of being below 35: Long.",
+        |i| with_optix(i, optix::optix_5)
+    ),
+    signal!(
+        "Optix #6",
+        Optix,
+        "The same with the Optix 10-day average: Long.",
+        |i| with_optix(i, optix::optix_6)
+    ),
+    signal!(
+        "Optix #7",
+        Optix,
+        "Close above its 200-day average; Optix crosses above 43 within 20 days of being below 30: Long.",
+        |i| with_optix(i, optix::optix_7)
+    ),
+    signal!(
+        "Head and Shoulders Top",
+        Cpm,
+        "The last 20 closes match the head-and-shoulders top at 85 or more: Short.",
+        |i| patterns::shape_completed("head_and_shoulder_top", i.close)
+    ),
+    signal!(
+        "Head and Shoulders Bottom",
+        Cpm,
+        "The last 20 closes match the head-and-shoulders bottom at 85 or more: Long.",
+        |i| patterns::shape_completed("head_and_shoulder_bottom", i.close)
+    ),
+    signal!(
+        "Double Top",
+        Cpm,
+        "The last 20 closes match the double top at 85 or more: Short.",
+        |i| patterns::shape_completed("double_top", i.close)
+    ),
+    signal!(
+        "Double Bottom",
+        Cpm,
+        "The last 20 closes match the double bottom at 85 or more: Long.",
+        |i| patterns::shape_completed("double_bottom", i.close)
+    ),
+    signal!(
+        "Triple Tap",
+        Cpm,
+        "The last 20 closes match the triple top at 85 or more: Short.",
+        |i| patterns::shape_completed("triple_tap", i.close)
+    ),
+    signal!(
+        "Rounding Bottom",
+        Cpm,
+        "The last 20 closes match the rounding bottom at 85 or more: Long.",
+        |i| patterns::shape_completed("rounding_bottom", i.close)
+    ),
+    signal!(
+        "Ascending Channel",
+        Cpm,
+        "The last 20 closes match the ascending channel at 85 or more: Long.",
+        |i| patterns::shape_completed("ascending_channel", i.close)
+    ),
+    signal!(
+        "Descending Channel",
+        Cpm,
+        "The last 20 closes match the descending channel at 85 or more: Short.",
+        |i| patterns::shape_completed("descending_channel", i.close)
+    ),
+    signal!(
+        "Symbol All-Time High",
+        HighLow,
+        "The highest close so far (after a year of history): Long.",
+        |i| extreme(i, None, Extreme::High)
+    ),
+    signal!(
+        "Symbol All-Time Low",
+        HighLow,
+        "The lowest close so far (after a year of history): Short.",
+        |i| extreme(i, None, Extreme::Low)
+    ),
+    signal!(
+        "Symbol 52-Week High",
+        HighLow,
+        "The highest close of the last 252 sessions: Long.",
+        |i| extreme(i, Some(highs_lows::WEEKS_52), Extreme::High)
+    ),
+    signal!(
+        "Symbol 52-Week Low",
+        HighLow,
+        "The lowest close of the last 252 sessions: Short.",
+        |i| extreme(i, Some(highs_lows::WEEKS_52), Extreme::Low)
+    ),
+    signal!(
+        "Symbol 4-Week High",
+        HighLow,
+        "The highest close of the last 20 sessions: Long.",
+        |i| extreme(i, Some(highs_lows::WEEKS_4), Extreme::High)
+    ),
+    signal!(
+        "Symbol 4-Week Low",
+        HighLow,
+        "The lowest close of the last 20 sessions: Short.",
+        |i| extreme(i, Some(highs_lows::WEEKS_4), Extreme::Low)
+    ),
+    signal!(
+        "Symbol 13-Week High",
+        HighLow,
+        "The highest close of the last 63 sessions: Long.",
+        |i| extreme(i, Some(highs_lows::WEEKS_13), Extreme::High)
+    ),
+    signal!(
+        "Symbol 13-Week Low",
+        HighLow,
+        "The lowest close of the last 63 sessions: Short.",
+        |i| extreme(i, Some(highs_lows::WEEKS_13), Extreme::Low)
+    ),
+    signal!(
+        "Trend Score Breakout",
+        TrendScore,
+        "The trend score rises above 7: Long.",
+        |i| trend::breakout(i.close)
+    ),
+    signal!(
+        "Trend Score Breakdown",
+        TrendScore,
+        "The trend score falls below 3: Short.",
+        |i| trend::breakdown(i.close)
+    ),
+];
+
+/// The signal of that name.
+pub fn signal(name: &str) -> Option<&'static Signal> {
+    SIGNALS.iter().find(|s| s.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_has_the_spec_s_counts_and_unique_names() {
+        let counts: Vec<usize> = Category::ALL
+            .iter()
+            .map(|c| SIGNALS.iter().filter(|s| s.category == *c).count())
+            .collect();
+        assert_eq!(counts, vec![8, 4, 7, 8, 8, 2]);
+        let names: std::collections::HashSet<&str> = SIGNALS.iter().map(|s| s.name).collect();
+        assert_eq!(names.len(), 37);
+        assert!(signal("Symbol 52-Week High").is_some() && signal("Nope").is_none());
+    }
+
+    #[test]
+    fn every_signal_runs_on_any_series_and_optix_needs_a_reading() {
+        let n = 400;
+        let close: Vec<f64> = (0..n)
+            .map(|i| 100.0 + 10.0 * (i as f64 / 9.0).sin() + i as f64 * 0.05)
+            .collect();
+        let high: Vec<f64> = close.iter().map(|c| c + 1.0).collect();
+        let low: Vec<f64> = close.iter().map(|c| c - 1.0).collect();
+        let open: Vec<f64> = close.iter().map(|c| c - 0.3).collect();
+        let optix: Vec<f64> = (0..n)
+            .map(|i| 50.0 + 45.0 * (i as f64 / 13.0).sin())
+            .collect();
+        let with = Inputs {
+            open: &open,
+            high: &high,
+            low: &low,
+            close: &close,
+            optix: Some(&optix),
+        };
+        let without = Inputs {
+            optix: None,
+            ..with
+        };
+        let mut fired = 0;
+        for s in &SIGNALS {
+            let f = (s.fire)(&with);
+            assert_eq!(f.len(), n, "{}", s.name);
+            fired += f.iter().flatten().count();
+            if s.category == Category::Optix {
+                assert!((s.fire)(&without).iter().all(Option::is_none), "{}", s.name);
+            }
+        }
+        assert!(fired > 0);
+        assert!(
+            (SIGNALS[0].fire)(&Inputs {
+                open: &[],
+                high: &[],
+                low: &[],
+                close: &[],
+                optix: None
+            })
+            .is_empty()
+        );
+    }
+}
