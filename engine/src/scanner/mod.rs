@@ -9,6 +9,7 @@ pub mod fire;
 pub mod highs_lows;
 pub mod optix;
 pub mod patterns;
+pub mod stats;
 pub mod technical;
 pub mod trend;
 
