@@ -85,3 +85,84 @@ async fn highs_lows_and_candles_equal_pandas_and_talib() {
         "the sample has candles ({candles}) and highs ({highs}) to compare"
     );
 }
+
+/// Two symbol/signal pairs: the same trades and every figure to 1e-9.
+#[tokio::test(flavor = "multi_thread")]
+async fn signal_statistics_equal_an_independent_computation() {
+    use engine::scanner::{Inputs, signal, stats};
+    use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
+    let md = ParquetMarketData::new(std::sync::Arc::new(LocalDir::new(market_dir())));
+    let stock = md
+        .symbols()
+        .await
+        .unwrap()
+        .iter()
+        .find(|s| s.asset_class == "stock" && s.first_date.to_string().as_str() < "1995")
+        .unwrap()
+        .symbol
+        .clone();
+    let pairs = [("MA", "SPX".to_string()), ("Symbol 52-Week High", stock)];
+    let mut cases = Vec::new();
+    let mut ours = Vec::new();
+    for (name, symbol) in &pairs {
+        let b = md.daily(symbol).await.unwrap();
+        let s = signal(name).unwrap();
+        let hold = s.horizon().hold();
+        let asof = b.len() - 1;
+        let inputs = Inputs {
+            open: &b.open,
+            high: &b.high,
+            low: &b.low,
+            close: &b.close,
+            optix: None,
+        };
+        let history = stats::history(&b.close, &(s.fire)(&inputs), hold, asof);
+        cases.push(json!({"signal": name, "close": b.close, "hold": hold, "asof": asof}));
+        ours.push((format!("{name} on {symbol}"), history));
+    }
+    let want = tests::reference::run("scanner_statistics.py", &json!({"cases": cases}));
+    for ((what, history), want) in ours.iter().zip(want.as_array().unwrap()) {
+        let theirs = want["trades"].as_array().unwrap();
+        assert_eq!(history.len(), theirs.len(), "{what}: trades");
+        assert!(history.len() > 20, "{what}: {} trades", history.len());
+        for (t, w) in history.iter().zip(theirs) {
+            assert_eq!(
+                (
+                    json!(t.entry),
+                    json!(t.exit),
+                    json!(t.direction.as_str()),
+                    json!(t.reason.as_str())
+                ),
+                (w[0].clone(), w[1].clone(), w[2].clone(), w[4].clone()),
+                "{what}"
+            );
+            assert!(
+                (t.ret - w[3].as_f64().unwrap()).abs() <= 1e-9,
+                "{what}: {t:?} vs {w}"
+            );
+        }
+        let f = stats::figures(history);
+        let figures = [
+            ("trade_number", f.trade_number as f64),
+            ("win_rate", f.win_rate),
+            ("avg_win", f.avg_win),
+            ("avg_loss", f.avg_loss),
+            ("avg_return", f.avg_return),
+            ("median_return", f.median_return),
+            ("std_dev", f.std_dev),
+            ("annual_return", f.annual_return),
+            ("max_risk", f.max_risk),
+            ("sharpe_ratio", f.sharpe_ratio),
+            ("z_score", f.z_score),
+            ("expected_return", f.expected_return),
+            ("avg_hold", f.avg_hold),
+        ];
+        for (name, ours) in figures {
+            let theirs = want["figures"][name].as_f64().unwrap();
+            assert!(
+                (ours - theirs).abs() <= 1e-9 * theirs.abs().max(1.0),
+                "{what} {name}: {ours} vs {theirs}"
+            );
+        }
+    }
+}

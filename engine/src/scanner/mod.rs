@@ -71,6 +71,41 @@ pub struct Signal {
     pub fire: fn(&Inputs) -> Firings,
 }
 
+/// The scanner's two horizons: swing trades of a week, mid-term trades of a month.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Horizon {
+    SwingAI,
+    MidTermAI,
+}
+
+impl Horizon {
+    pub fn name(self) -> &'static str {
+        match self {
+            Horizon::SwingAI => "SwingAI",
+            Horizon::MidTermAI => "MidTermAI",
+        }
+    }
+
+    /// Sessions a trade on the signal is held at most.
+    pub fn hold(self) -> usize {
+        match self {
+            Horizon::SwingAI => 5,
+            Horizon::MidTermAI => 21,
+        }
+    }
+}
+
+impl Signal {
+    /// Short-term price signals are swing trades; sentiment, extremes and
+    /// trend scores move slower and are held a month.
+    pub fn horizon(&self) -> Horizon {
+        match self.category {
+            Category::Technical | Category::Candlestick | Category::Cpm => Horizon::SwingAI,
+            Category::Optix | Category::HighLow | Category::TrendScore => Horizon::MidTermAI,
+        }
+    }
+}
+
 impl std::fmt::Debug for Signal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Signal").field("name", &self.name).finish()
@@ -366,6 +401,8 @@ mod tests {
         let names: std::collections::HashSet<&str> = SIGNALS.iter().map(|s| s.name).collect();
         assert_eq!(names.len(), 37);
         assert!(signal("Symbol 52-Week High").is_some() && signal("Nope").is_none());
+        assert_eq!(signal("MA").unwrap().horizon().hold(), 5);
+        assert_eq!(signal("Optix #2").unwrap().horizon(), Horizon::MidTermAI);
     }
 
     #[test]
