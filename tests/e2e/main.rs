@@ -12,3 +12,4 @@ mod http_tasks;
 mod jobs;
 mod lambda_watch;
 mod restart;
+mod scanner;

@@ -5,6 +5,7 @@
 mod body;
 pub mod correlation;
 pub mod cpm;
+pub mod scanner;
 pub mod seasonality;
 
 use crate::error::ApiError;
@@ -54,12 +55,21 @@ pub fn routes() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(cpm::scan_start))
         .routes(routes!(cpm::backtest_start))
+        .routes(routes!(scanner::predefined_signals))
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.
 #[derive(Serialize, ToSchema)]
 pub struct Envelope<T> {
     pub code: u16,
+    pub data: T,
+}
+
+/// The standard envelope `{code, msg, data}` (scanner, screens, company data).
+#[derive(Serialize, ToSchema)]
+pub struct Standard<T> {
+    pub code: u16,
+    pub msg: String,
     pub data: T,
 }
 

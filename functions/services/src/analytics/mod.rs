@@ -5,6 +5,7 @@
 
 pub mod correlation;
 pub mod cpm;
+pub mod scanner;
 pub mod seasonality;
 
 use crate::error::{Error, Result};
