@@ -48,8 +48,8 @@ pub fn same(ours: &Value, theirs: &Value, path: &str) {
     }
 }
 
-/// The first `n` stocks of the sample set.
-async fn stocks(md: &dyn MarketData, n: usize) -> Vec<String> {
+/// The first `n` stocks of the sample set listed before 2000.
+pub async fn stocks(md: &dyn MarketData, n: usize) -> Vec<String> {
     md.symbols()
         .await
         .unwrap()

@@ -92,15 +92,7 @@ async fn signal_statistics_equal_an_independent_computation() {
     use engine::scanner::{Inputs, signal, stats};
     use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
     let md = ParquetMarketData::new(std::sync::Arc::new(LocalDir::new(market_dir())));
-    let stock = md
-        .symbols()
-        .await
-        .unwrap()
-        .iter()
-        .find(|s| s.asset_class == "stock" && s.first_date.to_string().as_str() < "1995")
-        .unwrap()
-        .symbol
-        .clone();
+    let stock = super::analytics::stocks(&md, 1).await.remove(0);
     let pairs = [("MA", "SPX".to_string()), ("Symbol 52-Week High", stock)];
     let mut cases = Vec::new();
     let mut ours = Vec::new();

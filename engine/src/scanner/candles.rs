@@ -114,10 +114,18 @@ impl Running {
     }
 }
 
-/// TA-Lib's CDLHAMMER: a small real body, a lower shadow longer than the
-/// body, almost no upper shadow, and the body at or near the prior candle's
-/// low.
-pub fn hammer(c: &Candles) -> Vec<bool> {
+/// The averages a candle is compared with.
+struct Averages {
+    body: f64,
+    long_shadow: f64,
+    very_short_shadow: f64,
+    /// Of the candle before.
+    near_before: f64,
+}
+
+/// Each candle from [`LOOKBACK`] on tested by `test` against its averages,
+/// the running totals moved as TA-Lib moves them.
+fn each_candle(c: &Candles, test: impl Fn(usize, &Averages) -> bool) -> Vec<bool> {
     let n = c.close.len();
     let mut out = vec![false; n];
     if n <= LOOKBACK {
@@ -129,10 +137,13 @@ pub fn hammer(c: &Candles) -> Vec<bool> {
     let mut very_short = Running::new(c, SHADOW_VERY_SHORT, start);
     let mut near = Running::new(c, NEAR, start - 1);
     for (i, hit) in out.iter_mut().enumerate().skip(start) {
-        *hit = c.body(i) < body.average(c, i)
-            && c.lower_shadow(i) > long.average(c, i)
-            && c.upper_shadow(i) < very_short.average(c, i)
-            && c.close[i].min(c.open[i]) <= c.low[i - 1] + near.average(c, i - 1);
+        let averages = Averages {
+            body: body.average(c, i),
+            long_shadow: long.average(c, i),
+            very_short_shadow: very_short.average(c, i),
+            near_before: near.average(c, i - 1),
+        };
+        *hit = test(i, &averages);
         body.advance(c, i);
         long.advance(c, i);
         very_short.advance(c, i);
@@ -141,30 +152,28 @@ pub fn hammer(c: &Candles) -> Vec<bool> {
     out
 }
 
+/// TA-Lib's CDLHAMMER: a small real body, a lower shadow longer than the
+/// body, almost no upper shadow, and the body at or near the prior candle's
+/// low.
+pub fn hammer(c: &Candles) -> Vec<bool> {
+    each_candle(c, |i, a| {
+        c.body(i) < a.body
+            && c.lower_shadow(i) > a.long_shadow
+            && c.upper_shadow(i) < a.very_short_shadow
+            && c.close[i].min(c.open[i]) <= c.low[i - 1] + a.near_before
+    })
+}
+
 /// TA-Lib's CDLSHOOTINGSTAR: a small real body, an upper shadow longer than
 /// the body, almost no lower shadow, and the body gapping up from the prior
 /// candle's body.
 pub fn shooting_star(c: &Candles) -> Vec<bool> {
-    let n = c.close.len();
-    let mut out = vec![false; n];
-    if n <= LOOKBACK {
-        return out;
-    }
-    let start = LOOKBACK;
-    let mut body = Running::new(c, BODY_SHORT, start);
-    let mut long = Running::new(c, SHADOW_LONG, start);
-    let mut very_short = Running::new(c, SHADOW_VERY_SHORT, start);
-    for (i, hit) in out.iter_mut().enumerate().skip(start) {
-        let gap_up = c.close[i].min(c.open[i]) > c.close[i - 1].max(c.open[i - 1]);
-        *hit = c.body(i) < body.average(c, i)
-            && c.upper_shadow(i) > long.average(c, i)
-            && c.lower_shadow(i) < very_short.average(c, i)
-            && gap_up;
-        body.advance(c, i);
-        long.advance(c, i);
-        very_short.advance(c, i);
-    }
-    out
+    each_candle(c, |i, a| {
+        c.body(i) < a.body
+            && c.upper_shadow(i) > a.long_shadow
+            && c.lower_shadow(i) < a.very_short_shadow
+            && c.close[i].min(c.open[i]) > c.close[i - 1].max(c.open[i - 1])
+    })
 }
 
 /// Fires on the bar after a `pattern` bar whose close is above (`rise`) or

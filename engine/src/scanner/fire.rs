@@ -56,6 +56,14 @@ pub fn only(flags: &[bool], side: Direction) -> Firings {
     flags.iter().map(|f| f.then_some(side)).collect()
 }
 
+/// The bars a signal fired on.
+pub fn fired_at(f: &Firings) -> Vec<usize> {
+    f.iter()
+        .enumerate()
+        .filter_map(|(i, d)| d.map(|_| i))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,13 +84,7 @@ pub fn optix_7(close: &[f64], optix: &[f64]) -> Firings {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn bars(f: &Firings) -> Vec<usize> {
-        f.iter()
-            .enumerate()
-            .filter_map(|(i, d)| d.map(|_| i))
-            .collect()
-    }
+    use crate::scanner::fire::fired_at as bars;
 
     #[test]
     fn levels_need_the_uptrend() {

@@ -67,13 +67,7 @@ fn run(high: &[f64], low: &[f64], up: bool) -> Firings {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn bars(f: &Firings) -> Vec<usize> {
-        f.iter()
-            .enumerate()
-            .filter_map(|(i, d)| d.map(|_| i))
-            .collect()
-    }
+    use crate::scanner::fire::fired_at as bars;
 
     #[test]
     fn shapes_complete_where_drawn() {

@@ -93,11 +93,7 @@ mod tests {
         // Down for 260 bars, then up for 100: the score climbs through 7 once.
         let mut c: Vec<f64> = (0..260).map(|i| 400.0 - i as f64).collect();
         c.extend((1..=100).map(|i| 140.0 + 3.0 * i as f64));
-        let up: Vec<usize> = breakout(&c)
-            .iter()
-            .enumerate()
-            .filter_map(|(i, d)| d.map(|_| i))
-            .collect();
+        let up = crate::scanner::fire::fired_at(&breakout(&c));
         assert_eq!(up.len(), 1, "{up:?}");
         let s = score(&c);
         assert!(s[up[0] - 1] <= 7.0 && s[up[0]] > 7.0);
