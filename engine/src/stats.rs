@@ -5,6 +5,22 @@ pub fn mean(x: &[f64]) -> Option<f64> {
     (!x.is_empty()).then(|| x.iter().sum::<f64>() / x.len() as f64)
 }
 
+/// The middle value, or the mean of the two middle values; `None` for an
+/// empty slice.
+pub fn median(x: &[f64]) -> Option<f64> {
+    if x.is_empty() {
+        return None;
+    }
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    let k = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[k]
+    } else {
+        (v[k - 1] + v[k]) / 2.0
+    })
+}
+
 /// Sample standard deviation (n - 1); `None` below two points.
 pub fn std_dev(x: &[f64]) -> Option<f64> {
     if x.len() < 2 {
@@ -54,6 +70,13 @@ pub fn excess_kurtosis(x: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), Some(2.5));
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[]), None);
+    }
 
     #[test]
     fn known_values() {

@@ -63,6 +63,17 @@ async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize
     (got.len(), failed.len())
 }
 
+/// Sends `req` as the demo account; the answer's JSON.
+async fn demo_json(req: reqwest::RequestBuilder) -> Value {
+    req.basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// Submits `body` to the embedded server and waits for its task's result.
 async fn embedded_result(
     embedded: &tests::server::TestServer,
@@ -205,16 +216,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     let worker_first = Instant::now();
     for i in 0..100 {
         let t0 = Instant::now();
-        let r: Value = http
-            .post(url("/backtest/start_backtest"))
-            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-            .json(&strategy)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let r = demo_json(http.post(url("/backtest/start_backtest")).json(&strategy)).await;
         let id = r["task_id"]
             .as_str()
             .unwrap_or_else(|| panic!("{r}"))
@@ -318,30 +320,13 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     // the embedded server's; another tenant's id is 404.
     let search = json!({"symbol": "SPX", "corr_per": 70, "time_in_market": 21,
         "start_date": "2024-03-01", "end_date": "2024-05-31", "universe": "sp1500", "max_matches": 5});
-    let sub: Value = http
-        .post(analytics("/cpm/scan/start"))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .json(&search)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let sub = demo_json(http.post(analytics("/cpm/scan/start")).json(&search)).await;
     let cpm_id = sub["task_id"]
         .as_str()
         .unwrap_or_else(|| panic!("{sub}"))
         .to_string();
     assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
-    let cpm_task: Value = http
-        .get(analytics(&format!("/cpm/status/{cpm_id}")))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let cpm_task = demo_json(http.get(analytics(&format!("/cpm/status/{cpm_id}")))).await;
     assert_eq!(cpm_task["status"], "SUCCESS", "{cpm_task}");
     assert_eq!(cpm_task["result"]["code"], 200, "{cpm_task}");
     assert_eq!(cpm_task["result"]["data"]["count"], 5);

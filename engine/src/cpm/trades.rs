@@ -91,39 +91,16 @@ pub fn summary(trades: &[Trade], closes: &[f64], first_bar: usize) -> Summary {
     let returns: Vec<f64> = ordered.iter().map(|t| t.ret).collect();
     s.total_return = (returns.iter().fold(1.0, |acc, r| acc * (1.0 + r / 100.0)) - 1.0) * 100.0;
     s.average_return = returns.iter().sum::<f64>() / returns.len() as f64;
-    s.median_return = median(&returns);
+    s.median_return = crate::stats::median(&returns).unwrap_or(0.0);
     let wins: Vec<f64> = returns.iter().copied().filter(|r| *r > 0.0).collect();
     let losses: Vec<f64> = returns.iter().copied().filter(|r| *r < 0.0).collect();
     s.total_trades = returns.len();
     s.total_positive = wins.len();
     s.total_negative = losses.len();
     s.win_rate = wins.len() as f64 / returns.len() as f64 * 100.0;
-    s.average_win = mean_or_zero(&wins);
-    s.average_loss = mean_or_zero(&losses);
+    s.average_win = crate::stats::mean(&wins).unwrap_or(0.0);
+    s.average_loss = crate::stats::mean(&losses).unwrap_or(0.0);
     s
-}
-
-fn mean_or_zero(x: &[f64]) -> f64 {
-    if x.is_empty() {
-        0.0
-    } else {
-        x.iter().sum::<f64>() / x.len() as f64
-    }
-}
-
-/// The middle value, or the mean of the two middle values.
-pub fn median(x: &[f64]) -> f64 {
-    if x.is_empty() {
-        return 0.0;
-    }
-    let mut v = x.to_vec();
-    v.sort_by(f64::total_cmp);
-    let k = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[k]
-    } else {
-        (v[k - 1] + v[k]) / 2.0
-    }
 }
 
 /// Labels of the market a trade entered: `Bull` when the benchmark's close
@@ -239,7 +216,6 @@ mod tests {
         assert_eq!(none.total_trades, 0);
         assert!((none.buy_and_hold - (20.0 / 12.0 - 1.0) * 100.0).abs() < 1e-12);
         assert_eq!(none.time_in_market, 0.0);
-        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
     }
 
     #[test]

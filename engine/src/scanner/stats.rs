@@ -4,7 +4,6 @@
 //! the holding period; only trades closed by the as-of bar count.
 
 use super::fire::{Direction, Firings};
-use crate::cpm::trades::median;
 
 /// Sessions of returns the volatility of a firing is measured over.
 pub const VOL_SESSIONS: usize = 252;
@@ -135,12 +134,9 @@ pub struct Figures {
     pub avg_hold: f64,
 }
 
+/// The mean, 0 for no values.
 fn mean(x: &[f64]) -> f64 {
-    if x.is_empty() {
-        0.0
-    } else {
-        x.iter().sum::<f64>() / x.len() as f64
-    }
+    crate::stats::mean(x).unwrap_or(0.0)
 }
 
 /// The figures of `trades`; all zero without any.
@@ -176,7 +172,7 @@ pub fn figures(trades: &[Trade]) -> Figures {
         avg_win: mean(&wins),
         avg_loss: mean(&losses),
         avg_return: avg,
-        median_return: median(&r),
+        median_return: crate::stats::median(&r).unwrap_or(0.0),
         std_dev: sd,
         annual_return: ((1.0 + avg / 100.0).powf(per_year) - 1.0) * 100.0,
         max_risk: deepest * 100.0,
