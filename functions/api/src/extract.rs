@@ -110,6 +110,11 @@ impl<T: DeserializeOwned> Query<T> {
 pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("body is not valid JSON: {e}")))?;
+    json_value(value)
+}
+
+/// [`json_body`] of a body already parsed as JSON.
+pub fn json_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();

@@ -35,6 +35,36 @@ pub struct DynamoTaskStore {
 }
 
 impl DynamoTaskStore {
+    /// An update of the task's RUNNING attempt `attempt`; false when the
+    /// task is no longer that attempt's.
+    async fn update_running(
+        &self,
+        id: Uuid,
+        attempt: u32,
+        expression: &str,
+        (name, value): (&str, AttributeValue),
+        what: &str,
+    ) -> Result<bool, PortError> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("id", s(id.to_string()))
+            .update_expression(expression)
+            .condition_expression("#status = :running AND attempts = :attempt")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(name, value)
+            .expression_attribute_values(":running", s("RUNNING"))
+            .expression_attribute_values(":attempt", n(attempt))
+            .send()
+            .await;
+        match out {
+            Ok(_) => Ok(true),
+            Err(e) if conditional(&e) => Ok(false),
+            Err(e) => Err(sdk_error(what, e)),
+        }
+    }
+
     /// `spill` is the bucket that holds oversized params and results.
     pub fn new(client: Client, table: impl Into<String>, spill: S3Blobs) -> Self {
         DynamoTaskStore {
@@ -571,45 +601,25 @@ impl TaskStore for DynamoTaskStore {
     }
 
     async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError> {
-        let out = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("id", s(id.to_string()))
-            .update_expression("SET #status = :pending REMOVE lease_until")
-            .condition_expression("#status = :running AND attempts = :attempt")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":pending", s("PENDING"))
-            .expression_attribute_values(":running", s("RUNNING"))
-            .expression_attribute_values(":attempt", n(attempt))
-            .send()
-            .await;
-        match out {
-            Ok(_) => Ok(true),
-            Err(e) if conditional(&e) => Ok(false),
-            Err(e) => Err(sdk_error("release task", e)),
-        }
+        self.update_running(
+            id,
+            attempt,
+            "SET #status = :pending REMOVE lease_until",
+            (":pending", s("PENDING")),
+            "release task",
+        )
+        .await
     }
 
     async fn set_progress(&self, id: Uuid, attempt: u32, percent: u8) -> Result<bool, PortError> {
-        let out = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("id", s(id.to_string()))
-            .update_expression("SET progress = :progress")
-            .condition_expression("#status = :running AND attempts = :attempt")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":progress", n(percent.min(100)))
-            .expression_attribute_values(":running", s("RUNNING"))
-            .expression_attribute_values(":attempt", n(attempt))
-            .send()
-            .await;
-        match out {
-            Ok(_) => Ok(true),
-            Err(e) if conditional(&e) => Ok(false),
-            Err(e) => Err(sdk_error("record task progress", e)),
-        }
+        self.update_running(
+            id,
+            attempt,
+            "SET progress = :progress",
+            (":progress", n(percent.min(100))),
+            "record task progress",
+        )
+        .await
     }
 
     async fn unfinished(&self) -> Result<Vec<Task>, PortError> {

@@ -5,7 +5,7 @@
 use super::AnalyticsErrors;
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::extract::{Params, Query, json_body};
+use crate::extract::{Params, Query, json_body, json_value};
 use crate::openapi::SubmitResponse;
 use crate::state::AppState;
 use axum::body::Bytes;
@@ -51,7 +51,7 @@ fn no_universe(named: bool) -> Result<(), ApiError> {
 fn body(bytes: &Bytes) -> Result<PatternParams, ApiError> {
     let sent: Value = json_body(bytes)?;
     no_universe(sent.get("universe").is_some())?;
-    json_body(bytes)
+    json_value(sent)
 }
 
 /// `POST /cpm/scan`: the matches of the template, answered at once.
@@ -111,8 +111,8 @@ async fn start(
     let key = crate::submit::idempotency_key(headers)?;
     let sent: Value = json_body(bytes)?;
     let params: CpmParams = match mode {
-        Mode::Scan => json_body(bytes)?,
-        Mode::Backtest => json_body::<PatternParams>(bytes)?.into(),
+        Mode::Scan => json_value(sent.clone())?,
+        Mode::Backtest => json_value::<PatternParams>(sent.clone())?.into(),
     };
     let prepared = cpm::prepare(state.market.as_ref(), &params, mode).await?;
     let (kind, what) = match mode {
