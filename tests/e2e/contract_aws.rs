@@ -168,6 +168,21 @@ async fn s3_blob_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn parquet_scanner_store_on_s3() {
+    use platform::scanner::ParquetScannerStore;
+    use std::time::Duration;
+    let c = clients().await;
+    let bucket = unique("scanner");
+    provision::bucket(&c, &bucket).await.unwrap();
+    let blobs = Arc::new(S3Blobs::new(c.s3.clone(), bucket));
+    contract::scanner::run_all(
+        &ParquetScannerStore::new(blobs.clone(), Duration::from_secs(3600)),
+        &ParquetScannerStore::new(blobs, Duration::ZERO),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn parquet_market_data_on_s3() {
     let c = clients().await;
     let bucket = unique("market");

@@ -63,6 +63,19 @@ async fn local_dir_blob_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn parquet_scanner_store_on_local_dir() {
+    use platform::scanner::ParquetScannerStore;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let blobs = Arc::new(LocalDir::new(dir.path()));
+    contract::scanner::run_all(
+        &ParquetScannerStore::new(blobs.clone(), Duration::from_secs(3600)),
+        &ParquetScannerStore::new(blobs, Duration::ZERO),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn parquet_market_data_on_local_dir() {
     let root = market_dir().to_path_buf();
     let md = Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(&root))));

@@ -14,6 +14,12 @@ impl Direction {
             Direction::Short => "Short",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Direction> {
+        [Direction::Long, Direction::Short]
+            .into_iter()
+            .find(|d| d.as_str() == s)
+    }
 }
 
 /// Per bar: the signal fired there, and on which side, or not.

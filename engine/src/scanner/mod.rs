@@ -7,6 +7,7 @@
 pub mod candles;
 pub mod fire;
 pub mod highs_lows;
+pub mod items;
 pub mod optix;
 pub mod patterns;
 pub mod stats;
@@ -72,7 +73,7 @@ pub struct Signal {
 }
 
 /// The scanner's two horizons: swing trades of a week, mid-term trades of a month.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Horizon {
     SwingAI,
     MidTermAI,
@@ -84,6 +85,12 @@ impl Horizon {
             Horizon::SwingAI => "SwingAI",
             Horizon::MidTermAI => "MidTermAI",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<Horizon> {
+        [Horizon::SwingAI, Horizon::MidTermAI]
+            .into_iter()
+            .find(|h| h.name() == s)
     }
 
     /// Sessions a trade on the signal is held at most.

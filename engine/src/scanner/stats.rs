@@ -28,6 +28,16 @@ impl ExitReason {
             ExitReason::StopLoss => "Stop Loss",
         }
     }
+
+    pub fn parse(s: &str) -> Option<ExitReason> {
+        [
+            ExitReason::TimeIsUp,
+            ExitReason::ProfitTarget,
+            ExitReason::StopLoss,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
 }
 
 /// One firing's trade.

@@ -9,6 +9,7 @@ pub mod error;
 pub mod logging;
 pub mod marketdata;
 pub mod queue;
+pub mod scanner;
 pub mod sqlite;
 pub mod tasks;
 pub mod worker;

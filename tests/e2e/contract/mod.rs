@@ -7,6 +7,7 @@ pub mod blobs;
 pub mod failures;
 pub mod market;
 pub mod queue;
+pub mod scanner;
 pub mod tasks;
 
 /// A name no other run uses.

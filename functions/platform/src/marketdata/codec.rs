@@ -102,7 +102,7 @@ pub fn date_values(b: &RecordBatch, name: &str) -> Result<Vec<NaiveDate>, PortEr
         .collect())
 }
 
-fn date_col<'a>(b: &'a RecordBatch, name: &str) -> Result<&'a Date32Array, PortError> {
+pub(crate) fn date_col<'a>(b: &'a RecordBatch, name: &str) -> Result<&'a Date32Array, PortError> {
     b.column_by_name(name)
         .and_then(|c| c.as_primitive_opt::<Date32Type>())
         .ok_or_else(|| missing(name, "date32"))
@@ -139,7 +139,7 @@ fn list_array(rows: impl Iterator<Item = Vec<String>>) -> ArrayRef {
     Arc::new(b.finish())
 }
 
-fn batch(fields: Vec<Field>, cols: Vec<ArrayRef>) -> RecordBatch {
+pub(crate) fn batch(fields: Vec<Field>, cols: Vec<ArrayRef>) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
         .expect("codec builds matching columns")
 }

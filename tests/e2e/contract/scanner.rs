@@ -1,0 +1,107 @@
+//! What every scanner store promises: a date's items read back to the bit,
+//! a re-run replaces its date whole, other readers see writes once their
+//! cache time is up, and the dates list in order.
+
+use chrono::NaiveDate;
+use engine::scanner::stats::{ExitReason, Figures};
+use engine::scanner::{Direction, signal};
+use platform::scanner::{ScanDay, ScanRow, ScanTrade, ScannerStore};
+
+fn date(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+/// A day of `n` items with trades of every exit reason.
+pub fn day(on: &str, n: usize, salt: f64) -> ScanDay {
+    let names = ["MA", "Hammer", "Optix #3", "Symbol 52-Week Low"];
+    let rows = (0..n)
+        .map(|i| {
+            let name = names[i % names.len()];
+            let trades: Vec<ScanTrade> = (0..i % 5)
+                .map(|k| ScanTrade {
+                    entry_date: date("2020-01-02") + chrono::Days::new(30 * k as u64),
+                    exit_date: date("2020-01-09") + chrono::Days::new(30 * k as u64),
+                    entry_price: 100.0 + k as f64 / 3.0,
+                    exit_price: 101.0 + salt,
+                    ret: (k as f64 - 1.5) / 7.0,
+                    reason: [
+                        ExitReason::TimeIsUp,
+                        ExitReason::ProfitTarget,
+                        ExitReason::StopLoss,
+                    ][k % 3],
+                })
+                .collect();
+            ScanRow {
+                symbol: format!("S{i:04}"),
+                signal: name.into(),
+                horizon: signal(name).unwrap().horizon(),
+                direction: if i % 2 == 0 {
+                    Direction::Long
+                } else {
+                    Direction::Short
+                },
+                close: 50.0 + i as f64 / 7.0 + salt,
+                profit_target: 4.0 + 1.0 / 3.0,
+                stop_loss: 3.25,
+                time_in_market: signal(name).unwrap().horizon().hold() as u32,
+                figures: Figures {
+                    trade_number: trades.len(),
+                    win_rate: 100.0 / 3.0,
+                    avg_win: 0.1 + salt,
+                    avg_loss: -0.2,
+                    avg_return: 1e-12,
+                    median_return: -0.0,
+                    std_dev: f64::MAX,
+                    annual_return: 1e300,
+                    max_risk: 12.5,
+                    sharpe_ratio: -1.25,
+                    z_score: 0.5,
+                    expected_return: 0.75,
+                    avg_hold: 4.2,
+                },
+                trend_score: (i % 3 != 0).then_some(7.0),
+                rel_trend_score: Some(3.0),
+                optix: (i % 4 != 2).then_some(41.5 + i as f64),
+                market: "Uptrend".into(),
+                trades,
+            }
+        })
+        .collect();
+    ScanDay {
+        date: date(on),
+        rows,
+    }
+}
+
+/// `fresh` opens another reader over the same storage with no cache time,
+/// as another process (a second function instance) would see it.
+pub async fn run_all(store: &dyn ScannerStore, fresh: &dyn ScannerStore) {
+    assert!(store.dates().await.unwrap().is_empty());
+    assert_eq!(store.day(date("2026-11-20")).await.unwrap(), None);
+
+    let first = day("2026-11-20", 300, 0.0);
+    store.put(first.clone()).await.unwrap();
+    assert_eq!(*store.day(first.date).await.unwrap().unwrap(), first);
+    assert_eq!(*fresh.day(first.date).await.unwrap().unwrap(), first);
+
+    // Re-running a date replaces it whole, here and for other readers.
+    let again = day("2026-11-20", 7, 0.5);
+    store.put(again.clone()).await.unwrap();
+    assert_eq!(*store.day(again.date).await.unwrap().unwrap(), again);
+    assert_eq!(*fresh.day(again.date).await.unwrap().unwrap(), again);
+
+    // Dates in order, whoever wrote them; an empty day is still a scan.
+    let earlier = day("2026-11-19", 0, 0.0);
+    fresh.put(earlier.clone()).await.unwrap();
+    store.put(day("2025-01-02", 1, 0.0)).await.unwrap();
+    assert_eq!(
+        *fresh.dates().await.unwrap(),
+        vec![date("2025-01-02"), date("2026-11-19"), date("2026-11-20")]
+    );
+    assert_eq!(*store.day(earlier.date).await.unwrap().unwrap(), earlier);
+    // A reader sees its own writes at once (another's once its cache time is up).
+    let seen = store.dates().await.unwrap();
+    assert!(seen.contains(&date("2025-01-02")) && seen.contains(&date("2026-11-20")));
+    assert!(seen.is_sorted());
+    assert_eq!(fresh.day(date("2026-11-21")).await.unwrap(), None);
+}
