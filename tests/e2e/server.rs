@@ -47,6 +47,19 @@ pub fn market_dir() -> &'static Path {
     })
 }
 
+/// A private copy of the test sample set, for tests that change the market
+/// directory (the scanner's day files).
+pub fn private_market() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SampleConfig {
+        stocks: TEST_STOCKS,
+        intraday_days: 10,
+        ..SampleConfig::default()
+    };
+    generate(&config, &LocalDir::new(dir.path())).expect("sample data for tests");
+    dir
+}
+
 pub type Registry = Arc<dyn Fn(&AppState) -> JobRegistry + Send + Sync>;
 
 pub struct Options {
@@ -57,6 +70,8 @@ pub struct Options {
     pub data_legacy_json: bool,
     pub limits: api::limits::Limits,
     pub connections: api::serve::ConnectionLimits,
+    pub scan: services::analytics::scanner::nightly::Schedule,
+    pub market_dir: PathBuf,
 }
 
 impl Options {
@@ -69,6 +84,13 @@ impl Options {
             data_legacy_json: false,
             limits: Default::default(),
             connections: Default::default(),
+            // The shared market directory is scanned once, by whichever
+            // server starts first; no daily runs in tests.
+            scan: services::analytics::scanner::nightly::Schedule {
+                at_start: true,
+                daily_at: None,
+            },
+            market_dir: market_dir().to_path_buf(),
         }
     }
 }
@@ -84,7 +106,7 @@ pub struct TestServer {
 impl TestServer {
     pub async fn start(opts: Options) -> TestServer {
         let config = ServerConfig {
-            market_dir: market_dir().to_path_buf(),
+            market_dir: opts.market_dir,
             database: opts.database,
             addr: SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0),
             workers: opts.workers,
@@ -94,6 +116,7 @@ impl TestServer {
             data_legacy_json: opts.data_legacy_json,
             limits: opts.limits,
             connections: opts.connections,
+            scan: opts.scan,
         };
         let registry = opts.registry.clone();
         let embedded: Embedded = api::server::start(&config, move |s| registry(s))

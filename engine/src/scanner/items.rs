@@ -119,7 +119,9 @@ mod tests {
     #[test]
     fn one_bar_equals_the_history_cut_there_and_a_range_equals_its_bars() {
         let (open, high, low, close) = series(700);
-        let optix: Vec<f64> = (0..700).map(|i| 50.0 + 40.0 * (i as f64 / 7.0).cos()).collect();
+        let optix: Vec<f64> = (0..700)
+            .map(|i| 50.0 + 40.0 * (i as f64 / 7.0).cos())
+            .collect();
         let bench: Vec<f64> = (0..700).map(|i| 1000.0 + i as f64).collect();
         let inputs = Inputs {
             open: &open,
@@ -139,7 +141,11 @@ mod tests {
         for it in &range {
             let signal = &SIGNALS[it.signal];
             assert_eq!((signal.fire)(&inputs)[it.bar], Some(it.direction));
-            assert!(it.trades.iter().all(|t| t.entry < it.bar && t.exit <= it.bar));
+            assert!(
+                it.trades
+                    .iter()
+                    .all(|t| t.entry < it.bar && t.exit <= it.bar)
+            );
             assert_eq!(it.figures.trade_number, it.trades.len());
             assert_eq!(it.hold, signal.horizon().hold());
             assert!((0.0..=10.0).contains(&it.trend_score));
@@ -152,7 +158,11 @@ mod tests {
             ..inputs
         };
         let without = items(&plain, None, 699..700);
-        assert!(without.iter().all(|it| it.rel_trend_score.is_nan() && it.optix.is_nan()));
+        assert!(
+            without
+                .iter()
+                .all(|it| it.rel_trend_score.is_nan() && it.optix.is_nan())
+        );
         assert!(
             without
                 .iter()

@@ -149,6 +149,16 @@ fn mean(x: &[f64]) -> f64 {
     crate::stats::mean(x).unwrap_or(0.0)
 }
 
+/// `avg` percent per trade compounded `per_year` times: a total loss at
+/// worst, and the largest number rather than infinity at best.
+fn annual(avg: f64, per_year: f64) -> f64 {
+    if avg <= -100.0 {
+        return -100.0;
+    }
+    let a = ((1.0 + avg / 100.0).powf(per_year) - 1.0) * 100.0;
+    if a.is_finite() { a } else { f64::MAX }
+}
+
 /// The figures of `trades`; all zero without any.
 pub fn figures(trades: &[Trade]) -> Figures {
     let n = trades.len();
@@ -184,7 +194,7 @@ pub fn figures(trades: &[Trade]) -> Figures {
         avg_return: avg,
         median_return: crate::stats::median(&r).unwrap_or(0.0),
         std_dev: sd,
-        annual_return: ((1.0 + avg / 100.0).powf(per_year) - 1.0) * 100.0,
+        annual_return: annual(avg, per_year),
         max_risk: deepest * 100.0,
         sharpe_ratio: if sd > 0.0 {
             avg / sd * per_year.sqrt()
@@ -256,6 +266,9 @@ mod tests {
         assert!((f.z_score - 3.0 / (sd / 3f64.sqrt())).abs() < 1e-12);
         assert!((f.expected_return - (2.0 / 3.0 * 7.0 - 5.0 / 3.0)).abs() < 1e-12);
         assert_eq!(figures(&[]), Figures::default());
+        // A short that lost more than everything, and an absurd gain: finite.
+        assert_eq!(figures(&[t(0, 1, -150.0)]).annual_return, -100.0);
+        assert_eq!(figures(&[t(0, 1, 1e6)]).annual_return, f64::MAX);
     }
 
     #[test]

@@ -47,6 +47,16 @@ pub enum Command {
     Accounts(AccountCommand),
     /// List the plans and the services they grant.
     Plans,
+    /// Run the nightly scanner now: every stock's signals on one session,
+    /// written as that date's scanner file (replacing an earlier scan of it).
+    Scan(ScanArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ScanArgs {
+    /// The session to scan (YYYY-MM-DD); default the latest in the store.
+    #[arg(long)]
+    pub date: Option<NaiveDate>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -78,6 +88,13 @@ pub struct ServeArgs {
     /// Open connections at once.
     #[arg(long, env = "MARKETLAB_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
+    /// Time of day (UTC, HH:MM) of the daily scanner run; 04:40 UTC is
+    /// 11:40 PM in New York in winter.
+    #[arg(long, env = "MARKETLAB_SCAN_AT", default_value = "04:40")]
+    pub scan_at: chrono::NaiveTime,
+    /// No scanner runs in this process: neither at start nor daily.
+    #[arg(long, env = "MARKETLAB_NO_SCAN")]
+    pub no_scan: bool,
     #[command(flatten)]
     pub sample: SampleArgs,
 }
@@ -94,6 +111,8 @@ impl Default for ServeArgs {
             request_timeout: 60.0,
             body_limit: 6 * 1024 * 1024,
             max_connections: 1024,
+            scan_at: chrono::NaiveTime::from_hms_opt(4, 40, 0).expect("a time"),
+            no_scan: false,
             sample: SampleArgs::default(),
         }
     }
@@ -252,6 +271,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Import(cmd) => import(&data_dir, cmd).await,
+        Command::Scan(args) => scan(&data_dir, args).await,
         Command::Accounts(cmd) => accounts(&data_dir, cmd).await,
         Command::Plans => {
             for p in PLANS {
@@ -294,6 +314,10 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
             max_connections: args.max_connections.max(1),
             ..Default::default()
         },
+        scan: services::analytics::scanner::nightly::Schedule {
+            at_start: !args.no_scan,
+            daily_at: (!args.no_scan).then_some(args.scan_at),
+        },
         ..ServerConfig::in_dir(data_dir, SocketAddr::new(args.host, args.port))
     };
     let embedded = server::start(&config, crate::jobs::registry)
@@ -319,6 +343,49 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         server::DEMO_PASSWORD
     );
     embedded.serve(listener, server::shutdown_signal()).await?;
+    Ok(())
+}
+
+/// `marketlab scan`: the nightly job by hand, with a progress bar.
+async fn scan(data_dir: &Path, args: ScanArgs) -> Result<()> {
+    use platform::scanner::{ParquetScannerStore, READ_TTL};
+    use platform::worker::Progress;
+    let dir = Arc::new(LocalDir::new(data_dir.join("market")));
+    if dir.is_empty() {
+        bail!(
+            "{} holds no market data: run `marketlab sample-data` or `marketlab serve` first",
+            dir.root().display()
+        );
+    }
+    let market = ParquetMarketData::new(dir.clone());
+    let store = ParquetScannerStore::new(dir, READ_TTL);
+    let progress = Progress::default();
+    let bar = indicatif::ProgressBar::new(100).with_style(
+        indicatif::ProgressStyle::with_template("scanning [{bar:40}] {pos:>3}% {elapsed}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    let started = std::time::Instant::now();
+    let job = services::analytics::scanner::nightly::run(&market, &store, args.date, &progress);
+    tokio::pin!(job);
+    let summary = loop {
+        tokio::select! {
+            done = &mut job => break done,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                bar.set_position(progress.get().into());
+            }
+        }
+    };
+    bar.finish_and_clear();
+    let s = summary.map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!(
+        "scanned {}: {} stocks, {} signals fired, in {:.1} s (wrote {})",
+        s.date,
+        s.stocks,
+        s.items,
+        started.elapsed().as_secs_f64(),
+        platform::scanner::key(s.date)
+    );
     Ok(())
 }
 

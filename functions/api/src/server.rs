@@ -15,6 +15,7 @@ use platform::accounts::{
 };
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::queue::{JobQueue, LocalQueue};
+use platform::scanner::{ParquetScannerStore, READ_TTL};
 use platform::sqlite::Database;
 use platform::tasks::{SqliteTaskStore, TaskStore};
 use platform::worker::{JobRegistry, WorkerDeps, WorkerPool, recover};
@@ -52,6 +53,8 @@ pub struct ServerConfig {
     pub limits: crate::limits::Limits,
     /// Request-head deadline and open-connection cap of the listener.
     pub connections: crate::serve::ConnectionLimits,
+    /// When the nightly scanner runs in this process.
+    pub scan: services::analytics::scanner::nightly::Schedule,
 }
 
 impl ServerConfig {
@@ -68,7 +71,17 @@ impl ServerConfig {
             data_legacy_json: false,
             limits: Default::default(),
             connections: Default::default(),
+            scan: Default::default(),
         }
+    }
+}
+
+/// A background task that ends when its owner does.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -77,6 +90,8 @@ pub struct Embedded {
     pub state: AppState,
     pub accounts: Arc<dyn AccountStore>,
     workers: WorkerPool,
+    /// The scanner's schedule; stops with the server.
+    scanner: AbortOnDrop,
     shutdown_grace: Duration,
     connections: crate::serve::ConnectionLimits,
 }
@@ -116,7 +131,8 @@ pub async fn start(
     let state = AppState {
         tasks: tasks.clone(),
         queue: queue.clone(),
-        market: Arc::new(ParquetMarketData::new(Arc::new(market_dir))),
+        market: Arc::new(ParquetMarketData::new(Arc::new(market_dir.clone()))),
+        scanner: Arc::new(ParquetScannerStore::new(Arc::new(market_dir), READ_TTL)),
         auth: Arc::new(Authenticator::embedded(
             accounts.clone(),
             Duration::from_secs(300),
@@ -138,10 +154,18 @@ pub async fn start(
             "re-queued tasks left unfinished by the previous run"
         );
     }
+    let scanner = AbortOnDrop(tokio::spawn(
+        services::analytics::scanner::nightly::scheduled(
+            state.market.clone(),
+            state.scanner.clone(),
+            config.scan,
+        ),
+    ));
     Ok(Embedded {
         state,
         accounts,
         workers,
+        scanner,
         shutdown_grace: config.shutdown_grace,
         connections: config.connections,
     })
@@ -245,6 +269,7 @@ impl Embedded {
         let app = crate::routes::embedded(&self.state);
         crate::serve::serve(listener, app, self.connections, shutdown).await?;
         tracing::info!("http server stopped; waiting for running jobs");
+        drop(self.scanner);
         self.workers.shutdown(self.shutdown_grace).await;
         Ok(())
     }

@@ -3,6 +3,7 @@
 use platform::accounts::Authenticator;
 use platform::marketdata::MarketData;
 use platform::queue::JobQueue;
+use platform::scanner::ScannerStore;
 use platform::tasks::TaskStore;
 use std::sync::Arc;
 
@@ -11,6 +12,8 @@ pub struct AppState {
     pub tasks: Arc<dyn TaskStore>,
     pub queue: Arc<dyn JobQueue>,
     pub market: Arc<dyn MarketData>,
+    /// The nightly scanner's day files, in the market data store.
+    pub scanner: Arc<dyn ScannerStore>,
     pub auth: Arc<Authenticator>,
     /// Data service: answer with the legacy double-encoded body (a JSON
     /// string holding the JSON) for old clients. Off by default.

@@ -32,6 +32,10 @@ async fn state(market: &std::path::Path) -> AppState {
         tasks: Arc::new(SqliteTaskStore::new(db)),
         queue: Arc::new(queue),
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(market)))),
+        scanner: Arc::new(platform::scanner::ParquetScannerStore::new(
+            Arc::new(LocalDir::new(market)),
+            platform::scanner::READ_TTL,
+        )),
         auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
         data_legacy_json: false,
         limits: Default::default(),

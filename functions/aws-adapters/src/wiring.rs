@@ -18,6 +18,14 @@ pub fn task_store(clients: &Clients, names: &Names) -> DynamoTaskStore {
         .with_ttl(ttl_days.map(TimeDelta::days))
 }
 
+/// The scanner's day files, next to the market data in the bucket.
+pub fn scanner_store(clients: &Clients, names: &Names) -> platform::scanner::ParquetScannerStore {
+    platform::scanner::ParquetScannerStore::new(
+        Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)),
+        platform::scanner::READ_TTL,
+    )
+}
+
 /// Market data: Parquet objects in the bucket.
 pub fn market_data(clients: &Clients, names: &Names) -> ParquetMarketData {
     ParquetMarketData::new(Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)))

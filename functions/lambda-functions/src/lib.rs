@@ -23,6 +23,7 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         tasks: Arc::new(wiring::task_store(clients, names)),
         queue: Arc::new(SqsQueue::new(clients.sqs.clone(), &names.queue_url)),
         market: Arc::new(wiring::market_data(clients, names)),
+        scanner: Arc::new(wiring::scanner_store(clients, names)),
         auth: Arc::new(
             Authenticator::new(
                 accounts,

@@ -73,6 +73,39 @@ pub fn day(on: &str, n: usize, salt: f64) -> ScanDay {
     }
 }
 
+/// The day as `day` answers it: the items without their trade lists.
+fn summary(day: &ScanDay) -> ScanDay {
+    let mut s = day.clone();
+    for r in &mut s.rows {
+        r.trades.clear();
+    }
+    s
+}
+
+/// Reads `day` back from `store` and checks the trade lists of some rows.
+async fn same(store: &dyn ScannerStore, day: &ScanDay) {
+    let got = store.day(day.date).await.unwrap().unwrap();
+    assert!(*got == summary(day), "the items of {} differ", day.date);
+    let n = day.rows.len();
+    if n == 0 {
+        assert!(store.trades(&got, &[]).await.unwrap().is_empty());
+        return;
+    }
+    // Scattered rows in any order, a repeat, and one contiguous run.
+    let rows: Vec<usize> = [n - 1, 0, n / 2, n / 2 + 1, n / 3, 0]
+        .into_iter()
+        .filter(|r| *r < n)
+        .collect();
+    let lists = store.trades(&got, &rows).await.unwrap();
+    for (r, list) in rows.iter().zip(&lists) {
+        assert_eq!(*list, day.rows[*r].trades, "row {r}");
+    }
+    let all: Vec<usize> = (0..n).collect();
+    let lists = store.trades(&got, &all).await.unwrap();
+    assert!(lists.iter().zip(&day.rows).all(|(l, r)| *l == r.trades));
+    assert!(store.trades(&got, &[n]).await.is_err());
+}
+
 /// `fresh` opens another reader over the same storage with no cache time,
 /// as another process (a second function instance) would see it.
 pub async fn run_all(store: &dyn ScannerStore, fresh: &dyn ScannerStore) {
@@ -81,14 +114,21 @@ pub async fn run_all(store: &dyn ScannerStore, fresh: &dyn ScannerStore) {
 
     let first = day("2026-11-20", 300, 0.0);
     store.put(first.clone()).await.unwrap();
-    assert_eq!(*store.day(first.date).await.unwrap().unwrap(), first);
-    assert_eq!(*fresh.day(first.date).await.unwrap().unwrap(), first);
+    same(store, &first).await;
+    same(fresh, &first).await;
+    let old = fresh.day(first.date).await.unwrap().unwrap();
 
     // Re-running a date replaces it whole, here and for other readers.
     let again = day("2026-11-20", 7, 0.5);
     store.put(again.clone()).await.unwrap();
-    assert_eq!(*store.day(again.date).await.unwrap().unwrap(), again);
-    assert_eq!(*fresh.day(again.date).await.unwrap().unwrap(), again);
+    same(store, &again).await;
+    same(fresh, &again).await;
+    // Trade lists asked by a reader holding the replaced version: refused
+    // (a retry reads the new one), never another item's trades.
+    assert!(matches!(
+        fresh.trades(&old, &[150, 299]).await,
+        Err(platform::PortError::Unavailable(_) | platform::PortError::Invalid(_))
+    ));
 
     // Dates in order, whoever wrote them; an empty day is still a scan.
     let earlier = day("2026-11-19", 0, 0.0);
@@ -98,7 +138,7 @@ pub async fn run_all(store: &dyn ScannerStore, fresh: &dyn ScannerStore) {
         *fresh.dates().await.unwrap(),
         vec![date("2025-01-02"), date("2026-11-19"), date("2026-11-20")]
     );
-    assert_eq!(*store.day(earlier.date).await.unwrap().unwrap(), earlier);
+    same(store, &earlier).await;
     // A reader sees its own writes at once (another's once its cache time is up).
     let seen = store.dates().await.unwrap();
     assert!(seen.contains(&date("2025-01-02")) && seen.contains(&date("2026-11-20")));

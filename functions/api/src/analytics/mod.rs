@@ -56,6 +56,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(cpm::scan_start))
         .routes(routes!(cpm::backtest_start))
         .routes(routes!(scanner::predefined_signals))
+        .routes(routes!(scanner::single))
+        .routes(routes!(scanner::latest_day_all))
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.

@@ -1,9 +1,16 @@
 //! Smart stock scanner routes (analytics 4.4) in the standard envelope
-//! `{code, msg, data}`. Thin handlers over `services::analytics::scanner`.
+//! `{code, msg, data}`. Thin handlers over `services::analytics::scanner`,
+//! which reads the nightly job's day files.
 
 use super::{AnalyticsErrors, Standard};
+use crate::error::ApiError;
+use crate::extract::{Params, Query};
+use crate::state::AppState;
 use axum::Json;
-use services::analytics::scanner::{self, answers::SignalList};
+use axum::extract::{Path, State};
+use services::analytics::scanner::answers::{DayAnswer, SignalList, SingleAnswer};
+use services::analytics::scanner::requests::{DayParams, SingleParams};
+use services::analytics::scanner::{self};
 
 /// `GET /smart-stock-scanner/get-predefined-signals`: the 37 signals, flat
 /// and by category, with their horizon and holding period.
@@ -15,4 +22,35 @@ pub(crate) async fn predefined_signals() -> Json<Standard<SignalList>> {
         msg: "Predefined signals".into(),
         data: scanner::predefined_signals(),
     })
+}
+
+/// `GET /smart-stock-scanner/single/{ticker}`: one stock's signals on the
+/// scan dates of a range (default the latest), both horizons.
+#[utoipa::path(get, path = "/smart-stock-scanner/single/{ticker}", tag = "analytics",
+    params(("ticker" = String, Path, description = "A stock (any case); 404 when unknown", example = "AAPL"), SingleParams),
+    responses((status = 200, description = "The stock's signals, or code 407 without data when none fired", body = SingleAnswer), AnalyticsErrors))]
+pub(crate) async fn single(
+    State(state): State<AppState>,
+    Path(ticker): Path<String>,
+    raw: Params,
+) -> Result<Json<SingleAnswer>, ApiError> {
+    let q = Query::<SingleParams>::from_params(raw)?.0.validate()?;
+    Ok(Json(
+        scanner::single(state.market.as_ref(), state.scanner.as_ref(), &ticker, &q).await?,
+    ))
+}
+
+/// `GET /smart-stock-scanner/latest-day-all`: every stock's signals of one
+/// horizon on a scan date (default the latest).
+#[utoipa::path(get, path = "/smart-stock-scanner/latest-day-all", tag = "analytics",
+    params(DayParams),
+    responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan)", body = DayAnswer), AnalyticsErrors))]
+pub(crate) async fn latest_day_all(
+    State(state): State<AppState>,
+    raw: Params,
+) -> Result<Json<DayAnswer>, ApiError> {
+    let q = Query::<DayParams>::from_params(raw)?.0.validate()?;
+    Ok(Json(
+        scanner::latest_day_all(state.market.as_ref(), state.scanner.as_ref(), &q).await?,
+    ))
 }

@@ -96,14 +96,18 @@ impl AsyncFileReader for RangedReader {
 
     fn get_metadata<'a>(
         &'a mut self,
-        _options: Option<&'a ArrowReaderOptions>,
+        options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, Result<Arc<ParquetMetaData>>> {
         let size = self.size;
         async move {
-            let meta = ParquetMetaDataReader::new()
-                .with_prefetch_hint(Some(FOOTER_PREFETCH))
-                .load_and_finish(self, size)
-                .await?;
+            // The page index only when the reader asks for it (row selections).
+            let mut reader = ParquetMetaDataReader::new().with_prefetch_hint(Some(FOOTER_PREFETCH));
+            if let Some(o) = options {
+                reader = reader
+                    .with_column_index_policy(o.column_index_policy())
+                    .with_offset_index_policy(o.offset_index_policy());
+            }
+            let meta = reader.load_and_finish(self, size).await?;
             Ok(Arc::new(meta))
         }
         .boxed()

@@ -3,9 +3,7 @@
 
 use super::{ScanDay, ScanRow, ScanTrade};
 use crate::PortError;
-use crate::marketdata::codec::{
-    batch, date_col, date_to_days, days_to_date, f64_col, from_parquet, str_col, to_parquet,
-};
+use crate::marketdata::codec::{batch, date_col, date_to_days, days_to_date, f64_col, str_col};
 use arrow_array::builder::{Date32Builder, Float64Builder, ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Float64Type, Int32Type, Int64Type};
@@ -17,6 +15,9 @@ use arrow_schema::{DataType, Field};
 use bytes::Bytes;
 use engine::scanner::stats::{ExitReason, Figures};
 use engine::scanner::{Direction, Horizon};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
 use std::sync::Arc;
 
 /// The figures' columns, in order.
@@ -56,12 +57,93 @@ fn list_field(name: &str, item: DataType) -> Field {
     Field::new(name, DataType::new_list(item, true), false)
 }
 
+/// The list columns; every other column is the item's summary.
+pub const TRADE_COLUMNS: [&str; 6] = [
+    "entry_date",
+    "exit_date",
+    "entry_price",
+    "exit_price",
+    "trade_return",
+    "exit_reason",
+];
+
+/// Rows per row group: a day's summary is a few ranged reads.
+const ROW_GROUP: usize = 512;
+/// Small pages, so the page index lets a reader fetch a few rows' trade
+/// lists without the whole column chunk.
+const PAGE_BYTES: usize = 64 * 1024;
+
 pub fn to_bytes(day: &ScanDay) -> Result<Bytes, PortError> {
-    to_parquet(&to_batch(day))
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_created_by("marketlab".into())
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .set_data_page_size_limit(PAGE_BYTES)
+        .build();
+    let batch = to_batch(day);
+    let mut buf = Vec::new();
+    let mut writer =
+        ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).map_err(PortError::internal)?;
+    writer.write(&batch).map_err(PortError::internal)?;
+    writer.close().map_err(PortError::internal)?;
+    Ok(Bytes::from(buf))
 }
 
+/// A whole day, trades included (what was written).
+#[cfg(test)]
 pub fn from_bytes(date: chrono::NaiveDate, data: Bytes) -> Result<ScanDay, PortError> {
-    from_batch(date, &from_parquet(data)?)
+    let b = crate::marketdata::codec::from_parquet(data)?;
+    let mut day = from_batch(date, &b)?;
+    for (row, (_, _, trades)) in day.rows.iter_mut().zip(trades_from_batch(&b)?) {
+        row.trades = trades;
+    }
+    Ok(day)
+}
+
+/// Each row's symbol, signal and trades, from a batch of those columns.
+pub fn trades_from_batch(
+    b: &RecordBatch,
+) -> Result<Vec<(String, String, Vec<ScanTrade>)>, PortError> {
+    let (symbol, signal) = (str_col(b, "symbol")?, str_col(b, "signal")?);
+    let (entry_date, exit_date) = (date_list(b, "entry_date")?, date_list(b, "exit_date")?);
+    let (entry_price, exit_price, ret) = (
+        f64_list(b, "entry_price")?,
+        f64_list(b, "exit_price")?,
+        f64_list(b, "trade_return")?,
+    );
+    let reason = reason_list(b, "exit_reason")?;
+    (0..b.num_rows())
+        .map(|i| {
+            let n = entry_date[i].len();
+            if [
+                exit_date[i].len(),
+                entry_price[i].len(),
+                exit_price[i].len(),
+                ret[i].len(),
+                reason[i].len(),
+            ]
+            .iter()
+            .any(|l| *l != n)
+            {
+                return Err(bad("trade lists of unequal lengths"));
+            }
+            let trades = (0..n)
+                .map(|k| ScanTrade {
+                    entry_date: entry_date[i][k],
+                    exit_date: exit_date[i][k],
+                    entry_price: entry_price[i][k],
+                    exit_price: exit_price[i][k],
+                    ret: ret[i][k],
+                    reason: reason[i][k],
+                })
+                .collect();
+            Ok((
+                symbol.value(i).to_string(),
+                signal.value(i).to_string(),
+                trades,
+            ))
+        })
+        .collect()
 }
 
 fn to_batch(day: &ScanDay) -> RecordBatch {
@@ -216,7 +298,8 @@ fn reason_list(b: &RecordBatch, name: &str) -> Result<Vec<Vec<ExitReason>>, Port
         .collect()
 }
 
-fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, PortError> {
+/// The items of a batch of the summary columns, without their trades.
+pub fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, PortError> {
     let int = |name: &str| -> Result<Vec<i64>, PortError> {
         let c = b
             .column_by_name(name)
@@ -255,28 +338,8 @@ fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, PortE
         .map(|n| f64_col(b, n))
         .collect::<Result<_, _>>()?;
     let (trend, rel, optix) = (opt("trend_score")?, opt("rel_trend_score")?, opt("optix")?);
-    let (entry_date, exit_date) = (date_list(b, "entry_date")?, date_list(b, "exit_date")?);
-    let (entry_price, exit_price, ret) = (
-        f64_list(b, "entry_price")?,
-        f64_list(b, "exit_price")?,
-        f64_list(b, "trade_return")?,
-    );
-    let reason = reason_list(b, "exit_reason")?;
     let rows = (0..b.num_rows())
         .map(|i| {
-            let n = entry_date[i].len();
-            if [
-                exit_date[i].len(),
-                entry_price[i].len(),
-                exit_price[i].len(),
-                ret[i].len(),
-                reason[i].len(),
-            ]
-            .iter()
-            .any(|l| *l != n)
-            {
-                return Err(bad("trade lists of unequal lengths"));
-            }
             let f = |k: usize| figures[k].value(i);
             Ok(ScanRow {
                 symbol: symbol.value(i).to_string(),
@@ -308,16 +371,7 @@ fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, PortE
                 rel_trend_score: rel[i],
                 optix: optix[i],
                 market: market.value(i).to_string(),
-                trades: (0..n)
-                    .map(|k| ScanTrade {
-                        entry_date: entry_date[i][k],
-                        exit_date: exit_date[i][k],
-                        entry_price: entry_price[i][k],
-                        exit_price: exit_price[i][k],
-                        ret: ret[i][k],
-                        reason: reason[i][k],
-                    })
-                    .collect(),
+                trades: Vec::new(),
             })
         })
         .collect::<Result<Vec<_>, PortError>>()?;
@@ -398,6 +452,9 @@ mod tests {
             date: day.date,
             rows: vec![],
         };
-        assert_eq!(from_bytes(day.date, to_bytes(&empty).unwrap()).unwrap(), empty);
+        assert_eq!(
+            from_bytes(day.date, to_bytes(&empty).unwrap()).unwrap(),
+            empty
+        );
     }
 }

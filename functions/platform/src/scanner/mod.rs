@@ -6,7 +6,11 @@
 mod codec;
 mod store;
 
-pub use store::ParquetScannerStore;
+pub use store::{ParquetScannerStore, key};
+
+/// How long a reader trusts what it decoded: another process's scan shows
+/// within this time.
+pub const READ_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 use crate::PortError;
 use async_trait::async_trait;
@@ -61,8 +65,13 @@ pub struct ScanDay {
 pub trait ScannerStore: Send + Sync {
     /// Writes a date's items, replacing any earlier scan of that date whole.
     async fn put(&self, day: ScanDay) -> Result<(), PortError>;
-    /// A date's items, or `None` when the date has no scan.
+    /// A date's items without their trade lists (`trades` is empty), or
+    /// `None` when the date has no scan.
     async fn day(&self, date: NaiveDate) -> Result<Option<Arc<ScanDay>>, PortError>;
+    /// The trade lists of some of `day`'s rows (indices into `day.rows`), in
+    /// the order asked; only those rows are read.
+    async fn trades(&self, day: &ScanDay, rows: &[usize])
+    -> Result<Vec<Vec<ScanTrade>>, PortError>;
     /// The dates that have a scan, ascending.
     async fn dates(&self) -> Result<Arc<Vec<NaiveDate>>, PortError>;
 }

@@ -2,9 +2,11 @@
 //! while so a warm function answers from memory; what this process writes
 //! it sees at once, what another process writes after at most `ttl`.
 
-use super::{ScanDay, ScannerStore, codec};
+use super::{ScanDay, ScanTrade, ScannerStore, codec};
 use crate::PortError;
 use crate::marketdata::BlobStore;
+use crate::marketdata::ranged::RangedReader;
+use arrow_array::RecordBatch;
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use std::collections::HashMap;
@@ -68,6 +70,103 @@ impl ParquetScannerStore {
     }
 }
 
+fn replaced(date: NaiveDate) -> PortError {
+    PortError::Unavailable(format!(
+        "the scan of {date} was replaced while being read; ask again"
+    ))
+}
+
+/// Which columns a read decodes.
+#[derive(Clone, Copy, PartialEq)]
+enum Columns {
+    /// Everything but the trade lists.
+    Summary,
+    /// The trade lists, with the symbol and signal that check them.
+    Trades,
+}
+
+/// Reads some columns (and, with `rows`, only those rows of `total`) of a
+/// date's file through ranged requests; `None` when the date has no scan.
+async fn read(
+    blobs: &Arc<dyn BlobStore>,
+    date: NaiveDate,
+    columns: Columns,
+    rows: Option<(&[usize], usize)>,
+) -> Result<Option<RecordBatch>, PortError> {
+    use futures::TryStreamExt;
+    use parquet::arrow::arrow_reader::{ArrowReaderOptions, RowSelection};
+    use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+    use parquet::file::metadata::PageIndexPolicy;
+    let key = key(date);
+    let Some(size) = blobs.size(&key).await? else {
+        return Ok(None);
+    };
+    let reader = RangedReader::new(blobs.clone(), key.clone(), size);
+    let selection = rows.map(|(rows, total)| {
+        let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+        for r in rows {
+            match ranges.last_mut() {
+                Some(last) if last.end == *r => last.end += 1,
+                _ => ranges.push(*r..*r + 1),
+            }
+        }
+        RowSelection::from_consecutive_ranges(ranges.into_iter(), total)
+    });
+    let bad = move |e: parquet::errors::ParquetError| match e {
+        parquet::errors::ParquetError::External(inner) => match inner.downcast::<PortError>() {
+            Ok(port) => *port,
+            Err(other) => PortError::Internal(format!("{key}: {other}")),
+        },
+        other => PortError::Internal(format!("{key}: {other}")),
+    };
+    // Decoding is CPU work: the read runs on the blocking pool, its ranged
+    // fetches driven there through the runtime handle.
+    let handle = tokio::runtime::Handle::current();
+    let batch = tokio::task::spawn_blocking(move || {
+        handle.block_on(async {
+            let options = if selection.is_some() {
+                ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional)
+            } else {
+                ArrowReaderOptions::new()
+            };
+            let mut builder = ParquetRecordBatchStreamBuilder::new_with_options(reader, options)
+                .await
+                .map_err(&bad)?;
+            let wanted: Vec<usize> = builder
+                .schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| {
+                    let list = codec::TRADE_COLUMNS.contains(&f.name().as_str());
+                    match columns {
+                        Columns::Summary => !list,
+                        Columns::Trades => list || f.name() == "symbol" || f.name() == "signal",
+                    }
+                })
+                .map(|(i, _)| i)
+                .collect();
+            let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
+            builder = builder.with_projection(mask).with_batch_size(64 * 1024);
+            if let Some(s) = selection {
+                builder = builder.with_row_selection(s);
+            }
+            let schema = builder.schema().clone();
+            let batches: Vec<RecordBatch> = builder
+                .build()
+                .map_err(&bad)?
+                .try_collect()
+                .await
+                .map_err(&bad)?;
+            let projected = batches.first().map(|b| b.schema()).unwrap_or(schema);
+            arrow_select::concat::concat_batches(&projected, &batches).map_err(PortError::internal)
+        })
+    })
+    .await
+    .map_err(PortError::internal)??;
+    Ok(Some(batch))
+}
+
 fn date_of(key: &str) -> Option<NaiveDate> {
     key.strip_prefix(PREFIX)?
         .strip_suffix(".parquet")?
@@ -79,13 +178,18 @@ fn date_of(key: &str) -> Option<NaiveDate> {
 impl ScannerStore for ParquetScannerStore {
     async fn put(&self, day: ScanDay) -> Result<(), PortError> {
         let date = day.date;
-        let day = Arc::new(day);
-        let encode = day.clone();
-        let bytes = tokio::task::spawn_blocking(move || codec::to_bytes(&encode))
-            .await
-            .map_err(PortError::internal)??;
+        let (bytes, summary) = tokio::task::spawn_blocking(move || {
+            let bytes = codec::to_bytes(&day)?;
+            let mut summary = day;
+            for r in &mut summary.rows {
+                r.trades = Vec::new();
+            }
+            Ok::<_, PortError>((bytes, summary))
+        })
+        .await
+        .map_err(PortError::internal)??;
         self.blobs.put(&key(date), bytes).await?;
-        self.remember(date, Some(day));
+        self.remember(date, Some(Arc::new(summary)));
         let mut dates = self.dates.lock().expect("scanner cache");
         if let Some(c) = dates.as_mut()
             && let Err(at) = c.value.binary_search(&date)
@@ -107,16 +211,56 @@ impl ScannerStore for ParquetScannerStore {
                 return Ok(c.value.clone());
             }
         }
-        let value = match self.blobs.get(&key(date)).await? {
-            Some(bytes) => Some(Arc::new(
-                tokio::task::spawn_blocking(move || codec::from_bytes(date, bytes))
-                    .await
-                    .map_err(PortError::internal)??,
-            )),
+        let value = match read(&self.blobs, date, Columns::Summary, None).await? {
+            Some(b) => Some(Arc::new(codec::from_batch(date, &b)?)),
             None => None,
         };
         self.remember(date, value.clone());
         Ok(value)
+    }
+
+    async fn trades(
+        &self,
+        day: &ScanDay,
+        rows: &[usize],
+    ) -> Result<Vec<Vec<ScanTrade>>, PortError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sorted = rows.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let total = day.rows.len();
+        if sorted.last().is_some_and(|r| *r >= total) {
+            return Err(PortError::Invalid(format!(
+                "scan of {}: no row {} (it has {total})",
+                day.date,
+                sorted.last().expect("not empty")
+            )));
+        }
+        let batch = read(
+            &self.blobs,
+            day.date,
+            Columns::Trades,
+            Some((&sorted, total)),
+        )
+        .await?
+        .ok_or_else(|| replaced(day.date))?;
+        let found = codec::trades_from_batch(&batch)?;
+        if found.len() != sorted.len() {
+            return Err(replaced(day.date));
+        }
+        let mut by_row = HashMap::with_capacity(sorted.len());
+        for (row, (symbol, signal, trades)) in sorted.iter().zip(found) {
+            let expected = &day.rows[*row];
+            // Another run may have replaced the file since `day` was read.
+            if expected.symbol != symbol || expected.signal != signal {
+                self.days.lock().expect("scanner cache").remove(&day.date);
+                return Err(replaced(day.date));
+            }
+            by_row.insert(*row, trades);
+        }
+        Ok(rows.iter().map(|r| by_row[r].clone()).collect())
     }
 
     async fn dates(&self) -> Result<Arc<Vec<NaiveDate>>, PortError> {

@@ -1,0 +1,389 @@
+//! The nightly scan: every stock's signals on one date, with the statistics
+//! of each signal's own history there, written as that date's scanner file.
+//! Re-running a date replaces its file; the answer depends only on the
+//! market data up to that date.
+
+use crate::analytics::cpm::BENCHMARK;
+use crate::error::{Error, Result};
+use chrono::NaiveDate;
+use engine::Bars;
+use engine::indicators::sma;
+use engine::scanner::items::{Item, items};
+use engine::scanner::{Inputs, SIGNALS};
+use platform::PortError;
+use platform::marketdata::{IndicatorSeries, MarketData};
+use platform::scanner::{ScanDay, ScanRow, ScanTrade, ScannerStore};
+use platform::worker::Progress;
+use std::sync::Arc;
+
+/// Stocks read at once: their decoding keeps every core busy.
+const CHUNK: usize = 64;
+/// Sessions of the benchmark average that labels the market's trend.
+const MARKET_TREND: usize = 200;
+
+/// What a scan did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanSummary {
+    pub date: NaiveDate,
+    /// Stocks with a bar on the date.
+    pub stocks: usize,
+    /// Signals that fired (rows written).
+    pub items: usize,
+}
+
+/// The benchmark's closes and its trend label on the date.
+struct Benchmark {
+    dates: Vec<NaiveDate>,
+    close: Vec<f64>,
+    market: &'static str,
+}
+
+impl Benchmark {
+    /// The benchmark's close on each of `dates` (the last one on or before it;
+    /// NaN before its history).
+    fn aligned(&self, dates: &[NaiveDate]) -> Vec<f64> {
+        let mut k = 0;
+        dates
+            .iter()
+            .map(|d| {
+                while k < self.dates.len() && self.dates[k] <= *d {
+                    k += 1;
+                }
+                if k == 0 { f64::NAN } else { self.close[k - 1] }
+            })
+            .collect()
+    }
+}
+
+/// The stock's Optix reading on each of its dates (NaN where there is none).
+fn aligned_optix(dates: &[NaiveDate], series: &IndicatorSeries) -> Vec<f64> {
+    let mut k = 0;
+    dates
+        .iter()
+        .map(|d| {
+            while k < series.time.len() && series.time[k].date() < *d {
+                k += 1;
+            }
+            match series.time.get(k) {
+                Some(t) if t.date() == *d => series.close[k],
+                _ => f64::NAN,
+            }
+        })
+        .collect()
+}
+
+struct Stock {
+    symbol: String,
+    bars: Arc<Bars>,
+    optix: Option<Arc<IndicatorSeries>>,
+}
+
+/// The rows of one stock on `date`, if it has a bar there.
+fn stock_rows(stock: &Stock, date: NaiveDate, bench: Option<&Benchmark>) -> Option<Vec<ScanRow>> {
+    let b = &stock.bars;
+    let dates: Vec<NaiveDate> = (0..b.len()).map(|i| b.date(i)).collect();
+    let asof = dates.binary_search(&date).ok()?;
+    let dates = &dates[..=asof];
+    let optix = stock.optix.as_ref().map(|s| aligned_optix(dates, s));
+    let benchmark = bench.map(|bm| bm.aligned(dates));
+    let inputs = Inputs {
+        open: &b.open[..=asof],
+        high: &b.high[..=asof],
+        low: &b.low[..=asof],
+        close: &b.close[..=asof],
+        optix: optix.as_deref(),
+    };
+    let market = bench.map_or("Unknown", |bm| bm.market);
+    let number = |x: f64| (!x.is_nan()).then_some(x);
+    let row = |it: Item| ScanRow {
+        symbol: stock.symbol.clone(),
+        signal: SIGNALS[it.signal].name.to_string(),
+        horizon: SIGNALS[it.signal].horizon(),
+        direction: it.direction,
+        close: b.close[it.bar],
+        profit_target: it.profit_target,
+        stop_loss: it.stop_loss,
+        time_in_market: it.hold as u32,
+        figures: it.figures,
+        trend_score: number(it.trend_score),
+        rel_trend_score: number(it.rel_trend_score),
+        optix: number(it.optix),
+        market: market.to_string(),
+        trades: it
+            .trades
+            .iter()
+            .map(|t| ScanTrade {
+                entry_date: dates[t.entry],
+                exit_date: dates[t.exit],
+                entry_price: b.close[t.entry],
+                exit_price: b.close[t.exit],
+                ret: t.ret,
+                reason: t.reason,
+            })
+            .collect(),
+    };
+    Some(
+        items(&inputs, benchmark.as_deref(), asof..asof + 1)
+            .into_iter()
+            .map(row)
+            .collect(),
+    )
+}
+
+/// Each stock's rows, the stocks shared among the cores; `None` for a stock
+/// without a bar on the date.
+fn rows_of(
+    stocks: &[Stock],
+    date: NaiveDate,
+    bench: Option<&Benchmark>,
+) -> Vec<Option<Vec<ScanRow>>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(stocks.len().max(1));
+    if threads <= 1 {
+        return stocks.iter().map(|s| stock_rows(s, date, bench)).collect();
+    }
+    let per = stocks.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = stocks
+            .chunks(per)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|st| stock_rows(st, date, bench))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a scanner thread panicked"))
+            .collect()
+    })
+}
+
+async fn benchmark(market: &dyn MarketData, date: NaiveDate) -> Result<Option<Benchmark>> {
+    let bars = match market.daily(BENCHMARK).await {
+        Ok(b) => b,
+        Err(PortError::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let dates: Vec<NaiveDate> = (0..bars.len())
+        .map(|i| bars.date(i))
+        .take_while(|d| *d <= date)
+        .collect();
+    let close = bars.close[..dates.len()].to_vec();
+    let average = sma(&close, MARKET_TREND);
+    let market = match (close.last(), average.last()) {
+        (Some(c), Some(a)) if !a.is_nan() && c > a => "Uptrend",
+        (Some(_), Some(a)) if !a.is_nan() => "Downtrend",
+        _ => "Unknown",
+    };
+    Ok(Some(Benchmark {
+        dates,
+        close,
+        market,
+    }))
+}
+
+/// Scans every stock on `date` (default: the latest session in the store)
+/// and writes the date's scanner file.
+pub async fn run(
+    market: &dyn MarketData,
+    store: &dyn ScannerStore,
+    date: Option<NaiveDate>,
+    progress: &Progress,
+) -> Result<ScanSummary> {
+    let latest = market.latest_date().await?;
+    let date = date.unwrap_or(latest);
+    if date > latest {
+        return Err(Error::invalid(
+            "date",
+            format!("is after the latest session in the store ({latest})"),
+        ));
+    }
+    let bench = benchmark(market, date).await?;
+    if let Some(b) = &bench
+        && b.dates.last() != Some(&date)
+    {
+        return Err(Error::invalid(
+            "date",
+            format!("{date} is not a session of the benchmark {BENCHMARK}"),
+        ));
+    }
+    let bench = bench.map(Arc::new);
+    let symbols = market.symbols().await?;
+    let universe: Vec<String> = symbols
+        .iter()
+        .filter(|s| s.asset_class == "stock" && s.first_date <= date && date <= s.last_date)
+        .map(|s| s.symbol.clone())
+        .collect();
+    let total = universe.len();
+    let (mut rows, mut stocks) = (Vec::new(), 0);
+    for (k, chunk) in universe.chunks(CHUNK).enumerate() {
+        let reads = chunk.iter().map(|symbol| async move {
+            let bars = market.daily(symbol).await;
+            let optix = market.indicator_series(&format!("{symbol}_OPTIX")).await;
+            (symbol, bars, optix)
+        });
+        let mut loaded = Vec::with_capacity(chunk.len());
+        for (symbol, bars, optix) in futures::future::join_all(reads).await {
+            let bars = match bars {
+                Ok(b) => b,
+                // A catalog symbol without prices is skipped, not fatal.
+                Err(PortError::NotFound(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let optix = match optix {
+                Ok(o) => Some(o),
+                Err(PortError::NotFound(_)) => None,
+                Err(e) => return Err(e.into()),
+            };
+            loaded.push(Stock {
+                symbol: symbol.clone(),
+                bars,
+                optix,
+            });
+        }
+        let b = bench.clone();
+        let found = tokio::task::spawn_blocking(move || rows_of(&loaded, date, b.as_deref()))
+            .await
+            .map_err(|e| Error::Port(PortError::Internal(format!("scan failed: {e}"))))?;
+        for r in found.into_iter().flatten() {
+            stocks += 1;
+            rows.extend(r);
+        }
+        progress.steps((k * CHUNK + chunk.len()).min(total), total);
+    }
+    if stocks == 0 {
+        return Err(Error::invalid(
+            "date",
+            format!("{date}: no stock has a session on that date"),
+        ));
+    }
+    rows.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+    let items = rows.len();
+    store.put(ScanDay { date, rows }).await?;
+    Ok(ScanSummary {
+        date,
+        stocks,
+        items,
+    })
+}
+
+/// When the embedded server scans on its own (times in UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    /// Scan at start-up when the latest session has no scan yet.
+    pub at_start: bool,
+    /// Scan the latest session every day at this time.
+    pub daily_at: Option<chrono::NaiveTime>,
+}
+
+impl Default for Schedule {
+    /// 04:40 UTC is 11:40 PM in New York in winter (00:40 in summer): after
+    /// the close and the day's data, as the original's nightly update.
+    fn default() -> Self {
+        Schedule {
+            at_start: true,
+            daily_at: chrono::NaiveTime::from_hms_opt(4, 40, 0),
+        }
+    }
+}
+
+/// How long from `now` until the next `at` (tomorrow's when today's has passed).
+pub fn until_next(now: chrono::NaiveDateTime, at: chrono::NaiveTime) -> std::time::Duration {
+    let today = now.date().and_time(at);
+    let next = if today > now {
+        today
+    } else {
+        today + chrono::TimeDelta::days(1)
+    };
+    (next - now).to_std().unwrap_or_default()
+}
+
+/// One logged scan of the latest session.
+async fn scan_logged(market: &dyn MarketData, store: &dyn ScannerStore, why: &str) {
+    let started = std::time::Instant::now();
+    match run(market, store, None, &Progress::default()).await {
+        Ok(s) => tracing::info!(
+            date = %s.date, stocks = s.stocks, items = s.items,
+            seconds = started.elapsed().as_secs_f64(), why, "scanner: day scanned"
+        ),
+        Err(e) => tracing::error!(error = %e, why, "scanner: scan failed"),
+    }
+}
+
+/// Runs the schedule until dropped (the server aborts it at shutdown; a
+/// scan cut short writes nothing).
+pub async fn scheduled(
+    market: Arc<dyn MarketData>,
+    store: Arc<dyn ScannerStore>,
+    schedule: Schedule,
+) {
+    if schedule.at_start {
+        let missing = match (market.latest_date().await, store.dates().await) {
+            (Ok(latest), Ok(dates)) => !dates.contains(&latest),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::error!(error = %e, "scanner: cannot tell whether the latest session was scanned");
+                false
+            }
+        };
+        if missing {
+            scan_logged(
+                market.as_ref(),
+                store.as_ref(),
+                "the latest session had no scan",
+            )
+            .await;
+        }
+    }
+    let Some(at) = schedule.daily_at else {
+        return;
+    };
+    loop {
+        tokio::time::sleep(until_next(chrono::Utc::now().naive_utc(), at)).await;
+        scan_logged(market.as_ref(), store.as_ref(), "daily schedule").await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_run_is_today_or_tomorrow() {
+        let t = |s: &str| chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").unwrap();
+        let at = chrono::NaiveTime::from_hms_opt(4, 40, 0).unwrap();
+        assert_eq!(
+            until_next(t("2026-11-24 04:00:00"), at),
+            std::time::Duration::from_secs(40 * 60)
+        );
+        assert_eq!(
+            until_next(t("2026-11-24 04:40:00"), at),
+            std::time::Duration::from_secs(24 * 3600)
+        );
+        assert_eq!(
+            until_next(t("2026-11-24 23:40:00"), at),
+            std::time::Duration::from_secs(5 * 3600)
+        );
+    }
+
+    #[test]
+    fn benchmark_closes_follow_the_stock_s_dates() {
+        let d = |s: &str| s.parse::<NaiveDate>().unwrap();
+        let b = Benchmark {
+            dates: vec![d("2026-01-05"), d("2026-01-06"), d("2026-01-08")],
+            close: vec![1.0, 2.0, 3.0],
+            market: "Uptrend",
+        };
+        let got = b.aligned(&[
+            d("2026-01-02"),
+            d("2026-01-06"),
+            d("2026-01-07"),
+            d("2026-01-09"),
+        ]);
+        assert!(got[0].is_nan());
+        assert_eq!(&got[1..], &[2.0, 2.0, 3.0]);
+    }
+}
