@@ -74,6 +74,29 @@ async fn demo_json(req: reqwest::RequestBuilder) -> Value {
         .unwrap()
 }
 
+/// The binary the template's schedule invokes (the function with a
+/// `ScheduleV2` event).
+fn scheduled_binary() -> String {
+    let template = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .join("infra/template.yaml"),
+    )
+    .unwrap();
+    let at = template
+        .find("Type: ScheduleV2")
+        .expect("a scheduled function");
+    let resource = &template[..at];
+    let binary = resource.rfind("Binary: ").expect("its binary");
+    resource[binary + "Binary: ".len()..]
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
 /// Submits `body` to the embedded server and waits for its task's result.
 async fn embedded_result(
     embedded: &tests::server::TestServer,
@@ -344,6 +367,72 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             .as_u16(),
         404
     );
+
+    // The nightly scanner: the target of the template's schedule, invoked
+    // as EventBridge Scheduler does, writes the day's file to the bucket; the
+    // analytics function then answers from it as the embedded server does.
+    let nightly = scheduled_binary();
+    let spx = embedded.state.market.daily("SPX").await.unwrap();
+    let before = spx.date(spx.len() - 2);
+    let key = platform::scanner::key(before);
+    let exists = |key: String| {
+        let s3 = c.s3.clone();
+        let bucket = names.bucket.clone();
+        async move {
+            s3.head_object()
+                .bucket(bucket)
+                .key(key)
+                .send()
+                .await
+                .is_ok()
+        }
+    };
+    assert!(!exists(key.clone()).await);
+    let invoke = |payload: Value| {
+        let req = http
+            .post(format!("{base}/2015-03-31/functions/{nightly}/invocations"))
+            .json(&payload);
+        async move { req.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let t0 = Instant::now();
+    let ran = invoke(json!({"date": before.to_string()})).await;
+    assert_eq!(ran["date"], before.to_string(), "{ran}");
+    println!(
+        "nightly scanner function (first invocation): {:?}",
+        t0.elapsed()
+    );
+    assert!(exists(key).await);
+    let latest_ran = invoke(json!({})).await;
+    let latest = spx.date(spx.len() - 1);
+    assert_eq!(latest_ran["date"], latest.to_string(), "{latest_ran}");
+    for (d, path) in [
+        (
+            Some(before),
+            format!("/smart-stock-scanner/latest-day-all?date={before}&category=MidTermAI"),
+        ),
+        (None, "/smart-stock-scanner/latest-day-all".to_string()),
+    ] {
+        let lambda = demo_json(http.get(analytics(&path))).await;
+        services::analytics::scanner::nightly::run(
+            embedded.state.market.as_ref(),
+            embedded.state.scanner.as_ref(),
+            d,
+            &platform::worker::Progress::default(),
+        )
+        .await
+        .unwrap();
+        let local = embedded
+            .get(&path, Some((DEMO_EMAIL, DEMO_PASSWORD)))
+            .await
+            .1;
+        assert_eq!(lambda, local, "{path}");
+        assert!(
+            matches!(lambda["code"].as_u64(), Some(200 | 407)),
+            "{lambda}"
+        );
+    }
+    let bad = invoke(json!({"date": "2026-13-01"})).await;
+    assert!(bad.to_string().contains("date"), "{bad}");
     embedded.stop().await;
 
     // Paging, unknown and foreign ids.

@@ -81,4 +81,8 @@ fn template_defaults_match_the_shared_names() {
     // Every status change the worker needs is granted, and the SQS trigger reports partial failures.
     assert!(template.contains("FunctionResponseTypes: [ReportBatchItemFailures]"));
     assert!(template.contains("IndexName: by_owner"));
+    // The nightly scanner runs after the close, New York time, and may write the bucket.
+    assert!(template.contains("Binary: scanner-nightly"));
+    assert!(template.contains("ScheduleExpression: cron(40 23 ? * MON-FRI *)"));
+    assert!(template.contains("ScheduleExpressionTimezone: America/New_York"));
 }

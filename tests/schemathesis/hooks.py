@@ -39,6 +39,10 @@ def _ints(q, *names):
 def map_query(ctx, query):
     if query and _path(ctx).startswith("/cpm/scan"):
         return _pattern(dict(query), _path(ctx))
+    if query and _path(ctx).startswith("/smart-stock-scanner/single"):
+        q = dict(query)
+        _order(q, "start_date", "end_date")
+        return q
     if not query or not _path(ctx).startswith("/seasonality"):
         return query
     q = dict(query)

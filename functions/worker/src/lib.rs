@@ -55,3 +55,34 @@ pub async fn handle_batch(deps: &WorkerDeps, event: SqsEvent) -> SqsBatchRespons
     }
     response
 }
+
+/// One run of the nightly scanner for a scheduled event: the date the event
+/// names (`{"date": "YYYY-MM-DD"}`), else the latest session. Answers what
+/// it wrote; a failure is an error, so the schedule's retries apply.
+pub async fn scan(
+    market: &dyn platform::marketdata::MarketData,
+    store: &dyn platform::scanner::ScannerStore,
+    event: &serde_json::Value,
+) -> Result<serde_json::Value, lambda_runtime::Error> {
+    use services::analytics::scanner::nightly;
+    let date = match event.get("date").and_then(|d| d.as_str()) {
+        Some(d) => Some(
+            d.parse::<chrono::NaiveDate>()
+                .map_err(|e| format!("event 'date' {d:?}: {e}"))?,
+        ),
+        None => None,
+    };
+    let started = std::time::Instant::now();
+    let s = nightly::run(market, store, date, &platform::worker::Progress::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let seconds = started.elapsed().as_secs_f64();
+    tracing::info!(date = %s.date, stocks = s.stocks, items = s.items, seconds, "scanner: day scanned");
+    Ok(serde_json::json!({
+        "date": s.date.to_string(),
+        "stocks": s.stocks,
+        "items": s.items,
+        "key": platform::scanner::key(s.date),
+        "seconds": seconds,
+    }))
+}

@@ -8,7 +8,7 @@ use crate::extract::{Params, Query};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
-use services::analytics::scanner::answers::{DayAnswer, SignalList, SingleAnswer};
+use services::analytics::scanner::answers::{ScannerDayAnswer, ScannerSingleAnswer, SignalList};
 use services::analytics::scanner::requests::{DayParams, SingleParams};
 use services::analytics::scanner::{self};
 
@@ -28,12 +28,12 @@ pub(crate) async fn predefined_signals() -> Json<Standard<SignalList>> {
 /// scan dates of a range (default the latest), both horizons.
 #[utoipa::path(get, path = "/smart-stock-scanner/single/{ticker}", tag = "analytics",
     params(("ticker" = String, Path, description = "A stock (any case); 404 when unknown", example = "AAPL"), SingleParams),
-    responses((status = 200, description = "The stock's signals, or code 407 without data when none fired", body = SingleAnswer), AnalyticsErrors))]
+    responses((status = 200, description = "The stock's signals, or code 407 without data when none fired", body = ScannerSingleAnswer), AnalyticsErrors))]
 pub(crate) async fn single(
     State(state): State<AppState>,
     Path(ticker): Path<String>,
     raw: Params,
-) -> Result<Json<SingleAnswer>, ApiError> {
+) -> Result<Json<ScannerSingleAnswer>, ApiError> {
     let q = Query::<SingleParams>::from_params(raw)?.0.validate()?;
     Ok(Json(
         scanner::single(state.market.as_ref(), state.scanner.as_ref(), &ticker, &q).await?,
@@ -44,11 +44,11 @@ pub(crate) async fn single(
 /// horizon on a scan date (default the latest).
 #[utoipa::path(get, path = "/smart-stock-scanner/latest-day-all", tag = "analytics",
     params(DayParams),
-    responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan)", body = DayAnswer), AnalyticsErrors))]
+    responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan)", body = ScannerDayAnswer), AnalyticsErrors))]
 pub(crate) async fn latest_day_all(
     State(state): State<AppState>,
     raw: Params,
-) -> Result<Json<DayAnswer>, ApiError> {
+) -> Result<Json<ScannerDayAnswer>, ApiError> {
     let q = Query::<DayParams>::from_params(raw)?.0.validate()?;
     Ok(Json(
         scanner::latest_day_all(state.market.as_ref(), state.scanner.as_ref(), &q).await?,

@@ -86,7 +86,7 @@ pub struct ScannerItem {
     pub Optix: Option<f64>,
     /// With `include_backtest=true`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub backtest_info: Option<BacktestInfo>,
+    pub backtest_info: Option<ScannerBacktestInfo>,
 }
 
 /// The earlier trades behind a scanner item; the arrays are parallel, one
@@ -94,7 +94,7 @@ pub struct ScannerItem {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[allow(non_snake_case)]
-pub struct BacktestInfo {
+pub struct ScannerBacktestInfo {
     /// The scan's date, YYYY-MM-DD.
     pub date: String,
     #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^(Long|Short)$"))]
@@ -134,7 +134,7 @@ pub struct BacktestInfo {
 /// `data` of `single/{ticker}`.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct SingleData {
+pub struct ScannerSingleData {
     /// The last scan date of the range.
     pub as_of_date: String,
     pub ticker: String,
@@ -145,7 +145,7 @@ pub struct SingleData {
 /// `data` of `latest-day-all`.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct DayData {
+pub struct ScannerDayData {
     pub as_of_date: String,
     /// The stocks with an item of the day (all pages), in order.
     pub tickers: Vec<String>,
@@ -159,20 +159,20 @@ pub struct DayData {
 /// `data` when no signal fired.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct SingleAnswer {
+pub struct ScannerSingleAnswer {
     /// 200, or 407 when nothing fired.
     pub code: u16,
     pub msg: String,
-    pub data: Option<SingleData>,
+    pub data: Option<ScannerSingleData>,
 }
 
 /// What `latest-day-all` answers: code 200 with its `data`, or 407 and no
 /// `data` when no signal fired.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct DayAnswer {
+pub struct ScannerDayAnswer {
     /// 200, or 407 when nothing fired.
     pub code: u16,
     pub msg: String,
-    pub data: Option<DayData>,
+    pub data: Option<ScannerDayData>,
 }

@@ -8,7 +8,8 @@ pub mod requests;
 
 use crate::error::{Error, Result};
 use answers::{
-    BacktestInfo, DayAnswer, DayData, ScannerItem, SignalInfo, SignalList, SingleAnswer, SingleData,
+    ScannerBacktestInfo, ScannerDayAnswer, ScannerDayData, ScannerItem, ScannerSingleAnswer,
+    ScannerSingleData, SignalInfo, SignalList,
 };
 use chrono::NaiveDate;
 use engine::scanner::{Category, SIGNALS};
@@ -56,7 +57,7 @@ fn percent(x: f64) -> String {
 fn item(date: NaiveDate, row: &ScanRow, trades: Option<Vec<ScanTrade>>) -> ScannerItem {
     let f = &row.figures;
     let day = date.to_string();
-    let backtest_info = trades.map(|trades| BacktestInfo {
+    let backtest_info = trades.map(|trades| ScannerBacktestInfo {
         date: day.clone(),
         Direction: row.direction.as_str(),
         Symbol: row.symbol.clone(),
@@ -141,15 +142,10 @@ async fn items_of(
         .collect())
 }
 
-/// The ticker as stored; unknown to the market data is not found.
+/// The ticker as stored; unknown to the market data (whatever its
+/// spelling) is not found.
 async fn known_ticker(market: &dyn MarketData, raw: &str) -> Result<String> {
     let t = super::ticker(raw);
-    if !requests::regex_free_ticker(&t) {
-        return Err(Error::invalid(
-            "ticker",
-            format!("'{raw}' is not a ticker (letters, digits and . _ ^ -, 1-32)"),
-        ));
-    }
     if market.symbols().await?.iter().any(|s| s.symbol == t) {
         Ok(t)
     } else {
@@ -168,7 +164,7 @@ pub async fn single(
     store: &dyn ScannerStore,
     ticker: &str,
     q: &Single,
-) -> Result<SingleAnswer> {
+) -> Result<ScannerSingleAnswer> {
     let ticker = known_ticker(market, ticker).await?;
     let dates = store.dates().await?;
     let (code, msg, data) = match dates.last() {
@@ -215,7 +211,7 @@ pub async fn single(
                 (
                     200,
                     format!("{} signals for {ticker}", items.len()),
-                    Some(SingleData {
+                    Some(ScannerSingleData {
                         as_of_date: as_of.to_string(),
                         ticker,
                         scanner_data: items,
@@ -224,7 +220,7 @@ pub async fn single(
             }
         }
     };
-    Ok(SingleAnswer { code, msg, data })
+    Ok(ScannerSingleAnswer { code, msg, data })
 }
 
 /// `GET /smart-stock-scanner/latest-day-all`: a date's items of one horizon,
@@ -233,14 +229,14 @@ pub async fn latest_day_all(
     market: &dyn MarketData,
     store: &dyn ScannerStore,
     q: &Day,
-) -> Result<DayAnswer> {
+) -> Result<ScannerDayAnswer> {
     let ticker = match &q.ticker {
         Some(t) => Some(known_ticker(market, t).await?),
         None => None,
     };
     let dates = store.dates().await?;
     let Some(latest) = dates.last() else {
-        return Ok(DayAnswer {
+        return Ok(ScannerDayAnswer {
             code: 407,
             msg: "No scan has run yet".into(),
             data: None,
@@ -248,7 +244,7 @@ pub async fn latest_day_all(
     };
     let date = q.date.unwrap_or(*latest);
     let Some(day) = store.day(date).await? else {
-        return Ok(DayAnswer {
+        return Ok(ScannerDayAnswer {
             code: 407,
             msg: format!(
                 "No scan on {date}: scans cover {} dates from {} to {latest}",
@@ -265,7 +261,7 @@ pub async fn latest_day_all(
     let matching: Vec<usize> = rows.filter(|r| day.rows[*r].horizon == q.horizon).collect();
     if matching.is_empty() {
         let whom = ticker.map_or(String::new(), |t| format!(" for {t}"));
-        return Ok(DayAnswer {
+        return Ok(ScannerDayAnswer {
             code: 407,
             msg: format!("No {} signal fired{whom} on {date}", q.horizon.name()),
             data: None,
@@ -279,7 +275,7 @@ pub async fn latest_day_all(
     let page = &matching[q.offset.min(matching.len())..]
         [..q.limit.min(matching.len().saturating_sub(q.offset))];
     let items = items_of(store, &day, page, q.include_backtest).await?;
-    Ok(DayAnswer {
+    Ok(ScannerDayAnswer {
         code: 200,
         msg: format!(
             "{} {} signals on {date}; items {} to {}",
@@ -288,7 +284,7 @@ pub async fn latest_day_all(
             q.offset.min(matching.len()),
             q.offset.min(matching.len()) + items.len()
         ),
-        data: Some(DayData {
+        data: Some(ScannerDayData {
             as_of_date: date.to_string(),
             tickers,
             count: matching.len(),
