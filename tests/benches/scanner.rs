@@ -1,85 +1,109 @@
 //! Scanner benchmark: `cargo bench -p tests --bench scanner`.
 //!
-//! The engine's share of the nightly job over a full-universe sample set
-//! (1,500 stocks from 1990): all 37 signals on every stock's whole history,
-//! and the statistics of each signal that fired on the latest day, with the
-//! bars and Optix readings already in memory.
+//! Over a full-universe sample set (1,500 stocks from 1990):
+//! - the nightly job as it runs at night: a cold process reads every stock's
+//!   bars and Optix series from Parquet, computes the 37 signals on each
+//!   whole history and the statistics of every signal that fired on the
+//!   latest session, and writes the day's file; then the same job warm;
+//! - `latest-day-all` through the embedded server over HTTP (loopback,
+//!   keep-alive): median and p99 of 300 requests per form.
 
-use engine::scanner::{Inputs, SIGNALS, stats};
-use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
+use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use platform::marketdata::{LocalDir, ParquetMarketData};
+use platform::scanner::{ParquetScannerStore, READ_TTL};
+use platform::worker::Progress;
+use services::analytics::scanner::nightly::{self, Schedule};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tests::server::{Options, TestServer};
 
 fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let config = sample::SampleConfig {
-            stocks: 1500,
+            stocks: sample::FULL_UNIVERSE,
             intraday_days: 5,
             ..Default::default()
         };
-        sample::generate(&config, &LocalDir::new(dir.path())).unwrap();
-        let md = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path())));
-        let mut stocks = Vec::new();
-        for s in md.symbols().await.unwrap().iter().filter(|s| s.asset_class == "stock") {
-            let bars = md.daily(&s.symbol).await.unwrap();
-            let optix = md.indicator_series(&format!("{}_OPTIX", s.symbol)).await.ok();
-            // The reading on each bar's date (NaN where there is none).
-            let aligned: Option<Vec<f64>> = optix.map(|o| {
-                bars.time
-                    .iter()
-                    .map(|t| match o.time.binary_search(t) {
-                        Ok(k) => o.close[k],
-                        Err(_) => f64::NAN,
-                    })
-                    .collect()
-            });
-            stocks.push((bars, aligned));
-        }
-        let sessions: usize = stocks.iter().map(|(b, _)| b.len()).sum();
         let t0 = Instant::now();
-        let (mut fired_today, mut trades) = (0usize, 0usize);
-        let results: Vec<(usize, usize)> = std::thread::scope(|s| {
-            let per = stocks.len().div_ceil(2);
-            let handles: Vec<_> = stocks
-                .chunks(per)
-                .map(|part| {
-                    s.spawn(move || {
-                        let (mut fired, mut traded) = (0, 0);
-                        for (b, optix) in part {
-                            let inputs = Inputs {
-                                open: &b.open,
-                                high: &b.high,
-                                low: &b.low,
-                                close: &b.close,
-                                optix: optix.as_deref(),
-                            };
-                            let last = b.len() - 1;
-                            for signal in &SIGNALS {
-                                let f = (signal.fire)(&inputs);
-                                if f[last].is_some() {
-                                    fired += 1;
-                                    let h = stats::history(&b.close, &f, signal.horizon().hold(), last);
-                                    traded += h.len();
-                                    std::hint::black_box(stats::figures(&h));
-                                }
-                            }
-                        }
-                        (fired, traded)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for (f, t) in results {
-            fired_today += f;
-            trades += t;
-        }
+        sample::generate(&config, &LocalDir::new(dir.path())).unwrap();
         println!(
-            "scanner engine pass: {} stocks ({sessions} sessions), 37 signals each, statistics of the {fired_today} firings of the latest day ({trades} historical trades): {:.2} s on 2 threads",
-            stocks.len(),
+            "scanner benchmarks: {} stocks (sample set written in {:.0} s)",
+            config.stocks,
             t0.elapsed().as_secs_f64()
         );
+
+        let blobs = Arc::new(LocalDir::new(dir.path()));
+        let store = ParquetScannerStore::new(blobs.clone(), READ_TTL);
+        let cold = ParquetMarketData::new(blobs.clone());
+        let t0 = Instant::now();
+        let s = nightly::run(&cold, &store, None, &Progress::default())
+            .await
+            .unwrap();
+        let cold_secs = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        nightly::run(&cold, &store, None, &Progress::default())
+            .await
+            .unwrap();
+        let warm_secs = t0.elapsed().as_secs_f64();
+        let file = std::fs::metadata(dir.path().join(platform::scanner::key(s.date)))
+            .unwrap()
+            .len();
+        println!(
+            "  nightly job, {}: {} stocks, {} signals fired, file {:.1} MB: cold {cold_secs:.2} s (target < 15 s: {:.1}x under), warm {warm_secs:.2} s, on 2 cores",
+            s.date,
+            s.stocks,
+            s.items,
+            file as f64 / 1e6,
+            15.0 / cold_secs
+        );
+
+        let mut opts = Options::new(dir.path().join("bench.sqlite"));
+        opts.market_dir = dir.path().to_path_buf();
+        opts.scan = Schedule {
+            at_start: false,
+            daily_at: None,
+        };
+        let server = TestServer::start(opts).await;
+        let http = reqwest::Client::new();
+        for (label, path) in [
+            ("SwingAI, all items", "/smart-stock-scanner/latest-day-all"),
+            (
+                "MidTermAI, all items",
+                "/smart-stock-scanner/latest-day-all?category=MidTermAI",
+            ),
+            (
+                "one ticker",
+                "/smart-stock-scanner/latest-day-all?ticker=AAPL&category=MidTermAI",
+            ),
+            (
+                "20 items with trade lists",
+                "/smart-stock-scanner/latest-day-all?include_backtest=true",
+            ),
+        ] {
+            let get = || {
+                http.get(server.url(path))
+                    .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+                    .send()
+            };
+            let body = get().await.unwrap().bytes().await.unwrap();
+            let mut times: Vec<Duration> = Vec::with_capacity(300);
+            for _ in 0..300 {
+                let t = Instant::now();
+                let r = get().await.unwrap();
+                assert_eq!(r.status(), 200);
+                r.bytes().await.unwrap();
+                times.push(t.elapsed());
+            }
+            times.sort();
+            println!(
+                "  latest-day-all over HTTP, {label} ({} KB): p50 {:.2} ms (target < 5 ms), p99 {:.2} ms",
+                body.len() / 1024,
+                times[150].as_secs_f64() * 1e3,
+                times[297].as_secs_f64() * 1e3
+            );
+        }
+        server.stop().await;
     });
 }
