@@ -474,3 +474,41 @@ async fn the_daily_run_scans_at_its_time() {
     );
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn marketlab_scan_by_hand() {
+    use clap::Parser;
+    let data = tempfile::tempdir().unwrap();
+    let market = data.path().join("market");
+    tests::server::sample_into(&market);
+    let run = |args: &[&str]| {
+        let mut argv = vec![
+            "marketlab",
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "scan",
+        ];
+        argv.extend_from_slice(args);
+        api::cli::run(api::cli::Cli::parse_from(argv))
+    };
+    run(&[]).await.unwrap();
+    run(&["--date", "2026-11-19"]).await.unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(market.join("scanner"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(files, vec!["2026-11-19.parquet", "2026-11-20.parquet"]);
+    let e = run(&["--date", "2026-11-21"]).await.unwrap_err();
+    assert!(e.to_string().contains("date"), "{e}");
+    let empty = tempfile::tempdir().unwrap();
+    let e = api::cli::run(api::cli::Cli::parse_from([
+        "marketlab",
+        "--data-dir",
+        empty.path().to_str().unwrap(),
+        "scan",
+    ]))
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("no market data"), "{e}");
+}

@@ -51,13 +51,18 @@ pub fn market_dir() -> &'static Path {
 /// directory (the scanner's day files).
 pub fn private_market() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    sample_into(dir.path());
+    dir
+}
+
+/// Writes the test sample set into `dir`.
+pub fn sample_into(dir: &Path) {
     let config = SampleConfig {
         stocks: TEST_STOCKS,
         intraday_days: 10,
         ..SampleConfig::default()
     };
-    generate(&config, &LocalDir::new(dir.path())).expect("sample data for tests");
-    dir
+    generate(&config, &LocalDir::new(dir)).expect("sample data for tests");
 }
 
 pub type Registry = Arc<dyn Fn(&AppState) -> JobRegistry + Send + Sync>;
