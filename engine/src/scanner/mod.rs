@@ -10,6 +10,7 @@ pub mod highs_lows;
 pub mod items;
 pub mod optix;
 pub mod patterns;
+pub mod portfolio;
 pub mod stats;
 pub mod technical;
 pub mod trend;
