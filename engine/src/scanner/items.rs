@@ -102,6 +102,70 @@ pub fn items(inputs: &Inputs, benchmark: Option<&[f64]>, asof: Range<usize>) -> 
     out
 }
 
+/// [`items`] without the trade lists (`trades` empty), for many as-of bars
+/// at once: each signal's history is walked once, its figures kept up to
+/// date as trades close (see [`stats::Running`]).
+pub fn summaries(inputs: &Inputs, benchmark: Option<&[f64]>, asof: Range<usize>) -> Vec<Item> {
+    let n = inputs.close.len();
+    let asof = asof.start.min(n)..asof.end.min(n);
+    if asof.is_empty() {
+        return Vec::new();
+    }
+    let end = asof.end;
+    let upto = Inputs {
+        open: &inputs.open[..end],
+        high: &inputs.high[..end],
+        low: &inputs.low[..end],
+        close: &inputs.close[..end],
+        optix: inputs.optix.map(|o| &o[..end]),
+    };
+    let close = upto.close;
+    let mut score: Option<Vec<f64>> = None;
+    let mut rel: Option<Option<Vec<f64>>> = None;
+    let mut out = Vec::new();
+    for (k, signal) in SIGNALS.iter().enumerate() {
+        let firings = (signal.fire)(&upto);
+        if !asof.clone().any(|i| firings[i].is_some()) {
+            continue;
+        }
+        let score = score.get_or_insert_with(|| trend::score(close));
+        let rel =
+            rel.get_or_insert_with(|| benchmark.map(|b| trend::relative_score(close, &b[..end])));
+        let hold = signal.horizon().hold();
+        let mut all = stats::history(close, &firings, hold, end - 1);
+        all.sort_by_key(|t| (t.exit, t.entry));
+        let mut running = stats::Running::default();
+        let mut next = 0;
+        for i in asof.clone() {
+            let Some(direction) = firings[i] else {
+                continue;
+            };
+            let Some((profit_target, stop_loss)) = stats::levels(close, i, hold) else {
+                continue;
+            };
+            while next < all.len() && all[next].exit <= i {
+                running.add(&all[next]);
+                next += 1;
+            }
+            out.push(Item {
+                bar: i,
+                signal: k,
+                direction,
+                profit_target,
+                stop_loss,
+                hold,
+                trades: Vec::new(),
+                figures: running.figures(),
+                trend_score: score[i],
+                rel_trend_score: rel.as_ref().map_or(f64::NAN, |r| r[i]),
+                optix: upto.optix.map_or(f64::NAN, |o| o[i]),
+            });
+        }
+    }
+    out.sort_by_key(|it| (it.bar, it.signal));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +232,45 @@ mod tests {
                 .iter()
                 .all(|it| SIGNALS[it.signal].category != super::super::Category::Optix)
         );
+    }
+
+    #[test]
+    fn summaries_are_the_items_without_trades() {
+        let (open, high, low, close) = series(900);
+        let optix: Vec<f64> = (0..900)
+            .map(|i| 50.0 + 40.0 * (i as f64 / 7.0).cos())
+            .collect();
+        let bench: Vec<f64> = (0..900).map(|i| 1000.0 + (i as f64 / 5.0).sin()).collect();
+        let inputs = Inputs {
+            open: &open,
+            high: &high,
+            low: &low,
+            close: &close,
+            optix: Some(&optix),
+        };
+        let full = items(&inputs, Some(&bench), 500..900);
+        let fast = summaries(&inputs, Some(&bench), 500..900);
+        assert_eq!(full.len(), fast.len());
+        assert!(full.len() > 50);
+        for (a, b) in full.iter().zip(&fast) {
+            assert_eq!(
+                (a.bar, a.signal, a.direction),
+                (b.bar, b.signal, b.direction)
+            );
+            assert_eq!(
+                (a.profit_target, a.stop_loss, a.hold),
+                (b.profit_target, b.stop_loss, b.hold)
+            );
+            assert!(b.trades.is_empty());
+            assert_eq!(a.figures.trade_number, b.figures.trade_number);
+            assert!((a.figures.avg_return - b.figures.avg_return).abs() < 1e-9);
+            assert!((a.figures.std_dev - b.figures.std_dev).abs() < 1e-9);
+            assert!((a.figures.max_risk - b.figures.max_risk).abs() < 1e-9);
+            assert_eq!(a.figures.median_return, b.figures.median_return);
+            assert_eq!(a.trend_score, b.trend_score);
+            assert_eq!(a.rel_trend_score, b.rel_trend_score);
+            assert_eq!(a.optix.to_bits(), b.optix.to_bits());
+        }
     }
 
     #[test]

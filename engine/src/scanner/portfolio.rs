@@ -362,7 +362,13 @@ mod tests {
             cand(0, 3, Long),
         ];
         let by_day = vec![vec![0, 1, 2, 3, 4]];
-        let o = simulate(4, &prices, &cands, &by_day, &settings(Allocation::Fixed(0.4)));
+        let o = simulate(
+            4,
+            &prices,
+            &cands,
+            &by_day,
+            &settings(Allocation::Fixed(0.4)),
+        );
         // 0.4 x 10,000 = 40 shares (4,000) each: the first two fit, the third
         // does not (2,000 left) and is skipped; the repeat symbol is passed over.
         let entered: Vec<usize> = o.positions.iter().map(|p| p.candidate).collect();
@@ -376,7 +382,13 @@ mod tests {
         assert_eq!(o.positions.len(), 1);
         // No short side: shorts never fit.
         let shorts = vec![cand(0, 0, Short)];
-        let o = simulate(4, &prices, &shorts, &[vec![0]], &settings(Allocation::Fixed(0.1)));
+        let o = simulate(
+            4,
+            &prices,
+            &shorts,
+            &[vec![0]],
+            &settings(Allocation::Fixed(0.1)),
+        );
         assert!(o.positions.is_empty());
         assert_eq!(o.skipped, 1);
     }
@@ -387,7 +399,13 @@ mod tests {
         p.open[1] = f64::NAN;
         let q = flat(3, 50.0, 52.0);
         let cands = vec![cand(0, 0, Long), cand(0, 1, Long)];
-        let o = simulate(3, &[p, q], &cands, &[vec![0, 1]], &settings(Allocation::Fixed(0.1)));
+        let o = simulate(
+            3,
+            &[p, q],
+            &cands,
+            &[vec![0, 1]],
+            &settings(Allocation::Fixed(0.1)),
+        );
         assert_eq!(o.skipped, 1);
         let pos = &o.positions[0];
         assert_eq!(pos.exit, None);

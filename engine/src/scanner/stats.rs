@@ -211,6 +211,104 @@ pub fn figures(trades: &[Trade]) -> Figures {
     }
 }
 
+/// [`figures`] kept up to date as trades are added in order of exit (then
+/// entry): O(1) per trade but the median's sorted insert. Equal to the
+/// batch figures up to rounding (the mean and deviation are Welford's).
+#[derive(Debug, Clone, Default)]
+pub struct Running {
+    sorted: Vec<f64>,
+    mean: f64,
+    m2: f64,
+    wins: usize,
+    win_sum: f64,
+    loss_sum: f64,
+    hold_sum: f64,
+    equity: f64,
+    peak: f64,
+    deepest: f64,
+}
+
+impl Running {
+    pub fn add(&mut self, t: &Trade) {
+        if self.sorted.is_empty() {
+            self.equity = 1.0;
+            self.peak = 1.0;
+        }
+        let at = self.sorted.partition_point(|v| *v < t.ret);
+        self.sorted.insert(at, t.ret);
+        let n = self.sorted.len() as f64;
+        let delta = t.ret - self.mean;
+        self.mean += delta / n;
+        self.m2 += delta * (t.ret - self.mean);
+        if t.ret > 0.0 {
+            self.wins += 1;
+            self.win_sum += t.ret;
+        } else {
+            self.loss_sum += t.ret;
+        }
+        self.hold_sum += (t.exit - t.entry) as f64;
+        self.equity *= 1.0 + t.ret / 100.0;
+        self.peak = self.peak.max(self.equity);
+        self.deepest = self.deepest.max(1.0 - self.equity / self.peak);
+    }
+
+    pub fn figures(&self) -> Figures {
+        let n = self.sorted.len();
+        if n == 0 {
+            return Figures::default();
+        }
+        let nf = n as f64;
+        let losses = n - self.wins;
+        let win_rate = self.wins as f64 / nf;
+        let avg_win = if self.wins > 0 {
+            self.win_sum / self.wins as f64
+        } else {
+            0.0
+        };
+        let avg_loss = if losses > 0 {
+            self.loss_sum / losses as f64
+        } else {
+            0.0
+        };
+        let avg = self.mean;
+        let sd = if n > 1 {
+            (self.m2.max(0.0) / (nf - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        let avg_hold = self.hold_sum / nf;
+        let per_year = 252.0 / avg_hold.max(1.0);
+        let k = n / 2;
+        Figures {
+            trade_number: n,
+            win_rate: win_rate * 100.0,
+            avg_win,
+            avg_loss,
+            avg_return: avg,
+            median_return: if n % 2 == 1 {
+                self.sorted[k]
+            } else {
+                (self.sorted[k - 1] + self.sorted[k]) / 2.0
+            },
+            std_dev: sd,
+            annual_return: annual(avg, per_year),
+            max_risk: self.deepest * 100.0,
+            sharpe_ratio: if sd > 0.0 {
+                avg / sd * per_year.sqrt()
+            } else {
+                0.0
+            },
+            z_score: if sd > 0.0 {
+                avg / (sd / nf.sqrt())
+            } else {
+                0.0
+            },
+            expected_return: win_rate * avg_win + (1.0 - win_rate) * avg_loss,
+            avg_hold,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,6 +367,47 @@ mod tests {
         // A short that lost more than everything, and an absurd gain: finite.
         assert_eq!(figures(&[t(0, 1, -150.0)]).annual_return, -100.0);
         assert_eq!(figures(&[t(0, 1, 1e6)]).annual_return, f64::MAX);
+    }
+
+    #[test]
+    fn running_figures_equal_the_batch_ones() {
+        let t = |entry: usize, exit: usize, ret: f64| Trade {
+            entry,
+            exit,
+            direction: Long,
+            ret,
+            reason: ExitReason::TimeIsUp,
+        };
+        let mut trades: Vec<Trade> = (0..40)
+            .map(|i| {
+                let r = ((i * 7919) % 23) as f64 / 3.0 - 3.5;
+                t(i * 3, i * 3 + 1 + i % 5, r)
+            })
+            .collect();
+        trades.sort_by_key(|t| (t.exit, t.entry));
+        let mut run = Running::default();
+        assert_eq!(run.figures(), Figures::default());
+        for k in 0..trades.len() {
+            run.add(&trades[k]);
+            let (a, b) = (run.figures(), figures(&trades[..=k]));
+            assert_eq!(a.trade_number, b.trade_number);
+            for (x, y) in [
+                (a.win_rate, b.win_rate),
+                (a.avg_win, b.avg_win),
+                (a.avg_loss, b.avg_loss),
+                (a.avg_return, b.avg_return),
+                (a.median_return, b.median_return),
+                (a.std_dev, b.std_dev),
+                (a.annual_return, b.annual_return),
+                (a.max_risk, b.max_risk),
+                (a.sharpe_ratio, b.sharpe_ratio),
+                (a.z_score, b.z_score),
+                (a.expected_return, b.expected_return),
+                (a.avg_hold, b.avg_hold),
+            ] {
+                assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{k}: {x} vs {y}");
+            }
+        }
     }
 
     #[test]
