@@ -512,3 +512,129 @@ async fn marketlab_scan_by_hand() {
     .unwrap_err();
     assert!(e.to_string().contains("no market data"), "{e}");
 }
+
+/// Submits a scanner backtest and waits for its task.
+async fn scanner_task(s: &TestServer, body: &Value) -> Value {
+    let (status, r) = s.post("/smart-scanner-backtest/start", USER, body).await;
+    assert_eq!(status, 202, "{r}");
+    let path = format!(
+        "/smart-scanner-backtest/status/{}",
+        r["task_id"].as_str().unwrap()
+    );
+    assert!(
+        eventually(Duration::from_secs(120), || async {
+            matches!(
+                s.get(&path, USER).await.1["status"].as_str(),
+                Some("SUCCESS" | "FAILED")
+            )
+        })
+        .await
+    );
+    s.get(&path, USER).await.1
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scanner_backtest_over_http() {
+    let (s, _dir) = TestServer::fresh().await;
+    let body = json!({"name": "all signals", "start_date": "2025-06-02", "end_date": "2026-11-20",
+        "find_type": "stock/etf", "signals": ["All"], "total_capital": 100000,
+        "long_short_ratio": "0.7/0.3", "commission": 0.05, "daily_limit": 3});
+    let task = scanner_task(&s, &body).await;
+    assert_eq!(task["status"], "SUCCESS", "{task}");
+    let result = &task["result"];
+    assert_eq!(
+        (&result["code"], &result["msg"]),
+        (&json!(200), &json!("Finish Scanner trader!"))
+    );
+    let d = &result["data"];
+    let arrays = d["result"].as_object().unwrap();
+    let n = d["TOTAL TRADES"].as_u64().unwrap() as usize;
+    assert!(n > 10, "{n} trades");
+    for (k, v) in arrays {
+        assert_eq!(v.as_array().unwrap().len(), n, "{k}");
+    }
+    let list: Vec<Value> = serde_json::from_str(d["TRADE LIST"].as_str().unwrap()).unwrap();
+    assert_eq!(list.len(), n);
+    assert_eq!(
+        d["TOTAL POSITIVE"].as_u64().unwrap() + d["TOTAL NEGATIVE"].as_u64().unwrap(),
+        n as u64
+    );
+    let dates = d["dates"].as_array().unwrap();
+    assert_eq!(d["equity"].as_array().unwrap().len(), dates.len());
+    assert!(
+        d["cash"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c.as_f64().unwrap() >= -1e-6)
+    );
+    let equity = d["equity"].as_array().unwrap();
+    let last = equity.last().unwrap().as_f64().unwrap();
+    assert!(close_to(
+        &d["TOTAL RETURN"],
+        (last / 100000.0 - 1.0) * 100.0
+    ));
+    // Every trade: entered the session after its signal, at most 3 a session,
+    // sized within the side's capital, long and short shares respected.
+    let mut per_session = std::collections::HashMap::new();
+    for (k, item) in list.iter().enumerate() {
+        let entry = arrays["Start Date"][k].as_str().unwrap();
+        assert!(item["Date"].as_str().unwrap() < entry);
+        *per_session.entry(entry.to_string()).or_insert(0) += 1;
+        let side = if arrays["Direction"][k] == "Long" {
+            0.7
+        } else {
+            0.3
+        };
+        let value = arrays["Shares"][k].as_f64().unwrap() * arrays["Price"][k].as_f64().unwrap();
+        assert!(value <= arrays["Kelly"][k].as_f64().unwrap() * side * 100000.0 + 1e-6);
+        assert!(arrays["Kelly"][k].as_f64().unwrap() <= 0.25);
+        let status = arrays["OrderStatus"][k].as_str().unwrap();
+        assert!(["Profit Target", "Stop Loss", "Time Is Up", "Open"].contains(&status));
+        assert_eq!(arrays["Action"][k] == "Hold", status == "Open");
+    }
+    assert!(per_session.values().all(|c| *c <= 3));
+    // The same request, the same result to the bit.
+    let again = scanner_task(&s, &body).await;
+    assert_eq!(again["result"]["data"], result["data"]);
+    // Listed with its name and find_type.
+    let (_, tasks) = s.get("/smart-scanner-backtest/tasks", USER).await;
+    assert_eq!(tasks["tasks"][0]["name"], "all signals");
+    assert_eq!(tasks["tasks"][0]["find_type"], "stock/etf");
+    // Another tenant's id is 404.
+    s.add_account("other@example.test", "other-password", "pro")
+        .await;
+    let id = again["task_id"].as_str().unwrap();
+    let (status, _) = s
+        .get(
+            &format!("/smart-scanner-backtest/status/{id}"),
+            Some(("other@example.test", "other-password")),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // Nothing passes the filters: 407 without data.
+    let mut none = body.clone();
+    none["optix_range"] = json!("200-300");
+    let task = scanner_task(&s, &none).await;
+    assert_eq!(
+        (&task["result"]["code"], &task["result"]["data"]),
+        (&json!(407), &Value::Null),
+        "{task}"
+    );
+    // Bad values are refused at the submit, naming the field.
+    for (field, value) in [
+        ("signals", json!(["Nope"])),
+        ("long_short_ratio", json!("0.9/0.9")),
+        ("start_date", json!("2027-01-01")),
+        ("rank_condition", json!("Luck")),
+        ("daily_limit", json!(0)),
+    ] {
+        let mut bad = body.clone();
+        bad[field] = value;
+        let (status, r) = s.post("/smart-scanner-backtest/start", USER, &bad).await;
+        assert_eq!((status, &r["code"]), (400, &json!(400)), "{field}: {r}");
+        assert!(r["msg"].as_str().unwrap().contains(field), "{field}: {r}");
+    }
+    s.stop().await;
+}

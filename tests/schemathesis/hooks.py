@@ -131,6 +131,36 @@ def _pattern(b, path):
     return b
 
 
+def _scanner_backtest(b):
+    """A scanner backtest inside the sample's sessions (a recent quarter),
+    with real signal names and long/short shares that sum to at most 1."""
+    start, end = b.get("start_date"), b.get("end_date")
+    # A recent range keeps the tasks a fuzzing run queues short.
+    if not (isinstance(start, str) and isinstance(end, str) and "2026-06-01" <= min(start, end) and max(start, end) <= "2026-11-20"):
+        b["start_date"], b["end_date"] = "2026-08-03", "2026-11-20"
+    _order(b, "start_date", "end_date")
+    if isinstance(b.get("signals"), list):
+        b["signals"] = ["All"]
+    for key in ("profit_target_range", "stop_loss_range", "time_in_market_range", "trend_range", "reltrend_range", "optix_range"):
+        v = b.get(key)
+        if isinstance(v, str) and v.count("-") == 1:
+            low, high = v.split("-")
+            try:
+                if float(low) > float(high):
+                    b[key] = f"{high}-{low}"
+            except ValueError:
+                pass
+    ratio = b.get("long_short_ratio")
+    if isinstance(ratio, str) and "/" in ratio:
+        try:
+            long, short = (float(x) for x in ratio.split("/"))
+            if long + short > 1 or long + short <= 0:
+                b["long_short_ratio"] = "1.0/0.0"
+        except ValueError:
+            pass
+    return b
+
+
 def _date(text):
     import datetime
 
@@ -148,6 +178,8 @@ def map_body(ctx, body):
     b = dict(body)
     if path.startswith("/cpm/"):
         return _pattern(b, path)
+    if path == "/smart-scanner-backtest/start":
+        return _scanner_backtest(b)
     if path in ("/backtest/validate", "/backtest/start_backtest"):
         return _strategy(b)
     if path in ("/symbol_corr", "/symbol_beta", "/asset_corr"):

@@ -29,9 +29,7 @@ HERE = Path(__file__).resolve().parent
 # Task status operations whose tasks no documented operation creates yet (the
 # scanner-backtest submit is still to come): they can only answer 404 for
 # now, and are still checked for everything else.
-NO_SUBMIT_YET = {
-    ("GET", "/smart-scanner-backtest/status/{task_id}"),
-}
+NO_SUBMIT_YET: set = set()
 DEMO = ("demo@marketlab.local", "demo-password")
 
 

@@ -5,5 +5,5 @@ use crate::state::AppState;
 use platform::worker::JobRegistry;
 
 pub fn registry(state: &AppState) -> JobRegistry {
-    services::jobs::registry(state.market.clone())
+    services::jobs::registry(state.market.clone(), state.scanner.clone())
 }

@@ -3,12 +3,20 @@
 
 use crate::analytics::cpm::{CpmJob, requests::Mode};
 use platform::marketdata::MarketData;
+use platform::scanner::ScannerStore;
 use platform::tasks::TaskKind;
 use platform::worker::JobRegistry;
 use std::sync::Arc;
 
-pub fn registry(market: Arc<dyn MarketData>) -> JobRegistry {
+pub fn registry(market: Arc<dyn MarketData>, scanner: Arc<dyn ScannerStore>) -> JobRegistry {
     let mut r = JobRegistry::default();
+    r.register(
+        TaskKind::ScannerBacktest,
+        Arc::new(crate::analytics::scanner::backtest::ScannerBacktestJob {
+            market: market.clone(),
+            store: scanner,
+        }),
+    );
     r.register(
         TaskKind::StrategyBacktest,
         Arc::new(crate::backtest::BacktestJob {

@@ -13,9 +13,10 @@ use std::sync::Arc;
 pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
     WorkerDeps {
         tasks: Arc::new(wiring::task_store(clients, names)),
-        handlers: Arc::new(services::jobs::registry(Arc::new(wiring::market_data(
-            clients, names,
-        )))),
+        handlers: Arc::new(services::jobs::registry(
+            Arc::new(wiring::market_data(clients, names)),
+            Arc::new(wiring::scanner_store(clients, names)),
+        )),
         lease: TimeDelta::minutes(16),
         max_attempts: 3,
     }

@@ -3,12 +3,20 @@
 //! which reads the nightly job's day files.
 
 use super::{AnalyticsErrors, Standard};
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
+use crate::extract::{json_body, json_value};
+use crate::openapi::SubmitResponse;
 use crate::state::AppState;
-use axum::Json;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use platform::tasks::{NewTask, TaskKind};
 use services::analytics::scanner::answers::{ScannerDayAnswer, ScannerSingleAnswer, SignalList};
+use services::analytics::scanner::backtest::requests::ScannerBacktestParams;
 use services::analytics::scanner::requests::{DayParams, SingleParams};
 use services::analytics::scanner::{self};
 
@@ -53,4 +61,47 @@ pub(crate) async fn latest_day_all(
     Ok(Json(
         scanner::latest_day_all(state.market.as_ref(), state.scanner.as_ref(), &q).await?,
     ))
+}
+
+/// `POST /smart-scanner-backtest/start`: a portfolio traded on the
+/// scanner's items over a range, as a task (the request is checked first).
+#[utoipa::path(post, path = "/smart-scanner-backtest/start", tag = "analytics", request_body = ScannerBacktestParams,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
+    responses((status = 202, description = "Queued", body = SubmitResponse,
+            links(("status" = (operation_id = "scanner_status", parameters(("task_id" = "$response.body#/task_id")))))),
+        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
+        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
+        AnalyticsErrors))]
+pub(crate) async fn backtest_start(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let key = crate::submit::idempotency_key(&headers)?;
+    let sent: serde_json::Value = json_body(&bytes)?;
+    let params: ScannerBacktestParams = json_value(sent.clone())?;
+    let q = params.validate()?;
+    scanner::backtest::sessions(state.market.as_ref(), &q).await?;
+    let submitted = crate::submit::submit(
+        &state,
+        NewTask {
+            owner: caller.0.email.clone(),
+            kind: TaskKind::ScannerBacktest,
+            params: sent,
+        },
+        key.as_deref(),
+    )
+    .await?;
+    let answer = SubmitResponse {
+        message: "Scanner backtest submitted; poll /smart-scanner-backtest/status/{task_id}".into(),
+        task_id: submitted.task.id.to_string(),
+    };
+    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
+    if submitted.replayed {
+        response
+            .headers_mut()
+            .insert(crate::submit::REPLAYED, HeaderValue::from_static("true"));
+    }
+    Ok(response)
 }

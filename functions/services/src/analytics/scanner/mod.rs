@@ -3,6 +3,7 @@
 //! the queries that read them back (never scanning per request).
 
 pub mod answers;
+pub mod backtest;
 pub mod nightly;
 pub mod requests;
 

@@ -32,7 +32,7 @@ pub struct ScanSummary {
 }
 
 /// The benchmark's closes and its trend label on the date.
-struct Benchmark {
+pub(crate) struct Benchmark {
     dates: Vec<NaiveDate>,
     close: Vec<f64>,
     market: &'static str,
@@ -41,7 +41,7 @@ struct Benchmark {
 impl Benchmark {
     /// The benchmark's close on each of `dates` (the last one on or before it;
     /// NaN before its history).
-    fn aligned(&self, dates: &[NaiveDate]) -> Vec<f64> {
+    pub(crate) fn aligned(&self, dates: &[NaiveDate]) -> Vec<f64> {
         let mut k = 0;
         dates
             .iter()
@@ -56,7 +56,7 @@ impl Benchmark {
 }
 
 /// The stock's Optix reading on each of its dates (NaN where there is none).
-fn aligned_optix(dates: &[NaiveDate], series: &IndicatorSeries) -> Vec<f64> {
+pub(crate) fn aligned_optix(dates: &[NaiveDate], series: &IndicatorSeries) -> Vec<f64> {
     let mut k = 0;
     dates
         .iter()
@@ -162,7 +162,10 @@ fn rows_of(
     })
 }
 
-async fn benchmark(market: &dyn MarketData, date: NaiveDate) -> Result<Option<Benchmark>> {
+pub(crate) async fn benchmark(
+    market: &dyn MarketData,
+    date: NaiveDate,
+) -> Result<Option<Benchmark>> {
     let bars = match market.daily(BENCHMARK).await {
         Ok(b) => b,
         Err(PortError::NotFound(_)) => return Ok(None),

@@ -1,0 +1,594 @@
+//! The scanner backtest (analytics 2.6, 4.5): a portfolio traded on the
+//! scanner's items of each session of a range, docs/scanner.md#scanner-backtest
+//! gives the rules step by step.
+//!
+//! Items come from the nightly files where a session has one (stocks), and
+//! are computed with the same engine otherwise (and always for ETFs, which
+//! the nightly job does not scan).
+
+pub mod answers;
+pub mod requests;
+
+use super::nightly::{aligned_optix, benchmark};
+use crate::analytics::cpm::BENCHMARK;
+use crate::error::{Error, Result};
+use answers::{ScannerBacktestAnswer, ScannerBacktestData, TradeArrays, TradeListItem};
+use async_trait::async_trait;
+use chrono::NaiveDate;
+use engine::Bars;
+use engine::scanner::items::summaries;
+use engine::scanner::portfolio::{self, Candidate, Prices, Settings};
+use engine::scanner::stats::Figures;
+use engine::scanner::{Direction, Inputs, SIGNALS};
+use platform::PortError;
+use platform::marketdata::MarketData;
+use platform::scanner::ScannerStore;
+use platform::tasks::Task;
+use platform::worker::{JobError, JobHandler, Progress};
+use requests::{Rank, ScannerBacktest, ScannerBacktestParams};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Symbols read at once.
+const CHUNK: usize = 64;
+
+/// A scanner item of a session, as the backtest reads it.
+#[derive(Debug, Clone)]
+struct Item {
+    day: usize,
+    symbol: String,
+    signal: usize,
+    direction: Direction,
+    close: f64,
+    profit_target: f64,
+    stop_loss: f64,
+    hold: usize,
+    figures: Figures,
+    trend: Option<f64>,
+    rel: Option<f64>,
+    optix: Option<f64>,
+}
+
+fn number(x: f64) -> Option<f64> {
+    (!x.is_nan()).then_some(x)
+}
+
+impl Item {
+    fn passes(&self, q: &ScannerBacktest) -> bool {
+        let side = match self.direction {
+            Direction::Long => q.long_share,
+            Direction::Short => q.short_share,
+        };
+        side > 0.0
+            && q.signals.binary_search(&self.signal).is_ok()
+            && q.profit_target
+                .is_none_or(|s| s.holds(Some(self.profit_target)))
+            && q.stop_loss.is_none_or(|s| s.holds(Some(self.stop_loss)))
+            && q.time_in_market
+                .is_none_or(|s| s.holds(Some(self.hold as f64)))
+            && q.trend.is_none_or(|s| s.holds(self.trend))
+            && q.reltrend.is_none_or(|s| s.holds(self.rel))
+            && q.optix.is_none_or(|s| s.holds(self.optix))
+    }
+
+    /// The ranking value, higher first.
+    fn score(&self, rank: Rank) -> f64 {
+        let f = &self.figures;
+        let v = match rank {
+            Rank::WinRate => f.win_rate,
+            Rank::ZScore => f.z_score,
+            Rank::StdDev => f.std_dev,
+            Rank::ExpectedReturn => f.expected_return,
+            Rank::SharpeRatio => f.sharpe_ratio,
+        };
+        if rank.lower_is_better() { -v } else { v }
+    }
+}
+
+/// A symbol's items on the sessions `days` (a slice of the calendar), computed.
+fn computed(
+    symbol: &str,
+    bars: &Bars,
+    optix: Option<&platform::marketdata::IndicatorSeries>,
+    bench: Option<&super::nightly::Benchmark>,
+    calendar: &[NaiveDate],
+    wanted: &dyn Fn(usize) -> bool,
+) -> Vec<Item> {
+    let dates: Vec<NaiveDate> = (0..bars.len()).map(|i| bars.date(i)).collect();
+    let (first, last) = (calendar[0], calendar[calendar.len() - 1]);
+    let from = dates.partition_point(|d| *d < first);
+    let to = dates.partition_point(|d| *d <= last);
+    if from >= to {
+        return Vec::new();
+    }
+    let optix = optix.map(|s| aligned_optix(&dates[..to], s));
+    let benchmark = bench.map(|b| b.aligned(&dates[..to]));
+    let inputs = Inputs {
+        open: &bars.open[..to],
+        high: &bars.high[..to],
+        low: &bars.low[..to],
+        close: &bars.close[..to],
+        optix: optix.as_deref(),
+    };
+    summaries(&inputs, benchmark.as_deref(), from..to)
+        .into_iter()
+        .filter_map(|it| {
+            let day = calendar.binary_search(&dates[it.bar]).ok()?;
+            wanted(day).then(|| Item {
+                day,
+                symbol: symbol.to_string(),
+                signal: it.signal,
+                direction: it.direction,
+                close: bars.close[it.bar],
+                profit_target: it.profit_target,
+                stop_loss: it.stop_loss,
+                hold: it.hold,
+                figures: it.figures,
+                trend: number(it.trend_score),
+                rel: number(it.rel_trend_score),
+                optix: number(it.optix),
+            })
+        })
+        .collect()
+}
+
+/// Every item of the range that passes the filters.
+async fn items(
+    market: &dyn MarketData,
+    store: &dyn ScannerStore,
+    q: &ScannerBacktest,
+    calendar: &[NaiveDate],
+    progress: &Progress,
+) -> Result<Vec<Item>> {
+    let mut out = Vec::new();
+    // Sessions with a nightly file: their stock items are read.
+    let mut from_file = vec![false; calendar.len()];
+    if q.stocks {
+        let scanned = store.dates().await?;
+        for (k, d) in calendar.iter().enumerate() {
+            if scanned.binary_search(d).is_err() {
+                continue;
+            }
+            let Some(day) = store.day(*d).await? else {
+                continue;
+            };
+            from_file[k] = true;
+            for r in &day.rows {
+                let Some(signal) = SIGNALS.iter().position(|s| s.name == r.signal) else {
+                    continue;
+                };
+                let it = Item {
+                    day: k,
+                    symbol: r.symbol.clone(),
+                    signal,
+                    direction: r.direction,
+                    close: r.close,
+                    profit_target: r.profit_target,
+                    stop_loss: r.stop_loss,
+                    hold: r.time_in_market as usize,
+                    figures: r.figures,
+                    trend: r.trend_score,
+                    rel: r.rel_trend_score,
+                    optix: r.optix,
+                };
+                if it.passes(q) {
+                    out.push(it);
+                }
+            }
+        }
+    }
+    let symbols = market.symbols().await?;
+    let (first, last) = (calendar[0], calendar[calendar.len() - 1]);
+    let stocks_missing = q.stocks && from_file.iter().any(|f| !f);
+    let universe: Vec<(String, bool)> = symbols
+        .iter()
+        .filter(|s| s.first_date <= last && first <= s.last_date)
+        .filter_map(|s| match s.asset_class.as_str() {
+            "stock" if stocks_missing => Some((s.symbol.clone(), true)),
+            "etf" if q.etfs => Some((s.symbol.clone(), false)),
+            _ => None,
+        })
+        .collect();
+    let bench = benchmark(market, last).await?.map(Arc::new);
+    let total = universe.len();
+    let from_file = Arc::new(from_file);
+    for (k, chunk) in universe.chunks(CHUNK).enumerate() {
+        let reads = chunk.iter().map(|(symbol, stock)| async move {
+            let bars = market.daily(symbol).await;
+            let optix = market.indicator_series(&format!("{symbol}_OPTIX")).await;
+            (symbol.clone(), *stock, bars, optix)
+        });
+        let mut loaded = Vec::with_capacity(chunk.len());
+        for (symbol, stock, bars, optix) in futures::future::join_all(reads).await {
+            let bars = match bars {
+                Ok(b) => b,
+                Err(PortError::NotFound(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let optix = match optix {
+                Ok(o) => Some(o),
+                Err(PortError::NotFound(_)) => None,
+                Err(e) => return Err(e.into()),
+            };
+            loaded.push((symbol, stock, bars, optix));
+        }
+        let (b, cal, files, q2) = (
+            bench.clone(),
+            calendar.to_vec(),
+            from_file.clone(),
+            q.clone(),
+        );
+        let found = tokio::task::spawn_blocking(move || {
+            let one = |(symbol, stock, bars, optix): &(
+                String,
+                bool,
+                Arc<Bars>,
+                Option<Arc<platform::marketdata::IndicatorSeries>>,
+            )| {
+                // Stocks only on sessions without a file; ETFs always.
+                let wanted = |day: usize| !*stock || !files[day];
+                computed(symbol, bars, optix.as_deref(), b.as_deref(), &cal, &wanted)
+                    .into_iter()
+                    .filter(|it| it.passes(&q2))
+                    .collect::<Vec<_>>()
+            };
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(loaded.len().max(1));
+            let per = loaded.len().div_ceil(threads.max(1)).max(1);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = loaded
+                    .chunks(per)
+                    .map(|part| s.spawn(move || part.iter().flat_map(one).collect::<Vec<_>>()))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("a scanner thread panicked"))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .await
+        .map_err(|e| Error::Port(PortError::Internal(format!("scanner backtest failed: {e}"))))?;
+        out.extend(found);
+        progress.steps((k * CHUNK + chunk.len()).min(total), total);
+    }
+    Ok(out)
+}
+
+/// Percent statistics of the trades' returns.
+fn trade_stats(r: &[f64]) -> (f64, f64, f64, f64, f64, f64, f64) {
+    let n = r.len();
+    if n == 0 {
+        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    }
+    let mean = |x: &[f64]| engine::stats::mean(x).unwrap_or(0.0);
+    let wins: Vec<f64> = r.iter().copied().filter(|v| *v > 0.0).collect();
+    let losses: Vec<f64> = r.iter().copied().filter(|v| *v <= 0.0).collect();
+    let avg = mean(r);
+    let sd = engine::stats::std_dev(r).unwrap_or(0.0);
+    let z = if sd > 0.0 {
+        avg / (sd / (n as f64).sqrt())
+    } else {
+        0.0
+    };
+    (
+        engine::stats::median(r).unwrap_or(0.0),
+        avg,
+        wins.len() as f64 / n as f64 * 100.0,
+        mean(&wins),
+        mean(&losses),
+        sd,
+        z,
+    )
+}
+
+/// By session, best first; ties by symbol, then the signal's order.
+fn rank(items: &mut [Item], by: Rank) {
+    items.sort_by(|a, b| {
+        a.day
+            .cmp(&b.day)
+            .then(b.score(by).total_cmp(&a.score(by)))
+            .then(a.symbol.cmp(&b.symbol))
+            .then(a.signal.cmp(&b.signal))
+    });
+}
+
+/// The benchmark and the range of its sessions the request covers; a range
+/// without a session is refused, naming `start_date` (checked at the submit too).
+pub async fn sessions(
+    market: &dyn MarketData,
+    q: &ScannerBacktest,
+) -> Result<(Arc<Bars>, std::ops::Range<usize>)> {
+    let spx = super::super::daily(market, BENCHMARK).await?;
+    let from = spx.time.partition_point(|t| t.date() < q.start);
+    let to = spx.time.partition_point(|t| t.date() <= q.end);
+    if from >= to {
+        return Err(Error::invalid(
+            "start_date",
+            format!(
+                "no session from {} to {} (the data run from {} to {})",
+                q.start,
+                q.end,
+                spx.date(0),
+                spx.date(spx.len().saturating_sub(1))
+            ),
+        ));
+    }
+    Ok((spx, from..to))
+}
+
+/// Runs the backtest of a checked request.
+pub async fn run(
+    market: &dyn MarketData,
+    store: &dyn ScannerStore,
+    q: &ScannerBacktest,
+    progress: &Progress,
+) -> Result<ScannerBacktestAnswer> {
+    let (spx, range) = sessions(market, q).await?;
+    let (from, to) = (range.start, range.end);
+    let calendar: Vec<NaiveDate> = (from..to).map(|i| spx.date(i)).collect();
+    let mut found = items(market, store, q, &calendar, progress).await?;
+    if found.is_empty() {
+        return Ok(ScannerBacktestAnswer {
+            code: 407,
+            msg: "No scanner item passed the filters in the range".into(),
+            data: None,
+        });
+    }
+    rank(&mut found, q.rank);
+    let names: Vec<String> = {
+        let set: std::collections::BTreeSet<&str> =
+            found.iter().map(|i| i.symbol.as_str()).collect();
+        set.into_iter().map(str::to_string).collect()
+    };
+    let mut prices = Vec::with_capacity(names.len());
+    for name in &names {
+        let bars = market.daily(name).await?;
+        let mut p = Prices {
+            open: vec![f64::NAN; calendar.len()],
+            close: vec![f64::NAN; calendar.len()],
+        };
+        for i in 0..bars.len() {
+            if let Ok(k) = calendar.binary_search(&bars.date(i)) {
+                p.open[k] = bars.open[i];
+                p.close[k] = bars.close[i];
+            }
+        }
+        prices.push(p);
+    }
+    let candidates: Vec<Candidate> = found
+        .iter()
+        .map(|it| Candidate {
+            day: it.day,
+            symbol: names.binary_search(&it.symbol).expect("named"),
+            direction: it.direction,
+            profit_target: it.profit_target,
+            stop_loss: it.stop_loss,
+            hold: it.hold,
+            win_rate: it.figures.win_rate,
+            avg_win: it.figures.avg_win,
+            avg_loss: it.figures.avg_loss,
+        })
+        .collect();
+    let mut by_day: Vec<Vec<usize>> = vec![Vec::new(); calendar.len()];
+    for (k, c) in candidates.iter().enumerate() {
+        by_day[c.day].push(k);
+    }
+    let settings = Settings {
+        capital: q.capital,
+        long_share: q.long_share,
+        short_share: q.short_share,
+        commission: q.commission,
+        allocation: q.allocation,
+        daily_limit: q.daily_limit,
+    };
+    let o = portfolio::simulate(calendar.len(), &prices, &candidates, &by_day, &settings);
+    Ok(answer(q, &calendar, &spx.close[from..to], &found, &o))
+}
+
+fn answer(
+    q: &ScannerBacktest,
+    calendar: &[NaiveDate],
+    benchmark: &[f64],
+    found: &[Item],
+    o: &portfolio::Outcome,
+) -> ScannerBacktestAnswer {
+    let returns: Vec<f64> = o.positions.iter().map(|p| p.ret).collect();
+    let (median, average, win_rate, avg_win, avg_loss, sd, z) = trade_stats(&returns);
+    let last_equity = *o.equity.last().unwrap_or(&q.capital);
+    let (mut peak, mut deepest) = (q.capital, 0.0f64);
+    for e in &o.equity {
+        peak = peak.max(*e);
+        deepest = deepest.max(1.0 - e / peak);
+    }
+    let mut in_market = vec![false; calendar.len()];
+    for p in &o.positions {
+        let end = p.exit.map_or(calendar.len() - 1, |e| e.0);
+        for flag in &mut in_market[p.entry_day..=end] {
+            *flag = true;
+        }
+    }
+    let sessions = calendar.len() as f64;
+    let mut arrays = TradeArrays::default();
+    let mut list = Vec::with_capacity(o.positions.len());
+    for p in &o.positions {
+        let it = &found[p.candidate];
+        let signal = SIGNALS[it.signal].name.to_string();
+        let held = p
+            .exit
+            .map_or(calendar.len() - p.entry_day, |e| e.0 + 1 - p.entry_day);
+        arrays.start_date.push(calendar[p.entry_day].to_string());
+        arrays.symbol.push(it.symbol.clone());
+        arrays.signal.push(signal.clone());
+        arrays.direction.push(it.direction.as_str());
+        arrays.time_in_market.push(it.hold);
+        arrays.profit_target.push(it.profit_target);
+        arrays.stop_loss.push(it.stop_loss);
+        arrays.kelly.push(p.fraction);
+        arrays.stay_in_market.push(if p.exit.is_some() {
+            0
+        } else {
+            it.hold.saturating_sub(held)
+        });
+        arrays.shares.push(p.shares);
+        arrays.price.push(p.entry_price);
+        arrays.close.push(p.last_price);
+        arrays.float_profit.push(p.profit);
+        arrays
+            .order_status
+            .push(p.exit.map_or("Open", |e| e.2.as_str()));
+        arrays.action.push(match (p.exit, it.direction) {
+            (None, _) => "Hold",
+            (Some(_), Direction::Long) => "Sell",
+            (Some(_), Direction::Short) => "Buy",
+        });
+        list.push(TradeListItem {
+            Date: calendar[it.day].to_string(),
+            Symbol: it.symbol.clone(),
+            Close: it.close,
+            Direction: it.direction.as_str(),
+            Signal: signal,
+            ProfitTarget: it.profit_target,
+            StopLoss: it.stop_loss,
+            TimeInMarket: it.hold,
+            WinRate: it.figures.win_rate,
+            Kelly: p.fraction,
+            ExpectedReturn: it.figures.expected_return,
+            Optix: it.optix,
+            TrendScore: it.trend,
+            RelTrendScore: it.rel,
+        });
+    }
+    ScannerBacktestAnswer {
+        code: 200,
+        msg: "Finish Scanner trader!".into(),
+        data: Some(ScannerBacktestData {
+            total_return: (last_equity / q.capital - 1.0) * 100.0,
+            median_return: median,
+            average_return: average,
+            win_rate,
+            average_win: avg_win,
+            average_loss: avg_loss,
+            max_risk: deepest * 100.0,
+            total_trades: returns.len(),
+            total_positive: returns.iter().filter(|r| **r > 0.0).count(),
+            total_negative: returns.iter().filter(|r| **r <= 0.0).count(),
+            time_in_market: in_market.iter().filter(|f| **f).count() as f64 / sessions * 100.0,
+            std_dev: sd,
+            z_score: z,
+            buy_and_hold: (benchmark[benchmark.len() - 1] / benchmark[0] - 1.0) * 100.0,
+            average_position: o.exposure.iter().sum::<f64>() / sessions,
+            trade_list: serde_json::to_string(&list).unwrap_or_else(|_| "[]".into()),
+            result: arrays,
+            dates: calendar.iter().map(|d| d.to_string()).collect(),
+            equity: o.equity.clone(),
+            cash: o.cash.clone(),
+            skipped_trades: o.skipped,
+        }),
+    }
+}
+
+/// Runs scanner backtest tasks on the worker; the stored request is checked again.
+pub struct ScannerBacktestJob {
+    pub market: Arc<dyn MarketData>,
+    pub store: Arc<dyn ScannerStore>,
+}
+
+#[async_trait]
+impl JobHandler for ScannerBacktestJob {
+    async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
+        let params: ScannerBacktestParams = serde_json::from_value(task.params.clone())
+            .map_err(|e| JobError::Permanent(format!("invalid parameters: {e}")))?;
+        let q = params.validate().map_err(job_error)?;
+        let answer = run(self.market.as_ref(), self.store.as_ref(), &q, &progress)
+            .await
+            .map_err(job_error)?;
+        serde_json::to_value(answer)
+            .map_err(|e| JobError::Permanent(format!("result not serializable: {e}")))
+    }
+}
+
+fn job_error(e: Error) -> JobError {
+    match e {
+        Error::Port(p) => p.into(),
+        other => JobError::Permanent(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(day: usize, symbol: &str, signal: usize, win_rate: f64, std_dev: f64) -> Item {
+        Item {
+            day,
+            symbol: symbol.into(),
+            signal,
+            direction: Direction::Long,
+            close: 10.0,
+            profit_target: 5.0,
+            stop_loss: 4.0,
+            hold: 5,
+            figures: Figures {
+                win_rate,
+                std_dev,
+                ..Figures::default()
+            },
+            trend: Some(7.0),
+            rel: None,
+            optix: Some(30.0),
+        }
+    }
+
+    #[test]
+    fn ranking_by_session_best_first_with_ties() {
+        let mut v = vec![
+            item(1, "B", 0, 60.0, 2.0),
+            item(0, "C", 3, 50.0, 1.0),
+            item(0, "A", 5, 70.0, 3.0),
+            item(0, "A", 2, 50.0, 1.0),
+            item(0, "B", 1, 50.0, 1.0),
+        ];
+        rank(&mut v, Rank::WinRate);
+        let order: Vec<(usize, &str, usize)> = v
+            .iter()
+            .map(|i| (i.day, i.symbol.as_str(), i.signal))
+            .collect();
+        // Session 0: A (70) first, then the 50s by symbol, then signal.
+        assert_eq!(
+            order,
+            vec![
+                (0, "A", 5),
+                (0, "A", 2),
+                (0, "B", 1),
+                (0, "C", 3),
+                (1, "B", 0)
+            ]
+        );
+        // StdDev: the lowest first.
+        rank(&mut v, Rank::StdDev);
+        assert_eq!((v[0].symbol.as_str(), v[0].signal), ("A", 2));
+        assert_eq!((v[3].symbol.as_str(), v[3].signal), ("A", 5));
+    }
+
+    #[test]
+    fn filters_by_signal_side_and_ranges() {
+        let q = serde_json::from_value::<ScannerBacktestParams>(serde_json::json!({
+            "start_date": "2025-01-02", "end_date": "2025-12-31", "find_type": "stock",
+            "signals": ["MA", "Optix #3"], "total_capital": 1000, "long_short_ratio": "1/0",
+            "optix_range": "20-40", "trend_range": "5-10"}))
+        .unwrap()
+        .validate()
+        .unwrap();
+        let mut it = item(0, "A", 0, 50.0, 1.0);
+        assert!(it.passes(&q));
+        it.optix = Some(41.0);
+        assert!(!it.passes(&q));
+        it.optix = None;
+        assert!(!it.passes(&q), "a range needs a reading");
+        let mut short = item(0, "A", 0, 50.0, 1.0);
+        short.direction = Direction::Short;
+        assert!(!short.passes(&q), "no short side");
+        assert!(!item(0, "A", 1, 50.0, 1.0).passes(&q), "MAGap not asked");
+    }
+}
