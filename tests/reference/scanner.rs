@@ -158,3 +158,121 @@ async fn signal_statistics_equal_an_independent_computation() {
         }
     }
 }
+
+/// The scanner backtest's portfolio rules recomputed in Python over the same
+/// filtered items, for two parameter sets: identical trade arrays, every
+/// metric and the daily equity and cash to 1e-9.
+#[tokio::test(flavor = "multi_thread")]
+async fn scanner_backtest_equals_an_independent_simulation() {
+    use platform::marketdata::{LocalDir, ParquetMarketData};
+    use platform::scanner::{ParquetScannerStore, READ_TTL};
+    use services::analytics::scanner::backtest::{self, requests::ScannerBacktestParams};
+    let blobs = std::sync::Arc::new(LocalDir::new(market_dir()));
+    let md = ParquetMarketData::new(blobs.clone());
+    let store = ParquetScannerStore::new(blobs, READ_TTL);
+    let sets = [
+        json!({"start_date": "2024-01-02", "end_date": "2026-11-20", "find_type": "stock/etf",
+            "signals": ["All"], "total_capital": 100000, "long_short_ratio": "0.7/0.3",
+            "commission": 0.1, "daily_limit": 3}),
+        json!({"start_date": "2022-06-01", "end_date": "2025-12-31", "find_type": "stock",
+            "signals": ["MA", "MACDHist", "Symbol 13-Week High", "Symbol 4-Week Low", "UpTrend Pattern", "Trend Score Breakout"],
+            "total_capital": 25000, "long_short_ratio": "0.5/0.5", "capital_allocate": "0.3",
+            "daily_limit": 2, "rank_condition": "WinRate", "trend_range": "2-10"}),
+    ];
+    for (n, body) in sets.iter().enumerate() {
+        let q = serde_json::from_value::<ScannerBacktestParams>(body.clone())
+            .unwrap()
+            .validate()
+            .unwrap();
+        let (calendar, items) = backtest::filtered_items(&md, &store, &q).await.unwrap();
+        let ours = backtest::run(&md, &store, &q, &platform::worker::Progress::default())
+            .await
+            .unwrap();
+        let ours = serde_json::to_value(ours.data.unwrap()).unwrap();
+        let rank = match q.rank {
+            backtest::requests::Rank::WinRate => "WinRate",
+            backtest::requests::Rank::ZScore => "Z_Score",
+            backtest::requests::Rank::StdDev => "StdDev",
+            backtest::requests::Rank::ExpectedReturn => "ExpectedReturn",
+            backtest::requests::Rank::SharpeRatio => "SharpeRatio",
+        };
+        let allocation = match q.allocation {
+            engine::scanner::portfolio::Allocation::Kelly => json!("Kelly"),
+            engine::scanner::portfolio::Allocation::Fixed(f) => json!(f),
+        };
+        let input = json!({
+            "market": market_dir(),
+            "calendar": calendar.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            "items": items.iter().map(|it| json!({
+                "day": it.day, "symbol": it.symbol, "signal": it.signal,
+                "signal_name": engine::scanner::SIGNALS[it.signal].name,
+                "direction": it.direction.as_str(), "profit_target": it.profit_target,
+                "stop_loss": it.stop_loss, "hold": it.hold, "win_rate": it.figures.win_rate,
+                "avg_win": it.figures.avg_win, "avg_loss": it.figures.avg_loss,
+                "std_dev": it.figures.std_dev, "z_score": it.figures.z_score,
+                "expected_return": it.figures.expected_return, "sharpe_ratio": it.figures.sharpe_ratio,
+            })).collect::<Vec<_>>(),
+            "params": {"capital": q.capital, "long": q.long_share, "short": q.short_share,
+                "commission": q.commission, "allocation": allocation,
+                "daily_limit": q.daily_limit, "rank": rank},
+        });
+        let want = tests::reference::run("scanner_backtest.py", &input);
+        let close = |a: &Value, b: &Value, what: &str| {
+            let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+                "set {n} {what}: {x} vs {y}"
+            );
+        };
+        let trades = want["TOTAL TRADES"].as_u64().unwrap();
+        assert!(trades >= 10, "set {n}: {trades} trades");
+        for key in [
+            "TOTAL RETURN",
+            "MEDIAN RETURN",
+            "AVERAGE RETURN",
+            "WIN RATE",
+            "AVERAGE WIN",
+            "AVERAGE LOSS",
+            "MAX RISK",
+            "TIME IN MARKET",
+            "STD.DEV",
+            "Z-SCORE",
+            "BUY and HOLD",
+            "AVERAGE POSITION",
+        ] {
+            close(&ours[key], &want[key], key);
+        }
+        for key in [
+            "TOTAL TRADES",
+            "TOTAL POSITIVE",
+            "TOTAL NEGATIVE",
+            "skipped_trades",
+        ] {
+            assert_eq!(ours[key], want[key], "set {n} {key}");
+        }
+        for key in ["equity", "cash"] {
+            let (a, b) = (ours[key].as_array().unwrap(), want[key].as_array().unwrap());
+            assert_eq!(a.len(), b.len());
+            for (x, y) in a.iter().zip(b) {
+                close(x, y, key);
+            }
+        }
+        for (key, theirs) in want["result"].as_object().unwrap() {
+            let mine = ours["result"][key].as_array().unwrap();
+            let theirs = theirs.as_array().unwrap();
+            assert_eq!(mine.len(), theirs.len(), "set {n} {key}");
+            for (x, y) in mine.iter().zip(theirs) {
+                if y.is_string() {
+                    assert_eq!(x, y, "set {n} {key}");
+                } else {
+                    close(x, y, key);
+                }
+            }
+        }
+        println!(
+            "scanner backtest, set {n}: {trades} trades, {} skipped, total return {:.2}% (equal to the independent simulation)",
+            want["skipped_trades"],
+            want["TOTAL RETURN"].as_f64().unwrap()
+        );
+    }
+}

@@ -132,14 +132,12 @@ pub fn simulate(
     // Open positions: index into out.positions, and the cash each reserved.
     let mut open: Vec<(usize, f64)> = Vec::new();
     for day in 0..sessions {
-        // Entries: yesterday's candidates at today's open.
+        // Entries: yesterday's first `daily_limit` candidates (its orders)
+        // at today's open.
         if day > 0 {
-            let mut entered = 0;
             let mut today: Vec<usize> = Vec::new();
-            for &k in by_day.get(day - 1).map(Vec::as_slice).unwrap_or(&[]) {
-                if entered == s.daily_limit {
-                    break;
-                }
+            let orders = by_day.get(day - 1).map(Vec::as_slice).unwrap_or(&[]);
+            for &k in orders.iter().take(s.daily_limit) {
                 let cand = &candidates[k];
                 let held = open
                     .iter()
@@ -170,7 +168,6 @@ pub fn simulate(
                     continue;
                 }
                 cash -= reserve;
-                entered += 1;
                 today.push(cand.symbol);
                 open.push((out.positions.len(), reserve));
                 out.positions.push(Position {
@@ -351,7 +348,7 @@ mod tests {
     }
 
     #[test]
-    fn daily_limit_held_symbols_and_cash_running_out() {
+    fn the_daily_orders_held_symbols_and_cash_running_out() {
         let prices: Vec<Prices> = (0..5).map(|_| flat(4, 100.0, 100.0)).collect();
         // Day 0: five candidates, two on the same symbol; the limit is 3.
         let cands = vec![
@@ -369,11 +366,16 @@ mod tests {
             &by_day,
             &settings(Allocation::Fixed(0.4)),
         );
-        // 0.4 x 10,000 = 40 shares (4,000) each: the first two fit, the third
-        // does not (2,000 left) and is skipped; the repeat symbol is passed over.
+        // The limit makes the first three the day's orders. 0.4 x 10,000 =
+        // 40 shares (4,000) each: the repeat symbol is passed over, the other
+        // two fit; the fourth and fifth candidates are not orders.
         let entered: Vec<usize> = o.positions.iter().map(|p| p.candidate).collect();
         assert_eq!(entered, vec![0, 2]);
-        assert_eq!(o.skipped, 2);
+        assert_eq!(o.skipped, 0);
+        // At 0.6 (6,000 each) only the first fits; the other two are skipped.
+        let fixed = settings(Allocation::Fixed(0.6));
+        let o = simulate(4, &prices, &cands, &[vec![0, 2, 3, 4]], &fixed);
+        assert_eq!((o.positions.len(), o.skipped), (1, 2));
         assert!(o.cash.iter().all(|c| *c >= 0.0));
         // A limit of 1 takes the best only.
         let mut s = settings(Allocation::Fixed(0.1));

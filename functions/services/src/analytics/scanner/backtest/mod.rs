@@ -34,19 +34,21 @@ const CHUNK: usize = 64;
 
 /// A scanner item of a session, as the backtest reads it.
 #[derive(Debug, Clone)]
-struct Item {
-    day: usize,
-    symbol: String,
-    signal: usize,
-    direction: Direction,
-    close: f64,
-    profit_target: f64,
-    stop_loss: f64,
-    hold: usize,
-    figures: Figures,
-    trend: Option<f64>,
-    rel: Option<f64>,
-    optix: Option<f64>,
+pub struct Item {
+    /// Index of its session in the range.
+    pub day: usize,
+    pub symbol: String,
+    /// Index into the signal registry.
+    pub signal: usize,
+    pub direction: Direction,
+    pub close: f64,
+    pub profit_target: f64,
+    pub stop_loss: f64,
+    pub hold: usize,
+    pub figures: Figures,
+    pub trend: Option<f64>,
+    pub rel: Option<f64>,
+    pub optix: Option<f64>,
 }
 
 fn number(x: f64) -> Option<f64> {
@@ -59,7 +61,18 @@ impl Item {
             Direction::Long => q.long_share,
             Direction::Short => q.short_share,
         };
+        let stakes = match q.allocation {
+            portfolio::Allocation::Kelly => {
+                portfolio::kelly(
+                    self.figures.win_rate,
+                    self.figures.avg_win,
+                    self.figures.avg_loss,
+                ) > 0.0
+            }
+            portfolio::Allocation::Fixed(_) => true,
+        };
         side > 0.0
+            && stakes
             && q.signals.binary_search(&self.signal).is_ok()
             && q.profit_target
                 .is_none_or(|s| s.holds(Some(self.profit_target)))
@@ -132,15 +145,90 @@ fn computed(
         .collect()
 }
 
-/// Every item of the range that passes the filters.
+/// The range's sessions and every item that passes the filters (steps 1-3),
+/// unranked: what the portfolio rules start from.
+pub async fn filtered_items(
+    market: &dyn MarketData,
+    store: &dyn ScannerStore,
+    q: &ScannerBacktest,
+) -> Result<(Vec<NaiveDate>, Vec<Item>)> {
+    let (spx, range) = sessions(market, q).await?;
+    let calendar: Vec<NaiveDate> = range.map(|i| spx.date(i)).collect();
+    let mut found = Orders::new(None, q.rank, calendar.len());
+    items(
+        market,
+        store,
+        q,
+        &calendar,
+        &Progress::default(),
+        &mut found,
+    )
+    .await?;
+    Ok((calendar, found.into_items()))
+}
+
+/// Where a range's items go: all of them, or only each session's orders
+/// (its best `keep` items, one per symbol, best first).
+struct Orders {
+    keep: Option<usize>,
+    rank: Rank,
+    days: Vec<Vec<Item>>,
+}
+
+impl Orders {
+    fn new(keep: Option<usize>, rank: Rank, sessions: usize) -> Self {
+        Orders {
+            keep,
+            rank,
+            days: vec![Vec::new(); sessions],
+        }
+    }
+
+    fn better(&self, a: &Item, b: &Item) -> bool {
+        b.score(self.rank)
+            .total_cmp(&a.score(self.rank))
+            .then(a.symbol.cmp(&b.symbol))
+            .then(a.signal.cmp(&b.signal))
+            .is_lt()
+    }
+
+    fn push(&mut self, it: Item) {
+        let Some(keep) = self.keep else {
+            self.days[it.day].push(it);
+            return;
+        };
+        let day = it.day;
+        if let Some(k) = self.days[day].iter().position(|x| x.symbol == it.symbol) {
+            if !self.better(&it, &self.days[day][k]) {
+                return;
+            }
+            self.days[day].remove(k);
+        }
+        let at = self.days[day].partition_point(|x| self.better(x, &it));
+        if at < keep {
+            self.days[day].insert(at, it);
+            self.days[day].truncate(keep);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.days.iter().all(Vec::is_empty)
+    }
+
+    fn into_items(self) -> Vec<Item> {
+        self.days.into_iter().flatten().collect()
+    }
+}
+
+/// Every item of the range that passes the filters, into `out`.
 async fn items(
     market: &dyn MarketData,
     store: &dyn ScannerStore,
     q: &ScannerBacktest,
     calendar: &[NaiveDate],
     progress: &Progress,
-) -> Result<Vec<Item>> {
-    let mut out = Vec::new();
+    out: &mut Orders,
+) -> Result<()> {
     // Sessions with a nightly file: their stock items are read.
     let mut from_file = vec![false; calendar.len()];
     if q.stocks {
@@ -249,10 +337,12 @@ async fn items(
         })
         .await
         .map_err(|e| Error::Port(PortError::Internal(format!("scanner backtest failed: {e}"))))?;
-        out.extend(found);
+        for it in found {
+            out.push(it);
+        }
         progress.steps((k * CHUNK + chunk.len()).min(total), total);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Percent statistics of the trades' returns.
@@ -280,17 +370,6 @@ fn trade_stats(r: &[f64]) -> (f64, f64, f64, f64, f64, f64, f64) {
         sd,
         z,
     )
-}
-
-/// By session, best first; ties by symbol, then the signal's order.
-fn rank(items: &mut [Item], by: Rank) {
-    items.sort_by(|a, b| {
-        a.day
-            .cmp(&b.day)
-            .then(b.score(by).total_cmp(&a.score(by)))
-            .then(a.symbol.cmp(&b.symbol))
-            .then(a.signal.cmp(&b.signal))
-    });
 }
 
 /// The benchmark and the range of its sessions the request covers; a range
@@ -327,15 +406,16 @@ pub async fn run(
     let (spx, range) = sessions(market, q).await?;
     let (from, to) = (range.start, range.end);
     let calendar: Vec<NaiveDate> = (from..to).map(|i| spx.date(i)).collect();
-    let mut found = items(market, store, q, &calendar, progress).await?;
-    if found.is_empty() {
+    let mut orders = Orders::new(Some(q.daily_limit), q.rank, calendar.len());
+    items(market, store, q, &calendar, progress, &mut orders).await?;
+    if orders.is_empty() {
         return Ok(ScannerBacktestAnswer {
             code: 407,
             msg: "No scanner item passed the filters in the range".into(),
             data: None,
         });
     }
-    rank(&mut found, q.rank);
+    let found = orders.into_items();
     let names: Vec<String> = {
         let set: std::collections::BTreeSet<&str> =
             found.iter().map(|i| i.symbol.as_str()).collect();
@@ -532,6 +612,8 @@ mod tests {
             figures: Figures {
                 win_rate,
                 std_dev,
+                avg_win: 2.0,
+                avg_loss: -1.0,
                 ..Figures::default()
             },
             trend: Some(7.0),
@@ -540,35 +622,52 @@ mod tests {
         }
     }
 
+    fn orders(v: &[Item], rank: Rank, keep: usize) -> Vec<(usize, String, usize)> {
+        let mut o = Orders::new(Some(keep), rank, 2);
+        for it in v {
+            o.push(it.clone());
+        }
+        o.into_items()
+            .into_iter()
+            .map(|i| (i.day, i.symbol, i.signal))
+            .collect()
+    }
+
     #[test]
-    fn ranking_by_session_best_first_with_ties() {
-        let mut v = vec![
+    fn each_session_s_orders_best_first_one_per_symbol_with_ties() {
+        let v = vec![
             item(1, "B", 0, 60.0, 2.0),
             item(0, "C", 3, 50.0, 1.0),
+            item(0, "D", 4, 40.0, 0.5),
             item(0, "A", 5, 70.0, 3.0),
             item(0, "A", 2, 50.0, 1.0),
             item(0, "B", 1, 50.0, 1.0),
         ];
-        rank(&mut v, Rank::WinRate);
-        let order: Vec<(usize, &str, usize)> = v
-            .iter()
-            .map(|i| (i.day, i.symbol.as_str(), i.signal))
-            .collect();
-        // Session 0: A (70) first, then the 50s by symbol, then signal.
+        let s = |x: &str| x.to_string();
+        // WinRate: A's best (70), then the 50s by symbol; D is fourth, cut.
         assert_eq!(
-            order,
+            orders(&v, Rank::WinRate, 3),
             vec![
-                (0, "A", 5),
-                (0, "A", 2),
-                (0, "B", 1),
-                (0, "C", 3),
-                (1, "B", 0)
+                (0, s("A"), 5),
+                (0, s("B"), 1),
+                (0, s("C"), 3),
+                (1, s("B"), 0)
             ]
         );
-        // StdDev: the lowest first.
-        rank(&mut v, Rank::StdDev);
-        assert_eq!((v[0].symbol.as_str(), v[0].signal), ("A", 2));
-        assert_eq!((v[3].symbol.as_str(), v[3].signal), ("A", 5));
+        // StdDev, lowest first: D, then the 1.0s by symbol, then signal (A's 2 beats its 5).
+        assert_eq!(
+            orders(&v, Rank::StdDev, 3),
+            vec![
+                (0, s("D"), 4),
+                (0, s("A"), 2),
+                (0, s("B"), 1),
+                (1, s("B"), 0)
+            ]
+        );
+        assert_eq!(
+            orders(&v, Rank::StdDev, 1),
+            vec![(0, s("D"), 4), (1, s("B"), 0)]
+        );
     }
 
     #[test]
@@ -590,5 +689,13 @@ mod tests {
         short.direction = Direction::Short;
         assert!(!short.passes(&q), "no short side");
         assert!(!item(0, "A", 1, 50.0, 1.0).passes(&q), "MAGap not asked");
+        // No edge in its history: no Kelly stake, so no order; a fixed one trades it.
+        let mut edgeless = item(0, "A", 0, 30.0, 1.0);
+        assert!(!edgeless.passes(&q));
+        let mut fixed = q.clone();
+        fixed.allocation = portfolio::Allocation::Fixed(0.2);
+        assert!(edgeless.passes(&fixed));
+        edgeless.figures.win_rate = 0.0;
+        assert!(edgeless.passes(&fixed));
     }
 }
