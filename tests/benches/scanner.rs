@@ -73,21 +73,18 @@ fn main() {
         }
         .validate()
         .unwrap();
+        // Cold: a fresh process's reads; warm: the bars already decoded.
+        let market = ParquetMarketData::new(blobs.clone());
         for label in ["cold", "warm"] {
-            let market = if label == "cold" {
-                ParquetMarketData::new(blobs.clone())
-            } else {
-                ParquetMarketData::new(blobs.clone())
-            };
-            if label == "warm" {
-                services::analytics::scanner::backtest::run(&market, &store, &q, &Progress::default())
-                    .await
-                    .unwrap();
-            }
             let t0 = Instant::now();
-            let a = services::analytics::scanner::backtest::run(&market, &store, &q, &Progress::default())
-                .await
-                .unwrap();
+            let a = services::analytics::scanner::backtest::run(
+                &market,
+                &store,
+                &q,
+                &Progress::default(),
+            )
+            .await
+            .unwrap();
             let d = a.data.unwrap();
             println!(
                 "  scanner backtest, 10 years, all signals, {label}: {:.2} s (target < 2 s), {} trades, total return {:.1}%",

@@ -368,6 +368,51 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         404
     );
 
+    // A scanner backtest through the analytics function and the worker
+    // function: the same result as the embedded server's; another tenant's
+    // id is 404.
+    let trader = json!({"name": "lambda", "start_date": "2026-06-01", "end_date": "2026-11-20",
+        "find_type": "stock/etf", "signals": ["All"], "total_capital": 100000,
+        "long_short_ratio": "0.8/0.2", "commission": 0.05});
+    let sub = demo_json(
+        http.post(analytics("/smart-scanner-backtest/start"))
+            .json(&trader),
+    )
+    .await;
+    let trader_id = sub["task_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sub}"))
+        .to_string();
+    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    let trader_task = demo_json(http.get(analytics(&format!(
+        "/smart-scanner-backtest/status/{trader_id}"
+    ))))
+    .await;
+    assert_eq!(trader_task["status"], "SUCCESS", "{trader_task}");
+    assert_eq!(trader_task["result"]["msg"], "Finish Scanner trader!");
+    assert_eq!(
+        embedded_result(
+            &embedded,
+            "/smart-scanner-backtest/start",
+            "/smart-scanner-backtest/status",
+            &trader
+        )
+        .await["data"],
+        trader_task["result"]["data"]
+    );
+    assert_eq!(
+        http.get(analytics(&format!(
+            "/smart-scanner-backtest/status/{trader_id}"
+        )))
+        .basic_auth("other@example.test", "other-password".into())
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16(),
+        404
+    );
+
     // The nightly scanner: the target of the template's schedule, invoked
     // as EventBridge Scheduler does, writes the day's file to the bucket; the
     // analytics function then answers from it as the embedded server does.

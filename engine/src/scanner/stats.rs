@@ -67,6 +67,53 @@ pub fn levels(close: &[f64], i: usize, hold: usize) -> Option<(f64, f64)> {
     })
 }
 
+/// The daily volatility behind [`levels`], computed at most once per bar:
+/// a stock's signals fire on many of the same bars.
+pub struct Vols<'a> {
+    close: &'a [f64],
+    sd: Vec<Option<Option<f64>>>,
+}
+
+impl<'a> Vols<'a> {
+    pub fn new(close: &'a [f64]) -> Self {
+        Vols {
+            close,
+            sd: vec![None; close.len()],
+        }
+    }
+
+    /// [`levels`] of bar `i`, the same bits.
+    pub fn levels(&mut self, i: usize, hold: usize) -> Option<(f64, f64)> {
+        if i < VOL_SESSIONS {
+            return None;
+        }
+        let close = self.close;
+        let sd = *self.sd[i].get_or_insert_with(|| {
+            let r: Vec<f64> = (i + 1 - VOL_SESSIONS..=i)
+                .map(|k| close[k] / close[k - 1] - 1.0)
+                .collect();
+            crate::stats::std_dev(&r)
+        });
+        let sd = sd?;
+        (sd > 0.0).then(|| {
+            let v = sd * (hold as f64).sqrt() * 100.0;
+            (TARGET_SIGMAS * v, STOP_SIGMAS * v)
+        })
+    }
+
+    /// [`history`] with the shared volatility.
+    pub fn history(&mut self, firings: &Firings, hold: usize, asof: usize) -> Vec<Trade> {
+        let close = self.close;
+        (0..asof.min(close.len()))
+            .filter_map(|i| {
+                let d = firings[i]?;
+                let lv = self.levels(i, hold)?;
+                trade(close, i, d, hold, lv, asof)
+            })
+            .collect()
+    }
+}
+
 /// The trade of the firing on bar `i`, if it closed by bar `last`.
 pub fn trade(
     close: &[f64],
@@ -229,6 +276,19 @@ pub struct Running {
 }
 
 impl Running {
+    /// The running figures of `trades` (any order): what [`Running`] gives
+    /// after adding them in order of exit, so one-day and range scans agree
+    /// to the bit.
+    pub fn of(trades: &[Trade]) -> Figures {
+        let mut sorted: Vec<&Trade> = trades.iter().collect();
+        sorted.sort_by_key(|t| (t.exit, t.entry));
+        let mut r = Running::default();
+        for t in sorted {
+            r.add(t);
+        }
+        r.figures()
+    }
+
     pub fn add(&mut self, t: &Trade) {
         if self.sorted.is_empty() {
             self.equity = 1.0;
@@ -425,6 +485,15 @@ mod tests {
         assert_eq!(h.len(), 2);
         // Before a year of returns there are no levels.
         assert!(levels(&close, 100, 5).is_none());
+        // The shared volatility gives the same bits, asked once or twice.
+        let mut vols = Vols::new(&close);
+        assert_eq!(
+            vols.history(&firings, 5, 299),
+            history(&close, &firings, 5, 299)
+        );
+        for i in [100, 260, 260, 280] {
+            assert_eq!(vols.levels(i, 4), levels(&close, i, 4));
+        }
         let (target, stop) = levels(&close, 260, 4).unwrap();
         assert!((target / stop - TARGET_SIGMAS / STOP_SIGMAS).abs() < 1e-12);
     }
