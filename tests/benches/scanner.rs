@@ -9,7 +9,7 @@
 //!   keep-alive): median and p99 of 300 requests per form.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use platform::marketdata::{LocalDir, ParquetMarketData};
+use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use platform::scanner::{ParquetScannerStore, READ_TTL};
 use platform::worker::Progress;
 use services::analytics::scanner::nightly::{self, Schedule};
@@ -35,6 +35,56 @@ fn main() {
         );
 
         let blobs = Arc::new(LocalDir::new(dir.path()));
+        // Where the engine's time goes: each signal over every stock's whole
+        // history, one thread, bars in memory.
+        {
+            let md = ParquetMarketData::new(blobs.clone());
+            let mut stocks = Vec::new();
+            for s in md.symbols().await.unwrap().iter().filter(|s| s.asset_class == "stock") {
+                let bars = md.daily(&s.symbol).await.unwrap();
+                let optix = md
+                    .indicator_series(&format!("{}_OPTIX", s.symbol))
+                    .await
+                    .unwrap();
+                stocks.push((bars, optix));
+            }
+            let mut times: Vec<(f64, &str)> = engine::scanner::SIGNALS
+                .iter()
+                .map(|signal| {
+                    let t0 = Instant::now();
+                    for (b, o) in &stocks {
+                        let inputs = engine::scanner::Inputs {
+                            open: &b.open,
+                            high: &b.high,
+                            low: &b.low,
+                            close: &b.close,
+                            optix: Some(&o.close),
+                        };
+                        std::hint::black_box((signal.fire)(&inputs));
+                    }
+                    (t0.elapsed().as_secs_f64(), signal.name)
+                })
+                .collect();
+            let t0 = Instant::now();
+            for (b, _) in &stocks {
+                let v = engine::scanner::stats::Vols::new(&b.close);
+                for i in 0..b.len() {
+                    std::hint::black_box(v.levels(i, 5));
+                }
+            }
+            times.push((t0.elapsed().as_secs_f64(), "(volatility of every bar)"));
+            times.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let total: f64 = times.iter().map(|t| t.0).sum();
+            let top: Vec<String> = times
+                .iter()
+                .take(8)
+                .map(|(t, n)| format!("{n} {t:.2} s"))
+                .collect();
+            println!(
+                "  engine, one thread, every stock's whole history: 37 signals and the volatility {total:.2} s; most: {}",
+                top.join(", ")
+            );
+        }
         let store = ParquetScannerStore::new(blobs.clone(), READ_TTL);
         let cold = ParquetMarketData::new(blobs.clone());
         let t0 = Instant::now();

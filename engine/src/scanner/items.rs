@@ -62,7 +62,7 @@ pub fn items(inputs: &Inputs, benchmark: Option<&[f64]>, asof: Range<usize>) -> 
     let rel = benchmark.map(|b| trend::relative_score(&close, &b[..asof.end]));
     let last = asof.end - 1;
     let mut out = Vec::new();
-    let mut vols = stats::Vols::new(&close);
+    let vols = stats::Vols::new(&close);
     for (k, signal) in SIGNALS.iter().enumerate() {
         let firings = (signal.fire)(&upto);
         if !asof.clone().any(|i| firings[i].is_some()) {
@@ -124,7 +124,7 @@ pub fn summaries(inputs: &Inputs, benchmark: Option<&[f64]>, asof: Range<usize>)
     let mut score: Option<Vec<f64>> = None;
     let mut rel: Option<Option<Vec<f64>>> = None;
     let mut out = Vec::new();
-    let mut vols = stats::Vols::new(close);
+    let vols = stats::Vols::new(close);
     for (k, signal) in SIGNALS.iter().enumerate() {
         let firings = (signal.fire)(&upto);
         if !asof.clone().any(|i| firings[i].is_some()) {

@@ -54,55 +54,55 @@ pub struct Trade {
 /// The target and stop of a firing on bar `i`, in percent: `None` before
 /// [`VOL_SESSIONS`] returns exist or when they do not move.
 pub fn levels(close: &[f64], i: usize, hold: usize) -> Option<(f64, f64)> {
-    if i < VOL_SESSIONS {
-        return None;
-    }
-    let r: Vec<f64> = (i + 1 - VOL_SESSIONS..=i)
-        .map(|k| close[k] / close[k - 1] - 1.0)
-        .collect();
-    let sd = crate::stats::std_dev(&r)?;
-    (sd > 0.0).then(|| {
-        let v = sd * (hold as f64).sqrt() * 100.0;
-        (TARGET_SIGMAS * v, STOP_SIGMAS * v)
-    })
+    Vols::new(&close[..(i + 1).min(close.len())]).levels(i, hold)
 }
 
-/// The daily volatility behind [`levels`], computed at most once per bar:
-/// a stock's signals fire on many of the same bars.
+/// The daily volatility behind [`levels`] on every bar in one O(n) pass:
+/// the window's mean and squared deviations slide (Welford's update), and
+/// are recomputed exactly every [`EXACT_EVERY`] bars so rounding cannot
+/// build up (the drift stays near 1e-15 of the value).
 pub struct Vols<'a> {
     close: &'a [f64],
-    sd: Vec<Option<Option<f64>>>,
+    sd: Vec<f64>,
 }
+
+/// Bars between exact recomputations of the sliding volatility.
+pub const EXACT_EVERY: usize = 64;
 
 impl<'a> Vols<'a> {
     pub fn new(close: &'a [f64]) -> Self {
-        Vols {
-            close,
-            sd: vec![None; close.len()],
+        let n = close.len();
+        let mut sd = vec![f64::NAN; n];
+        let r = |k: usize| close[k] / close[k - 1] - 1.0;
+        let w = VOL_SESSIONS as f64;
+        let (mut mean, mut m2) = (0.0f64, 0.0f64);
+        for i in VOL_SESSIONS..n {
+            if (i - VOL_SESSIONS) % EXACT_EVERY == 0 {
+                let window: Vec<f64> = (i + 1 - VOL_SESSIONS..=i).map(r).collect();
+                mean = window.iter().sum::<f64>() / w;
+                m2 = window.iter().map(|x| (x - mean) * (x - mean)).sum();
+            } else {
+                let (x_in, x_out) = (r(i), r(i - VOL_SESSIONS));
+                let old = mean;
+                mean += (x_in - x_out) / w;
+                m2 += (x_in - x_out) * (x_in - mean + x_out - old);
+            }
+            sd[i] = (m2.max(0.0) / (w - 1.0)).sqrt();
         }
+        Vols { close, sd }
     }
 
-    /// [`levels`] of bar `i`, the same bits.
-    pub fn levels(&mut self, i: usize, hold: usize) -> Option<(f64, f64)> {
-        if i < VOL_SESSIONS {
-            return None;
-        }
-        let close = self.close;
-        let sd = *self.sd[i].get_or_insert_with(|| {
-            let r: Vec<f64> = (i + 1 - VOL_SESSIONS..=i)
-                .map(|k| close[k] / close[k - 1] - 1.0)
-                .collect();
-            crate::stats::std_dev(&r)
-        });
-        let sd = sd?;
+    /// The target and stop of a firing on bar `i` (see [`levels`]).
+    pub fn levels(&self, i: usize, hold: usize) -> Option<(f64, f64)> {
+        let sd = *self.sd.get(i)?;
         (sd > 0.0).then(|| {
             let v = sd * (hold as f64).sqrt() * 100.0;
             (TARGET_SIGMAS * v, STOP_SIGMAS * v)
         })
     }
 
-    /// [`history`] with the shared volatility.
-    pub fn history(&mut self, firings: &Firings, hold: usize, asof: usize) -> Vec<Trade> {
+    /// Every earlier firing's trade closed by bar `asof` (see [`history`]).
+    pub fn history(&self, firings: &Firings, hold: usize, asof: usize) -> Vec<Trade> {
         let close = self.close;
         (0..asof.min(close.len()))
             .filter_map(|i| {
@@ -156,13 +156,7 @@ pub fn trade(
 /// Every earlier firing's trade closed by bar `asof` (firings on `asof`
 /// itself are today's signal, not history), in order of entry.
 pub fn history(close: &[f64], firings: &Firings, hold: usize, asof: usize) -> Vec<Trade> {
-    (0..asof.min(close.len()))
-        .filter_map(|i| {
-            let d = firings[i]?;
-            let lv = levels(close, i, hold)?;
-            trade(close, i, d, hold, lv, asof)
-        })
-        .collect()
+    Vols::new(close).history(firings, hold, asof)
 }
 
 /// The figures of a trade history (percent unless a count or ratio).
