@@ -76,8 +76,9 @@ impl<'a> Vols<'a> {
         let r = |k: usize| close[k] / close[k - 1] - 1.0;
         let w = VOL_SESSIONS as f64;
         let (mut mean, mut m2) = (0.0f64, 0.0f64);
+        #[allow(clippy::needless_range_loop)] // i also indexes the closes
         for i in VOL_SESSIONS..n {
-            if (i - VOL_SESSIONS) % EXACT_EVERY == 0 {
+            if (i - VOL_SESSIONS).is_multiple_of(EXACT_EVERY) {
                 let window: Vec<f64> = (i + 1 - VOL_SESSIONS..=i).map(r).collect();
                 mean = window.iter().sum::<f64>() / w;
                 m2 = window.iter().map(|x| (x - mean) * (x - mean)).sum();
@@ -479,14 +480,24 @@ mod tests {
         assert_eq!(h.len(), 2);
         // Before a year of returns there are no levels.
         assert!(levels(&close, 100, 5).is_none());
-        // The shared volatility gives the same bits, asked once or twice.
-        let mut vols = Vols::new(&close);
-        assert_eq!(
-            vols.history(&firings, 5, 299),
-            history(&close, &firings, 5, 299)
-        );
-        for i in [100, 260, 260, 280] {
-            assert_eq!(vols.levels(i, 4), levels(&close, i, 4));
+        // The sliding volatility stays within 1e-12 of the exact one on
+        // every bar; a bar's levels do not depend on later bars.
+        let moving: Vec<f64> = (0..1200)
+            .map(|i| 100.0 * (1.0 + 0.3 * (i as f64 / 37.0).sin()) + (i % 7) as f64)
+            .collect();
+        let vols = Vols::new(&moving);
+        for i in 252..1200 {
+            let r: Vec<f64> = (i - 251..=i)
+                .map(|k| moving[k] / moving[k - 1] - 1.0)
+                .collect();
+            let exact = crate::stats::std_dev(&r).unwrap() * 2f64.sqrt() * 100.0;
+            let (target, stop) = vols.levels(i, 2).unwrap();
+            assert!(
+                (target / TARGET_SIGMAS - exact).abs() <= 1e-12 * exact,
+                "{i}"
+            );
+            assert!((stop / STOP_SIGMAS - exact).abs() <= 1e-12 * exact, "{i}");
+            assert_eq!(levels(&moving, i, 2), Some((target, stop)));
         }
         let (target, stop) = levels(&close, 260, 4).unwrap();
         assert!((target / stop - TARGET_SIGMAS / STOP_SIGMAS).abs() < 1e-12);
