@@ -34,23 +34,21 @@ pub fn rolling(closes: &[f64], window: usize, extreme: Extreme) -> Vec<bool> {
     if window == 0 || n < window {
         return out;
     }
-    // Monotonic deque of indices: the front holds the window's extreme.
-    let mut deque = std::collections::VecDeque::with_capacity(window);
+    // The close is the window's extreme when no close within the window
+    // before it beats it strictly: find each close's nearest strictly
+    // better predecessor with a stack of candidates (O(n)).
+    let mut stack: Vec<usize> = Vec::with_capacity(64);
     for i in 0..n {
-        while deque
-            .back()
-            .is_some_and(|&j: &usize| extreme.beats(closes[i], closes[j]))
+        while stack
+            .last()
+            .is_some_and(|&j| extreme.beats(closes[i], closes[j]))
         {
-            deque.pop_back();
-        }
-        deque.push_back(i);
-        if deque.front().is_some_and(|&j| j + window <= i) {
-            deque.pop_front();
+            stack.pop();
         }
         if i + 1 >= window {
-            let best = closes[*deque.front().expect("holds i")];
-            out[i] = closes[i] == best;
+            out[i] = stack.last().is_none_or(|&j| i - j >= window);
         }
+        stack.push(i);
     }
     out
 }

@@ -254,11 +254,14 @@ pub fn figures(trades: &[Trade]) -> Figures {
 }
 
 /// [`figures`] kept up to date as trades are added in order of exit (then
-/// entry): O(1) per trade but the median's sorted insert. Equal to the
+/// entry): O(log n) per trade (the median's two heaps). Equal to the
 /// batch figures up to rounding (the mean and deviation are Welford's).
 #[derive(Debug, Clone, Default)]
 pub struct Running {
-    sorted: Vec<f64>,
+    /// The lower half of the returns (a max-heap) and the upper half (a
+    /// min-heap); the lower holds the extra one when the count is odd.
+    lower: std::collections::BinaryHeap<Total>,
+    upper: std::collections::BinaryHeap<std::cmp::Reverse<Total>>,
     mean: f64,
     m2: f64,
     wins: usize,
@@ -270,7 +273,35 @@ pub struct Running {
     deepest: f64,
 }
 
+/// An f64 ordered by `total_cmp`, for the heaps.
+#[derive(Debug, Clone, Copy)]
+struct Total(f64);
+
+impl PartialEq for Total {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.total_cmp(&other.0).is_eq()
+    }
+}
+
+impl Eq for Total {}
+
+impl PartialOrd for Total {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Total {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
 impl Running {
+    fn len(&self) -> usize {
+        self.lower.len() + self.upper.len()
+    }
+
     /// The running figures of `trades` (any order): what [`Running`] gives
     /// after adding them in order of exit, so one-day and range scans agree
     /// to the bit.
@@ -285,13 +316,22 @@ impl Running {
     }
 
     pub fn add(&mut self, t: &Trade) {
-        if self.sorted.is_empty() {
+        if self.len() == 0 {
             self.equity = 1.0;
             self.peak = 1.0;
         }
-        let at = self.sorted.partition_point(|v| *v < t.ret);
-        self.sorted.insert(at, t.ret);
-        let n = self.sorted.len() as f64;
+        match self.lower.peek() {
+            Some(top) if t.ret > top.0 => self.upper.push(std::cmp::Reverse(Total(t.ret))),
+            _ => self.lower.push(Total(t.ret)),
+        }
+        if self.lower.len() > self.upper.len() + 1 {
+            let moved = self.lower.pop().expect("not empty");
+            self.upper.push(std::cmp::Reverse(moved));
+        } else if self.upper.len() > self.lower.len() {
+            let std::cmp::Reverse(moved) = self.upper.pop().expect("not empty");
+            self.lower.push(moved);
+        }
+        let n = self.len() as f64;
         let delta = t.ret - self.mean;
         self.mean += delta / n;
         self.m2 += delta * (t.ret - self.mean);
@@ -308,7 +348,7 @@ impl Running {
     }
 
     pub fn figures(&self) -> Figures {
-        let n = self.sorted.len();
+        let n = self.len();
         if n == 0 {
             return Figures::default();
         }
@@ -333,17 +373,19 @@ impl Running {
         };
         let avg_hold = self.hold_sum / nf;
         let per_year = 252.0 / avg_hold.max(1.0);
-        let k = n / 2;
         Figures {
             trade_number: n,
             win_rate: win_rate * 100.0,
             avg_win,
             avg_loss,
             avg_return: avg,
-            median_return: if n % 2 == 1 {
-                self.sorted[k]
-            } else {
-                (self.sorted[k - 1] + self.sorted[k]) / 2.0
+            median_return: {
+                let low = self.lower.peek().expect("not empty").0;
+                if n % 2 == 1 {
+                    low
+                } else {
+                    (low + self.upper.peek().expect("two or more").0.0) / 2.0
+                }
             },
             std_dev: sd,
             annual_return: annual(avg, per_year),
@@ -446,6 +488,7 @@ mod tests {
             run.add(&trades[k]);
             let (a, b) = (run.figures(), figures(&trades[..=k]));
             assert_eq!(a.trade_number, b.trade_number);
+            assert_eq!(a.median_return, b.median_return);
             for (x, y) in [
                 (a.win_rate, b.win_rate),
                 (a.avg_win, b.avg_win),
