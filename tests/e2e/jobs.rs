@@ -255,7 +255,21 @@ async fn jobs_succeed_fail_panic_and_retry() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kind_without_a_handler_fails_clearly() {
-    let (s, _dir) = TestServer::fresh().await;
+    // A deployment whose workers serve pattern scans only.
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.registry = Arc::new(|state: &api::AppState| {
+        let mut r = JobRegistry::default();
+        r.register(
+            TaskKind::CpmScan,
+            Arc::new(services::analytics::cpm::CpmJob {
+                market: state.market.clone(),
+                mode: services::analytics::cpm::requests::Mode::Scan,
+            }),
+        );
+        r
+    });
+    let s = TestServer::start(opts).await;
     let t = submit(&s, DEMO_EMAIL, TaskKind::ScannerBacktest, json!({})).await;
     let failed = wait_finished(&s, t.id, Duration::from_secs(20)).await;
     assert_eq!(

@@ -58,7 +58,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(scanner::predefined_signals))
         .routes(routes!(scanner::single))
         .routes(routes!(scanner::latest_day_all))
-        .routes(routes!(scanner::backtest_start))
+        .routes(routes!(scanner::scanner_backtest_start))
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.

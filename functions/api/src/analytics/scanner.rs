@@ -72,7 +72,7 @@ pub(crate) async fn latest_day_all(
         (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
         (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
         AnalyticsErrors))]
-pub(crate) async fn backtest_start(
+pub(crate) async fn scanner_backtest_start(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     headers: HeaderMap,
