@@ -44,6 +44,25 @@ pub struct Submitted {
     pub replayed: bool,
 }
 
+impl Submitted {
+    /// The analytics submit answer: 202 `{task_id, message}`, marked when a
+    /// retry was answered with the task its key first created.
+    pub fn accepted(&self, message: String) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let answer = crate::openapi::SubmitResponse {
+            message,
+            task_id: self.task.id.to_string(),
+        };
+        let mut response = (axum::http::StatusCode::ACCEPTED, axum::Json(answer)).into_response();
+        if self.replayed {
+            response
+                .headers_mut()
+                .insert(REPLAYED, axum::http::HeaderValue::from_static("true"));
+        }
+        response
+    }
+}
+
 fn store_error(e: PortError) -> ApiError {
     match e {
         PortError::Internal(_) => ApiError::from(e),

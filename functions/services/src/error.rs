@@ -25,6 +25,17 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A use case's error in a job: a port's failure keeps its retry class;
+/// anything the request itself causes can never succeed.
+impl From<Error> for platform::worker::JobError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Port(p) => p.into(),
+            other => platform::worker::JobError::Permanent(other.to_string()),
+        }
+    }
+}
+
 impl Error {
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::Invalid {

@@ -10,7 +10,7 @@ use crate::openapi::SubmitResponse;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use platform::tasks::{NewTask, TaskKind};
@@ -133,17 +133,7 @@ async fn start(
     for w in &prepared.query.warnings {
         message.push_str(&format!(" (warning: {w})"));
     }
-    let answer = SubmitResponse {
-        message,
-        task_id: submitted.task.id.to_string(),
-    };
-    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
-    if submitted.replayed {
-        response
-            .headers_mut()
-            .insert(crate::submit::REPLAYED, HeaderValue::from_static("true"));
-    }
-    Ok(response)
+    Ok(submitted.accepted(message))
 }
 
 /// `POST /cpm/scan/start`: a scan task (a universe search too).

@@ -11,8 +11,8 @@ use crate::openapi::SubmitResponse;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::{Extension, Json};
 use platform::tasks::{NewTask, TaskKind};
 use services::analytics::scanner::answers::{ScannerDayAnswer, ScannerSingleAnswer, SignalList};
@@ -93,15 +93,7 @@ pub(crate) async fn scanner_backtest_start(
         key.as_deref(),
     )
     .await?;
-    let answer = SubmitResponse {
-        message: "Scanner backtest submitted; poll /smart-scanner-backtest/status/{task_id}".into(),
-        task_id: submitted.task.id.to_string(),
-    };
-    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
-    if submitted.replayed {
-        response
-            .headers_mut()
-            .insert(crate::submit::REPLAYED, HeaderValue::from_static("true"));
-    }
-    Ok(response)
+    Ok(submitted.accepted(
+        "Scanner backtest submitted; poll /smart-scanner-backtest/status/{task_id}".into(),
+    ))
 }

@@ -24,6 +24,29 @@ pub async fn daily(market: &dyn MarketData, ticker: &str) -> Result<Arc<Bars>> {
     })
 }
 
+/// `f` of every item, the items split among the cores (scoped threads), in
+/// order. For the engine's per-symbol work on the blocking pool.
+pub(crate) fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    if threads <= 1 {
+        return items.iter().map(&f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(per)
+            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a worker thread panicked"))
+            .collect()
+    })
+}
+
 /// A ticker as clients may write it (any case). Attribute literals that
 /// cannot name a const (`Years::ticker`) repeat it.
 pub const TICKER_PATTERN: &str = "^[A-Za-z0-9._^-]{1,32}$";

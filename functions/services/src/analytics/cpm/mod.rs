@@ -470,23 +470,10 @@ fn search_symbols(
             .map(|w| (w, symbol.clone(), bars.clone()))
             .collect::<Vec<_>>()
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(loaded.len().max(1));
-    if threads <= 1 {
-        return loaded.iter().flat_map(one).collect();
-    }
-    let per = loaded.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = loaded
-            .chunks(per)
-            .map(|part| s.spawn(move || part.iter().flat_map(one).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a search thread panicked"))
-            .collect()
-    })
+    crate::analytics::on_cores(&loaded, one)
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Runs the pattern-match tasks of one mode: the stored parameters are
@@ -501,20 +488,9 @@ impl JobHandler for CpmJob {
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
         let params: CpmParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid parameters: {e}")))?;
-        let prepared = prepare(self.market.as_ref(), &params, self.mode)
-            .await
-            .map_err(job_error)?;
-        let answer = run(self.market.as_ref(), prepared, &progress)
-            .await
-            .map_err(job_error)?;
+        let prepared = prepare(self.market.as_ref(), &params, self.mode).await?;
+        let answer = run(self.market.as_ref(), prepared, &progress).await?;
         serde_json::to_value(answer)
             .map_err(|e| JobError::Permanent(format!("result not serializable: {e}")))
-    }
-}
-
-fn job_error(e: Error) -> JobError {
-    match e {
-        Error::Port(p) => p.into(),
-        other => JobError::Permanent(other.to_string()),
     }
 }

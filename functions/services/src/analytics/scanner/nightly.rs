@@ -72,10 +72,40 @@ pub(crate) fn aligned_optix(dates: &[NaiveDate], series: &IndicatorSeries) -> Ve
         .collect()
 }
 
-struct Stock {
-    symbol: String,
-    bars: Arc<Bars>,
-    optix: Option<Arc<IndicatorSeries>>,
+/// A symbol's daily bars and its Optix reading, as the scanner reads them.
+pub(crate) struct Stock {
+    pub symbol: String,
+    pub bars: Arc<Bars>,
+    pub optix: Option<Arc<IndicatorSeries>>,
+}
+
+/// Reads `symbols` together (the store decodes on the blocking pool, every
+/// core at once); a catalog symbol without prices is skipped, not fatal.
+pub(crate) async fn read_stocks(market: &dyn MarketData, symbols: &[String]) -> Result<Vec<Stock>> {
+    let reads = symbols.iter().map(|symbol| async move {
+        let bars = market.daily(symbol).await;
+        let optix = market.indicator_series(&format!("{symbol}_OPTIX")).await;
+        (symbol, bars, optix)
+    });
+    let mut loaded = Vec::with_capacity(symbols.len());
+    for (symbol, bars, optix) in futures::future::join_all(reads).await {
+        let bars = match bars {
+            Ok(b) => b,
+            Err(PortError::NotFound(_)) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let optix = match optix {
+            Ok(o) => Some(o),
+            Err(PortError::NotFound(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        loaded.push(Stock {
+            symbol: symbol.clone(),
+            bars,
+            optix,
+        });
+    }
+    Ok(loaded)
 }
 
 /// The rows of one stock on `date`, if it has a bar there.
@@ -128,38 +158,6 @@ fn stock_rows(stock: &Stock, date: NaiveDate, bench: Option<&Benchmark>) -> Opti
             .map(row)
             .collect(),
     )
-}
-
-/// Each stock's rows, the stocks shared among the cores; `None` for a stock
-/// without a bar on the date.
-fn rows_of(
-    stocks: &[Stock],
-    date: NaiveDate,
-    bench: Option<&Benchmark>,
-) -> Vec<Option<Vec<ScanRow>>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(stocks.len().max(1));
-    if threads <= 1 {
-        return stocks.iter().map(|s| stock_rows(s, date, bench)).collect();
-    }
-    let per = stocks.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = stocks
-            .chunks(per)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|st| stock_rows(st, date, bench))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a scanner thread panicked"))
-            .collect()
-    })
 }
 
 pub(crate) async fn benchmark(
@@ -224,34 +222,13 @@ pub async fn run(
     let total = universe.len();
     let (mut rows, mut stocks) = (Vec::new(), 0);
     for (k, chunk) in universe.chunks(CHUNK).enumerate() {
-        let reads = chunk.iter().map(|symbol| async move {
-            let bars = market.daily(symbol).await;
-            let optix = market.indicator_series(&format!("{symbol}_OPTIX")).await;
-            (symbol, bars, optix)
-        });
-        let mut loaded = Vec::with_capacity(chunk.len());
-        for (symbol, bars, optix) in futures::future::join_all(reads).await {
-            let bars = match bars {
-                Ok(b) => b,
-                // A catalog symbol without prices is skipped, not fatal.
-                Err(PortError::NotFound(_)) => continue,
-                Err(e) => return Err(e.into()),
-            };
-            let optix = match optix {
-                Ok(o) => Some(o),
-                Err(PortError::NotFound(_)) => None,
-                Err(e) => return Err(e.into()),
-            };
-            loaded.push(Stock {
-                symbol: symbol.clone(),
-                bars,
-                optix,
-            });
-        }
+        let loaded = read_stocks(market, chunk).await?;
         let b = bench.clone();
-        let found = tokio::task::spawn_blocking(move || rows_of(&loaded, date, b.as_deref()))
-            .await
-            .map_err(|e| Error::Port(PortError::Internal(format!("scan failed: {e}"))))?;
+        let found = tokio::task::spawn_blocking(move || {
+            crate::analytics::on_cores(&loaded, |s| stock_rows(s, date, b.as_deref()))
+        })
+        .await
+        .map_err(|e| Error::Port(PortError::Internal(format!("scan failed: {e}"))))?;
         for r in found.into_iter().flatten() {
             stocks += 1;
             rows.extend(r);

@@ -8,11 +8,12 @@
 
 pub mod answers;
 pub mod requests;
+mod result;
 
-use super::nightly::{aligned_optix, benchmark};
+use super::nightly::{aligned_optix, benchmark, read_stocks};
 use crate::analytics::cpm::BENCHMARK;
 use crate::error::{Error, Result};
-use answers::{ScannerBacktestAnswer, ScannerBacktestData, TradeArrays, TradeListItem};
+use answers::ScannerBacktestAnswer;
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use engine::Bars;
@@ -27,6 +28,7 @@ use platform::tasks::Task;
 use platform::worker::{JobError, JobHandler, Progress};
 use requests::{Rank, ScannerBacktest, ScannerBacktestParams};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Symbols read at once.
@@ -281,25 +283,13 @@ async fn items(
     let total = universe.len();
     let from_file = Arc::new(from_file);
     for (k, chunk) in universe.chunks(CHUNK).enumerate() {
-        let reads = chunk.iter().map(|(symbol, stock)| async move {
-            let bars = market.daily(symbol).await;
-            let optix = market.indicator_series(&format!("{symbol}_OPTIX")).await;
-            (symbol.clone(), *stock, bars, optix)
-        });
-        let mut loaded = Vec::with_capacity(chunk.len());
-        for (symbol, stock, bars, optix) in futures::future::join_all(reads).await {
-            let bars = match bars {
-                Ok(b) => b,
-                Err(PortError::NotFound(_)) => continue,
-                Err(e) => return Err(e.into()),
-            };
-            let optix = match optix {
-                Ok(o) => Some(o),
-                Err(PortError::NotFound(_)) => None,
-                Err(e) => return Err(e.into()),
-            };
-            loaded.push((symbol, stock, bars, optix));
-        }
+        let names: Vec<String> = chunk.iter().map(|(s, _)| s.clone()).collect();
+        let loaded = read_stocks(market, &names).await?;
+        let stock_set: HashSet<String> = chunk
+            .iter()
+            .filter(|(_, stock)| *stock)
+            .map(|(s, _)| s.clone())
+            .collect();
         let (b, cal, files, q2) = (
             bench.clone(),
             calendar.to_vec(),
@@ -307,69 +297,25 @@ async fn items(
             q.clone(),
         );
         let found = tokio::task::spawn_blocking(move || {
-            let one = |(symbol, stock, bars, optix): &(
-                String,
-                bool,
-                Arc<Bars>,
-                Option<Arc<platform::marketdata::IndicatorSeries>>,
-            )| {
+            crate::analytics::on_cores(&loaded, |st| {
                 // Stocks only on sessions without a file; ETFs always.
-                let wanted = |day: usize| !*stock || !files[day];
-                computed(symbol, bars, optix.as_deref(), b.as_deref(), &cal, &wanted)
+                let stock = stock_set.contains(&st.symbol);
+                let wanted = |day: usize| !stock || !files[day];
+                let optix = st.optix.as_deref();
+                computed(&st.symbol, &st.bars, optix, b.as_deref(), &cal, &wanted)
                     .into_iter()
                     .filter(|it| it.passes(&q2))
-                    .collect::<Vec<_>>()
-            };
-            let threads = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(loaded.len().max(1));
-            let per = loaded.len().div_ceil(threads.max(1)).max(1);
-            std::thread::scope(|s| {
-                let handles: Vec<_> = loaded
-                    .chunks(per)
-                    .map(|part| s.spawn(move || part.iter().flat_map(one).collect::<Vec<_>>()))
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("a scanner thread panicked"))
                     .collect::<Vec<_>>()
             })
         })
         .await
         .map_err(|e| Error::Port(PortError::Internal(format!("scanner backtest failed: {e}"))))?;
-        for it in found {
+        for it in found.into_iter().flatten() {
             out.push(it);
         }
         progress.steps((k * CHUNK + chunk.len()).min(total), total);
     }
     Ok(())
-}
-
-/// Percent statistics of the trades' returns.
-fn trade_stats(r: &[f64]) -> (f64, f64, f64, f64, f64, f64, f64) {
-    let n = r.len();
-    if n == 0 {
-        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    }
-    let mean = |x: &[f64]| engine::stats::mean(x).unwrap_or(0.0);
-    let wins: Vec<f64> = r.iter().copied().filter(|v| *v > 0.0).collect();
-    let losses: Vec<f64> = r.iter().copied().filter(|v| *v <= 0.0).collect();
-    let avg = mean(r);
-    let sd = engine::stats::std_dev(r).unwrap_or(0.0);
-    let z = if sd > 0.0 {
-        avg / (sd / (n as f64).sqrt())
-    } else {
-        0.0
-    };
-    (
-        engine::stats::median(r).unwrap_or(0.0),
-        avg,
-        wins.len() as f64 / n as f64 * 100.0,
-        mean(&wins),
-        mean(&losses),
-        sd,
-        z,
-    )
 }
 
 /// The benchmark and the range of its sessions the request covers; a range
@@ -463,109 +409,13 @@ pub async fn run(
         daily_limit: q.daily_limit,
     };
     let o = portfolio::simulate(calendar.len(), &prices, &candidates, &by_day, &settings);
-    Ok(answer(q, &calendar, &spx.close[from..to], &found, &o))
-}
-
-fn answer(
-    q: &ScannerBacktest,
-    calendar: &[NaiveDate],
-    benchmark: &[f64],
-    found: &[Item],
-    o: &portfolio::Outcome,
-) -> ScannerBacktestAnswer {
-    let returns: Vec<f64> = o.positions.iter().map(|p| p.ret).collect();
-    let (median, average, win_rate, avg_win, avg_loss, sd, z) = trade_stats(&returns);
-    let last_equity = *o.equity.last().unwrap_or(&q.capital);
-    let (mut peak, mut deepest) = (q.capital, 0.0f64);
-    for e in &o.equity {
-        peak = peak.max(*e);
-        deepest = deepest.max(1.0 - e / peak);
-    }
-    let mut in_market = vec![false; calendar.len()];
-    for p in &o.positions {
-        let end = p.exit.map_or(calendar.len() - 1, |e| e.0);
-        for flag in &mut in_market[p.entry_day..=end] {
-            *flag = true;
-        }
-    }
-    let sessions = calendar.len() as f64;
-    let mut arrays = TradeArrays::default();
-    let mut list = Vec::with_capacity(o.positions.len());
-    for p in &o.positions {
-        let it = &found[p.candidate];
-        let signal = SIGNALS[it.signal].name.to_string();
-        let held = p
-            .exit
-            .map_or(calendar.len() - p.entry_day, |e| e.0 + 1 - p.entry_day);
-        arrays.start_date.push(calendar[p.entry_day].to_string());
-        arrays.symbol.push(it.symbol.clone());
-        arrays.signal.push(signal.clone());
-        arrays.direction.push(it.direction.as_str());
-        arrays.time_in_market.push(it.hold);
-        arrays.profit_target.push(it.profit_target);
-        arrays.stop_loss.push(it.stop_loss);
-        arrays.kelly.push(p.fraction);
-        arrays.stay_in_market.push(if p.exit.is_some() {
-            0
-        } else {
-            it.hold.saturating_sub(held)
-        });
-        arrays.shares.push(p.shares);
-        arrays.price.push(p.entry_price);
-        arrays.close.push(p.last_price);
-        arrays.float_profit.push(p.profit);
-        arrays
-            .order_status
-            .push(p.exit.map_or("Open", |e| e.2.as_str()));
-        arrays.action.push(match (p.exit, it.direction) {
-            (None, _) => "Hold",
-            (Some(_), Direction::Long) => "Sell",
-            (Some(_), Direction::Short) => "Buy",
-        });
-        list.push(TradeListItem {
-            Date: calendar[it.day].to_string(),
-            Symbol: it.symbol.clone(),
-            Close: it.close,
-            Direction: it.direction.as_str(),
-            Signal: signal,
-            ProfitTarget: it.profit_target,
-            StopLoss: it.stop_loss,
-            TimeInMarket: it.hold,
-            WinRate: it.figures.win_rate,
-            Kelly: p.fraction,
-            ExpectedReturn: it.figures.expected_return,
-            Optix: it.optix,
-            TrendScore: it.trend,
-            RelTrendScore: it.rel,
-        });
-    }
-    ScannerBacktestAnswer {
-        code: 200,
-        msg: "Finish Scanner trader!".into(),
-        data: Some(ScannerBacktestData {
-            total_return: (last_equity / q.capital - 1.0) * 100.0,
-            median_return: median,
-            average_return: average,
-            win_rate,
-            average_win: avg_win,
-            average_loss: avg_loss,
-            max_risk: deepest * 100.0,
-            total_trades: returns.len(),
-            total_positive: returns.iter().filter(|r| **r > 0.0).count(),
-            total_negative: returns.iter().filter(|r| **r <= 0.0).count(),
-            time_in_market: in_market.iter().filter(|f| **f).count() as f64 / sessions * 100.0,
-            std_dev: sd,
-            z_score: z,
-            buy_and_hold: (benchmark[benchmark.len() - 1] / benchmark[0] - 1.0) * 100.0,
-            average_position: o.exposure.iter().sum::<f64>() / sessions,
-            trade_list: serde_json::to_string(&list).unwrap_or_else(|_| "[]".into()),
-            result: arrays,
-            dates: calendar.iter().map(|d| d.to_string()).collect(),
-            equity: o.equity.clone(),
-            cash: o.cash.clone(),
-            skipped_trades: o.skipped,
-        }),
-    }
+    Ok(result::answer(
+        q,
+        &calendar,
+        &spx.close[from..to],
+        &found,
+        &o,
+    ))
 }
 
 /// Runs scanner backtest tasks on the worker; the stored request is checked again.
@@ -579,19 +429,10 @@ impl JobHandler for ScannerBacktestJob {
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
         let params: ScannerBacktestParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid parameters: {e}")))?;
-        let q = params.validate().map_err(job_error)?;
-        let answer = run(self.market.as_ref(), self.store.as_ref(), &q, &progress)
-            .await
-            .map_err(job_error)?;
+        let q = params.validate()?;
+        let answer = run(self.market.as_ref(), self.store.as_ref(), &q, &progress).await?;
         serde_json::to_value(answer)
             .map_err(|e| JobError::Permanent(format!("result not serializable: {e}")))
-    }
-}
-
-fn job_error(e: Error) -> JobError {
-    match e {
-        Error::Port(p) => p.into(),
-        other => JobError::Permanent(other.to_string()),
     }
 }
 
