@@ -63,6 +63,17 @@ async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize
     (got.len(), failed.len())
 }
 
+/// The status another tenant gets for `url`.
+async fn other_tenant(http: &reqwest::Client, url: String) -> u16 {
+    http.get(url)
+        .basic_auth("other@example.test", Some("other-password"))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
 /// Sends `req` as the demo account; the answer's JSON.
 async fn demo_json(req: reqwest::RequestBuilder) -> Value {
     req.basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
@@ -358,13 +369,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         cpm_task["result"]["data"]
     );
     assert_eq!(
-        http.get(analytics(&format!("/cpm/status/{cpm_id}")))
-            .basic_auth("other@example.test", "other-password".into())
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16(),
+        other_tenant(&http, analytics(&format!("/cpm/status/{cpm_id}"))).await,
         404
     );
 
@@ -401,15 +406,11 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         trader_task["result"]["data"]
     );
     assert_eq!(
-        http.get(analytics(&format!(
-            "/smart-scanner-backtest/status/{trader_id}"
-        )))
-        .basic_auth("other@example.test", "other-password".into())
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16(),
+        other_tenant(
+            &http,
+            analytics(&format!("/smart-scanner-backtest/status/{trader_id}"))
+        )
+        .await,
         404
     );
 

@@ -65,6 +65,14 @@ pub fn sample_into(dir: &Path) {
     generate(&config, &LocalDir::new(dir)).expect("sample data for tests");
 }
 
+/// The scanner's day files of a market directory, as the servers read them.
+pub fn scanner_store(market: &Path) -> Arc<dyn platform::scanner::ScannerStore> {
+    Arc::new(platform::scanner::ParquetScannerStore::new(
+        Arc::new(LocalDir::new(market)),
+        platform::scanner::READ_TTL,
+    ))
+}
+
 pub type Registry = Arc<dyn Fn(&AppState) -> JobRegistry + Send + Sync>;
 
 pub struct Options {
