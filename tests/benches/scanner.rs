@@ -5,6 +5,7 @@
 //!   bars and Optix series from Parquet, computes the 37 signals on each
 //!   whole history and the statistics of every signal that fired on the
 //!   latest session, and writes the day's file; then the same job warm;
+//! - the scanner backtest over ten years, computed and from the history;
 //! - `latest-day-all` through the embedded server over HTTP (loopback,
 //!   keep-alive): median and p99 of 300 requests per form.
 
@@ -110,8 +111,9 @@ fn main() {
         );
 
         // The scanner backtest's worker time: ten years, every signal, the
-        // full universe; the nightly file covers the last session only, so
-        // the items of every other session are computed.
+        // full universe. First with the nightly file of the last session
+        // only, so every other session is computed; then with the history
+        // backfilled, as a deployment that has run nightly holds it.
         let q = services::analytics::scanner::backtest::requests::ScannerBacktestParams {
             start_date: Some("2016-11-21".into()),
             end_date: Some("2026-11-20".into()),
@@ -123,26 +125,57 @@ fn main() {
         }
         .validate()
         .unwrap();
+        let backtest = |market: ParquetMarketData, label: &'static str| {
+            let (store, q) = (&store, &q);
+            async move {
+                let t0 = Instant::now();
+                let a = services::analytics::scanner::backtest::run(
+                    &market,
+                    store,
+                    q,
+                    &Progress::default(),
+                )
+                .await
+                .unwrap();
+                let secs = t0.elapsed().as_secs_f64();
+                let d = a.data.unwrap();
+                println!(
+                    "  scanner backtest, 10 years, all signals, {label}: {secs:.2} s (target < 2 s), {} trades, total return {:.1}%",
+                    d.total_trades, d.total_return
+                );
+                (market, serde_json::to_value(&d).unwrap())
+            }
+        };
         // Cold: a fresh process's reads; warm: the bars already decoded.
-        let market = ParquetMarketData::new(blobs.clone());
-        for label in ["cold", "warm"] {
-            let t0 = Instant::now();
-            let a = services::analytics::scanner::backtest::run(
-                &market,
-                &store,
-                &q,
-                &Progress::default(),
-            )
-            .await
-            .unwrap();
-            let d = a.data.unwrap();
-            println!(
-                "  scanner backtest, 10 years, all signals, {label}: {:.2} s (target < 2 s), {} trades, total return {:.1}%",
-                t0.elapsed().as_secs_f64(),
-                d.total_trades,
-                d.total_return
-            );
-        }
+        let (market, _) = backtest(ParquetMarketData::new(blobs.clone()), "computed, cold").await;
+        let (market, computed) = backtest(market, "computed, warm").await;
+        drop(market);
+        let t0 = Instant::now();
+        let h = services::analytics::scanner::history::backfill(
+            &cold,
+            &store,
+            "2016-11-21".parse().unwrap(),
+            None,
+            &Progress::default(),
+        )
+        .await
+        .unwrap();
+        let history_bytes: u64 = std::fs::read_dir(dir.path().join("scanner/history"))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        println!(
+            "  history backfill, {} sessions ({} months, {} items, {:.0} MB): {:.2} s",
+            h.sessions,
+            h.months,
+            h.items,
+            history_bytes as f64 / 1e6,
+            t0.elapsed().as_secs_f64()
+        );
+        let (market, _) =
+            backtest(ParquetMarketData::new(blobs.clone()), "from the history, cold").await;
+        let (_, read) = backtest(market, "from the history, warm").await;
+        assert_eq!(read, computed, "the history gives the computed answer");
 
         let mut opts = Options::new(dir.path().join("bench.sqlite"));
         opts.market_dir = dir.path().to_path_buf();

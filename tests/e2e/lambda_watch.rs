@@ -481,6 +481,29 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     assert!(bad.to_string().contains("date"), "{bad}");
     embedded.stop().await;
 
+    // A backfill invoked by hand records the history in the bucket; the
+    // same scanner backtest through the functions then reads it, and
+    // answers as it did when it computed every session.
+    let filled = invoke(json!({"from": "2026-06-01", "date": latest.to_string()})).await;
+    assert_eq!(filled["from"], "2026-06-01", "{filled}");
+    assert_eq!(filled["months"], 6, "{filled}");
+    assert!(exists(platform::scanner::history_key(before)).await);
+    let mut again = trader.clone();
+    again["name"] = json!("lambda, from the history");
+    let sub = demo_json(
+        http.post(analytics("/smart-scanner-backtest/start"))
+            .json(&again),
+    )
+    .await;
+    let again_id = sub["task_id"].as_str().unwrap_or_else(|| panic!("{sub}"));
+    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    let again_task = demo_json(http.get(analytics(&format!(
+        "/smart-scanner-backtest/status/{again_id}"
+    ))))
+    .await;
+    assert_eq!(again_task["status"], "SUCCESS", "{again_task}");
+    assert_eq!(again_task["result"]["data"], trader_task["result"]["data"]);
+
     // Paging, unknown and foreign ids.
     let (_, page) = get(
         "/backtest/tasks?limit=7&offset=95".into(),

@@ -493,12 +493,31 @@ async fn marketlab_scan_by_hand() {
     };
     run(&[]).await.unwrap();
     run(&["--date", "2026-11-19"]).await.unwrap();
-    let mut files: Vec<String> = std::fs::read_dir(market.join("scanner"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .collect();
-    files.sort();
-    assert_eq!(files, vec!["2026-11-19.parquet", "2026-11-20.parquet"]);
+    let listing = |dir: &str| {
+        let mut files: Vec<String> = std::fs::read_dir(market.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        files.sort();
+        files
+    };
+    assert_eq!(
+        listing("scanner"),
+        vec!["2026-11-19.parquet", "2026-11-20.parquet", "history"]
+    );
+    // A backfill records past sessions' history, writing no day file.
+    run(&["--from", "2026-09-15", "--date", "2026-10-30"])
+        .await
+        .unwrap();
+    assert_eq!(listing("scanner").len(), 3);
+    assert_eq!(
+        listing("scanner/history"),
+        vec!["2026-09.parquet", "2026-10.parquet", "2026-11.parquet"]
+    );
+    let e = run(&["--from", "2026-11-20", "--date", "2026-11-19"])
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("from"), "{e}");
     let e = run(&["--date", "2026-11-21"]).await.unwrap_err();
     assert!(e.to_string().contains("date"), "{e}");
     let empty = tempfile::tempdir().unwrap();
@@ -637,4 +656,142 @@ async fn scanner_backtest_over_http() {
         assert!(r["msg"].as_str().unwrap().contains(field), "{field}: {r}");
     }
     s.stop().await;
+}
+
+/// A month's items as text, keyed by session and symbol name: equal to the bit
+/// (NaN included) when the texts are equal.
+fn history_text(m: &platform::scanner::HistoryMonth, sessions: &[&str]) -> Vec<String> {
+    m.items
+        .iter()
+        .filter(|it| sessions.contains(&m.sessions[it.session as usize].to_string().as_str()))
+        .map(|it| {
+            format!(
+                "{} {} {:?}",
+                m.sessions[it.session as usize],
+                m.symbols[it.symbol as usize],
+                platform::scanner::HistoryItem {
+                    session: 0,
+                    symbol: 0,
+                    ..it.clone()
+                }
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_history_backfill_equals_the_nightly_scans_and_backtests_read_it() {
+    use platform::marketdata::{LocalDir, ParquetMarketData};
+    use platform::scanner::ParquetScannerStore;
+    use services::analytics::scanner::backtest::{self, requests::ScannerBacktestParams};
+    use services::analytics::scanner::history::backfill;
+    use std::sync::Arc;
+    let market_dir = private_market();
+    let market = ParquetMarketData::new(Arc::new(LocalDir::new(market_dir.path())));
+    let store_in = |dir: &tempfile::TempDir| {
+        ParquetScannerStore::new(Arc::new(LocalDir::new(dir.path())), Duration::ZERO)
+    };
+    let d = |s: &str| s.parse::<chrono::NaiveDate>().unwrap();
+
+    // The nightly job of three sessions records each in the history...
+    let (nightly_dir, filled_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let nightly_store = store_in(&nightly_dir);
+    let days = ["2026-11-18", "2026-11-19", "2026-11-20"];
+    for day in days {
+        nightly::run(&market, &nightly_store, Some(d(day)), &Progress::default())
+            .await
+            .unwrap();
+    }
+    let nightly_month = nightly_store
+        .history(d("2026-11-01"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        nightly_month.sessions,
+        days.iter().map(|s| d(s)).collect::<Vec<_>>()
+    );
+    // ...and a backfill of the month records the same items on those sessions.
+    let filled = store_in(&filled_dir);
+    let s = backfill(
+        &market,
+        &filled,
+        d("2026-11-01"),
+        Some(d("2026-11-20")),
+        &Progress::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (s.from, s.to, s.sessions, s.months),
+        (d("2026-11-02"), d("2026-11-20"), 15, 1)
+    );
+    let month = filled.history(d("2026-11-01")).await.unwrap().unwrap();
+    assert_eq!(month.sessions.len(), 15);
+    let (a, b) = (
+        history_text(&nightly_month, &days),
+        history_text(&month, &days),
+    );
+    assert!(a.len() > 20, "{} items", a.len());
+    assert_eq!(a, b);
+    assert_eq!(s.items, month.items.len());
+    // The backfill wrote no day file, and refuses a range after the data.
+    assert!(filled.dates().await.unwrap().is_empty());
+    let e = backfill(
+        &market,
+        &filled,
+        d("2026-11-01"),
+        Some(d("2026-12-01")),
+        &Progress::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("to"), "{e}");
+
+    // A backtest gives the same answer to the bit whether it reads the
+    // history (whole or in part) or computes every session.
+    let q = ScannerBacktestParams {
+        start_date: Some("2025-06-02".into()),
+        end_date: Some("2026-11-20".into()),
+        find_type: Some("stock/etf".into()),
+        signals: Some(json!(["All"])),
+        total_capital: Some(json!(100000)),
+        long_short_ratio: Some("0.7/0.3".into()),
+        commission: Some(json!(0.05)),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let empty_dir = tempfile::tempdir().unwrap();
+    let answer = |store: ParquetScannerStore| {
+        let (market, q) = (&market, &q);
+        async move {
+            let a = backtest::run(market, &store, q, &Progress::default())
+                .await
+                .unwrap();
+            serde_json::to_value(a).unwrap()
+        }
+    };
+    let computed = answer(store_in(&empty_dir)).await;
+    assert_eq!(computed["code"], 200);
+    assert!(computed["data"]["TOTAL TRADES"].as_u64().unwrap() > 10);
+    // In part: November 2026 from the backfill, the rest computed.
+    assert_eq!(answer(store_in(&filled_dir)).await, computed);
+    backfill(
+        &market,
+        &filled,
+        d("2025-06-02"),
+        Some(d("2026-11-20")),
+        &Progress::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(answer(store_in(&filled_dir)).await, computed);
+    // Whole: a history that differs shows in the answer, so it was read.
+    let mut june = filled.history(d("2025-06-01")).await.unwrap().unwrap();
+    for it in &mut june.items {
+        it.figures.std_dev = 1.0 / (1.0 + it.figures.std_dev);
+    }
+    filled.put_history(june).await.unwrap();
+    assert_ne!(answer(store_in(&filled_dir)).await, computed);
 }

@@ -49,6 +49,8 @@ pub enum Command {
     Plans,
     /// Run the nightly scanner now: every stock's signals on one session,
     /// written as that date's scanner file (replacing an earlier scan of it).
+    /// With `--from`, record the history of every session from then to
+    /// `--date` instead (what scanner backtests read; no day files).
     Scan(ScanArgs),
 }
 
@@ -57,6 +59,9 @@ pub struct ScanArgs {
     /// The session to scan (YYYY-MM-DD); default the latest in the store.
     #[arg(long)]
     pub date: Option<NaiveDate>,
+    /// Backfill the history from this session (YYYY-MM-DD) to `--date`.
+    #[arg(long)]
+    pub from: Option<NaiveDate>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -366,18 +371,28 @@ async fn scan(data_dir: &Path, args: ScanArgs) -> Result<()> {
             .progress_chars("=> "),
     );
     let started = std::time::Instant::now();
+    let show = |progress: &Progress| bar.set_position(progress.get().into());
+    if let Some(from) = args.from {
+        use services::analytics::scanner::history::backfill;
+        let job = backfill(&market, &store, from, args.date, &progress);
+        let s = until_done(job, &progress, show).await;
+        bar.finish_and_clear();
+        let s = s.map_err(|e| anyhow::anyhow!("{e}"))?;
+        println!(
+            "recorded the history of {} sessions from {} to {} ({} months): {} signals fired, in {:.1} s",
+            s.sessions,
+            s.from,
+            s.to,
+            s.months,
+            s.items,
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     let job = services::analytics::scanner::nightly::run(&market, &store, args.date, &progress);
-    tokio::pin!(job);
-    let summary = loop {
-        tokio::select! {
-            done = &mut job => break done,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
-                bar.set_position(progress.get().into());
-            }
-        }
-    };
+    let s = until_done(job, &progress, show).await;
     bar.finish_and_clear();
-    let s = summary.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let s = s.map_err(|e| anyhow::anyhow!("{e}"))?;
     println!(
         "scanned {}: {} stocks, {} signals fired, in {:.1} s (wrote {})",
         s.date,
@@ -387,6 +402,21 @@ async fn scan(data_dir: &Path, args: ScanArgs) -> Result<()> {
         platform::scanner::key(s.date)
     );
     Ok(())
+}
+
+/// Drives `job`, showing its progress every tenth of a second.
+async fn until_done<T>(
+    job: impl std::future::Future<Output = T>,
+    progress: &platform::worker::Progress,
+    show: impl Fn(&platform::worker::Progress),
+) -> T {
+    tokio::pin!(job);
+    loop {
+        tokio::select! {
+            done = &mut job => return done,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => show(progress),
+        }
+    }
 }
 
 async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {

@@ -58,22 +58,49 @@ pub async fn handle_batch(deps: &WorkerDeps, event: SqsEvent) -> SqsBatchRespons
 }
 
 /// One run of the nightly scanner for a scheduled event: the date the event
-/// names (`{"date": "YYYY-MM-DD"}`), else the latest session. Answers what
-/// it wrote; a failure is an error, so the schedule's retries apply.
+/// names (`{"date": "YYYY-MM-DD"}`), else the latest session. An event with
+/// `"from"` records the history of the sessions from then to `date` (a
+/// backfill, invoked by hand). Answers what it wrote; a failure is an
+/// error, so the schedule's retries apply.
 pub async fn scan(
     market: &dyn platform::marketdata::MarketData,
     store: &dyn platform::scanner::ScannerStore,
     event: &serde_json::Value,
 ) -> Result<serde_json::Value, lambda_runtime::Error> {
     use services::analytics::scanner::nightly;
-    let date = match event.get("date").and_then(|d| d.as_str()) {
-        Some(d) => Some(
-            d.parse::<chrono::NaiveDate>()
-                .map_err(|e| format!("event 'date' {d:?}: {e}"))?,
-        ),
-        None => None,
+    let field = |name: &str| -> Result<Option<chrono::NaiveDate>, String> {
+        match event.get(name).and_then(|d| d.as_str()) {
+            Some(d) => d
+                .parse::<chrono::NaiveDate>()
+                .map(Some)
+                .map_err(|e| format!("event '{name}' {d:?}: {e}")),
+            None => Ok(None),
+        }
     };
+    let date = field("date")?;
     let started = std::time::Instant::now();
+    if let Some(from) = field("from")? {
+        use services::analytics::scanner::history::backfill;
+        let s = backfill(
+            market,
+            store,
+            from,
+            date,
+            &platform::worker::Progress::default(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let seconds = started.elapsed().as_secs_f64();
+        tracing::info!(from = %s.from, to = %s.to, sessions = s.sessions, items = s.items, seconds, "scanner: history recorded");
+        return Ok(serde_json::json!({
+            "from": s.from.to_string(),
+            "to": s.to.to_string(),
+            "sessions": s.sessions,
+            "months": s.months,
+            "items": s.items,
+            "seconds": seconds,
+        }));
+    }
     let s = nightly::run(market, store, date, &platform::worker::Progress::default())
         .await
         .map_err(|e| e.to_string())?;

@@ -5,7 +5,7 @@
 use chrono::NaiveDate;
 use engine::scanner::stats::{ExitReason, Figures};
 use engine::scanner::{Direction, signal};
-use platform::scanner::{ScanDay, ScanRow, ScanTrade, ScannerStore};
+use platform::scanner::{HistoryMonth, ScanDay, ScanRow, ScanTrade, ScannerStore};
 
 fn date(s: &str) -> NaiveDate {
     s.parse().unwrap()
@@ -144,4 +144,67 @@ pub async fn run_all(store: &dyn ScannerStore, fresh: &dyn ScannerStore) {
     assert!(seen.contains(&date("2025-01-02")) && seen.contains(&date("2026-11-20")));
     assert!(seen.is_sorted());
     assert_eq!(fresh.day(date("2026-11-21")).await.unwrap(), None);
+
+    history(store, fresh).await;
+}
+
+/// The history: `put` recorded each day above; months merge session by
+/// session, a re-recorded session is replaced whole, and an item reads back
+/// to the bit.
+async fn history(store: &dyn ScannerStore, fresh: &dyn ScannerStore) {
+    let nov = fresh.history(date("2026-11-01")).await.unwrap().unwrap();
+    assert_eq!(nov.sessions, vec![date("2026-11-19"), date("2026-11-20")]);
+    assert_eq!(
+        nov,
+        HistoryMonth::of_day(&day("2026-11-20", 7, 0.5)).merged(HistoryMonth::of_day(&day(
+            "2026-11-19",
+            0,
+            0.0
+        )))
+    );
+    assert_eq!(nov.items.len(), 7);
+    let it = &nov.items[3];
+    assert_eq!(&*nov.symbols[it.symbol as usize], "S0003");
+    assert_eq!(
+        engine::scanner::SIGNALS[it.signal as usize].name,
+        "Symbol 52-Week Low"
+    );
+    assert_eq!(it.figures.std_dev, f64::MAX);
+    assert_eq!(it.figures.median_return.to_bits(), (-0.0f64).to_bits());
+    let row = &day("2026-11-20", 7, 0.5).rows[3];
+    assert_eq!(
+        (it.optix, it.trend_score, it.rel_trend_score, it.close),
+        (row.optix, row.trend_score, row.rel_trend_score, row.close)
+    );
+    assert_eq!(
+        store
+            .history(date("2025-01-01"))
+            .await
+            .unwrap()
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    assert_eq!(store.history(date("2026-10-01")).await.unwrap(), None);
+
+    // A backfill of several sessions at once keeps the month's others and
+    // replaces its own.
+    let mut backfill = HistoryMonth::of_day(&day("2026-11-18", 3, 0.25))
+        .merged(HistoryMonth::of_day(&day("2026-11-19", 2, 0.25)));
+    backfill.sessions.sort();
+    fresh.put_history(backfill.clone()).await.unwrap();
+    let nov = store.history(date("2026-11-01")).await.unwrap().unwrap();
+    assert_eq!(
+        nov.sessions,
+        vec![date("2026-11-18"), date("2026-11-19"), date("2026-11-20")]
+    );
+    let on = |k: u32| nov.items.iter().filter(|i| i.session == k).count();
+    assert_eq!((on(0), on(1), on(2)), (3, 2, 7));
+    assert!(nov.items.is_sorted_by_key(|i| i.session));
+    // Sessions of two months at once are refused, naming nothing written.
+    let mut two = HistoryMonth::of_day(&day("2026-10-30", 1, 0.0));
+    two.sessions.push(date("2026-11-02"));
+    assert!(store.put_history(two).await.is_err());
+    assert_eq!(store.history(date("2026-10-01")).await.unwrap(), None);
 }

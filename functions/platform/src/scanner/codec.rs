@@ -21,7 +21,7 @@ use parquet::file::properties::WriterProperties;
 use std::sync::Arc;
 
 /// The figures' columns, in order.
-const FIGURES: [&str; 12] = [
+pub(super) const FIGURES: [&str; 12] = [
     "win_rate",
     "avg_win",
     "avg_loss",

@@ -4,9 +4,10 @@
 //! scan the universe per request.
 
 mod codec;
+mod history;
 mod store;
 
-pub use store::{ParquetScannerStore, key};
+pub use store::{ParquetScannerStore, history_key, key};
 
 /// How long a reader trusts what it decoded: another process's scan shows
 /// within this time.
@@ -61,6 +62,120 @@ pub struct ScanDay {
     pub rows: Vec<ScanRow>,
 }
 
+/// One item of the scanner's history: a day file's row without its trade
+/// list, its category or the market's trend (the scanner backtest reads
+/// none of them), its text as indices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryItem {
+    /// Index into the month's `sessions`.
+    pub session: u32,
+    /// Index into the month's `symbols`.
+    pub symbol: u32,
+    /// Index into [`engine::scanner::SIGNALS`].
+    pub signal: u16,
+    pub direction: Direction,
+    pub close: f64,
+    pub profit_target: f64,
+    pub stop_loss: f64,
+    pub time_in_market: u32,
+    pub figures: Figures,
+    pub trend_score: Option<f64>,
+    pub rel_trend_score: Option<f64>,
+    pub optix: Option<f64>,
+}
+
+/// The scanner's items of the sessions of one calendar month that were
+/// scanned: what a backtest over years reads instead of scanning again.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistoryMonth {
+    /// The sessions covered, ascending; a session may have no item.
+    pub sessions: Vec<NaiveDate>,
+    pub symbols: Vec<Arc<str>>,
+    /// Ordered by session.
+    pub items: Vec<HistoryItem>,
+}
+
+/// The first day of `date`'s month: how months are named.
+pub fn month_of(date: NaiveDate) -> NaiveDate {
+    use chrono::Datelike;
+    date.with_day(1).expect("every month has a first day")
+}
+
+impl HistoryMonth {
+    /// A scanned day's items as history.
+    pub fn of_day(day: &ScanDay) -> Self {
+        let mut symbols: Vec<Arc<str>> = Vec::new();
+        let items = day
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let signal = engine::scanner::SIGNALS
+                    .iter()
+                    .position(|s| s.name == r.signal)?;
+                if symbols.last().is_none_or(|s| **s != *r.symbol) {
+                    symbols.push(Arc::from(r.symbol.as_str()));
+                }
+                Some(HistoryItem {
+                    session: 0,
+                    symbol: (symbols.len() - 1) as u32,
+                    signal: signal as u16,
+                    direction: r.direction,
+                    close: r.close,
+                    profit_target: r.profit_target,
+                    stop_loss: r.stop_loss,
+                    time_in_market: r.time_in_market,
+                    figures: r.figures,
+                    trend_score: r.trend_score,
+                    rel_trend_score: r.rel_trend_score,
+                    optix: r.optix,
+                })
+            })
+            .collect();
+        HistoryMonth {
+            sessions: vec![day.date],
+            symbols,
+            items,
+        }
+    }
+
+    /// `self` with `newer`'s sessions (ascending) replaced whole by `newer`'s items.
+    pub fn merged(self, newer: HistoryMonth) -> HistoryMonth {
+        let mut sessions = self.sessions.clone();
+        sessions.extend(newer.sessions.iter().copied());
+        sessions.sort();
+        sessions.dedup();
+        let mut symbols: Vec<Arc<str>> = Vec::new();
+        let mut index: std::collections::HashMap<Arc<str>, u32> = Default::default();
+        let mut items: Vec<HistoryItem> = Vec::with_capacity(self.items.len() + newer.items.len());
+        let replaced = |d: &NaiveDate| newer.sessions.binary_search(d).is_ok();
+        let old = self
+            .items
+            .iter()
+            .filter(|it| !replaced(&self.sessions[it.session as usize]))
+            .map(|it| (&self, it));
+        for (from, it) in old.chain(newer.items.iter().map(|it| (&newer, it))) {
+            let date = from.sessions[it.session as usize];
+            let name = &from.symbols[it.symbol as usize];
+            let symbol = *index.entry(name.clone()).or_insert_with(|| {
+                symbols.push(name.clone());
+                (symbols.len() - 1) as u32
+            });
+            items.push(HistoryItem {
+                session: sessions.binary_search(&date).expect("listed") as u32,
+                symbol,
+                ..it.clone()
+            });
+        }
+        // Stable: within a session the items keep their order.
+        items.sort_by_key(|it| it.session);
+        HistoryMonth {
+            sessions,
+            symbols,
+            items,
+        }
+    }
+}
+
 #[async_trait]
 pub trait ScannerStore: Send + Sync {
     /// Writes a date's items, replacing any earlier scan of that date whole.
@@ -74,4 +189,10 @@ pub trait ScannerStore: Send + Sync {
     -> Result<Vec<Vec<ScanTrade>>, PortError>;
     /// The dates that have a scan, ascending.
     async fn dates(&self) -> Result<Arc<Vec<NaiveDate>>, PortError>;
+    /// Records a month's sessions in the history, replacing those sessions
+    /// whole and keeping the month's others; `put` records its day too.
+    async fn put_history(&self, month: HistoryMonth) -> Result<(), PortError>;
+    /// The history of the month starting on `month` (see [`month_of`]), or
+    /// `None` when none of its sessions was recorded.
+    async fn history(&self, month: NaiveDate) -> Result<Option<HistoryMonth>, PortError>;
 }

@@ -2,7 +2,7 @@
 //! while so a warm function answers from memory; what this process writes
 //! it sees at once, what another process writes after at most `ttl`.
 
-use super::{ScanDay, ScanTrade, ScannerStore, codec};
+use super::{HistoryMonth, ScanDay, ScanTrade, ScannerStore, codec, history, month_of};
 use crate::PortError;
 use crate::marketdata::BlobStore;
 use crate::marketdata::ranged::RangedReader;
@@ -21,6 +21,14 @@ pub fn key(date: NaiveDate) -> String {
     format!("{PREFIX}{date}.parquet")
 }
 
+/// The object key of a month's history (`month` any day of it).
+pub fn history_key(month: NaiveDate) -> String {
+    format!(
+        "{PREFIX}history/{}.parquet",
+        month_of(month).format("%Y-%m")
+    )
+}
+
 /// Decoded days kept at once; the least recently used goes first.
 const CACHED_DAYS: usize = 8;
 
@@ -35,6 +43,10 @@ pub struct ParquetScannerStore {
     ttl: Duration,
     days: Mutex<HashMap<NaiveDate, Cached<Option<Arc<ScanDay>>>>>,
     dates: Mutex<Option<Cached<Arc<Vec<NaiveDate>>>>>,
+    /// A month file is read, merged and written back: one writer at a time
+    /// in this process (a backfill and the nightly job of another process
+    /// must not write the same month at once, docs/scanner.md).
+    history_writes: tokio::sync::Mutex<()>,
 }
 
 impl ParquetScannerStore {
@@ -45,6 +57,7 @@ impl ParquetScannerStore {
             ttl,
             days: Mutex::new(HashMap::new()),
             dates: Mutex::new(None),
+            history_writes: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -189,16 +202,16 @@ impl ScannerStore for ParquetScannerStore {
         .await
         .map_err(PortError::internal)??;
         self.blobs.put(&key(date), bytes).await?;
+        let recorded = HistoryMonth::of_day(&summary);
         self.remember(date, Some(Arc::new(summary)));
-        let mut dates = self.dates.lock().expect("scanner cache");
-        if let Some(c) = dates.as_mut()
+        if let Some(c) = self.dates.lock().expect("scanner cache").as_mut()
             && let Err(at) = c.value.binary_search(&date)
         {
             let mut v = c.value.as_ref().clone();
             v.insert(at, date);
             c.value = Arc::new(v);
         }
-        Ok(())
+        self.put_history(recorded).await
     }
 
     async fn day(&self, date: NaiveDate) -> Result<Option<Arc<ScanDay>>, PortError> {
@@ -287,6 +300,41 @@ impl ScannerStore for ParquetScannerStore {
         });
         Ok(value)
     }
+
+    async fn put_history(&self, month: HistoryMonth) -> Result<(), PortError> {
+        let Some(first) = month.sessions.first() else {
+            return Ok(());
+        };
+        let name = month_of(*first);
+        if month.sessions.iter().any(|d| month_of(*d) != name) {
+            return Err(PortError::Invalid(format!(
+                "scanner history: sessions outside the month of {name}"
+            )));
+        }
+        let _one = self.history_writes.lock().await;
+        let key = history_key(name);
+        let old = self.blobs.get(&key).await?;
+        let bytes = tokio::task::spawn_blocking(move || {
+            let merged = match old {
+                Some(b) => history::from_bytes(b)?.merged(month),
+                None => HistoryMonth::default().merged(month),
+            };
+            history::to_bytes(&merged)
+        })
+        .await
+        .map_err(PortError::internal)??;
+        self.blobs.put(&key, bytes).await
+    }
+
+    async fn history(&self, month: NaiveDate) -> Result<Option<HistoryMonth>, PortError> {
+        let Some(bytes) = self.blobs.get(&history_key(month)).await? else {
+            return Ok(None);
+        };
+        let month = tokio::task::spawn_blocking(move || history::from_bytes(bytes))
+            .await
+            .map_err(PortError::internal)??;
+        Ok(Some(month))
+    }
 }
 
 #[cfg(test)]
@@ -300,5 +348,7 @@ mod tests {
         assert_eq!(date_of(&key(d)), Some(d));
         assert_eq!(date_of("scanner/.2026-11-20.parquet.tmp"), None);
         assert_eq!(date_of("scanner/notes.txt"), None);
+        assert_eq!(history_key(d), "scanner/history/2026-11.parquet");
+        assert_eq!(date_of(&history_key(d)), None);
     }
 }

@@ -17,7 +17,7 @@ use platform::worker::Progress;
 use std::sync::Arc;
 
 /// Stocks read at once: their decoding keeps every core busy.
-const CHUNK: usize = 64;
+pub(crate) const CHUNK: usize = 64;
 /// Sessions of the benchmark average that labels the market's trend.
 const MARKET_TREND: usize = 200;
 

@@ -10,20 +10,20 @@ pub mod answers;
 pub mod requests;
 mod result;
 
-use super::nightly::{aligned_optix, benchmark, read_stocks};
+use super::history::scan_range;
+use super::nightly::{CHUNK, benchmark, read_stocks};
 use crate::analytics::cpm::BENCHMARK;
 use crate::error::{Error, Result};
 use answers::ScannerBacktestAnswer;
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use engine::Bars;
-use engine::scanner::items::summaries;
 use engine::scanner::portfolio::{self, Candidate, Prices, Settings};
 use engine::scanner::stats::Figures;
-use engine::scanner::{Direction, Inputs, SIGNALS};
+use engine::scanner::{Direction, SIGNALS};
 use platform::PortError;
 use platform::marketdata::MarketData;
-use platform::scanner::ScannerStore;
+use platform::scanner::{HistoryItem, ScannerStore, month_of};
 use platform::tasks::Task;
 use platform::worker::{JobError, JobHandler, Progress};
 use requests::{Rank, ScannerBacktest, ScannerBacktestParams};
@@ -31,15 +31,12 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// Symbols read at once.
-const CHUNK: usize = 64;
-
 /// A scanner item of a session, as the backtest reads it.
 #[derive(Debug, Clone)]
 pub struct Item {
     /// Index of its session in the range.
     pub day: usize,
-    pub symbol: String,
+    pub symbol: Arc<str>,
     /// Index into the signal registry.
     pub signal: usize,
     pub direction: Direction,
@@ -51,10 +48,6 @@ pub struct Item {
     pub trend: Option<f64>,
     pub rel: Option<f64>,
     pub optix: Option<f64>,
-}
-
-fn number(x: f64) -> Option<f64> {
-    (!x.is_nan()).then_some(x)
 }
 
 impl Item {
@@ -100,51 +93,24 @@ impl Item {
     }
 }
 
-/// A symbol's items on the sessions `days` (a slice of the calendar), computed.
-fn computed(
-    symbol: &str,
-    bars: &Bars,
-    optix: Option<&platform::marketdata::IndicatorSeries>,
-    bench: Option<&super::nightly::Benchmark>,
-    calendar: &[NaiveDate],
-    wanted: &dyn Fn(usize) -> bool,
-) -> Vec<Item> {
-    let dates: Vec<NaiveDate> = (0..bars.len()).map(|i| bars.date(i)).collect();
-    let (first, last) = (calendar[0], calendar[calendar.len() - 1]);
-    let from = dates.partition_point(|d| *d < first);
-    let to = dates.partition_point(|d| *d <= last);
-    if from >= to {
-        return Vec::new();
+impl Item {
+    /// A history item on session `day` of the range.
+    fn of(day: usize, symbol: Arc<str>, it: &HistoryItem) -> Item {
+        Item {
+            day,
+            symbol,
+            signal: it.signal as usize,
+            direction: it.direction,
+            close: it.close,
+            profit_target: it.profit_target,
+            stop_loss: it.stop_loss,
+            hold: it.time_in_market as usize,
+            figures: it.figures,
+            trend: it.trend_score,
+            rel: it.rel_trend_score,
+            optix: it.optix,
+        }
     }
-    let optix = optix.map(|s| aligned_optix(&dates[..to], s));
-    let benchmark = bench.map(|b| b.aligned(&dates[..to]));
-    let inputs = Inputs {
-        open: &bars.open[..to],
-        high: &bars.high[..to],
-        low: &bars.low[..to],
-        close: &bars.close[..to],
-        optix: optix.as_deref(),
-    };
-    summaries(&inputs, benchmark.as_deref(), from..to)
-        .into_iter()
-        .filter_map(|it| {
-            let day = calendar.binary_search(&dates[it.bar]).ok()?;
-            wanted(day).then(|| Item {
-                day,
-                symbol: symbol.to_string(),
-                signal: it.signal,
-                direction: it.direction,
-                close: bars.close[it.bar],
-                profit_target: it.profit_target,
-                stop_loss: it.stop_loss,
-                hold: it.hold,
-                figures: it.figures,
-                trend: number(it.trend_score),
-                rel: number(it.rel_trend_score),
-                optix: number(it.optix),
-            })
-        })
-        .collect()
 }
 
 /// The range's sessions and every item that passes the filters (steps 1-3),
@@ -222,7 +188,75 @@ impl Orders {
     }
 }
 
-/// Every item of the range that passes the filters, into `out`.
+/// Months of history decoded at once: decoding one while filtering another
+/// keeps both cores busy.
+const MONTHS_AT_ONCE: usize = 3;
+
+/// The stock items of the range's sessions the history holds, each
+/// month's filtered and cut to its orders on the blocking pool; which
+/// sessions it covered.
+async fn from_history(
+    store: &dyn ScannerStore,
+    q: &ScannerBacktest,
+    calendar: &[NaiveDate],
+    keep: Option<usize>,
+    out: &mut Orders,
+) -> Result<Vec<bool>> {
+    use futures::{StreamExt, TryStreamExt};
+    let mut months: Vec<NaiveDate> = calendar.iter().map(|d| month_of(*d)).collect();
+    months.dedup();
+    let calendar: Arc<Vec<NaiveDate>> = Arc::new(calendar.to_vec());
+    let q = Arc::new(q.clone());
+    let (rank, sessions) = (out.rank, calendar.len());
+    let found: Vec<(Vec<usize>, Orders)> = futures::stream::iter(months)
+        .map(|m| {
+            let (calendar, q) = (calendar.clone(), q.clone());
+            async move {
+                let Some(month) = store.history(m).await? else {
+                    return Ok::<_, Error>((Vec::new(), Orders::new(keep, rank, 0)));
+                };
+                tokio::task::spawn_blocking(move || {
+                    // The month's sessions as sessions of the range.
+                    let day: Vec<Option<usize>> = month
+                        .sessions
+                        .iter()
+                        .map(|d| calendar.binary_search(d).ok())
+                        .collect();
+                    let mut orders = Orders::new(keep, rank, sessions);
+                    for it in &month.items {
+                        let Some(k) = day[it.session as usize] else {
+                            continue;
+                        };
+                        let item = Item::of(k, month.symbols[it.symbol as usize].clone(), it);
+                        if item.passes(&q) {
+                            orders.push(item);
+                        }
+                    }
+                    (day.into_iter().flatten().collect(), orders)
+                })
+                .await
+                .map_err(|e| {
+                    Error::Port(PortError::Internal(format!("scanner backtest failed: {e}")))
+                })
+            }
+        })
+        .buffered(MONTHS_AT_ONCE)
+        .try_collect()
+        .await?;
+    let mut covered = vec![false; calendar.len()];
+    for (days, orders) in found {
+        for k in days {
+            covered[k] = true;
+        }
+        for it in orders.into_items() {
+            out.push(it);
+        }
+    }
+    Ok(covered)
+}
+
+/// Every item of the range that passes the filters, into `out`: stock items
+/// from the history, else a day file, else computed; ETF items computed.
 async fn items(
     market: &dyn MarketData,
     store: &dyn ScannerStore,
@@ -231,25 +265,30 @@ async fn items(
     progress: &Progress,
     out: &mut Orders,
 ) -> Result<()> {
-    // Sessions with a nightly file: their stock items are read.
     let mut from_file = vec![false; calendar.len()];
     if q.stocks {
+        from_file = from_history(store, q, calendar, out.keep, out).await?;
         let scanned = store.dates().await?;
         for (k, d) in calendar.iter().enumerate() {
-            if scanned.binary_search(d).is_err() {
+            if from_file[k] || scanned.binary_search(d).is_err() {
                 continue;
             }
             let Some(day) = store.day(*d).await? else {
                 continue;
             };
             from_file[k] = true;
+            let mut symbol: Option<Arc<str>> = None;
             for r in &day.rows {
                 let Some(signal) = SIGNALS.iter().position(|s| s.name == r.signal) else {
                     continue;
                 };
+                let name = match &symbol {
+                    Some(s) if **s == *r.symbol => s.clone(),
+                    _ => symbol.insert(Arc::from(r.symbol.as_str())).clone(),
+                };
                 let it = Item {
                     day: k,
-                    symbol: r.symbol.clone(),
+                    symbol: name,
                     signal,
                     direction: r.direction,
                     close: r.close,
@@ -301,9 +340,10 @@ async fn items(
                 // Stocks only on sessions without a file; ETFs always.
                 let stock = stock_set.contains(&st.symbol);
                 let wanted = |day: usize| !stock || !files[day];
-                let optix = st.optix.as_deref();
-                computed(&st.symbol, &st.bars, optix, b.as_deref(), &cal, &wanted)
-                    .into_iter()
+                let name: Arc<str> = Arc::from(st.symbol.as_str());
+                scan_range(st, b.as_deref(), &cal, &wanted)
+                    .iter()
+                    .map(|it| Item::of(it.session as usize, name.clone(), it))
                     .filter(|it| it.passes(&q2))
                     .collect::<Vec<_>>()
             })
@@ -363,13 +403,20 @@ pub async fn run(
     }
     let found = orders.into_items();
     let names: Vec<String> = {
-        let set: std::collections::BTreeSet<&str> =
-            found.iter().map(|i| i.symbol.as_str()).collect();
+        let set: std::collections::BTreeSet<&str> = found.iter().map(|i| &*i.symbol).collect();
         set.into_iter().map(str::to_string).collect()
     };
+    // The traded symbols' bars, decoded on every core at once.
+    let read: Vec<Arc<Bars>> = {
+        use futures::{StreamExt, TryStreamExt};
+        futures::stream::iter(names.iter().cloned())
+            .map(|name| async move { market.daily(&name).await })
+            .buffered(CHUNK)
+            .try_collect()
+            .await?
+    };
     let mut prices = Vec::with_capacity(names.len());
-    for name in &names {
-        let bars = market.daily(name).await?;
+    for bars in read {
         let mut p = Prices {
             open: vec![f64::NAN; calendar.len()],
             close: vec![f64::NAN; calendar.len()],
@@ -386,7 +433,9 @@ pub async fn run(
         .iter()
         .map(|it| Candidate {
             day: it.day,
-            symbol: names.binary_search(&it.symbol).expect("named"),
+            symbol: names
+                .binary_search_by(|n| n.as_str().cmp(&it.symbol))
+                .expect("named"),
             direction: it.direction,
             profit_target: it.profit_target,
             stop_loss: it.stop_loss,
@@ -470,7 +519,7 @@ mod tests {
         }
         o.into_items()
             .into_iter()
-            .map(|i| (i.day, i.symbol, i.signal))
+            .map(|i| (i.day, i.symbol.to_string(), i.signal))
             .collect()
     }
 

@@ -67,7 +67,7 @@ pub(super) fn answer(
             .exit
             .map_or(calendar.len() - p.entry_day, |e| e.0 + 1 - p.entry_day);
         arrays.start_date.push(calendar[p.entry_day].to_string());
-        arrays.symbol.push(it.symbol.clone());
+        arrays.symbol.push(it.symbol.to_string());
         arrays.signal.push(signal.clone());
         arrays.direction.push(it.direction.as_str());
         arrays.time_in_market.push(it.hold);
@@ -93,7 +93,7 @@ pub(super) fn answer(
         });
         list.push(TradeListItem {
             Date: calendar[it.day].to_string(),
-            Symbol: it.symbol.clone(),
+            Symbol: it.symbol.to_string(),
             Close: it.close,
             Direction: it.direction.as_str(),
             Signal: signal,
