@@ -11,5 +11,6 @@ mod http_auth;
 mod http_tasks;
 mod jobs;
 mod lambda_watch;
+mod options;
 mod restart;
 mod scanner;

@@ -7,6 +7,7 @@ mod calendar;
 mod cpm;
 mod infra;
 mod openapi;
+mod options;
 mod scanner;
 mod seasonality;
 mod talib;

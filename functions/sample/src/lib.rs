@@ -43,6 +43,9 @@ pub struct SampleConfig {
     pub end: NaiveDate,
     /// Sessions of 30-minute history for the intraday symbols.
     pub intraday_days: usize,
+    /// Underlyings with an option chain and nothing else (tickers `X0000`
+    /// on), on top of the stocks and ETFs: the option scanner's scale.
+    pub option_only: usize,
 }
 
 impl Default for SampleConfig {
@@ -53,6 +56,7 @@ impl Default for SampleConfig {
             start: NaiveDate::from_ymd_opt(1990, 1, 2).expect("valid date"),
             end: NaiveDate::from_ymd_opt(2026, 11, 20).expect("valid date"),
             intraday_days: 250,
+            option_only: 0,
         }
     }
 }
@@ -153,6 +157,9 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
     for p in stock_parts {
         parts.push(p?);
     }
+    if config.option_only > 0 {
+        parts.push(option_only(config, &dates, &paths));
+    }
 
     let mut w = Writer {
         out,
@@ -232,6 +239,21 @@ fn bars_of(seed: u64, spec: &AssetSpec, dates: &[NaiveDate], paths: &FactorPaths
     let mut rng = rng::stream(seed, &format!("prices-{}", spec.symbol));
     let returns = prices::asset_returns(&mut rng, spec, paths);
     prices::daily_bars(&mut rng, spec, &returns, dates, paths)
+}
+
+/// The chains of `config.option_only` underlyings that have nothing else.
+fn option_only(config: &SampleConfig, dates: &[NaiveDate], paths: &FactorPaths) -> Part {
+    let mut specs = universe::stocks(config.seed ^ 0x0F7_0000, config.option_only, dates.len());
+    let mut chains = options::builder();
+    for (k, spec) in specs.iter_mut().enumerate() {
+        spec.symbol = format!("X{k:04}");
+        let bars = bars_of(config.seed, spec, dates, paths);
+        options::add_chain(&mut chains, config.seed, &spec.symbol, &bars);
+    }
+    Part {
+        tables: vec![("option_chains", options::finish(chains))],
+        ..Part::default()
+    }
 }
 
 /// Prices, indicators and (for stocks) company tables and option chains of

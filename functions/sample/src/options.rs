@@ -15,6 +15,7 @@ pub const RISK_FREE_RATE: f64 = 0.04;
 pub fn builder() -> TableBuilder {
     TableBuilder::new(&[
         ("underlying", Str),
+        ("underlying_price", F64),
         ("as_of", Date),
         ("expiration", Date),
         ("option_type", Str),
@@ -138,6 +139,7 @@ pub fn add_chain(table: &mut TableBuilder, seed: u64, symbol: &str, bars: &Bars)
                 );
                 table.push(row![
                     symbol,
+                    spot,
                     as_of,
                     exp,
                     name,

@@ -5,6 +5,7 @@
 mod body;
 pub mod correlation;
 pub mod cpm;
+pub mod options;
 pub mod scanner;
 pub mod seasonality;
 
@@ -59,6 +60,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(scanner::single))
         .routes(routes!(scanner::latest_day_all))
         .routes(routes!(scanner::scanner_backtest_start))
+        .routes(routes!(options::options))
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.

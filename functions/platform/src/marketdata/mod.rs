@@ -6,6 +6,7 @@
 
 mod blob;
 pub mod codec;
+pub mod columns;
 pub mod layout;
 pub mod ranged;
 mod store;
@@ -14,7 +15,7 @@ pub use blob::{BlobStore, LocalDir};
 pub use store::ParquetMarketData;
 
 use crate::PortError;
-use arrow_array::RecordBatch;
+pub use arrow_array::RecordBatch;
 use async_trait::async_trait;
 use chrono::{NaiveDate, NaiveDateTime};
 use engine::{Bars, Frequency};

@@ -5,6 +5,7 @@
 
 pub mod correlation;
 pub mod cpm;
+pub mod options;
 pub mod scanner;
 pub mod seasonality;
 

@@ -1,0 +1,89 @@
+//! A reference table's columns as plain row-aligned vectors, so use cases
+//! read tables without knowing Arrow. A missing column or a column of
+//! another type is an `Invalid` naming it.
+
+use super::codec::days_to_date;
+use crate::PortError;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use chrono::{NaiveDate, NaiveDateTime};
+
+fn column<'a>(b: &'a RecordBatch, name: &str) -> Result<&'a ArrayRef, PortError> {
+    b.column_by_name(name)
+        .ok_or_else(|| PortError::Invalid(format!("table column '{name}' is missing")))
+}
+
+fn wrong(name: &str, want: &str) -> PortError {
+    PortError::Invalid(format!("table column '{name}' is not {want}"))
+}
+
+/// Text, a null as `None`.
+pub fn texts(b: &RecordBatch, name: &str) -> Result<Vec<Option<String>>, PortError> {
+    let c = column(b, name)?;
+    let s = c
+        .as_string_opt::<i32>()
+        .ok_or_else(|| wrong(name, "text"))?;
+    Ok(s.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+/// Numbers (float64, int64 or int32), a null as `None`.
+pub fn numbers(b: &RecordBatch, name: &str) -> Result<Vec<Option<f64>>, PortError> {
+    let c = column(b, name)?;
+    if let Some(a) = c.as_primitive_opt::<Float64Type>() {
+        return Ok(a.iter().collect());
+    }
+    if let Some(a) = c.as_primitive_opt::<Int64Type>() {
+        return Ok(a.iter().map(|v| v.map(|v| v as f64)).collect());
+    }
+    if let Some(a) = c.as_primitive_opt::<Int32Type>() {
+        return Ok(a.iter().map(|v| v.map(f64::from)).collect());
+    }
+    Err(wrong(name, "a number"))
+}
+
+/// Whole numbers (int64 or int32), a null as `None`.
+pub fn integers(b: &RecordBatch, name: &str) -> Result<Vec<Option<i64>>, PortError> {
+    let c = column(b, name)?;
+    if let Some(a) = c.as_primitive_opt::<Int64Type>() {
+        return Ok(a.iter().collect());
+    }
+    if let Some(a) = c.as_primitive_opt::<Int32Type>() {
+        return Ok(a.iter().map(|v| v.map(i64::from)).collect());
+    }
+    Err(wrong(name, "an integer"))
+}
+
+/// Dates, a null as `None`.
+pub fn dates(b: &RecordBatch, name: &str) -> Result<Vec<Option<NaiveDate>>, PortError> {
+    let c = column(b, name)?;
+    let a = c
+        .as_primitive_opt::<Date32Type>()
+        .ok_or_else(|| wrong(name, "a date"))?;
+    Ok(a.iter().map(|v| v.map(days_to_date)).collect())
+}
+
+/// Timestamps (microseconds, no zone), a null as `None`.
+pub fn times(b: &RecordBatch, name: &str) -> Result<Vec<Option<NaiveDateTime>>, PortError> {
+    let c = column(b, name)?;
+    let a = c
+        .as_primitive_opt::<TimestampMicrosecondType>()
+        .ok_or_else(|| wrong(name, "a timestamp"))?;
+    Ok(a.iter()
+        .map(|v| {
+            v.and_then(chrono::DateTime::from_timestamp_micros)
+                .map(|t| t.naive_utc())
+        })
+        .collect())
+}
+
+/// Rows of the table.
+pub fn rows(b: &RecordBatch) -> usize {
+    b.num_rows()
+}
+
+/// Whether the table has the column.
+pub fn has(b: &RecordBatch, name: &str) -> bool {
+    b.column_by_name(name)
+        .is_some_and(|c| c.len() == b.num_rows())
+}
