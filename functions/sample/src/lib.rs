@@ -43,9 +43,10 @@ pub struct SampleConfig {
     pub end: NaiveDate,
     /// Sessions of 30-minute history for the intraday symbols.
     pub intraday_days: usize,
-    /// Underlyings with an option chain and nothing else (tickers `X0000`
-    /// on), on top of the stocks and ETFs: the option scanner's scale.
-    pub option_only: usize,
+    /// At least this many underlyings carry an option chain: the stocks and
+    /// ETFs, then as many option-only underlyings (tickers `X0000` on, no
+    /// other data) as it takes. The option scanner's scale; 0 adds none.
+    pub option_underlyings: usize,
 }
 
 impl Default for SampleConfig {
@@ -56,7 +57,7 @@ impl Default for SampleConfig {
             start: NaiveDate::from_ymd_opt(1990, 1, 2).expect("valid date"),
             end: NaiveDate::from_ymd_opt(2026, 11, 20).expect("valid date"),
             intraday_days: 250,
-            option_only: 0,
+            option_underlyings: 0,
         }
     }
 }
@@ -157,8 +158,15 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
     for p in stock_parts {
         parts.push(p?);
     }
-    if config.option_only > 0 {
-        parts.push(option_only(config, &dates, &paths));
+    let chained: usize = parts
+        .iter()
+        .flat_map(|p| &p.tables)
+        .filter(|(name, _)| *name == "option_chains")
+        .map(|(_, b)| options::underlyings(b))
+        .sum();
+    if config.option_underlyings > chained {
+        let extra = config.option_underlyings - chained;
+        parts.push(option_only(config, extra, &dates, &paths));
     }
 
     let mut w = Writer {
@@ -241,9 +249,9 @@ fn bars_of(seed: u64, spec: &AssetSpec, dates: &[NaiveDate], paths: &FactorPaths
     prices::daily_bars(&mut rng, spec, &returns, dates, paths)
 }
 
-/// The chains of `config.option_only` underlyings that have nothing else.
-fn option_only(config: &SampleConfig, dates: &[NaiveDate], paths: &FactorPaths) -> Part {
-    let mut specs = universe::stocks(config.seed ^ 0x0F7_0000, config.option_only, dates.len());
+/// The chains of `n` underlyings that have nothing else.
+fn option_only(config: &SampleConfig, n: usize, dates: &[NaiveDate], paths: &FactorPaths) -> Part {
+    let mut specs = universe::stocks(config.seed ^ 0x0F7_0000, n, dates.len());
     let mut chains = options::builder();
     for (k, spec) in specs.iter_mut().enumerate() {
         spec.symbol = format!("X{k:04}");

@@ -161,6 +161,21 @@ pub fn add_chain(table: &mut TableBuilder, seed: u64, symbol: &str, bars: &Bars)
     }
 }
 
+/// Distinct underlyings of a chain table.
+pub fn underlyings(b: &RecordBatch) -> usize {
+    use arrow_array::cast::AsArray;
+    let Some(c) = b
+        .column_by_name("underlying")
+        .and_then(|c| c.as_string_opt::<i32>())
+    else {
+        return 0;
+    };
+    c.iter()
+        .flatten()
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
 pub fn finish(table: TableBuilder) -> RecordBatch {
     table.finish()
 }

@@ -311,14 +311,18 @@ impl Listing {
     }
 }
 
-/// The chains' dates, ascending.
-fn chain_dates(table: &platform::marketdata::RecordBatch) -> Result<Vec<NaiveDate>> {
-    let mut d: Vec<NaiveDate> = columns::dates(table, "as_of")?
-        .into_iter()
-        .flatten()
-        .collect();
-    d.sort();
-    d.dedup();
+/// The latest date of a chain table, kept with the table it came from.
+type Latest = Option<(Arc<platform::marketdata::RecordBatch>, Option<NaiveDate>)>;
+static LATEST: Mutex<Latest> = Mutex::new(None);
+
+fn latest_date(table: &Arc<platform::marketdata::RecordBatch>) -> Result<Option<NaiveDate>> {
+    if let Some((t, d)) = LATEST.lock().expect("latest chains").as_ref()
+        && Arc::ptr_eq(t, table)
+    {
+        return Ok(*d);
+    }
+    let d = columns::dates(table, "as_of")?.into_iter().flatten().max();
+    *LATEST.lock().expect("latest chains") = Some((table.clone(), d));
     Ok(d)
 }
 
@@ -427,8 +431,8 @@ async fn listing_of(
     };
     let date = match date {
         Some(d) => d,
-        None => match chain_dates(&table)?.last() {
-            Some(d) => *d,
+        None => match latest_date(&table)? {
+            Some(d) => d,
             None => return Ok(None),
         },
     };
