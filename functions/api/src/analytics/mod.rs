@@ -3,9 +3,11 @@
 //! its section 2.1.
 
 mod body;
+pub mod company;
 pub mod correlation;
 pub mod cpm;
 pub mod options;
+pub mod reports;
 pub mod scanner;
 pub mod seasonality;
 
@@ -61,6 +63,19 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(scanner::latest_day_all))
         .routes(routes!(scanner::scanner_backtest_start))
         .routes(routes!(options::options))
+        .routes(routes!(reports::report_types))
+        .routes(routes!(reports::reports))
+        .routes(routes!(company::market_pred))
+        .routes(routes!(company::get_profile))
+        .routes(routes!(company::get_analysis))
+        .routes(routes!(company::get_earning))
+        .routes(routes!(company::get_income))
+        .routes(routes!(company::get_balance))
+        .routes(routes!(company::get_cash))
+        .routes(routes!(company::get_news))
+        .routes(routes!(company::get_sec))
+        .routes(routes!(company::get_holder))
+        .routes(routes!(company::get_pred))
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.

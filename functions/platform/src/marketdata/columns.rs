@@ -87,3 +87,34 @@ pub fn has(b: &RecordBatch, name: &str) -> bool {
     b.column_by_name(name)
         .is_some_and(|c| c.len() == b.num_rows())
 }
+
+/// A decoded column of any type a reference table holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    Text(Vec<Option<String>>),
+    Number(Vec<Option<f64>>),
+    Integer(Vec<Option<i64>>),
+    Date(Vec<Option<NaiveDate>>),
+    Time(Vec<Option<NaiveDateTime>>),
+}
+
+/// Every column of a table, by name; a column of another type is skipped.
+pub fn all(b: &RecordBatch) -> Vec<(String, Column)> {
+    use arrow_schema::DataType;
+    b.schema()
+        .fields()
+        .iter()
+        .filter_map(|f| {
+            let name = f.name().as_str();
+            let col = match f.data_type() {
+                DataType::Utf8 => Column::Text(texts(b, name).ok()?),
+                DataType::Float64 => Column::Number(numbers(b, name).ok()?),
+                DataType::Int64 | DataType::Int32 => Column::Integer(integers(b, name).ok()?),
+                DataType::Date32 => Column::Date(dates(b, name).ok()?),
+                DataType::Timestamp(_, _) => Column::Time(times(b, name).ok()?),
+                _ => return None,
+            };
+            Some((name.to_string(), col))
+        })
+        .collect()
+}

@@ -3,9 +3,11 @@
 //! Requests are typed and validated here; answers are the types serialized
 //! as each envelope's `data`.
 
+pub mod company;
 pub mod correlation;
 pub mod cpm;
 pub mod options;
+pub mod reports;
 pub mod scanner;
 pub mod seasonality;
 
