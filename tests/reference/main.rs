@@ -4,6 +4,7 @@
 mod analytics;
 mod backtesting;
 mod calendar;
+mod company;
 mod cpm;
 mod infra;
 mod openapi;
