@@ -10,5 +10,6 @@ mod infra;
 mod openapi;
 mod options;
 mod scanner;
+mod screens;
 mod seasonality;
 mod talib;

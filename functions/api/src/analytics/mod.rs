@@ -9,6 +9,7 @@ pub mod cpm;
 pub mod options;
 pub mod reports;
 pub mod scanner;
+pub mod screens;
 pub mod seasonality;
 
 use crate::error::ApiError;
@@ -76,6 +77,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(company::get_sec))
         .routes(routes!(company::get_holder))
         .routes(routes!(company::get_pred))
+        .routes(routes!(screens::predefined_screens))
+        .routes(routes!(screens::screen))
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.

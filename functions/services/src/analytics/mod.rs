@@ -9,6 +9,7 @@ pub mod cpm;
 pub mod options;
 pub mod reports;
 pub mod scanner;
+pub mod screens;
 pub mod seasonality;
 
 use crate::error::{Error, Result};
