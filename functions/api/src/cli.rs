@@ -186,6 +186,15 @@ pub enum ImportCommand {
         details: DetailArgs,
         file: PathBuf,
     },
+    /// A reference table (option chains, company data, reports...) from CSV
+    /// or Parquet (by the file's extension), with the columns of
+    /// docs/data-layout.md; it replaces the served table whole.
+    Table {
+        /// The table, e.g. option_chains, profiles, income_statements.
+        #[arg(long)]
+        name: String,
+        file: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -422,6 +431,22 @@ async fn until_done<T>(
 async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
     let market = ParquetMarketData::new(Arc::new(LocalDir::new(data_dir.join("market"))));
     let (symbol, details, bars) = match cmd {
+        ImportCommand::Table { name, file } => {
+            let data =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let shown = file.display().to_string();
+            let parquet = file
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+            let batch = if parquet {
+                sample::import::read_table_parquet(&name, &shown, data.into())?
+            } else {
+                sample::import::read_table_csv(&name, &shown, &data)?
+            };
+            market.write_table(&name, &batch).await?;
+            println!("imported {} rows into the table {name}", batch.num_rows());
+            return Ok(());
+        }
         ImportCommand::Csv {
             symbol,
             layout,

@@ -3,7 +3,8 @@
 //! Fundamentals are scaled to the simulated market value so ratios are plausible.
 
 use super::rng::{self, Rng};
-use super::table::{Kind::*, TableBuilder};
+use super::schema;
+use super::table::TableBuilder;
 use super::universe::{AssetSpec, SECTORS};
 use crate::row;
 use arrow_array::RecordBatch;
@@ -120,149 +121,21 @@ pub struct CompanyTables {
 
 impl Default for CompanyTables {
     fn default() -> Self {
-        let statement_keys = [
-            ("symbol", Str),
-            ("period", Str),
-            ("date", Date),
-            ("filling_date", Date),
-        ];
-        let with = |extra: &[(&'static str, super::table::Kind)]| {
-            let mut cols = statement_keys.to_vec();
-            cols.extend_from_slice(extra);
-            TableBuilder::new(&cols)
-        };
         CompanyTables {
-            profiles: TableBuilder::new(&[
-                ("symbol", Str),
-                ("companyName", Str),
-                ("exchange", Str),
-                ("sector", Str),
-                ("industry", Str),
-                ("description", Str),
-                ("ceo", Str),
-                ("website", Str),
-                ("country", Str),
-                ("fullTimeEmployees", I64),
-                ("ipoDate", Date),
-            ]),
-            metrics: TableBuilder::new(&[
-                ("symbol", Str),
-                ("date", Date),
-                ("shares_outstanding", F64),
-                ("market_cap", F64),
-                ("pe_ratio", F64),
-                ("pb_ratio", F64),
-                ("price_to_sales_ratio", F64),
-                ("ev_to_sales", F64),
-                ("enterprise_value_over_ebitda", F64),
-                ("beta", F64),
-                ("roe", F64),
-                ("current_ratio", F64),
-                ("free_cash_flow_yield", F64),
-                ("dividend_yield", F64),
-                ("payout_ratio", F64),
-                ("eps_growth", F64),
-            ]),
-            income: with(&[
-                ("revenue", F64),
-                ("gross_profit", F64),
-                ("operating_income", F64),
-                ("net_income", F64),
-                ("ebitda", F64),
-                ("eps", F64),
-                ("epsdiluted", F64),
-            ]),
-            balance: with(&[
-                ("cash_and_cash_equivalents", F64),
-                ("total_current_assets", F64),
-                ("total_assets", F64),
-                ("total_current_liabilities", F64),
-                ("long_term_debt", F64),
-                ("total_liabilities", F64),
-                ("total_stockholders_equity", F64),
-                ("total_debt", F64),
-            ]),
-            cash: with(&[
-                ("net_cash_provided_by_operating_activities", F64),
-                ("capital_expenditure", F64),
-                ("net_change_in_cash", F64),
-                ("cash_at_end_of_period", F64),
-                ("cash_at_beginning_of_period", F64),
-                ("dividends_paid", F64),
-            ]),
-            earnings: TableBuilder::new(&[
-                ("symbol", Str),
-                ("fiscal_date_ending", Date),
-                ("report_date", Date),
-                ("eps", F64),
-                ("eps_estimated", F64),
-                ("revenue", F64),
-                ("revenue_estimated", F64),
-            ]),
-            news: TableBuilder::new(&[
-                ("symbol", Str),
-                ("published_date", Time),
-                ("news_title", Str),
-                ("news_url", Str),
-                ("source", Str),
-            ]),
-            filings: TableBuilder::new(&[
-                ("symbol", Str),
-                ("sec_type", Str),
-                ("filling_date", Date),
-                ("link", Str),
-                ("description", Str),
-            ]),
-            institutions: TableBuilder::new(&[
-                ("symbol", Str),
-                ("date_reported", Date),
-                ("holder", Str),
-                ("shares", F64),
-                ("change_percent", F64),
-            ]),
-            funds: TableBuilder::new(&[
-                ("symbol", Str),
-                ("date_reported", Date),
-                ("holder", Str),
-                ("shares", F64),
-                ("change_percent", F64),
-            ]),
-            insiders: TableBuilder::new(&[
-                ("symbol", Str),
-                ("transaction_date", Date),
-                ("reporting_name", Str),
-                ("type", Str),
-                ("securities_transacted", F64),
-                ("price", F64),
-            ]),
-            ratings: TableBuilder::new(&[
-                ("symbol", Str),
-                ("date", Date),
-                ("strong_buy", I64),
-                ("buy", I64),
-                ("hold", I64),
-                ("sell", I64),
-                ("strong_sell", I64),
-            ]),
-            targets: TableBuilder::new(&[
-                ("symbol", Str),
-                ("date", Date),
-                ("target_mean", F64),
-                ("price_min", F64),
-                ("price_max", F64),
-                ("num", I64),
-                ("accuracy_mean", F64),
-            ]),
-            predictions: TableBuilder::new(&[
-                ("Ticker", Str),
-                ("date", Date),
-                ("Target", F64),
-                ("PredictEndDate", Date),
-                ("Close", F64),
-                ("MeanAcc", F64),
-                ("history_count", I64),
-                ("latest_rating", Str),
-            ]),
+            profiles: TableBuilder::new(schema::PROFILES),
+            metrics: TableBuilder::new(schema::KEY_METRICS),
+            income: TableBuilder::new(schema::INCOME_STATEMENTS),
+            balance: TableBuilder::new(schema::BALANCE_SHEETS),
+            cash: TableBuilder::new(schema::CASH_FLOWS),
+            earnings: TableBuilder::new(schema::EARNINGS),
+            news: TableBuilder::new(schema::NEWS),
+            filings: TableBuilder::new(schema::SEC_FILINGS),
+            institutions: TableBuilder::new(schema::INSTITUTIONAL_HOLDERS),
+            funds: TableBuilder::new(schema::FUND_HOLDERS),
+            insiders: TableBuilder::new(schema::INSIDER_TRADES),
+            ratings: TableBuilder::new(schema::ANALYST_RATINGS),
+            targets: TableBuilder::new(schema::PRICE_TARGETS),
+            predictions: TableBuilder::new(schema::PREDICTIONS),
         }
     }
 }

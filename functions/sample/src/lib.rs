@@ -9,6 +9,7 @@ mod prices;
 mod recessions;
 mod reports;
 mod rng;
+pub mod schema;
 pub mod table;
 mod universe;
 

@@ -2,7 +2,8 @@
 //! volatility surface anchored at each underlying's realised volatility.
 
 use super::rng::{self, Rng};
-use super::table::{Kind::*, TableBuilder};
+use super::schema;
+use super::table::TableBuilder;
 use crate::row;
 use arrow_array::RecordBatch;
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
@@ -13,25 +14,7 @@ use engine::options::{OptionKind, black_scholes};
 pub const RISK_FREE_RATE: f64 = 0.04;
 
 pub fn builder() -> TableBuilder {
-    TableBuilder::new(&[
-        ("underlying", Str),
-        ("underlying_price", F64),
-        ("as_of", Date),
-        ("expiration", Date),
-        ("option_type", Str),
-        ("strike", F64),
-        ("bid", F64),
-        ("ask", F64),
-        ("last", F64),
-        ("volume", I64),
-        ("open_interest", I64),
-        ("iv", F64),
-        ("delta", F64),
-        ("gamma", F64),
-        ("theta", F64),
-        ("vega", F64),
-        ("contract_symbol", Str),
-    ])
+    TableBuilder::new(schema::OPTION_CHAINS)
 }
 
 /// The session on or before `d` (expirations move back from holidays).

@@ -2,7 +2,8 @@
 //! months since 1948): public reference data, not simulated. The pattern
 //! matcher labels trades entered inside one `Rec`.
 
-use super::table::{Kind::*, TableBuilder};
+use super::schema;
+use super::table::TableBuilder;
 use crate::row;
 use arrow_array::RecordBatch;
 use chrono::NaiveDate;
@@ -26,7 +27,7 @@ const NBER: [((i32, u32), (i32, u32)); 12] = [
 /// `peak` and `trough` as the first days of their months.
 pub fn us_recessions() -> RecordBatch {
     let first = |(y, m): (i32, u32)| NaiveDate::from_ymd_opt(y, m, 1).expect("valid month");
-    let mut t = TableBuilder::new(&[("peak", Date), ("trough", Date)]);
+    let mut t = TableBuilder::new(schema::US_RECESSIONS);
     for (peak, trough) in NBER {
         t.push(row![first(peak), first(trough)]);
     }

@@ -1,7 +1,8 @@
 //! Research reports and the FOMC decision-day table.
 
 use super::rng;
-use super::table::{Kind::*, TableBuilder};
+use super::schema;
+use super::table::TableBuilder;
 use crate::row;
 use arrow_array::RecordBatch;
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
@@ -30,14 +31,7 @@ const TOPICS: [&str; 10] = [
 /// Twenty reports per type, one type a week in turn, newest on the latest date.
 pub fn reports(seed: u64, latest: NaiveDate) -> RecordBatch {
     let mut rng = rng::stream(seed, "reports");
-    let mut t = TableBuilder::new(&[
-        ("type", Str),
-        ("title", Str),
-        ("post_content", Str),
-        ("author", Str),
-        ("url", Str),
-        ("publish_date", Date),
-    ]);
+    let mut t = TableBuilder::new(schema::REPORTS);
     for k in 0..80 {
         let (kind, name) = REPORT_TYPES[k % 4];
         let date = latest - Duration::days(2 * k as i64);
@@ -73,7 +67,7 @@ pub fn reports(seed: u64, latest: NaiveDate) -> RecordBatch {
 /// mid December), through the end of the latest year. Import the official
 /// table to replace it.
 pub fn fomc_dates(first_year: i32, latest: NaiveDate) -> RecordBatch {
-    let mut t = TableBuilder::new(&[("date", Date), ("kind", Str)]);
+    let mut t = TableBuilder::new(schema::FOMC_DATES);
     for y in first_year..=latest.year() {
         let wed = Weekday::Wed;
         for d in [

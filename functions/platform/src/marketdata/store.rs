@@ -117,6 +117,19 @@ impl ParquetMarketData {
         self.blobs.put(key, to_parquet(batch)?).await
     }
 
+    /// Replaces a served reference table whole.
+    pub async fn write_table(&self, name: &str, batch: &RecordBatch) -> Result<(), PortError> {
+        if !layout::TABLES.contains(&name) {
+            return Err(PortError::Invalid(format!(
+                "'{name}' is not a served table"
+            )));
+        }
+        let key = layout::table(name);
+        self.store(&key, batch).await?;
+        self.tables.invalidate(&key);
+        Ok(())
+    }
+
     /// Replaces a symbol's daily bars (validated first).
     pub async fn write_daily(&self, symbol: &str, bars: &Bars) -> Result<(), PortError> {
         let key = layout::daily_prices(layout::check_name("symbol", symbol)?);

@@ -1,4 +1,5 @@
-//! Importers for real daily bars: CSV in the common vendor layouts, and Parquet.
+//! Importers for real data: daily bars from CSV in the common vendor
+//! layouts or Parquet, and the reference tables from CSV or Parquet.
 //!
 //! A file is parsed and validated completely before anything is written; each
 //! object is then written through a temporary file and a rename, so a failed
@@ -6,9 +7,11 @@
 
 mod csv_file;
 mod parquet_file;
+mod table_file;
 
 pub use csv_file::{CsvLayout, read_csv};
 pub use parquet_file::read_parquet;
+pub use table_file::{columns, read_table_csv, read_table_parquet};
 
 use chrono::NaiveDate;
 use engine::Bars;
