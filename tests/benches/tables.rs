@@ -1,4 +1,5 @@
-//! Reference-table endpoints over HTTP: `cargo bench -p tests --bench tables`.
+//! Reference-table endpoints over HTTP: `cargo bench -p tests --bench tables`:
+//! the option scanner and every company detail endpoint.
 //!
 //! A full-universe sample set whose option chains cover 4,200 underlyings
 //! (the spec's option universe: every stock and ETF, then option-only
@@ -86,6 +87,15 @@ fn main() {
         ] {
             measure(&server, &http, label, path, 20.0).await;
         }
+        for item in [
+            "market_pred", "get_profile", "get_analysis", "get_earning", "get_income",
+            "get_balance", "get_cash", "get_news", "get_sec", "get_holder",
+        ] {
+            let path = format!("/company_detail/{item}?symbol=AAPL");
+            measure(&server, &http, &format!("company {item}"), &path, 5.0).await;
+        }
+        measure(&server, &http, "company get_income quarterly", "/company_detail/get_income?symbol=AAPL&period=quarterly", 5.0).await;
+        measure(&server, &http, "company get_pred (every company)", "/company_detail/get_pred", 5.0).await;
         server.stop().await;
     });
 }

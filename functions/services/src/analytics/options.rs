@@ -485,11 +485,23 @@ pub async fn options(market: &dyn MarketData, q: &OptionQuery) -> Result<OptionA
             page.push(it.clone());
         }
     };
+    // Without a filter every listed put passes: the page is the order's head.
+    let unfiltered = q.min_pop <= 0.0 && q.max_dte >= MAX_DTE && q.min_oi <= 0;
     match &q.ticker {
         Some(t) => {
             let mut mine = l.by_ticker.get(t).cloned().unwrap_or_default();
             mine.sort_by(|a, b| ordering(&l.items[*a as usize], &l.items[*b as usize], q.sort));
             mine.into_iter().for_each(&mut visit);
+        }
+        None if unfiltered => {
+            let order = l.order(q.sort);
+            page = order
+                .iter()
+                .take(q.limit)
+                .map(|k| l.items[*k as usize].clone())
+                .collect();
+            count = l.items.len();
+            seen = vec![true; l.tickers.len()];
         }
         None => l.order(q.sort).iter().copied().for_each(&mut visit),
     }
