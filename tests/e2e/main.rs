@@ -2,6 +2,7 @@
 
 mod analytics;
 mod backtest;
+mod batch;
 mod company;
 mod contract_aws;
 mod contract_embedded;

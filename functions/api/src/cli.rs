@@ -71,7 +71,8 @@ pub struct ServeArgs {
     pub host: IpAddr,
     #[arg(long, env = "MARKETLAB_PORT", default_value_t = 8080)]
     pub port: u16,
-    /// Worker tasks running queued jobs.
+    /// Worker tasks running queued jobs; 0 takes submissions and runs
+    /// nothing (they run at the next start with workers).
     #[arg(long, env = "MARKETLAB_WORKERS", default_value_t = 2)]
     pub workers: usize,
     /// Data service: answer with the legacy double-encoded JSON string body.

@@ -5,5 +5,10 @@ use crate::state::AppState;
 use platform::worker::JobRegistry;
 
 pub fn registry(state: &AppState) -> JobRegistry {
-    services::jobs::registry(state.market.clone(), state.scanner.clone())
+    services::jobs::registry(
+        state.market.clone(),
+        state.scanner.clone(),
+        state.tasks.clone(),
+        state.queue.clone(),
+    )
 }

@@ -200,10 +200,12 @@ pub async fn recover(tasks: &dyn TaskStore, queue: &dyn JobQueue) -> Result<usiz
     Ok(unfinished.len())
 }
 
-/// The embedded worker pool: `n` tasks draining the in-process queue.
+/// The embedded worker pool: `n` tasks draining the in-process queue. With
+/// none, the queue stays open and its messages wait for the next start.
 pub struct WorkerPool {
     handles: Vec<JoinHandle<()>>,
     stop: tokio::sync::watch::Sender<bool>,
+    _receiver: LocalReceiver,
 }
 
 impl WorkerPool {
@@ -214,7 +216,7 @@ impl WorkerPool {
         deps: WorkerDeps,
     ) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let handles = (0..n.max(1))
+        let handles = (0..n)
             .map(|_| {
                 let (rx, queue, deps) = (receiver.clone(), queue.clone(), deps.clone());
                 let mut stopped = stopped.clone();
@@ -239,7 +241,11 @@ impl WorkerPool {
                 })
             })
             .collect();
-        WorkerPool { handles, stop }
+        WorkerPool {
+            handles,
+            stop,
+            _receiver: receiver,
+        }
     }
 
     /// Lets each worker finish its current job, then stops it; after `grace`

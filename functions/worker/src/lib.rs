@@ -11,11 +11,18 @@ use std::sync::Arc;
 /// Worker settings over the AWS ports: the lease outlives the worker
 /// Lambda's 15-minute limit; three attempts, then FAILED.
 pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
+    let tasks: Arc<dyn platform::tasks::TaskStore> = Arc::new(wiring::task_store(clients, names));
     WorkerDeps {
-        tasks: Arc::new(wiring::task_store(clients, names)),
+        tasks: tasks.clone(),
         handlers: Arc::new(services::jobs::registry(
             Arc::new(wiring::market_data(clients, names)),
             Arc::new(wiring::scanner_store(clients, names)),
+            tasks,
+            // A batch's job queues its chunks.
+            Arc::new(aws_adapters::SqsQueue::new(
+                clients.sqs.clone(),
+                &names.queue_url,
+            )),
         )),
         lease: TimeDelta::minutes(16),
         max_attempts: 3,

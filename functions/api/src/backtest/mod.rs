@@ -1,6 +1,7 @@
 //! The backtest service's routes; the request model and the job live in
 //! `services::backtest`.
 
+pub mod batch;
 pub mod routes;
 
 use crate::error::ApiError;

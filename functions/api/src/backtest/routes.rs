@@ -26,6 +26,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(validate))
         .routes(routes!(indicator_list))
         .routes(routes!(indicator_metadata))
+        .routes(routes!(super::batch::submit_batch))
+        .routes(routes!(super::batch::batch_status))
+        .routes(routes!(super::batch::batch_results))
+        .routes(routes!(super::batch::batches))
 }
 
 /// Endpoints of this service that need no credentials.

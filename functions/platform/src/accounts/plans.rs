@@ -32,6 +32,8 @@ pub struct Plan {
     /// Indicator groups a data plan includes besides the user's selections;
     /// `None` means every indicator.
     pub base_groups: Option<&'static [&'static str]>,
+    /// Strategies one batch backtest may hold.
+    pub max_batch: usize,
 }
 
 use Service::*;
@@ -43,6 +45,7 @@ pub const PLANS: &[Plan] = &[
         services: &[Backtest, Analytics, Data],
         trial: false,
         base_groups: None,
+        max_batch: 20000,
     },
     Plan {
         code: "trial",
@@ -50,6 +53,7 @@ pub const PLANS: &[Plan] = &[
         services: &[Backtest, Analytics, Data],
         trial: true,
         base_groups: Some(&["Core"]),
+        max_batch: 100,
     },
     Plan {
         code: "backtest",
@@ -57,6 +61,7 @@ pub const PLANS: &[Plan] = &[
         services: &[Backtest],
         trial: false,
         base_groups: None,
+        max_batch: 10000,
     },
     Plan {
         code: "analytics",
@@ -64,6 +69,7 @@ pub const PLANS: &[Plan] = &[
         services: &[Analytics],
         trial: false,
         base_groups: None,
+        max_batch: 0,
     },
     Plan {
         code: "data",
@@ -71,6 +77,7 @@ pub const PLANS: &[Plan] = &[
         services: &[Data],
         trial: false,
         base_groups: Some(&["Core", "Sectors"]),
+        max_batch: 0,
     },
     Plan {
         code: "light-data-yearly",
@@ -78,6 +85,7 @@ pub const PLANS: &[Plan] = &[
         services: &[Data],
         trial: false,
         base_groups: Some(&["Core"]),
+        max_batch: 0,
     },
     Plan {
         code: "premium-data-yearly",
@@ -85,6 +93,7 @@ pub const PLANS: &[Plan] = &[
         services: &[Data],
         trial: false,
         base_groups: None,
+        max_batch: 0,
     },
     Plan {
         code: "none",
@@ -92,6 +101,7 @@ pub const PLANS: &[Plan] = &[
         services: &[],
         trial: false,
         base_groups: Some(&[]),
+        max_batch: 0,
     },
 ];
 

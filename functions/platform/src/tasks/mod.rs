@@ -24,14 +24,20 @@ pub enum TaskKind {
     CpmBacktest,
     CpmScan,
     ScannerBacktest,
+    /// A batch of strategy backtests: its job fans the batch out in chunks.
+    BatchBacktest,
+    /// One chunk of a batch: its strategies' rows are its result.
+    BatchChunk,
 }
 
 impl TaskKind {
-    pub const ALL: [TaskKind; 4] = [
+    pub const ALL: [TaskKind; 6] = [
         TaskKind::StrategyBacktest,
         TaskKind::CpmBacktest,
         TaskKind::CpmScan,
         TaskKind::ScannerBacktest,
+        TaskKind::BatchBacktest,
+        TaskKind::BatchChunk,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -40,6 +46,8 @@ impl TaskKind {
             TaskKind::CpmBacktest => "cpm_backtest",
             TaskKind::CpmScan => "cpm_scan",
             TaskKind::ScannerBacktest => "scanner_backtest",
+            TaskKind::BatchBacktest => "batch_backtest",
+            TaskKind::BatchChunk => "batch_chunk",
         }
     }
 }

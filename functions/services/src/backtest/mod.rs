@@ -2,6 +2,7 @@
 //! resolution, validate encoding, and the job that runs a strategy.
 
 pub mod answers;
+pub mod batch;
 pub mod csv;
 pub mod encode;
 pub mod params;

@@ -1,0 +1,232 @@
+//! Batch backtests over HTTP: submit a list or a grid, follow it, download
+//! its results table. The use case is `services::backtest::batch`.
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::{Params, json_body};
+use crate::routes::tasks::{TaskList, owned_task};
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use platform::marketdata::columns::{self, Column};
+use platform::tasks::{NewTask, TaskFilter, TaskKind};
+use serde_json::Value;
+use services::backtest::batch::{self, BatchParams, BatchRequest, BatchRow, BatchStatus, METRICS};
+
+/// `POST /backtest/batch`: every strategy is checked first; the batch is
+/// then one task whose job fans it out in chunks.
+#[utoipa::path(post, path = "/backtest/batch", tag = "backtest", request_body = BatchRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the batch it first created", pattern = "^[!-~]{1,255}$")),
+    responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse),
+        (status = 400, description = "An invalid strategy (its index and field named), a bad grid, or more strategies than the plan allows", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
+        (status = 403, description = "The plan does not include the backtest service", body = crate::openapi::ErrorDetail),
+        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn submit_batch(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let key = crate::submit::idempotency_key(&headers)?;
+    let body: Value = json_body(&body)?;
+    let expanded = batch::expand(&body, caller.0.plan.max_batch)?;
+    batch::check(state.market.as_ref(), &expanded).await?;
+    let paths = expanded
+        .varied
+        .first()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let params = BatchParams {
+        request: body,
+        total: expanded.strategies.len(),
+        paths,
+    };
+    let submitted = crate::submit::submit(
+        &state,
+        NewTask {
+            owner: caller.0.email.clone(),
+            kind: TaskKind::BatchBacktest,
+            params: serde_json::to_value(params)
+                .map_err(|e| ApiError::from(platform::PortError::internal(e)))?,
+        },
+        key.as_deref(),
+    )
+    .await?;
+    let answer = crate::openapi::SubmitResponse {
+        message: format!(
+            "Batch of {} strategies submitted; poll /backtest/batch/{{task_id}}",
+            expanded.strategies.len()
+        ),
+        task_id: submitted.task.id.to_string(),
+    };
+    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
+    if submitted.replayed {
+        response.headers_mut().insert(
+            crate::submit::REPLAYED,
+            axum::http::HeaderValue::from_static("true"),
+        );
+    }
+    Ok(response)
+}
+
+async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchStatus, ApiError> {
+    let record = owned_task(state, caller, id, &[TaskKind::BatchBacktest]).await?;
+    Ok(batch::status(state.tasks.as_ref(), &record).await?)
+}
+
+/// `GET /backtest/batch/{batch_id}`: progress, and the rows once finished.
+#[utoipa::path(get, path = "/backtest/batch/{batch_id}", tag = "backtest",
+    params(("batch_id" = String, Path, description = "The batch's id")),
+    responses((status = 200, description = "The batch", body = BatchStatus),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn batch_status(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<BatchStatus>, ApiError> {
+    Ok(Json(standing(&state, &caller, &id).await?))
+}
+
+/// The results table's columns: index, the grid's paths, the symbol, the
+/// metrics, the error.
+fn table(s: &BatchStatus, rows: &[BatchRow]) -> Vec<(String, Column)> {
+    let mut cols = vec![(
+        "index".to_string(),
+        Column::Integer(rows.iter().map(|r| Some(r.index as i64)).collect()),
+    )];
+    for p in &s.paths {
+        let values: Vec<Option<&Value>> = rows.iter().map(|r| r.params.get(p)).collect();
+        let col = if values.iter().flatten().all(|v| v.is_number()) {
+            Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
+        } else {
+            Column::Text(
+                values
+                    .iter()
+                    .map(|v| {
+                        v.map(|v| match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                    })
+                    .collect(),
+            )
+        };
+        cols.push((p.clone(), col));
+    }
+    cols.push((
+        "Symbol".into(),
+        Column::Text(rows.iter().map(|r| r.symbol.clone()).collect()),
+    ));
+    for (k, m) in METRICS.iter().enumerate() {
+        cols.push((
+            m.to_string(),
+            Column::Number(rows.iter().map(|r| r.metric(k)).collect()),
+        ));
+    }
+    cols.push((
+        "error".into(),
+        Column::Text(rows.iter().map(|r| r.error.clone()).collect()),
+    ));
+    cols
+}
+
+/// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|json`: the
+/// finished batch's table (409 while it runs).
+#[utoipa::path(get, path = "/backtest/batch/{batch_id}/results", tag = "backtest",
+    params(("batch_id" = String, Path, description = "The batch's id"),
+        ("format" = Option<String>, Query, description = "`json` (default: the rows), `csv` or `parquet`", pattern = "^(json|csv|parquet)$")),
+    responses((status = 200, description = "The results table",
+            content((Vec<BatchRow> = "application/json"), (String = "text/csv"), (Vec<u8> = "application/vnd.apache.parquet"))),
+        (status = 400, description = "Unknown format", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail),
+        (status = 409, description = "The batch has not finished", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn batch_results(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    params: Params,
+) -> Result<Response, ApiError> {
+    let format = params.get("format").unwrap_or("json").to_ascii_lowercase();
+    if !["json", "csv", "parquet"].contains(&format.as_str()) {
+        return Err(ApiError::bad_request(format!(
+            "query parameter 'format' must be json, csv or parquet, got '{format}'"
+        )));
+    }
+    let s = standing(&state, &caller, &id).await?;
+    let Some(rows) = &s.rows else {
+        return Err(ApiError::new(
+            409,
+            format!(
+                "batch '{id}' is {} ({} of {} done); its results come when it finishes",
+                s.status, s.done, s.total
+            ),
+        ));
+    };
+    let file = |ext: &str| format!("attachment; filename=\"batch-{id}.{ext}\"");
+    Ok(match format.as_str() {
+        "csv" => (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+                (header::CONTENT_DISPOSITION, file("csv")),
+            ],
+            batch::to_csv(&s.paths, rows),
+        )
+            .into_response(),
+        "parquet" => {
+            let bytes = columns::to_parquet(table(&s, rows))?;
+            (
+                [
+                    (
+                        header::CONTENT_TYPE,
+                        "application/vnd.apache.parquet".to_string(),
+                    ),
+                    (header::CONTENT_DISPOSITION, file("parquet")),
+                ],
+                bytes,
+            )
+                .into_response()
+        }
+        _ => Json(rows).into_response(),
+    })
+}
+
+/// `GET /backtest/batches`: the caller's batches, newest first.
+#[utoipa::path(get, path = "/backtest/batches", tag = "backtest",
+    params(crate::routes::tasks::Paging),
+    responses((status = 200, description = "A page of batches (without their rows)", body = TaskList<BatchStatus>),
+        (status = 400, description = "Bad paging", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn batches(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Json<TaskList<BatchStatus>>, ApiError> {
+    let limit = params.int_in("limit", 20, 1, 200)? as u32;
+    let offset = params.int_in("offset", 0, 0, i64::from(u32::MAX))? as u32;
+    let filter = TaskFilter {
+        kinds: vec![TaskKind::BatchBacktest],
+        status: None,
+    };
+    let page = state
+        .tasks
+        .list(&caller.0.email, &filter, limit, offset)
+        .await?;
+    let mut out = Vec::with_capacity(page.tasks.len());
+    for t in &page.tasks {
+        let mut s = batch::status(state.tasks.as_ref(), t).await?;
+        s.rows = None;
+        out.push(s);
+    }
+    Ok(Json(TaskList {
+        tasks: out,
+        total: page.total,
+        limit,
+        offset,
+    }))
+}

@@ -1,0 +1,327 @@
+//! Batch backtests over HTTP: lists and grids, progress, the results table
+//! as JSON, CSV and Parquet, failing rows, refusals, caps and tenants.
+
+use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tests::server::{Options, TestServer, eventually, private_market};
+
+const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
+
+/// Close above its `period`-session average, held by `risk`.
+fn sma_strategy(period: &str, risk: &str) -> Value {
+    json!({"symbol": "SPX", "start_date": "2016-01-04", "risk_control": risk,
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"},
+            "rule": {"comparison_type": "SVMA", "type_name": ">=", "comparison_value": "0", "period": period}}},
+        "exit": {"rule_type": "RiskControlOnly"}})
+}
+
+async fn finished(s: &TestServer, id: &str) -> Value {
+    let path = format!("/backtest/batch/{id}");
+    assert!(
+        eventually(Duration::from_secs(120), || async {
+            s.get(&path, DEMO).await.1["status"] == "SUCCESS"
+        })
+        .await,
+        "{}",
+        s.get(&path, DEMO).await.1
+    );
+    s.get(&path, DEMO).await.1
+}
+
+async fn raw(s: &TestServer, path: &str) -> (u16, String, bytes::Bytes) {
+    let r = reqwest::Client::new()
+        .get(s.url(path))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let kind = r
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, kind, r.bytes().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grid_and_list_batches_with_their_tables() {
+    let market = private_market();
+    let mut opts = Options::new(market.path().join("db.sqlite"));
+    opts.market_dir = market.path().to_path_buf();
+    let s = TestServer::start(opts).await;
+
+    // A grid: 3 periods x 2 risk controls, the first path slowest.
+    let grid = json!({"name": "sma grid", "strategy": sma_strategy("50", "//21"),
+        "grid": {"entry.condition.rule.period": ["20", "50", "200"], "risk_control": ["//21", "-5/10/21"]}});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &grid).await;
+    assert_eq!(status, 202, "{sub}");
+    let id = sub["task_id"].as_str().unwrap().to_string();
+    let done = finished(&s, &id).await;
+    assert_eq!(
+        (done["done"].as_u64(), done["total"].as_u64()),
+        (Some(6), Some(6))
+    );
+    assert_eq!(done["name"], "sma grid");
+    assert_eq!(
+        done["paths"],
+        json!(["entry.condition.rule.period", "risk_control"])
+    );
+    let rows = done["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(
+        rows[3]["params"],
+        json!({"entry.condition.rule.period": "50", "risk_control": "-5/10/21"})
+    );
+    assert!(
+        rows.iter()
+            .enumerate()
+            .all(|(k, r)| r["index"] == k && r["error"].is_null())
+    );
+    // Each row equals the same strategy run alone.
+    let (_, alone) = s
+        .post(
+            "/backtest/start_backtest",
+            DEMO,
+            &sma_strategy("50", "-5/10/21"),
+        )
+        .await;
+    let alone_path = format!("/backtest/status/{}", alone["task_id"].as_str().unwrap());
+    assert!(
+        eventually(Duration::from_secs(60), || async {
+            s.get(&alone_path, DEMO).await.1["status"] == "SUCCESS"
+        })
+        .await
+    );
+    let one = s.get(&alone_path, DEMO).await.1["result"].clone();
+    for key in [
+        "Total Trades",
+        "Total Return (%)",
+        "Sharpe Ratio",
+        "Max Drawdown",
+        "Win Rate",
+    ] {
+        assert_eq!(rows[3][key], one[key], "{key}");
+    }
+
+    // The table as CSV and Parquet, read back.
+    let (status, kind, csv) = raw(&s, &format!("/backtest/batch/{id}/results?format=csv")).await;
+    assert_eq!(status, 200);
+    assert!(kind.starts_with("text/csv"), "{kind}");
+    let text = String::from_utf8(csv.to_vec()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 7);
+    assert!(
+        lines[0].starts_with("index,entry.condition.rule.period,risk_control,Symbol,Total Trades")
+    );
+    assert!(
+        lines[4].starts_with(&format!("3,50,-5/10/21,SPX,{},", rows[3]["Total Trades"])),
+        "{}",
+        lines[4]
+    );
+    let (status, kind, pq) = raw(&s, &format!("/backtest/batch/{id}/results?format=parquet")).await;
+    assert_eq!(
+        (status, kind.as_str()),
+        (200, "application/vnd.apache.parquet")
+    );
+    let table = platform::marketdata::codec::from_parquet(pq).unwrap();
+    assert_eq!(table.num_rows(), 6);
+    let ret = platform::marketdata::columns::numbers(&table, "Total Return (%)").unwrap();
+    for (k, r) in rows.iter().enumerate() {
+        assert_eq!(ret[k], r["Total Return (%)"].as_f64(), "row {k}");
+    }
+    let risk = platform::marketdata::columns::texts(&table, "risk_control").unwrap();
+    assert_eq!(risk[1].as_deref(), Some("-5/10/21"));
+    let (status, json_rows) = s.get(&format!("/backtest/batch/{id}/results"), DEMO).await;
+    assert_eq!((status, &json_rows), (200, &done["rows"]));
+
+    // A list: three strategies, each its row.
+    let list = json!({"strategies": [sma_strategy("20", "//5"), sma_strategy("100", "//5"), sma_strategy("200", "//5")]});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &list).await;
+    assert_eq!(status, 202, "{sub}");
+    let done = finished(&s, sub["task_id"].as_str().unwrap()).await;
+    let rows = done["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows.iter()
+            .all(|r| r["error"].is_null() && r["params"] == json!({}))
+    );
+
+    // Listed, newest first, without rows.
+    let (_, listed) = s.get("/backtest/batches", DEMO).await;
+    assert_eq!(listed["total"], 2);
+    assert_eq!(listed["tasks"][1]["batch_id"], json!(id));
+    assert!(listed["tasks"][0]["rows"].is_null());
+    // Another tenant sees none of it.
+    s.add_account("other@example.test", "other-password", "pro")
+        .await;
+    let other = Some(("other@example.test", "other-password"));
+    assert_eq!(s.get(&format!("/backtest/batch/{id}"), other).await.0, 404);
+    assert_eq!(s.get("/backtest/batches", other).await.1["total"], 0);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn batch_refusals_name_the_strategy_and_the_cap() {
+    let (s, _dir) = TestServer::fresh().await;
+    let mut bad = sma_strategy("20", "//5");
+    bad["risk_control"] = json!("5/x/21");
+    let (status, r) = s
+        .post(
+            "/backtest/batch",
+            DEMO,
+            &json!({"strategies": [sma_strategy("20", "//5"), bad]}),
+        )
+        .await;
+    assert_eq!(status, 400, "{r}");
+    let msg = r["detail"].as_str().unwrap();
+    assert!(
+        msg.contains("strategies[1]") && msg.contains("risk_control"),
+        "{msg}"
+    );
+    // A grid value that makes a strategy invalid names it too.
+    let (status, r) = s
+        .post("/backtest/batch", DEMO, &json!({"strategy": sma_strategy("20", "//5"), "grid": {"risk_control": ["//5", "bad"]}}))
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        r["detail"].as_str().unwrap().contains("strategies[1]"),
+        "{r}"
+    );
+    // The trial plan's cap: 100 strategies.
+    s.add_account("trial@example.test", "trial-password", "trial")
+        .await;
+    let trial = Some(("trial@example.test", "trial-password"));
+    let periods: Vec<String> = (2..103).map(|p| p.to_string()).collect();
+    let (status, r) = s
+        .post("/backtest/batch", trial, &json!({"strategy": sma_strategy("20", "//5"), "grid": {"entry.condition.rule.period": periods}}))
+        .await;
+    assert_eq!(status, 400, "{r}");
+    assert!(r["detail"].as_str().unwrap().contains("at most 100"), "{r}");
+    // Not finished yet, or unknown: 409 and 404 on the results.
+    let (status, _) = s
+        .get(
+            "/backtest/batch/00000000-0000-0000-0000-000000000000/results",
+            DEMO,
+        )
+        .await;
+    assert_eq!(status, 404);
+    let (status, r) = s.get("/backtest/batches?limit=0", DEMO).await;
+    assert_eq!(status, 400, "{r}");
+    s.stop().await;
+}
+
+/// A server over `market` (its database there too) with `workers` workers.
+async fn server(market: &std::path::Path, workers: usize) -> TestServer {
+    let mut opts = Options::new(market.join("db.sqlite"));
+    opts.market_dir = market.to_path_buf();
+    opts.workers = workers;
+    opts.scan.at_start = false;
+    TestServer::start(opts).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_strategy_that_fails_at_run_time_is_a_row_with_its_error() {
+    let market = private_market();
+    // Submitted and checked while the data are whole; no worker runs it yet.
+    let s = server(market.path(), 0).await;
+    let broken = json!({"symbol": "SPX", "risk_control": "//10", "exit": {"rule_type": "RiskControlOnly"},
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "AAII Bullish Sentiment %"},
+            "rule": {"type_name": ">", "comparison_value": "30"}}}});
+    let list =
+        json!({"strategies": [sma_strategy("20", "//5"), broken, sma_strategy("100", "//5")]});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &list).await;
+    assert_eq!(status, 202, "{sub}");
+    let id = sub["task_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.get(&format!("/backtest/batch/{id}"), DEMO).await.1["status"],
+        "PENDING"
+    );
+    s.stop().await;
+    // The indicator's readings are lost before the batch runs.
+    std::fs::write(
+        market.path().join("indicators/series/AAII_BULL.parquet"),
+        b"not parquet",
+    )
+    .unwrap();
+    let s = server(market.path(), 2).await;
+    let done = finished(&s, &id).await;
+    let rows = done["rows"].as_array().unwrap();
+    assert!(rows[0]["error"].is_null() && rows[2]["error"].is_null());
+    assert!(
+        rows[1]["error"].as_str().unwrap().contains("AAII_BULL"),
+        "{}",
+        rows[1]
+    );
+    assert!(rows[1]["Total Trades"].is_null());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chunk_that_dies_mid_run_is_redelivered_without_duplicate_rows() {
+    use platform::tasks::{Claim, TaskKind};
+    let market = private_market();
+    let s = server(market.path(), 0).await;
+    // 302 strategies: two chunks of 250 and 52.
+    let periods: Vec<String> = (2..153).map(|p| p.to_string()).collect();
+    let grid = json!({"strategy": sma_strategy("20", "//5"),
+        "grid": {"entry.condition.rule.period": periods, "risk_control": ["//5", "//21"]}});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &grid).await;
+    assert_eq!(status, 202, "{sub}");
+    let id: uuid::Uuid = sub["task_id"].as_str().unwrap().parse().unwrap();
+    // A worker fans the batch out, starts its first chunk, and dies.
+    let tasks = s.state.tasks.clone();
+    let registry = api::jobs::registry(&s.state);
+    let lease = chrono::TimeDelta::minutes(10);
+    let Claim::Claimed(record) = tasks
+        .claim(id, chrono::Utc::now().naive_utc(), lease)
+        .await
+        .unwrap()
+    else {
+        panic!("the record is claimable")
+    };
+    let out = registry
+        .get(TaskKind::BatchBacktest)
+        .unwrap()
+        .run(*record.clone(), Default::default())
+        .await
+        .unwrap();
+    tasks
+        .finish(
+            id,
+            record.attempts,
+            platform::tasks::Outcome::Success(out.clone()),
+            chrono::Utc::now().naive_utc(),
+        )
+        .await
+        .unwrap();
+    let chunks: Vec<uuid::Uuid> = serde_json::from_value(out["chunks"].clone()).unwrap();
+    assert_eq!(chunks.len(), 2);
+    assert!(matches!(
+        tasks
+            .claim(chunks[0], chrono::Utc::now().naive_utc(), lease)
+            .await
+            .unwrap(),
+        Claim::Claimed(_)
+    ));
+    let (_, running) = s.get(&format!("/backtest/batch/{id}"), DEMO).await;
+    assert_eq!(
+        (running["status"].as_str(), running["done"].as_u64()),
+        (Some("RUNNING"), Some(0))
+    );
+    s.stop().await;
+    // The next start delivers the dead chunk again; every row comes once.
+    let s = server(market.path(), 2).await;
+    let done = finished(&s, &id.to_string()).await;
+    let rows = done["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 302);
+    assert!(
+        rows.iter()
+            .enumerate()
+            .all(|(k, r)| r["index"] == k && r["error"].is_null())
+    );
+    let chunk = s.state.tasks.get(chunks[0]).await.unwrap().unwrap();
+    assert_eq!(chunk.attempts, 2, "run again after the death");
+    s.stop().await;
+}
