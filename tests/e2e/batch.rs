@@ -325,3 +325,98 @@ async fn a_chunk_that_dies_mid_run_is_redelivered_without_duplicate_rows() {
     assert_eq!(chunk.attempts, 2, "run again after the death");
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_dropped_in_the_inbox_runs_and_its_table_is_written_beside_it() {
+    let inbox = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(inbox.path().join("db.sqlite"));
+    opts.inbox = Some(inbox.path().join("inbox"));
+    let s = TestServer::start(opts).await;
+    let mine = inbox.path().join("inbox").join(DEMO_EMAIL);
+    std::fs::create_dir_all(&mine).unwrap();
+    let lines: Vec<String> = ["20", "50", "100"]
+        .iter()
+        .map(|p| sma_strategy(p, "//10").to_string())
+        .collect();
+    std::fs::write(mine.join("periods.jsonl"), lines.join("\n")).unwrap();
+    let mut bad = sma_strategy("20", "//5");
+    bad["symbol"] = json!("NOSUCH");
+    std::fs::write(
+        mine.join("bad.jsonl"),
+        format!("{}\n{bad}\n", sma_strategy("20", "//5")),
+    )
+    .unwrap();
+    let stranger = inbox.path().join("inbox").join("nobody@example.test");
+    std::fs::create_dir_all(&stranger).unwrap();
+    std::fs::write(
+        stranger.join("x.jsonl"),
+        sma_strategy("20", "//5").to_string(),
+    )
+    .unwrap();
+
+    let results = mine.join("periods.results.parquet");
+    assert!(eventually(Duration::from_secs(60), || async { results.exists() }).await);
+    let id = std::fs::read_to_string(mine.join("periods.batch")).unwrap();
+    let done = finished(&s, id.trim()).await;
+    assert_eq!(done["name"], "periods");
+    let table =
+        platform::marketdata::codec::from_parquet(std::fs::read(&results).unwrap().into()).unwrap();
+    assert_eq!(table.num_rows(), 3);
+    let trades = platform::marketdata::columns::numbers(&table, "Total Trades").unwrap();
+    for (k, r) in done["rows"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(trades[k], r["Total Trades"].as_f64());
+    }
+    let csv = std::fs::read_to_string(mine.join("periods.results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 4);
+    // Refusals are written beside their files; nothing is submitted for them.
+    let why = std::fs::read_to_string(mine.join("bad.error.txt")).unwrap();
+    assert!(
+        why.contains("strategies[1]") && why.contains("symbol"),
+        "{why}"
+    );
+    let why = std::fs::read_to_string(stranger.join("x.error.txt")).unwrap();
+    assert!(why.contains("no account"), "{why}");
+    assert_eq!(s.get("/backtest/batches", DEMO).await.1["total"], 1);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn marketlab_batch_run_writes_the_table() {
+    use clap::Parser;
+    let data = tempfile::tempdir().unwrap();
+    tests::server::sample_into(&data.path().join("market"));
+    let run = |file: &std::path::Path| {
+        api::cli::run(api::cli::Cli::parse_from([
+            "marketlab",
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "batch",
+            "run",
+            file.to_str().unwrap(),
+        ]))
+    };
+    let grid = data.path().join("grid.json");
+    std::fs::write(
+        &grid,
+        json!({"strategy": sma_strategy("20", "//5"), "grid": {"entry.condition.rule.period": ["10", "30"], "risk_control": ["//5", "//21"]}}).to_string(),
+    )
+    .unwrap();
+    run(&grid).await.unwrap();
+    let csv = std::fs::read_to_string(data.path().join("grid.results.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5);
+    assert!(lines[2].starts_with("1,10,//21,SPX,"), "{}", lines[2]);
+    assert!(data.path().join("grid.results.parquet").exists());
+    let list = data.path().join("list.jsonl");
+    std::fs::write(
+        &list,
+        format!(
+            "{}\n{}\n",
+            sma_strategy("20", "//5"),
+            json!({"symbol": "SPX"})
+        ),
+    )
+    .unwrap();
+    let e = run(&list).await.unwrap_err();
+    assert!(e.to_string().contains("strategies[1]"), "{e}");
+}

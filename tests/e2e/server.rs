@@ -85,6 +85,8 @@ pub struct Options {
     pub connections: api::serve::ConnectionLimits,
     pub scan: services::analytics::scanner::nightly::Schedule,
     pub market_dir: PathBuf,
+    /// A batch inbox directory to sweep (none by default).
+    pub inbox: Option<PathBuf>,
 }
 
 impl Options {
@@ -104,6 +106,7 @@ impl Options {
                 daily_at: None,
             },
             market_dir: market_dir().to_path_buf(),
+            inbox: None,
         }
     }
 }
@@ -130,6 +133,7 @@ impl TestServer {
             limits: opts.limits,
             connections: opts.connections,
             scan: opts.scan,
+            inbox: opts.inbox,
         };
         let registry = opts.registry.clone();
         let embedded: Embedded = api::server::start(&config, move |s| registry(s))

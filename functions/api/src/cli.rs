@@ -47,11 +47,23 @@ pub enum Command {
     Accounts(AccountCommand),
     /// List the plans and the services they grant.
     Plans,
+    /// Run a batch of backtests here, with a progress bar, and write its
+    /// table beside the file.
+    #[command(subcommand)]
+    Batch(BatchCommand),
     /// Run the nightly scanner now: every stock's signals on one session,
     /// written as that date's scanner file (replacing an earlier scan of it).
     /// With `--from`, record the history of every session from then to
     /// `--date` instead (what scanner backtests read; no day files).
     Scan(ScanArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BatchCommand {
+    /// FILE: JSON lines of strategies (`.jsonl`), or a batch request
+    /// (`.json`: `strategies`, or `strategy` and `grid`). The table goes to
+    /// FILE's name with `.results.csv` and `.results.parquet`.
+    Run { file: PathBuf },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -287,6 +299,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Import(cmd) => import(&data_dir, cmd).await,
         Command::Scan(args) => scan(&data_dir, args).await,
+        Command::Batch(BatchCommand::Run { file }) => batch_run(&data_dir, &file).await,
         Command::Accounts(cmd) => accounts(&data_dir, cmd).await,
         Command::Plans => {
             for p in PLANS {
@@ -410,6 +423,71 @@ async fn scan(data_dir: &Path, args: ScanArgs) -> Result<()> {
         s.items,
         started.elapsed().as_secs_f64(),
         platform::scanner::key(s.date)
+    );
+    Ok(())
+}
+
+/// `marketlab batch run FILE`.
+async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
+    use platform::worker::Progress;
+    use services::backtest::{batch, batch_files};
+    let dir = Arc::new(LocalDir::new(data_dir.join("market")));
+    if dir.is_empty() {
+        bail!(
+            "{} holds no market data: run `marketlab sample-data` or `marketlab serve` first",
+            dir.root().display()
+        );
+    }
+    let market = ParquetMarketData::new(dir);
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let request: serde_json::Value = if file.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?
+    } else {
+        batch_files::parse_lines(&stem, &text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?
+    };
+    let expanded = batch::expand(&request, usize::MAX)
+        .map_err(|e| anyhow::anyhow!("{}", crate::error::ApiError::from(e).message))?;
+    batch::check(&market, &expanded)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", crate::error::ApiError::from(e).message))?;
+    let progress = Progress::default();
+    let bar = indicatif::ProgressBar::new(100).with_style(
+        indicatif::ProgressStyle::with_template("backtesting [{bar:40}] {pos:>3}% {elapsed}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    let started = std::time::Instant::now();
+    let rows = until_done(
+        batch::run_all(&market, &expanded, &progress),
+        &progress,
+        |p| bar.set_position(p.get().into()),
+    )
+    .await;
+    bar.finish_and_clear();
+    let paths: Vec<String> = expanded
+        .varied
+        .first()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let base = file.with_extension("");
+    let csv = base.with_extension("results.csv");
+    let parquet = base.with_extension("results.parquet");
+    std::fs::write(&csv, batch::to_csv(&paths, &rows))?;
+    let table = platform::marketdata::columns::to_parquet(batch_files::table(&paths, &rows))?;
+    std::fs::write(&parquet, table)?;
+    let failed = rows.iter().filter(|r| r.error.is_some()).count();
+    println!(
+        "ran {} strategies ({failed} failed) in {:.1} s: {} and {}",
+        rows.len(),
+        started.elapsed().as_secs_f64(),
+        csv.display(),
+        parquet.display()
     );
     Ok(())
 }

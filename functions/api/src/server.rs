@@ -55,6 +55,8 @@ pub struct ServerConfig {
     pub connections: crate::serve::ConnectionLimits,
     /// When the nightly scanner runs in this process.
     pub scan: services::analytics::scanner::nightly::Schedule,
+    /// A directory swept for batch files (`<e-mail>/<name>.jsonl`), or none.
+    pub inbox: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -72,7 +74,40 @@ impl ServerConfig {
             limits: Default::default(),
             connections: Default::default(),
             scan: Default::default(),
+            inbox: Some(data_dir.join("inbox")),
         }
+    }
+}
+
+/// How often the inbox is swept.
+pub const INBOX_SWEEP: Duration = Duration::from_secs(2);
+
+/// Sweeps the inbox until dropped; a failed sweep is logged and retried.
+async fn sweep_inbox(dir: PathBuf, state: AppState, accounts: Arc<dyn AccountStore>) {
+    use services::backtest::batch_files::{Inbox, sweep};
+    let files = LocalDir::new(&dir);
+    loop {
+        if dir.exists() {
+            let inbox = Inbox {
+                files: &files,
+                prefix: "",
+                market: state.market.as_ref(),
+                tasks: state.tasks.as_ref(),
+                queue: state.queue.as_ref(),
+                accounts: accounts.as_ref(),
+            };
+            match sweep(&inbox).await {
+                Ok(s) if s != Default::default() => tracing::info!(
+                    submitted = s.submitted,
+                    refused = s.refused,
+                    written = s.written,
+                    "batch inbox swept"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "batch inbox sweep failed"),
+            }
+        }
+        tokio::time::sleep(INBOX_SWEEP).await;
     }
 }
 
@@ -92,6 +127,8 @@ pub struct Embedded {
     workers: WorkerPool,
     /// The scanner's schedule; stops with the server.
     scanner: AbortOnDrop,
+    /// The batch inbox's sweeper; stops with the server.
+    inbox: Option<AbortOnDrop>,
     shutdown_grace: Duration,
     connections: crate::serve::ConnectionLimits,
 }
@@ -161,11 +198,19 @@ pub async fn start(
             config.scan,
         ),
     ));
+    let inbox = config.inbox.clone().map(|dir| {
+        AbortOnDrop(tokio::spawn(sweep_inbox(
+            dir,
+            state.clone(),
+            accounts.clone(),
+        )))
+    });
     Ok(Embedded {
         state,
         accounts,
         workers,
         scanner,
+        inbox,
         shutdown_grace: config.shutdown_grace,
         connections: config.connections,
     })
@@ -270,6 +315,7 @@ impl Embedded {
         crate::serve::serve(listener, app, self.connections, shutdown).await?;
         tracing::info!("http server stopped; waiting for running jobs");
         drop(self.scanner);
+        drop(self.inbox);
         self.workers.shutdown(self.shutdown_grace).await;
         Ok(())
     }

@@ -11,10 +11,11 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use platform::marketdata::columns::{self, Column};
+use platform::marketdata::columns;
 use platform::tasks::{NewTask, TaskFilter, TaskKind};
 use serde_json::Value;
-use services::backtest::batch::{self, BatchParams, BatchRequest, BatchRow, BatchStatus, METRICS};
+use services::backtest::batch::{self, BatchParams, BatchRequest, BatchRow, BatchStatus};
+use services::backtest::batch_files;
 
 /// `POST /backtest/batch`: every strategy is checked first; the batch is
 /// then one task whose job fans it out in chunks.
@@ -92,49 +93,6 @@ pub(crate) async fn batch_status(
     Ok(Json(standing(&state, &caller, &id).await?))
 }
 
-/// The results table's columns: index, the grid's paths, the symbol, the
-/// metrics, the error.
-fn table(s: &BatchStatus, rows: &[BatchRow]) -> Vec<(String, Column)> {
-    let mut cols = vec![(
-        "index".to_string(),
-        Column::Integer(rows.iter().map(|r| Some(r.index as i64)).collect()),
-    )];
-    for p in &s.paths {
-        let values: Vec<Option<&Value>> = rows.iter().map(|r| r.params.get(p)).collect();
-        let col = if values.iter().flatten().all(|v| v.is_number()) {
-            Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
-        } else {
-            Column::Text(
-                values
-                    .iter()
-                    .map(|v| {
-                        v.map(|v| match v {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        })
-                    })
-                    .collect(),
-            )
-        };
-        cols.push((p.clone(), col));
-    }
-    cols.push((
-        "Symbol".into(),
-        Column::Text(rows.iter().map(|r| r.symbol.clone()).collect()),
-    ));
-    for (k, m) in METRICS.iter().enumerate() {
-        cols.push((
-            m.to_string(),
-            Column::Number(rows.iter().map(|r| r.metric(k)).collect()),
-        ));
-    }
-    cols.push((
-        "error".into(),
-        Column::Text(rows.iter().map(|r| r.error.clone()).collect()),
-    ));
-    cols
-}
-
 /// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|json`: the
 /// finished batch's table (409 while it runs).
 #[utoipa::path(get, path = "/backtest/batch/{batch_id}/results", tag = "backtest",
@@ -179,7 +137,7 @@ pub(crate) async fn batch_results(
         )
             .into_response(),
         "parquet" => {
-            let bytes = columns::to_parquet(table(&s, rows))?;
+            let bytes = columns::to_parquet(batch_files::table(&s.paths, rows))?;
             (
                 [
                     (

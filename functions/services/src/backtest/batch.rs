@@ -335,6 +335,17 @@ async fn run_one(
     }
 }
 
+/// Runs every strategy of a batch here, in order (the command line's batch).
+pub async fn run_all(market: &dyn MarketData, e: &Expanded, progress: &Progress) -> Vec<BatchRow> {
+    let n = e.strategies.len();
+    let mut rows = Vec::with_capacity(n);
+    for (k, (s, v)) in e.strategies.iter().zip(&e.varied).enumerate() {
+        rows.push(run_one(market, k, s, v.clone()).await);
+        progress.steps(k + 1, n);
+    }
+    rows
+}
+
 /// Runs batch chunks on the workers.
 pub struct BatchChunkJob {
     pub market: Arc<dyn MarketData>,

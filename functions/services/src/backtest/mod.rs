@@ -3,6 +3,7 @@
 
 pub mod answers;
 pub mod batch;
+pub mod batch_files;
 pub mod csv;
 pub mod encode;
 pub mod params;

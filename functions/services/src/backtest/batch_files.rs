@@ -1,0 +1,241 @@
+//! Batches started by a file: a JSON-lines file of strategies (one
+//! strategy per line) dropped at `<inbox>/<account e-mail>/<name>.jsonl`
+//! becomes a batch of that account; when it finishes, its table is written
+//! beside the file as `<name>.results.csv` and `<name>.results.parquet`.
+//!
+//! A sweep is idempotent: a file's batch id is kept in `<name>.batch` (its
+//! refusal in `<name>.error.txt`), so a sweep after a crash submits nothing
+//! twice and writes the results once the batch is done. The embedded server
+//! sweeps its inbox directory every few seconds; on AWS an S3 event on the
+//! bucket's `batches/` prefix runs a sweep on the worker.
+
+use super::batch::{self, BatchParams, BatchRow, METRICS};
+use super::prepare::PrepareError;
+use crate::error::Result;
+use bytes::Bytes;
+use platform::PortError;
+use platform::accounts::AccountStore;
+use platform::marketdata::columns::{self, Column};
+use platform::marketdata::{BlobStore, MarketData};
+use platform::queue::{JobMessage, JobQueue};
+use platform::tasks::{NewTask, TaskKind, TaskStore};
+use serde_json::Value;
+
+/// What a sweep needs.
+pub struct Inbox<'a> {
+    pub files: &'a dyn BlobStore,
+    /// Key prefix of the inbox (`""` for a directory of its own, `batches/` in the bucket).
+    pub prefix: &'a str,
+    pub market: &'a dyn MarketData,
+    pub tasks: &'a dyn TaskStore,
+    pub queue: &'a dyn JobQueue,
+    pub accounts: &'a dyn AccountStore,
+}
+
+/// What a sweep did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Swept {
+    pub submitted: usize,
+    pub refused: usize,
+    pub written: usize,
+}
+
+/// A JSON-lines file as a list batch named after the file.
+pub fn parse_lines(name: &str, text: &str) -> std::result::Result<Value, String> {
+    let mut strategies = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| format!("line {}: not a JSON strategy: {e}", k + 1))?;
+        strategies.push(v);
+    }
+    Ok(serde_json::json!({"name": name, "strategies": strategies}))
+}
+
+/// The results table's columns: index, the grid's paths, the symbol, the
+/// metrics, the error.
+pub fn table(paths: &[String], rows: &[BatchRow]) -> Vec<(String, Column)> {
+    let mut cols = vec![(
+        "index".to_string(),
+        Column::Integer(rows.iter().map(|r| Some(r.index as i64)).collect()),
+    )];
+    for p in paths {
+        let values: Vec<Option<&Value>> = rows.iter().map(|r| r.params.get(p)).collect();
+        let col = if values.iter().flatten().all(|v| v.is_number()) {
+            Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
+        } else {
+            Column::Text(
+                values
+                    .iter()
+                    .map(|v| {
+                        v.map(|v| match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                    })
+                    .collect(),
+            )
+        };
+        cols.push((p.clone(), col));
+    }
+    cols.push((
+        "Symbol".into(),
+        Column::Text(rows.iter().map(|r| r.symbol.clone()).collect()),
+    ));
+    for (k, m) in METRICS.iter().enumerate() {
+        cols.push((
+            m.to_string(),
+            Column::Number(rows.iter().map(|r| r.metric(k)).collect()),
+        ));
+    }
+    cols.push((
+        "error".into(),
+        Column::Text(rows.iter().map(|r| r.error.clone()).collect()),
+    ));
+    cols
+}
+
+async fn text_of(files: &dyn BlobStore, key: &str) -> Result<Option<String>> {
+    Ok(files
+        .get(key)
+        .await?
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string()))
+}
+
+/// Submits a file's batch, or explains why not.
+async fn submit(
+    inbox: &Inbox<'_>,
+    key: &str,
+    base: &str,
+) -> Result<std::result::Result<String, String>> {
+    let rest = &key[inbox.prefix.len()..];
+    let Some((owner, file)) = rest.split_once('/') else {
+        return Ok(Err(
+            "a batch file belongs in a folder named after its account's e-mail".into(),
+        ));
+    };
+    let owner = owner.to_ascii_lowercase();
+    let Some(account) = inbox.accounts.get(&owner).await? else {
+        return Ok(Err(format!("no account '{owner}'")));
+    };
+    let Some(plan) = platform::accounts::plan(&account.plan) else {
+        return Ok(Err(format!("account '{owner}' has an unknown plan")));
+    };
+    let Some(bytes) = inbox.files.get(key).await? else {
+        return Ok(Err("the file vanished".into()));
+    };
+    let name = file.trim_end_matches(".jsonl");
+    let request = match parse_lines(name, &String::from_utf8_lossy(&bytes)) {
+        Ok(r) => r,
+        Err(e) => return Ok(Err(e)),
+    };
+    let expanded = match batch::expand(&request, plan.max_batch) {
+        Ok(e) => e,
+        Err(PrepareError::Invalid(m)) => return Ok(Err(m)),
+        Err(PrepareError::Port(p)) => return Err(p.into()),
+    };
+    match batch::check(inbox.market, &expanded).await {
+        Ok(_) => {}
+        Err(PrepareError::Invalid(m)) => return Ok(Err(m)),
+        Err(PrepareError::Port(p)) => return Err(p.into()),
+    }
+    let params = BatchParams {
+        request,
+        total: expanded.strategies.len(),
+        paths: Vec::new(),
+    };
+    let task = inbox
+        .tasks
+        .create(NewTask {
+            owner,
+            kind: TaskKind::BatchBacktest,
+            params: serde_json::to_value(params).map_err(PortError::internal)?,
+        })
+        .await?;
+    // The id first: a crash now leaves a PENDING batch the next start runs.
+    inbox
+        .files
+        .put(&format!("{base}.batch"), Bytes::from(task.id.to_string()))
+        .await?;
+    inbox
+        .queue
+        .enqueue(JobMessage {
+            task_id: task.id,
+            kind: TaskKind::BatchBacktest,
+        })
+        .await?;
+    Ok(Ok(task.id.to_string()))
+}
+
+/// One pass over the inbox: new files are submitted, finished batches'
+/// tables written beside their files.
+pub async fn sweep(inbox: &Inbox<'_>) -> Result<Swept> {
+    let mut done = Swept::default();
+    let keys = inbox.files.list(inbox.prefix).await?;
+    for key in keys.iter().filter(|k| k.ends_with(".jsonl")) {
+        let base = key.trim_end_matches(".jsonl");
+        let has = |suffix: &str| keys.iter().any(|k| *k == format!("{base}{suffix}"));
+        if has(".error.txt") || has(".results.parquet") {
+            continue;
+        }
+        let id = match text_of(inbox.files, &format!("{base}.batch")).await? {
+            Some(id) => id,
+            None => match submit(inbox, key, base).await? {
+                Ok(id) => {
+                    done.submitted += 1;
+                    id
+                }
+                Err(why) => {
+                    inbox
+                        .files
+                        .put(
+                            &format!("{base}.error.txt"),
+                            Bytes::from(format!("{why}\n")),
+                        )
+                        .await?;
+                    done.refused += 1;
+                    continue;
+                }
+            },
+        };
+        let Ok(uuid) = id.parse::<uuid::Uuid>() else {
+            continue;
+        };
+        let Some(record) = inbox.tasks.get(uuid).await? else {
+            continue;
+        };
+        let s = batch::status(inbox.tasks, &record).await?;
+        let Some(rows) = &s.rows else { continue };
+        inbox
+            .files
+            .put(
+                &format!("{base}.results.csv"),
+                Bytes::from(batch::to_csv(&s.paths, rows)),
+            )
+            .await?;
+        // The Parquet table last: its presence marks the file done.
+        let parquet = columns::to_parquet(table(&s.paths, rows))?;
+        inbox
+            .files
+            .put(&format!("{base}.results.parquet"), parquet)
+            .await?;
+        done.written += 1;
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_strategies() {
+        let v = parse_lines("grid", "{\"symbol\": \"SPX\"}\n\n{\"symbol\": \"NDX\"}\n").unwrap();
+        assert_eq!(v["strategies"].as_array().unwrap().len(), 2);
+        assert_eq!(v["name"], "grid");
+        let e = parse_lines("x", "{\"symbol\": \"SPX\"}\nnot json\n").unwrap_err();
+        assert!(e.starts_with("line 2"), "{e}");
+    }
+}
