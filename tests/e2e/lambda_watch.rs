@@ -63,6 +63,64 @@ async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize
     (got.len(), failed.len())
 }
 
+/// Delivers raw queue messages (job messages or S3 events) to the worker
+/// function as SQS does; answers how many it delivered.
+async fn deliver_raw(
+    http: &reqwest::Client,
+    base: &str,
+    c: &aws_adapters::Clients,
+    queue_url: &str,
+) -> usize {
+    let got = c
+        .sqs
+        .receive_message()
+        .queue_url(queue_url)
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    let messages = got.messages();
+    if messages.is_empty() {
+        return 0;
+    }
+    let mut event = SqsEvent::default();
+    for m in messages {
+        let mut s = SqsMessage::default();
+        s.message_id = m.receipt_handle().map(str::to_string);
+        s.body = m.body().map(str::to_string);
+        s.event_source = Some("aws:sqs".into());
+        event.records.push(s);
+    }
+    let answer: SqsBatchResponse = http
+        .post(format!("{base}/2015-03-31/functions/worker/invocations"))
+        .json(&event)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let failed: Vec<&str> = answer
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    for m in messages {
+        let handle = m.receipt_handle().unwrap_or_default();
+        if !failed.contains(&handle) {
+            c.sqs
+                .delete_message()
+                .queue_url(queue_url)
+                .receipt_handle(handle)
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    messages.len()
+}
+
 /// The status another tenant gets for `url`.
 async fn other_tenant(http: &reqwest::Client, url: String) -> u16 {
     http.get(url)
@@ -480,6 +538,50 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     let bad = invoke(json!({"date": "2026-13-01"})).await;
     assert!(bad.to_string().contains("date"), "{bad}");
     embedded.stop().await;
+
+    // A batch file dropped in the bucket: the S3 event reaches the worker
+    // through the queue, the batch runs in chunks, and its table is written
+    // beside the file.
+    aws_adapters::provision::batch_notifications(&c, &names.bucket, &names.queue_url)
+        .await
+        .unwrap();
+    let sma = |period: &str| {
+        json!({"symbol": "SPX", "start_date": "2020-01-02", "risk_control": "//10",
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"},
+                "rule": {"comparison_type": "SVMA", "type_name": ">=", "comparison_value": "0", "period": period}}},
+            "exit": {"rule_type": "RiskControlOnly"}})
+    };
+    let file = format!("{}\n{}\n", sma("20"), sma("50"));
+    let dropped = format!("batches/{DEMO_EMAIL}/periods.jsonl");
+    c.s3.put_object()
+        .bucket(&names.bucket)
+        .key(&dropped)
+        .body(file.into_bytes().into())
+        .send()
+        .await
+        .unwrap();
+    let results = format!("batches/{DEMO_EMAIL}/periods.results.parquet");
+    let t0 = Instant::now();
+    while !exists(results.clone()).await {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no results for the dropped batch"
+        );
+        deliver_raw(&http, &base, &c, &names.queue_url).await;
+    }
+    let table =
+        c.s3.get_object()
+            .bucket(&names.bucket)
+            .key(&results)
+            .send()
+            .await
+            .unwrap();
+    let bytes = table.body.collect().await.unwrap().into_bytes();
+    let table = platform::marketdata::codec::from_parquet(bytes).unwrap();
+    assert_eq!(table.num_rows(), 2);
+    let errors = platform::marketdata::columns::texts(&table, "error").unwrap();
+    assert!(errors.iter().all(Option::is_none), "{errors:?}");
+    println!("dropped batch file to results: {:?}", t0.elapsed());
 
     // A backfill invoked by hand records the history in the bucket; the
     // same scanner backtest through the functions then reads it, and

@@ -182,6 +182,15 @@ def map_body(ctx, body):
         return _scanner_backtest(b)
     if path in ("/backtest/validate", "/backtest/start_backtest"):
         return _strategy(b)
+    if path == "/backtest/batch":
+        # Each strategy as for start_backtest; a grid's values may make a
+        # strategy invalid (a 400 naming its index), so the grid is left out.
+        if isinstance(b.get("strategy"), dict):
+            b["strategy"] = _strategy(dict(b["strategy"]))
+            b.pop("grid", None)
+        if isinstance(b.get("strategies"), list):
+            b["strategies"] = [_strategy(dict(x)) if isinstance(x, dict) else x for x in b["strategies"]]
+        return b
     if path in ("/symbol_corr", "/symbol_beta", "/asset_corr"):
         _order(b, "start_date", "end_date")
     if path == "/pattern_corr":

@@ -182,6 +182,14 @@ pub async fn start(
         handlers: Arc::new(registry(&state)),
         lease: TimeDelta::minutes(15),
         max_attempts: 3,
+        // A batch dropped in the inbox gets its table as its last chunk ends.
+        after: config.inbox.as_ref().map(|dir| {
+            Arc::new(services::backtest::batch_files::FileResults {
+                files: Arc::new(LocalDir::new(dir)),
+                prefix: String::new(),
+                tasks: tasks.clone(),
+            }) as Arc<dyn platform::worker::AfterJob>
+        }),
     };
     let workers = WorkerPool::start(config.workers, receiver, queue.clone(), deps);
     let recovered = recover(tasks.as_ref(), queue.as_ref()).await?;

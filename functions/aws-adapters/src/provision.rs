@@ -154,3 +154,58 @@ pub async fn bucket(c: &Clients, name: &str) -> Result<(), PortError> {
         ))),
     }
 }
+
+/// Sends the bucket's "object created" events for batch files
+/// (`batches/...jsonl`) to the job queue, where the worker sweeps the inbox.
+/// The queue's policy must let S3 send to it (the template's
+/// `JobQueuePolicy` does).
+pub async fn batch_notifications(
+    c: &Clients,
+    bucket: &str,
+    queue_url: &str,
+) -> Result<(), PortError> {
+    use aws_sdk_s3::types::{
+        Event, FilterRule, FilterRuleName, NotificationConfiguration,
+        NotificationConfigurationFilter, QueueConfiguration, S3KeyFilter,
+    };
+    let unavailable = |e: String| PortError::Unavailable(e);
+    let arn = c
+        .sqs
+        .get_queue_attributes()
+        .queue_url(queue_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| unavailable(format!("queue arn: {e:?}")))?
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+        .unwrap_or_default();
+    let rule =
+        |name: FilterRuleName, value: &str| FilterRule::builder().name(name).value(value).build();
+    let queue = QueueConfiguration::builder()
+        .queue_arn(arn)
+        .events(Event::S3ObjectCreated)
+        .filter(
+            NotificationConfigurationFilter::builder()
+                .key(
+                    S3KeyFilter::builder()
+                        .filter_rules(rule(FilterRuleName::Prefix, "batches/"))
+                        .filter_rules(rule(FilterRuleName::Suffix, ".jsonl"))
+                        .build(),
+                )
+                .build(),
+        )
+        .build()
+        .map_err(|e| PortError::Invalid(format!("notification: {e}")))?;
+    c.s3.put_bucket_notification_configuration()
+        .bucket(bucket)
+        .notification_configuration(
+            NotificationConfiguration::builder()
+                .queue_configurations(queue)
+                .build(),
+        )
+        .send()
+        .await
+        .map_err(|e| unavailable(format!("bucket notification: {e:?}")))?;
+    Ok(())
+}

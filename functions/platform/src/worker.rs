@@ -95,6 +95,15 @@ pub struct WorkerDeps {
     pub lease: TimeDelta,
     /// Claims after which a task is failed instead of run again.
     pub max_attempts: u32,
+    /// Told of every task that ends (SUCCESS or FAILED), after it is stored.
+    pub after: Option<Arc<dyn AfterJob>>,
+}
+
+/// What a deployment does once a task has ended (a batch's last chunk
+/// writes the batch's results file). Its failure is logged, not the task's.
+#[async_trait]
+pub trait AfterJob: Send + Sync {
+    async fn finished(&self, task: &Task);
 }
 
 /// What became of a message: acknowledged, or to be delivered again later.
@@ -152,7 +161,12 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     };
     let ok = matches!(outcome, Outcome::Success(_));
     match deps.tasks.finish(id, attempt, outcome, now()).await? {
-        Some(_) => tracing::info!(task_id = %id, success = ok, "job finished"),
+        Some(task) => {
+            tracing::info!(task_id = %id, success = ok, "job finished");
+            if let Some(after) = &deps.after {
+                after.finished(&task).await;
+            }
+        }
         None => tracing::warn!(task_id = %id, "job result dropped: task was taken over"),
     }
     Ok(Disposition::Done)

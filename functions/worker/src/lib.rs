@@ -14,6 +14,15 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
     let tasks: Arc<dyn platform::tasks::TaskStore> = Arc::new(wiring::task_store(clients, names));
     WorkerDeps {
         tasks: tasks.clone(),
+        // A batch dropped as a file gets its table beside the file.
+        after: Some(Arc::new(services::backtest::batch_files::FileResults {
+            files: Arc::new(aws_adapters::S3Blobs::new(
+                clients.s3.clone(),
+                &names.bucket,
+            )),
+            prefix: BATCH_PREFIX.into(),
+            tasks: tasks.clone(),
+        })),
         handlers: Arc::new(services::jobs::registry(
             Arc::new(wiring::market_data(clients, names)),
             Arc::new(wiring::scanner_store(clients, names)),
@@ -29,18 +38,100 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
     }
 }
 
+/// Where batch files are dropped in the bucket: `batches/<e-mail>/<name>.jsonl`.
+pub const BATCH_PREFIX: &str = "batches/";
+
+/// The bucket's batch inbox and what a sweep of it needs.
+pub struct BucketInbox {
+    files: aws_adapters::S3Blobs,
+    market: platform::marketdata::ParquetMarketData,
+    tasks: aws_adapters::DynamoTaskStore,
+    queue: aws_adapters::SqsQueue,
+    accounts: aws_adapters::DynamoAccountStore,
+}
+
+impl BucketInbox {
+    pub fn new(clients: &Clients, names: &Names) -> Self {
+        BucketInbox {
+            files: aws_adapters::S3Blobs::new(clients.s3.clone(), &names.bucket),
+            market: wiring::market_data(clients, names),
+            tasks: wiring::task_store(clients, names),
+            queue: aws_adapters::SqsQueue::new(clients.sqs.clone(), &names.queue_url),
+            accounts: aws_adapters::DynamoAccountStore::new(
+                clients.dynamodb.clone(),
+                &names.accounts_table,
+            ),
+        }
+    }
+
+    /// Submits the new files and writes the finished batches' tables.
+    pub async fn sweep(&self) -> Result<services::backtest::batch_files::Swept, services::Error> {
+        use services::backtest::batch_files::{Inbox, sweep};
+        sweep(&Inbox {
+            files: &self.files,
+            prefix: BATCH_PREFIX,
+            market: &self.market,
+            tasks: &self.tasks,
+            queue: &self.queue,
+            accounts: &self.accounts,
+        })
+        .await
+    }
+}
+
+/// Whether a message body is an S3 event (or its test event) about the
+/// batch inbox.
+fn inbox_event(body: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+        return false;
+    };
+    if v.get("Event").and_then(|e| e.as_str()) == Some("s3:TestEvent") {
+        return true;
+    }
+    v.get("Records")
+        .and_then(|r| r.as_array())
+        .is_some_and(|records| {
+            records.iter().any(|r| {
+                r.pointer("/s3/object/key")
+                    .and_then(|k| k.as_str())
+                    .is_some_and(|k| k.starts_with(BATCH_PREFIX))
+            })
+        })
+}
+
 /// Runs each message of a batch; messages to deliver again are reported as
-/// batch item failures, everything else is acknowledged. A body that is not a
-/// job message can never succeed: it is logged and acknowledged.
-pub async fn handle_batch(deps: &WorkerDeps, event: SqsEvent) -> SqsBatchResponse {
+/// batch item failures, everything else is acknowledged. An S3 event about
+/// the batch inbox sweeps it (when `inbox` is given); any other body that is
+/// not a job message can never succeed: it is logged and acknowledged.
+pub async fn handle_batch(
+    deps: &WorkerDeps,
+    inbox: Option<&BucketInbox>,
+    event: SqsEvent,
+) -> SqsBatchResponse {
     let mut response = SqsBatchResponse::default();
     for record in event.records {
         let id = record.message_id.clone().unwrap_or_default();
-        let Some(message) = record
-            .body
-            .as_deref()
-            .and_then(|b| serde_json::from_str::<JobMessage>(b).ok())
-        else {
+        let body = record.body.as_deref().unwrap_or_default();
+        if let Some(inbox) = inbox
+            && inbox_event(body)
+        {
+            match inbox.sweep().await {
+                Ok(s) => tracing::info!(
+                    submitted = s.submitted,
+                    refused = s.refused,
+                    written = s.written,
+                    "batch inbox swept"
+                ),
+                Err(e) => {
+                    tracing::warn!(error = %e, "batch inbox sweep failed; the event comes again");
+                    let mut failure = BatchItemFailure::default();
+                    failure.item_identifier = id;
+                    response.batch_item_failures.push(failure);
+                }
+            }
+            continue;
+        }
+        let Some(message) = serde_json::from_str::<JobMessage>(body).ok() else {
             tracing::error!(message_id = %id, "dropping a message that is not a job message");
             continue;
         };

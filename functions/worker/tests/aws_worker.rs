@@ -21,7 +21,7 @@ async fn deliver(queue: &SqsQueue, deps: &platform::worker::WorkerDeps) -> (usiz
         m.body = Some(serde_json::to_string(&r.message).unwrap());
         event.records.push(m);
     }
-    let response = worker::handle_batch(deps, event).await;
+    let response = worker::handle_batch(deps, None, event).await;
     let failed: Vec<String> = response
         .batch_item_failures
         .iter()

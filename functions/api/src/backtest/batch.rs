@@ -14,14 +14,16 @@ use axum::{Extension, Json};
 use platform::marketdata::columns;
 use platform::tasks::{NewTask, TaskFilter, TaskKind};
 use serde_json::Value;
-use services::backtest::batch::{self, BatchParams, BatchRequest, BatchRow, BatchStatus};
+use services::backtest::batch::{self, BatchParams, BatchRow, BatchStatus};
 use services::backtest::batch_files;
 
 /// `POST /backtest/batch`: every strategy is checked first; the batch is
 /// then one task whose job fans it out in chunks.
-#[utoipa::path(post, path = "/backtest/batch", tag = "backtest", request_body = BatchRequest,
+#[utoipa::path(post, path = "/backtest/batch", tag = "backtest", request_body = services::backtest::batch::BatchBody,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the batch it first created", pattern = "^[!-~]{1,255}$")),
-    responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse),
+    responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
+            links(("status" = (operation_id = "batch_status", parameters(("batch_id" = "$response.body#/task_id")))),
+                ("results" = (operation_id = "batch_results", parameters(("batch_id" = "$response.body#/task_id")))))),
         (status = 400, description = "An invalid strategy (its index and field named), a bad grid, or more strategies than the plan allows", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 403, description = "The plan does not include the backtest service", body = crate::openapi::ErrorDetail),
@@ -80,7 +82,7 @@ async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchSt
 }
 
 /// `GET /backtest/batch/{batch_id}`: progress, and the rows once finished.
-#[utoipa::path(get, path = "/backtest/batch/{batch_id}", tag = "backtest",
+#[utoipa::path(get, path = "/backtest/batch/{batch_id}", tag = "backtest", operation_id = "batch_status",
     params(("batch_id" = String, Path, description = "The batch's id")),
     responses((status = 200, description = "The batch", body = BatchStatus),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
@@ -95,7 +97,7 @@ pub(crate) async fn batch_status(
 
 /// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|json`: the
 /// finished batch's table (409 while it runs).
-#[utoipa::path(get, path = "/backtest/batch/{batch_id}/results", tag = "backtest",
+#[utoipa::path(get, path = "/backtest/batch/{batch_id}/results", tag = "backtest", operation_id = "batch_results",
     params(("batch_id" = String, Path, description = "The batch's id"),
         ("format" = Option<String>, Query, description = "`json` (default: the rows), `csv` or `parquet`", pattern = "^(json|csv|parquet)$")),
     responses((status = 200, description = "The results table",

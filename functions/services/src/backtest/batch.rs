@@ -20,26 +20,62 @@ use utoipa::ToSchema;
 /// Strategies per chunk: one queue message, run by one worker.
 pub const CHUNK: usize = 250;
 
+/// The documented body of `POST /backtest/batch`: one of two shapes.
+#[cfg(feature = "openapi")]
+#[derive(ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum BatchBody {
+    List(StrategyList),
+    Grid(StrategyGrid),
+}
+
+/// A list of strategies, each run as given.
+#[cfg(feature = "openapi")]
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct StrategyList {
+    /// A name to list the batch by.
+    name: Option<String>,
+    /// Strategies of backtest-service 2.1; at most the plan's batch size
+    /// (pro 20,000, backtest 10,000, trial 100).
+    #[schema(min_items = 1, max_items = 20000)]
+    strategies: Vec<super::schema::StrategyParams>,
+}
+
+/// One strategy and a grid of values for some of its fields.
+#[cfg(feature = "openapi")]
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct StrategyGrid {
+    /// A name to list the batch by.
+    name: Option<String>,
+    strategy: super::schema::StrategyParams,
+    /// Dotted field paths of `strategy` to non-empty lists of values; the
+    /// batch is every combination (the first path varies slowest; a number
+    /// in a path indexes a list). Each combination must be a valid strategy.
+    #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}))]
+    grid: Option<Value>,
+}
+
 /// `POST /backtest/batch`: `strategies`, or `strategy` with `grid`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct BatchRequest {
     /// A name to list the batch by.
     #[serde(default)]
     pub name: Option<String>,
     /// Strategies of backtest-service 2.1, run as they are.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
     pub strategies: Option<Vec<Value>>,
     /// One strategy, varied by `grid`.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub strategy: Option<Value>,
     /// Dotted field paths of `strategy` to lists of values; the batch is
     /// every combination (the first path varies slowest). A number in a
     /// path indexes a list.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>, example = json!({"entry.condition.rule.comparison_value": [20, 25, 30], "risk_control": ["//21", "-5/10/21"]})))]
     pub grid: Option<Map<String, Value>>,
 }
 

@@ -111,6 +111,9 @@ async fn submit(
     base: &str,
 ) -> Result<std::result::Result<String, String>> {
     let rest = &key[inbox.prefix.len()..];
+    if key.len() > 240 {
+        return Ok(Err("the file's path is longer than 240 characters".into()));
+    }
     let Some((owner, file)) = rest.split_once('/') else {
         return Ok(Err(
             "a batch file belongs in a folder named after its account's e-mail".into(),
@@ -146,15 +149,20 @@ async fn submit(
         total: expanded.strategies.len(),
         paths: Vec::new(),
     };
+    // Keyed by the file: a sweep after a crash finds the batch it created.
     let task = inbox
         .tasks
-        .create(NewTask {
-            owner,
-            kind: TaskKind::BatchBacktest,
-            params: serde_json::to_value(params).map_err(PortError::internal)?,
-        })
-        .await?;
-    // The id first: a crash now leaves a PENDING batch the next start runs.
+        .create_idempotent(
+            NewTask {
+                owner,
+                kind: TaskKind::BatchBacktest,
+                params: serde_json::to_value(params).map_err(PortError::internal)?,
+            },
+            &format!("inbox:{key}"),
+        )
+        .await?
+        .task()
+        .clone();
     inbox
         .files
         .put(&format!("{base}.batch"), Bytes::from(task.id.to_string()))
@@ -177,39 +185,53 @@ pub async fn sweep(inbox: &Inbox<'_>) -> Result<Swept> {
     for key in keys.iter().filter(|k| k.ends_with(".jsonl")) {
         let base = key.trim_end_matches(".jsonl");
         let has = |suffix: &str| keys.iter().any(|k| *k == format!("{base}{suffix}"));
-        if has(".error.txt") || has(".results.parquet") {
+        if has(".error.txt") || has(".batch") {
             continue;
         }
-        let id = match text_of(inbox.files, &format!("{base}.batch")).await? {
-            Some(id) => id,
-            None => match submit(inbox, key, base).await? {
-                Ok(id) => {
-                    done.submitted += 1;
-                    id
-                }
-                Err(why) => {
-                    inbox
-                        .files
-                        .put(
-                            &format!("{base}.error.txt"),
-                            Bytes::from(format!("{why}\n")),
-                        )
-                        .await?;
-                    done.refused += 1;
-                    continue;
-                }
-            },
+        match submit(inbox, key, base).await? {
+            Ok(_) => done.submitted += 1,
+            Err(why) => {
+                inbox
+                    .files
+                    .put(
+                        &format!("{base}.error.txt"),
+                        Bytes::from(format!("{why}\n")),
+                    )
+                    .await?;
+                done.refused += 1;
+            }
+        }
+    }
+    done.written = write_finished(inbox.files, inbox.prefix, inbox.tasks).await?;
+    Ok(done)
+}
+
+/// Writes the tables of the inbox's finished batches that have none yet;
+/// answers how many it wrote.
+pub async fn write_finished(
+    files: &dyn BlobStore,
+    prefix: &str,
+    tasks: &dyn TaskStore,
+) -> Result<usize> {
+    let keys = files.list(prefix).await?;
+    let mut written = 0;
+    for key in keys.iter().filter(|k| k.ends_with(".batch")) {
+        let base = key.trim_end_matches(".batch");
+        if keys.iter().any(|k| *k == format!("{base}.results.parquet")) {
+            continue;
+        }
+        let Some(id) = text_of(files, key).await? else {
+            continue;
         };
         let Ok(uuid) = id.parse::<uuid::Uuid>() else {
             continue;
         };
-        let Some(record) = inbox.tasks.get(uuid).await? else {
+        let Some(record) = tasks.get(uuid).await? else {
             continue;
         };
-        let s = batch::status(inbox.tasks, &record).await?;
+        let s = batch::status(tasks, &record).await?;
         let Some(rows) = &s.rows else { continue };
-        inbox
-            .files
+        files
             .put(
                 &format!("{base}.results.csv"),
                 Bytes::from(batch::to_csv(&s.paths, rows)),
@@ -217,13 +239,33 @@ pub async fn sweep(inbox: &Inbox<'_>) -> Result<Swept> {
             .await?;
         // The Parquet table last: its presence marks the file done.
         let parquet = columns::to_parquet(table(&s.paths, rows))?;
-        inbox
-            .files
+        files
             .put(&format!("{base}.results.parquet"), parquet)
             .await?;
-        done.written += 1;
+        written += 1;
     }
-    Ok(done)
+    Ok(written)
+}
+
+/// After a chunk ends, writes the tables of the file batches it finished,
+/// so results appear as soon as the last chunk is in.
+pub struct FileResults {
+    pub files: std::sync::Arc<dyn BlobStore>,
+    pub prefix: String,
+    pub tasks: std::sync::Arc<dyn TaskStore>,
+}
+
+#[async_trait::async_trait]
+impl platform::worker::AfterJob for FileResults {
+    async fn finished(&self, task: &platform::tasks::Task) {
+        if task.kind != TaskKind::BatchChunk {
+            return;
+        }
+        if let Err(e) = write_finished(self.files.as_ref(), &self.prefix, self.tasks.as_ref()).await
+        {
+            tracing::warn!(error = %e, "batch results not written yet");
+        }
+    }
 }
 
 #[cfg(test)]

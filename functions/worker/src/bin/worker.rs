@@ -7,10 +7,16 @@ use lambda_runtime::{Error, LambdaEvent, run, service_fn};
 async fn main() -> Result<(), Error> {
     platform::logging::init();
     let clients = aws_adapters::Clients::from_env().await;
-    let deps = worker::deps(&clients, &aws_adapters::Names::from_env());
+    let names = aws_adapters::Names::from_env();
+    let deps = worker::deps(&clients, &names);
+    let inbox = worker::BucketInbox::new(&clients, &names);
     run(service_fn(|event: LambdaEvent<SqsEvent>| {
-        let deps = deps.clone();
-        async move { Ok::<SqsBatchResponse, Error>(worker::handle_batch(&deps, event.payload).await) }
+        let (deps, inbox) = (deps.clone(), &inbox);
+        async move {
+            Ok::<SqsBatchResponse, Error>(
+                worker::handle_batch(&deps, Some(inbox), event.payload).await,
+            )
+        }
     }))
     .await
 }
