@@ -5,6 +5,8 @@ to the same request without the fix is a 400 naming the field, which the
 end-to-end tests check.
 """
 
+import datetime
+
 import schemathesis
 
 # Seasonality's default years end at the data's latest year and start 20
@@ -121,6 +123,11 @@ def _pattern(b, path):
             ok = 14 <= days <= 1500 and b["end_date"] <= "2026-11-20"
         if not ok:
             b["start_date"], b["end_date"] = TEMPLATE
+        # A template holds at least 5 bars of its timeframe.
+        need = {"weekly": 42, "monthly": 190}.get(str(b.get("timeframe", "")).lower(), 0)
+        end = _date(b["end_date"])
+        if end and need and (end - _date(b["start_date"])).days < need:
+            b["start_date"] = (end - datetime.timedelta(days=need)).isoformat()
     condition = _ints(b, "ma_condition")
     if condition and condition.get("ma_condition") in (1, 2) and b.get("ma") is None:
         b["ma"] = 20
