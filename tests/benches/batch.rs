@@ -27,7 +27,7 @@ fn main() {
         };
         let s = TestServer::start(opts).await;
         let http = reqwest::Client::new();
-        for (periods, risks) in [(20usize, 5usize), (100, 10)] {
+        for (periods, risks) in [(20usize, 5usize), (100, 10), (200, 50)] {
             let strategy = json!({"symbol": "SPX", "start_date": "1990-01-02",
                 "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"},
                     "rule": {"comparison_type": "SVMA", "type_name": "CrossAbove", "comparison_value": "0", "period": "50"}}},
