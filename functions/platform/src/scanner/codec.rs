@@ -36,7 +36,26 @@ pub(super) const FIGURES: [&str; 12] = [
     "avg_hold",
 ];
 
-fn figure_values(f: &Figures) -> [f64; 12] {
+/// Figures from their trade count and the values of `FIGURES` by index.
+pub(super) fn figures_of(trade_number: usize, f: impl Fn(usize) -> f64) -> Figures {
+    Figures {
+        trade_number,
+        win_rate: f(0),
+        avg_win: f(1),
+        avg_loss: f(2),
+        avg_return: f(3),
+        median_return: f(4),
+        std_dev: f(5),
+        annual_return: f(6),
+        max_risk: f(7),
+        sharpe_ratio: f(8),
+        z_score: f(9),
+        expected_return: f(10),
+        avg_hold: f(11),
+    }
+}
+
+pub(super) fn figure_values(f: &Figures) -> [f64; 12] {
     [
         f.win_rate,
         f.avg_win,
@@ -352,21 +371,7 @@ pub fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, P
                 profit_target: target.value(i),
                 stop_loss: stop.value(i),
                 time_in_market: hold[i] as u32,
-                figures: Figures {
-                    trade_number: number[i] as usize,
-                    win_rate: f(0),
-                    avg_win: f(1),
-                    avg_loss: f(2),
-                    avg_return: f(3),
-                    median_return: f(4),
-                    std_dev: f(5),
-                    annual_return: f(6),
-                    max_risk: f(7),
-                    sharpe_ratio: f(8),
-                    z_score: f(9),
-                    expected_return: f(10),
-                    avg_hold: f(11),
-                },
+                figures: figures_of(number[i] as usize, f),
                 trend_score: trend[i],
                 rel_trend_score: rel[i],
                 optix: optix[i],

@@ -15,7 +15,6 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use chrono::NaiveDate;
-use engine::scanner::stats::Figures;
 use engine::scanner::{Direction, SIGNALS};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -29,23 +28,6 @@ const SESSIONS: &str = "marketlab.sessions";
 
 fn bad(what: &str) -> PortError {
     PortError::Invalid(format!("scanner history file: {what}"))
-}
-
-fn figure_values(f: &Figures) -> [f64; 12] {
-    [
-        f.win_rate,
-        f.avg_win,
-        f.avg_loss,
-        f.avg_return,
-        f.median_return,
-        f.std_dev,
-        f.annual_return,
-        f.max_risk,
-        f.sharpe_ratio,
-        f.z_score,
-        f.expected_return,
-        f.avg_hold,
-    ]
 }
 
 fn dictionary(keys: Vec<i32>, values: Vec<&str>) -> ArrayRef {
@@ -119,7 +101,7 @@ pub fn to_bytes(month: &HistoryMonth) -> Result<Bytes, PortError> {
     ];
     for (k, name) in super::codec::FIGURES.iter().enumerate() {
         fields.push(f64_field(name));
-        cols.push(x(&|r| figure_values(&r.figures)[k]));
+        cols.push(x(&|r| super::codec::figure_values(&r.figures)[k]));
     }
     for (name, col) in [
         ("trend_score", opt(&|r| r.trend_score)),
@@ -299,21 +281,7 @@ fn read_batch(
             profit_target: target[i],
             stop_loss: stop[i],
             time_in_market: hold[i] as u32,
-            figures: Figures {
-                trade_number: number[i] as usize,
-                win_rate: f(0),
-                avg_win: f(1),
-                avg_loss: f(2),
-                avg_return: f(3),
-                median_return: f(4),
-                std_dev: f(5),
-                annual_return: f(6),
-                max_risk: f(7),
-                sharpe_ratio: f(8),
-                z_score: f(9),
-                expected_return: f(10),
-                avg_hold: f(11),
-            },
+            figures: super::codec::figures_of(number[i] as usize, f),
             trend_score: reading(trend, i),
             rel_trend_score: reading(rel, i),
             optix: reading(optix, i),
@@ -325,6 +293,7 @@ fn read_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::scanner::stats::Figures;
 
     pub(crate) fn month() -> HistoryMonth {
         let d = |s: &str| s.parse::<NaiveDate>().unwrap();

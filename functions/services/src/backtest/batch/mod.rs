@@ -1,0 +1,289 @@
+//! Batch backtests: many strategies as one job. A batch is a list of
+//! strategies, or one strategy and a grid of values for some of its fields
+//! (dotted paths); every strategy is checked before anything is queued.
+//! The batch is split into chunks, one task and one queue message each;
+//! a chunk's rows are its task's result, so a redelivered chunk replaces
+//! its rows rather than adding to them.
+
+use super::prepare::{PrepareError, prepare};
+use platform::marketdata::MarketData;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+/// Strategies per chunk: one queue message, run by one worker.
+pub const CHUNK: usize = 250;
+
+/// The documented body of `POST /backtest/batch`: one of two shapes.
+#[cfg(feature = "openapi")]
+#[derive(ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum BatchBody {
+    List(StrategyList),
+    Grid(StrategyGrid),
+}
+
+/// A list of strategies, each run as given.
+#[cfg(feature = "openapi")]
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct StrategyList {
+    /// A name to list the batch by.
+    name: Option<String>,
+    /// Strategies of backtest-service 2.1; at most the plan's batch size
+    /// (pro 20,000, backtest 10,000, trial 100).
+    #[schema(min_items = 1, max_items = 20000)]
+    strategies: Vec<super::schema::StrategyParams>,
+}
+
+/// One strategy and a grid of values for some of its fields.
+#[cfg(feature = "openapi")]
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct StrategyGrid {
+    /// A name to list the batch by.
+    name: Option<String>,
+    strategy: super::schema::StrategyParams,
+    /// Dotted field paths of `strategy` to non-empty lists of values; the
+    /// batch is every combination (the first path varies slowest; a number
+    /// in a path indexes a list). Each combination must be a valid strategy.
+    #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}))]
+    grid: Option<Value>,
+}
+
+/// `POST /backtest/batch`: `strategies`, or `strategy` with `grid`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct BatchRequest {
+    /// A name to list the batch by.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Strategies of backtest-service 2.1, run as they are.
+    #[serde(default)]
+    pub strategies: Option<Vec<Value>>,
+    /// One strategy, varied by `grid`.
+    #[serde(default)]
+    pub strategy: Option<Value>,
+    /// Dotted field paths of `strategy` to lists of values; the batch is
+    /// every combination (the first path varies slowest). A number in a
+    /// path indexes a list.
+    #[serde(default)]
+    pub grid: Option<Map<String, Value>>,
+}
+
+/// A batch's strategies with the values each one varies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expanded {
+    pub name: String,
+    pub strategies: Vec<Value>,
+    /// Per strategy: path -> value (empty for a list batch).
+    pub varied: Vec<Map<String, Value>>,
+}
+
+fn invalid(m: impl Into<String>) -> PrepareError {
+    PrepareError::Invalid(m.into())
+}
+
+/// Sets `path` (dotted; numbers index lists) in `v`, creating objects on the way.
+fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), String> {
+    let mut at = v;
+    let parts: Vec<&str> = path.split('.').collect();
+    for (k, part) in parts.iter().enumerate() {
+        if part.is_empty() {
+            return Err(format!("'{path}' has an empty segment"));
+        }
+        let last = k + 1 == parts.len();
+        at = match at {
+            Value::Array(a) => {
+                let i: usize = part.parse().map_err(|_| {
+                    format!("'{path}': '{part}' indexes a list, so it must be a number")
+                })?;
+                let n = a.len();
+                a.get_mut(i)
+                    .ok_or_else(|| format!("'{path}': index {i} is past the list's {n} items"))?
+            }
+            Value::Object(o) => {
+                if !o.contains_key(*part) {
+                    o.insert(
+                        part.to_string(),
+                        if last {
+                            Value::Null
+                        } else {
+                            Value::Object(Map::new())
+                        },
+                    );
+                }
+                o.get_mut(*part).expect("inserted")
+            }
+            _ => {
+                return Err(format!(
+                    "'{path}': '{part}' is inside a value that is not an object"
+                ));
+            }
+        };
+    }
+    *at = value;
+    Ok(())
+}
+
+/// The batch's strategies, at most `cap` (the caller's plan).
+pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
+    let req: BatchRequest = serde_json::from_value(body.clone())
+        .map_err(|e| invalid(format!("the batch is not valid: {e}")))?;
+    let name = req.name.clone().unwrap_or_default();
+    let too_many = |n: usize| {
+        invalid(format!(
+            "the batch has {n} strategies; the plan allows at most {cap} (field 'strategies' or 'grid')"
+        ))
+    };
+    match (req.strategies, req.strategy, req.grid) {
+        (Some(list), None, None) => {
+            if list.is_empty() {
+                return Err(invalid("'strategies' is empty"));
+            }
+            if list.len() > cap {
+                return Err(too_many(list.len()));
+            }
+            let n = list.len();
+            Ok(Expanded {
+                name,
+                strategies: list,
+                varied: vec![Map::new(); n],
+            })
+        }
+        (None, Some(base), grid) => {
+            let grid = grid.unwrap_or_default();
+            let mut axes: Vec<(&String, &Vec<Value>)> = Vec::new();
+            for (path, values) in &grid {
+                let values = values.as_array().filter(|v| !v.is_empty()).ok_or_else(|| {
+                    invalid(format!("'grid.{path}' must be a non-empty list of values"))
+                })?;
+                axes.push((path, values));
+            }
+            let total = axes
+                .iter()
+                .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
+                .unwrap_or(usize::MAX);
+            if total > cap {
+                return Err(too_many(total));
+            }
+            let mut strategies = Vec::with_capacity(total);
+            let mut varied = Vec::with_capacity(total);
+            for k in 0..total {
+                // Mixed radix, the first path slowest.
+                let (mut rest, mut s, mut m) = (k, base.clone(), Map::new());
+                let mut picks = vec![0; axes.len()];
+                for (a, (_, values)) in axes.iter().enumerate().rev() {
+                    picks[a] = rest % values.len();
+                    rest /= values.len();
+                }
+                for (a, (path, values)) in axes.iter().enumerate() {
+                    let v = values[picks[a]].clone();
+                    set_path(&mut s, path, v.clone()).map_err(|e| invalid(format!("grid: {e}")))?;
+                    m.insert((*path).clone(), v);
+                }
+                strategies.push(s);
+                varied.push(m);
+            }
+            Ok(Expanded {
+                name,
+                strategies,
+                varied,
+            })
+        }
+        (Some(_), Some(_), _) => Err(invalid("give 'strategies' or 'strategy', not both")),
+        (Some(_), None, Some(_)) => Err(invalid(
+            "'grid' varies 'strategy'; a list of 'strategies' takes none",
+        )),
+        (None, None, _) => Err(invalid("'strategies' or 'strategy' is required")),
+    }
+}
+
+/// Checks every strategy; the first invalid one names its index and field.
+/// Answers each as it will be stored (the parameters the caller gave).
+pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Vec<Value>, PrepareError> {
+    let mut out = Vec::with_capacity(e.strategies.len());
+    for (i, s) in e.strategies.iter().enumerate() {
+        let p = prepare(market, s).await.map_err(|err| match err {
+            PrepareError::Invalid(m) => invalid(format!("strategies[{i}]: {m}")),
+            other => other,
+        })?;
+        out.push(p.parsed.user_supplied.clone());
+    }
+    Ok(out)
+}
+
+mod jobs;
+mod rows;
+
+pub use jobs::*;
+pub use rows::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_grid_is_every_combination_first_path_slowest() {
+        let body = json!({"strategy": {"symbol": "SPY", "entry": {"condition": {"rule": {"comparison_value": 10}}}},
+            "grid": {"entry.condition.rule.comparison_value": [20, 25, 30], "risk_control": ["//21", "-5/10/21"]}});
+        let e = expand(&body, 100).unwrap();
+        assert_eq!(e.strategies.len(), 6);
+        assert_eq!(
+            e.strategies[0]["entry"]["condition"]["rule"]["comparison_value"],
+            20
+        );
+        assert_eq!(e.strategies[1]["risk_control"], "-5/10/21");
+        assert_eq!(
+            e.strategies[5]["entry"]["condition"]["rule"]["comparison_value"],
+            30
+        );
+        assert_eq!(
+            e.varied[3],
+            json!({"entry.condition.rule.comparison_value": 25, "risk_control": "-5/10/21"})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+        assert_eq!(e.strategies[2]["symbol"], "SPY");
+        // Lists are indexed by number.
+        let e = expand(
+            &json!({"strategy": {"rules": [{"x": 1}, {"x": 2}]}, "grid": {"rules.1.x": [5]}}),
+            10,
+        )
+        .unwrap();
+        assert_eq!(e.strategies[0]["rules"], json!([{"x": 1}, {"x": 5}]));
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        for (body, want) in [
+            (
+                json!({"strategy": {}, "grid": {"a": [1, 2, 3], "b": [1, 2, 3, 4]}}),
+                "at most 10",
+            ),
+            (json!({"strategies": []}), "'strategies' is empty"),
+            (json!({"strategy": {}, "grid": {"a": []}}), "grid.a"),
+            (
+                json!({"strategy": {"rules": [1]}, "grid": {"rules.x": [1]}}),
+                "rules.x",
+            ),
+            (
+                json!({"strategy": {"rules": [1]}, "grid": {"rules.3": [1]}}),
+                "index 3",
+            ),
+            (json!({"strategies": [{}], "strategy": {}}), "not both"),
+            (json!({"name": "x"}), "required"),
+        ] {
+            match expand(&body, 10) {
+                Err(PrepareError::Invalid(m)) => assert!(m.contains(want), "{body}: {m}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
+}

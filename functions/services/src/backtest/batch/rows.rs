@@ -1,0 +1,191 @@
+//! A batch's results: one row per strategy, and the table as CSV.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+/// A strategy's row of the results table: the values it varied and the
+/// scalar metrics of 2.11, or the error that stopped it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct BatchRow {
+    /// Its place in the batch, from 0.
+    pub index: usize,
+    /// The grid's values for it (path -> value); empty for a list batch.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub params: Map<String, Value>,
+    /// Why it has no metrics; `null` when it ran.
+    pub error: Option<String>,
+    #[serde(rename = "Symbol")]
+    pub symbol: Option<String>,
+    #[serde(rename = "Total Trades")]
+    pub total_trades: Option<usize>,
+    #[serde(rename = "Win Rate")]
+    pub win_rate: Option<f64>,
+    #[serde(rename = "Average Win %")]
+    pub average_win: Option<f64>,
+    #[serde(rename = "Average Loss %")]
+    pub average_loss: Option<f64>,
+    #[serde(rename = "Total Return (%)")]
+    pub total_return: Option<f64>,
+    #[serde(rename = "BuyHoldGain")]
+    pub buy_hold_gain: Option<f64>,
+    #[serde(rename = "CAGR")]
+    pub cagr: Option<f64>,
+    #[serde(rename = "Sharpe Ratio")]
+    pub sharpe: Option<f64>,
+    #[serde(rename = "Max Drawdown")]
+    pub max_drawdown: Option<f64>,
+    #[serde(rename = "DrawDown Period")]
+    pub drawdown_period: Option<usize>,
+    #[serde(rename = "Time in Market")]
+    pub time_in_market: Option<f64>,
+}
+
+/// The metric columns of a row, in order, as the CSV and Parquet tables name them.
+pub const METRICS: [&str; 11] = [
+    "Total Trades",
+    "Win Rate",
+    "Average Win %",
+    "Average Loss %",
+    "Total Return (%)",
+    "BuyHoldGain",
+    "CAGR",
+    "Sharpe Ratio",
+    "Max Drawdown",
+    "DrawDown Period",
+    "Time in Market",
+];
+
+impl BatchRow {
+    pub(super) fn failed(index: usize, params: Map<String, Value>, error: String) -> Self {
+        BatchRow {
+            index,
+            params,
+            error: Some(error),
+            symbol: None,
+            total_trades: None,
+            win_rate: None,
+            average_win: None,
+            average_loss: None,
+            total_return: None,
+            buy_hold_gain: None,
+            cagr: None,
+            sharpe: None,
+            max_drawdown: None,
+            drawdown_period: None,
+            time_in_market: None,
+        }
+    }
+
+    /// A row from a 2.11 result object (as the backtest job answers it).
+    pub(super) fn ran(index: usize, params: Map<String, Value>, r: &Value) -> Self {
+        let f = |k: &str| r.get(k).and_then(Value::as_f64);
+        let u = |k: &str| r.get(k).and_then(Value::as_u64).map(|x| x as usize);
+        BatchRow {
+            index,
+            params,
+            error: None,
+            symbol: r.get("Symbol").and_then(Value::as_str).map(str::to_string),
+            total_trades: u("Total Trades"),
+            win_rate: f("Win Rate"),
+            average_win: f("Average Win %"),
+            average_loss: f("Average Loss %"),
+            total_return: f("Total Return (%)"),
+            buy_hold_gain: f("BuyHoldGain"),
+            cagr: f("CAGR"),
+            sharpe: f("Sharpe Ratio"),
+            max_drawdown: f("Max Drawdown"),
+            drawdown_period: u("DrawDown Period"),
+            time_in_market: f("Time in Market"),
+        }
+    }
+
+    /// The metric of `METRICS[k]`.
+    pub fn metric(&self, k: usize) -> Option<f64> {
+        match k {
+            0 => self.total_trades.map(|x| x as f64),
+            1 => self.win_rate,
+            2 => self.average_win,
+            3 => self.average_loss,
+            4 => self.total_return,
+            5 => self.buy_hold_gain,
+            6 => self.cagr,
+            7 => self.sharpe,
+            8 => self.max_drawdown,
+            9 => self.drawdown_period.map(|x| x as f64),
+            10 => self.time_in_market,
+            _ => None,
+        }
+    }
+}
+
+/// The results table as CSV: index, the varied paths, the metrics, error.
+pub fn to_csv(paths: &[String], rows: &[BatchRow]) -> String {
+    let quote = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::from("index");
+    for p in paths {
+        out.push(',');
+        out.push_str(&quote(p));
+    }
+    out.push_str(",Symbol");
+    for m in METRICS {
+        out.push(',');
+        out.push_str(&quote(m));
+    }
+    out.push_str(",error\n");
+    for r in rows {
+        out.push_str(&r.index.to_string());
+        for p in paths {
+            out.push(',');
+            match r.params.get(p) {
+                Some(Value::String(s)) => out.push_str(&quote(s)),
+                Some(v) => out.push_str(&quote(&v.to_string())),
+                None => {}
+            }
+        }
+        out.push(',');
+        out.push_str(&quote(r.symbol.as_deref().unwrap_or("")));
+        for k in 0..METRICS.len() {
+            out.push(',');
+            if let Some(x) = r.metric(k) {
+                out.push_str(&x.to_string());
+            }
+        }
+        out.push(',');
+        out.push_str(&quote(r.error.as_deref().unwrap_or("")));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn csv_quotes_and_leaves_failures_empty() {
+        let mut ok = BatchRow::failed(0, Map::new(), String::new());
+        ok.error = None;
+        ok.symbol = Some("SPY".into());
+        ok.total_trades = Some(3);
+        ok.total_return = Some(1.5);
+        let mut params = Map::new();
+        params.insert("risk_control".into(), json!("-5/10/21"));
+        let bad = BatchRow::failed(1, params, "no data, sorry".into());
+        let text = to_csv(&["risk_control".into()], &[ok, bad]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("index,risk_control,Symbol,Total Trades,Win Rate"));
+        assert!(lines[1].starts_with("0,,SPY,3,,,,1.5,"));
+        assert!(lines[2].starts_with("1,-5/10/21,,,") && lines[2].ends_with(",\"no data, sorry\""));
+    }
+}
