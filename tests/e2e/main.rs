@@ -17,4 +17,5 @@ mod lambda_watch;
 mod options;
 mod restart;
 mod scanner;
+mod scanner_backtest;
 mod screens;

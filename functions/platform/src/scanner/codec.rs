@@ -36,6 +36,19 @@ pub(super) const FIGURES: [&str; 12] = [
     "avg_hold",
 ];
 
+/// An int64 or int32 column as integers; the error says what is wrong.
+pub(super) fn ints(b: &RecordBatch, name: &str) -> Result<Vec<i64>, String> {
+    let c = b
+        .column_by_name(name)
+        .ok_or_else(|| format!("column '{name}' is missing"))?;
+    if let Some(a) = c.as_primitive_opt::<Int64Type>() {
+        return Ok(a.values().to_vec());
+    }
+    c.as_primitive_opt::<Int32Type>()
+        .map(|a| a.values().iter().map(|v| *v as i64).collect())
+        .ok_or_else(|| format!("column '{name}' is not an integer"))
+}
+
 /// Figures from their trade count and the values of `FIGURES` by index.
 pub(super) fn figures_of(trade_number: usize, f: impl Fn(usize) -> f64) -> Figures {
     Figures {
@@ -319,17 +332,7 @@ fn reason_list(b: &RecordBatch, name: &str) -> Result<Vec<Vec<ExitReason>>, Port
 
 /// The items of a batch of the summary columns, without their trades.
 pub fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, PortError> {
-    let int = |name: &str| -> Result<Vec<i64>, PortError> {
-        let c = b
-            .column_by_name(name)
-            .ok_or_else(|| bad(&format!("column '{name}' is missing")))?;
-        if let Some(a) = c.as_primitive_opt::<Int64Type>() {
-            return Ok(a.values().iter().copied().collect());
-        }
-        c.as_primitive_opt::<Int32Type>()
-            .map(|a| a.values().iter().map(|v| *v as i64).collect())
-            .ok_or_else(|| bad(&format!("column '{name}' is not an integer")))
-    };
+    let int = |name: &str| ints(b, name).map_err(|e| bad(&e));
     let opt = |name: &str| -> Result<Vec<Option<f64>>, PortError> {
         Ok(f64_col(b, name)?.iter().collect())
     };

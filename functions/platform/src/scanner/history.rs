@@ -7,7 +7,7 @@ use super::{HistoryItem, HistoryMonth};
 use crate::PortError;
 use crate::marketdata::codec::{date_to_days, days_to_date};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Date32Type, Float64Type, Int32Type, Int64Type};
+use arrow_array::types::{Date32Type, Float64Type, Int32Type};
 use arrow_array::{
     Array, ArrayRef, Date32Array, DictionaryArray, Float64Array, Int32Array, Int64Array,
     RecordBatch, StringArray,
@@ -224,17 +224,7 @@ fn read_batch(
             Direction::parse(s).ok_or_else(|| bad(&format!("unknown direction '{s}'")))
         })
         .collect::<Result<_, _>>()?;
-    let int = |name: &str| -> Result<Vec<i64>, PortError> {
-        let c = b
-            .column_by_name(name)
-            .ok_or_else(|| bad(&format!("column '{name}' is missing")))?;
-        if let Some(a) = c.as_primitive_opt::<Int64Type>() {
-            return Ok(a.values().to_vec());
-        }
-        c.as_primitive_opt::<Int32Type>()
-            .map(|a| a.values().iter().map(|v| *v as i64).collect())
-            .ok_or_else(|| bad(&format!("column '{name}' is not an integer")))
-    };
+    let int = |name: &str| super::codec::ints(b, name).map_err(|e| bad(&e));
     let (close, target, stop) = (
         f64s(b, "close")?.values(),
         f64s(b, "profit_target")?.values(),

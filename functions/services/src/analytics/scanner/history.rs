@@ -3,11 +3,10 @@
 //! of past sessions in one engine pass per stock. The scanner backtest reads
 //! it rather than scanning ten years again.
 
-use super::nightly::{Benchmark, CHUNK, Stock, aligned_optix, benchmark, read_stocks};
+use super::nightly::{Benchmark, CHUNK, Stock, Upto, benchmark, read_stocks};
 use crate::analytics::cpm::BENCHMARK;
 use crate::error::{Error, Result};
 use chrono::NaiveDate;
-use engine::scanner::Inputs;
 use engine::scanner::items::summaries;
 use platform::PortError;
 use platform::marketdata::MarketData;
@@ -34,20 +33,10 @@ pub(crate) fn scan_range(
     if from >= to {
         return Vec::new();
     }
-    let optix = stock
-        .optix
-        .as_deref()
-        .map(|s| aligned_optix(&dates[..to], s));
-    let benchmark = bench.map(|b| b.aligned(&dates[..to]));
-    let inputs = Inputs {
-        open: &bars.open[..to],
-        high: &bars.high[..to],
-        low: &bars.low[..to],
-        close: &bars.close[..to],
-        optix: optix.as_deref(),
-    };
+    let upto = Upto::new(stock, &dates[..to], bench);
+    let inputs = upto.inputs(bars, to);
     let number = |x: f64| (!x.is_nan()).then_some(x);
-    summaries(&inputs, benchmark.as_deref(), from..to)
+    summaries(&inputs, upto.benchmark.as_deref(), from..to)
         .into_iter()
         .filter_map(|it| {
             let day = calendar.binary_search(&dates[it.bar]).ok()?;

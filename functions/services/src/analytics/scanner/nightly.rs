@@ -108,21 +108,42 @@ pub(crate) async fn read_stocks(market: &dyn MarketData, symbols: &[String]) -> 
     Ok(loaded)
 }
 
+/// What the engine reads of a stock up to its bar `to` (exclusive): its
+/// Optix reading and the benchmark's close on each of those bars.
+pub(crate) struct Upto {
+    pub optix: Option<Vec<f64>>,
+    pub benchmark: Option<Vec<f64>>,
+}
+
+impl Upto {
+    /// `dates`: the stock's bars' dates up to `to`.
+    pub(crate) fn new(stock: &Stock, dates: &[NaiveDate], bench: Option<&Benchmark>) -> Self {
+        Upto {
+            optix: stock.optix.as_ref().map(|s| aligned_optix(dates, s)),
+            benchmark: bench.map(|bm| bm.aligned(dates)),
+        }
+    }
+
+    /// The engine's inputs: the bars before `to` with the Optix readings.
+    pub(crate) fn inputs<'a>(&'a self, b: &'a Bars, to: usize) -> Inputs<'a> {
+        Inputs {
+            open: &b.open[..to],
+            high: &b.high[..to],
+            low: &b.low[..to],
+            close: &b.close[..to],
+            optix: self.optix.as_deref(),
+        }
+    }
+}
+
 /// The rows of one stock on `date`, if it has a bar there.
 fn stock_rows(stock: &Stock, date: NaiveDate, bench: Option<&Benchmark>) -> Option<Vec<ScanRow>> {
     let b = &stock.bars;
     let dates: Vec<NaiveDate> = (0..b.len()).map(|i| b.date(i)).collect();
     let asof = dates.binary_search(&date).ok()?;
     let dates = &dates[..=asof];
-    let optix = stock.optix.as_ref().map(|s| aligned_optix(dates, s));
-    let benchmark = bench.map(|bm| bm.aligned(dates));
-    let inputs = Inputs {
-        open: &b.open[..=asof],
-        high: &b.high[..=asof],
-        low: &b.low[..=asof],
-        close: &b.close[..=asof],
-        optix: optix.as_deref(),
-    };
+    let upto = Upto::new(stock, dates, bench);
+    let inputs = upto.inputs(b, asof + 1);
     let market = bench.map_or("Unknown", |bm| bm.market);
     let number = |x: f64| (!x.is_nan()).then_some(x);
     let row = |it: Item| ScanRow {
@@ -153,7 +174,7 @@ fn stock_rows(stock: &Stock, date: NaiveDate, bench: Option<&Benchmark>) -> Opti
             .collect(),
     };
     Some(
-        items(&inputs, benchmark.as_deref(), asof..asof + 1)
+        items(&inputs, upto.benchmark.as_deref(), asof..asof + 1)
             .into_iter()
             .map(row)
             .collect(),

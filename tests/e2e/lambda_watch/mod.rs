@@ -4,184 +4,20 @@
 //! partial batch failures left for redelivery after the visibility timeout,
 //! redrive to the dead-letter queue by SQS itself).
 
+mod support;
+
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use aws_adapters::{SqsQueue, provision};
-use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
 use chrono::TimeDelta;
 use platform::queue::{JobMessage, JobQueue};
 use platform::tasks::{Claim, NewTask, TaskKind, TaskStatus, now};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::*;
 use tests::contract::unique;
 use tests::emulator::endpoint;
-
-struct Watch(Child);
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// One Lambda-style delivery: a batch from the queue to the worker function;
-/// successes are deleted, failures stay for redelivery. Returns (received, failed).
-async fn deliver(http: &reqwest::Client, base: &str, queue: &SqsQueue) -> (usize, usize) {
-    let got = queue.receive(10, 1).await.unwrap();
-    if got.is_empty() {
-        return (0, 0);
-    }
-    let mut event = SqsEvent::default();
-    for r in &got {
-        let mut m = SqsMessage::default();
-        m.message_id = Some(r.receipt_handle.clone());
-        m.body = Some(serde_json::to_string(&r.message).unwrap());
-        m.event_source = Some("aws:sqs".into());
-        event.records.push(m);
-    }
-    let answer: SqsBatchResponse = http
-        .post(format!("{base}/2015-03-31/functions/worker/invocations"))
-        .json(&event)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let failed: Vec<&str> = answer
-        .batch_item_failures
-        .iter()
-        .map(|f| f.item_identifier.as_str())
-        .collect();
-    for r in &got {
-        if !failed.contains(&r.receipt_handle.as_str()) {
-            queue.delete(&r.receipt_handle).await.unwrap();
-        }
-    }
-    (got.len(), failed.len())
-}
-
-/// Delivers raw queue messages (job messages or S3 events) to the worker
-/// function as SQS does; answers how many it delivered.
-async fn deliver_raw(
-    http: &reqwest::Client,
-    base: &str,
-    c: &aws_adapters::Clients,
-    queue_url: &str,
-) -> usize {
-    let got = c
-        .sqs
-        .receive_message()
-        .queue_url(queue_url)
-        .max_number_of_messages(10)
-        .wait_time_seconds(1)
-        .send()
-        .await
-        .unwrap();
-    let messages = got.messages();
-    if messages.is_empty() {
-        return 0;
-    }
-    let mut event = SqsEvent::default();
-    for m in messages {
-        let mut s = SqsMessage::default();
-        s.message_id = m.receipt_handle().map(str::to_string);
-        s.body = m.body().map(str::to_string);
-        s.event_source = Some("aws:sqs".into());
-        event.records.push(s);
-    }
-    let answer: SqsBatchResponse = http
-        .post(format!("{base}/2015-03-31/functions/worker/invocations"))
-        .json(&event)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let failed: Vec<&str> = answer
-        .batch_item_failures
-        .iter()
-        .map(|f| f.item_identifier.as_str())
-        .collect();
-    for m in messages {
-        let handle = m.receipt_handle().unwrap_or_default();
-        if !failed.contains(&handle) {
-            c.sqs
-                .delete_message()
-                .queue_url(queue_url)
-                .receipt_handle(handle)
-                .send()
-                .await
-                .unwrap();
-        }
-    }
-    messages.len()
-}
-
-/// The status another tenant gets for `url`.
-async fn other_tenant(http: &reqwest::Client, url: String) -> u16 {
-    http.get(url)
-        .basic_auth("other@example.test", Some("other-password"))
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
-}
-
-/// Sends `req` as the demo account; the answer's JSON.
-async fn demo_json(req: reqwest::RequestBuilder) -> Value {
-    req.basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-/// The binary the template's schedule invokes (the function with a
-/// `ScheduleV2` event).
-fn scheduled_binary() -> String {
-    let template = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .join("infra/template.yaml"),
-    )
-    .unwrap();
-    let at = template
-        .find("Type: ScheduleV2")
-        .expect("a scheduled function");
-    let resource = &template[..at];
-    let binary = resource.rfind("Binary: ").expect("its binary");
-    resource[binary + "Binary: ".len()..]
-        .lines()
-        .next()
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
-/// Submits `body` to the embedded server and waits for its task's result.
-async fn embedded_result(
-    embedded: &tests::server::TestServer,
-    submit: &str,
-    status: &str,
-    body: &Value,
-) -> Value {
-    let user = Some((DEMO_EMAIL, DEMO_PASSWORD));
-    let (_, r) = embedded.post(submit, user, body).await;
-    let path = format!("{status}/{}", r["task_id"].as_str().unwrap());
-    tests::server::eventually(Duration::from_secs(60), || async {
-        embedded.get(&path, user).await.1["status"] == "SUCCESS"
-    })
-    .await;
-    embedded.get(&path, user).await.1["result"].clone()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn functions_under_the_lambda_runtime_on_the_emulator() {
@@ -302,7 +138,6 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
         "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
     });
-    let queue = SqsQueue::new(c.sqs.clone(), &names.queue_url);
     let mut latencies = Vec::new();
     let mut first_result = Value::Null;
     let worker_first = Instant::now();
@@ -313,7 +148,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             .as_str()
             .unwrap_or_else(|| panic!("{r}"))
             .to_string();
-        assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+        assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
         let (status, task) = get(
             format!("/backtest/status/{id}"),
             (DEMO_EMAIL, DEMO_PASSWORD),
@@ -417,7 +252,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .as_str()
         .unwrap_or_else(|| panic!("{sub}"))
         .to_string();
-    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
     let cpm_task = demo_json(http.get(analytics(&format!("/cpm/status/{cpm_id}")))).await;
     assert_eq!(cpm_task["status"], "SUCCESS", "{cpm_task}");
     assert_eq!(cpm_task["result"]["code"], 200, "{cpm_task}");
@@ -446,7 +281,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .as_str()
         .unwrap_or_else(|| panic!("{sub}"))
         .to_string();
-    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
     let trader_task = demo_json(http.get(analytics(&format!(
         "/smart-scanner-backtest/status/{trader_id}"
     ))))
@@ -567,7 +402,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             t0.elapsed() < Duration::from_secs(120),
             "no results for the dropped batch"
         );
-        deliver_raw(&http, &base, &c, &names.queue_url).await;
+        deliver(&http, &base, &c, &names.queue_url).await;
     }
     let table =
         c.s3.get_object()
@@ -598,7 +433,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     )
     .await;
     let again_id = sub["task_id"].as_str().unwrap_or_else(|| panic!("{sub}"));
-    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
     let again_task = demo_json(http.get(analytics(&format!(
         "/smart-scanner-backtest/status/{again_id}"
     ))))
@@ -663,13 +498,13 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         })
         .await
         .unwrap();
-    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
     assert_eq!(
         state.tasks.get(bad.id).await.unwrap().unwrap().status,
         TaskStatus::Failed
     );
     assert_eq!(
-        deliver(&http, &base, &queue).await,
+        deliver(&http, &base, &c, &names.queue_url).await,
         (0, 0),
         "nothing left to redeliver"
     );
@@ -704,7 +539,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         })
         .await
         .unwrap();
-    assert_eq!(deliver(&http, &base, &queue).await, (1, 0));
+    assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
     let done = state.tasks.get(crashed.id).await.unwrap().unwrap();
     assert_eq!((done.status, done.attempts), (TaskStatus::Success, 2));
 
@@ -738,19 +573,19 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .await
         .unwrap();
     assert_eq!(
-        deliver(&http, &base, &retry).await,
+        deliver(&http, &base, &c, &retry_url).await,
         (1, 1),
         "busy: reported as a batch item failure"
     );
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
-        deliver(&http, &base, &retry).await,
+        deliver(&http, &base, &c, &retry_url).await,
         (1, 1),
         "redelivered after the visibility timeout"
     );
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
-        deliver(&http, &base, &retry).await,
+        deliver(&http, &base, &c, &retry_url).await,
         (0, 0),
         "gone from the queue after two receives"
     );

@@ -1,0 +1,139 @@
+//! What the functions test shares: the watch process, queue delivery to the
+//! worker function, and requests as the demo or another tenant.
+
+use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Child;
+use std::time::Duration;
+
+pub(super) struct Watch(pub(super) Child);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Delivers up to 10 queue messages (job messages or S3 events) to the
+/// worker function as SQS does, deleting those it did not report as failed;
+/// answers how many it delivered and how many failed.
+pub(super) async fn deliver(
+    http: &reqwest::Client,
+    base: &str,
+    c: &aws_adapters::Clients,
+    queue_url: &str,
+) -> (usize, usize) {
+    let got = c
+        .sqs
+        .receive_message()
+        .queue_url(queue_url)
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    let messages = got.messages();
+    if messages.is_empty() {
+        return (0, 0);
+    }
+    let mut event = SqsEvent::default();
+    for m in messages {
+        let mut s = SqsMessage::default();
+        s.message_id = m.receipt_handle().map(str::to_string);
+        s.body = m.body().map(str::to_string);
+        s.event_source = Some("aws:sqs".into());
+        event.records.push(s);
+    }
+    let answer: SqsBatchResponse = http
+        .post(format!("{base}/2015-03-31/functions/worker/invocations"))
+        .json(&event)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let failed: Vec<&str> = answer
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    for m in messages {
+        let handle = m.receipt_handle().unwrap_or_default();
+        if !failed.contains(&handle) {
+            c.sqs
+                .delete_message()
+                .queue_url(queue_url)
+                .receipt_handle(handle)
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    (messages.len(), failed.len())
+}
+
+/// The status another tenant gets for `url`.
+pub(super) async fn other_tenant(http: &reqwest::Client, url: String) -> u16 {
+    http.get(url)
+        .basic_auth("other@example.test", Some("other-password"))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Sends `req` as the demo account; the answer's JSON.
+pub(super) async fn demo_json(req: reqwest::RequestBuilder) -> Value {
+    req.basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The binary the template's schedule invokes (the function with a
+/// `ScheduleV2` event).
+pub(super) fn scheduled_binary() -> String {
+    let template = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .join("infra/template.yaml"),
+    )
+    .unwrap();
+    let at = template
+        .find("Type: ScheduleV2")
+        .expect("a scheduled function");
+    let resource = &template[..at];
+    let binary = resource.rfind("Binary: ").expect("its binary");
+    resource[binary + "Binary: ".len()..]
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Submits `body` to the embedded server and waits for its task's result.
+pub(super) async fn embedded_result(
+    embedded: &tests::server::TestServer,
+    submit: &str,
+    status: &str,
+    body: &Value,
+) -> Value {
+    let user = Some((DEMO_EMAIL, DEMO_PASSWORD));
+    let (_, r) = embedded.post(submit, user, body).await;
+    let path = format!("{status}/{}", r["task_id"].as_str().unwrap());
+    tests::server::eventually(Duration::from_secs(60), || async {
+        embedded.get(&path, user).await.1["status"] == "SUCCESS"
+    })
+    .await;
+    embedded.get(&path, user).await.1["result"].clone()
+}
