@@ -8,6 +8,7 @@
 //! bar e, a new entry may fire from bar e+1 on.
 
 use crate::Bars;
+use crate::fired::Fired;
 use chrono::NaiveDate;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,8 +111,6 @@ pub struct Metrics {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     pub trades: Vec<Trade>,
-    /// Equity per bar of the window, starting at 1.0 before the first bar.
-    pub equity: Vec<f64>,
     pub metrics: Metrics,
 }
 
@@ -149,42 +148,31 @@ pub fn run(bars: &Bars, entry: &[bool], exit: &[bool], s: &Settings) -> Report {
         entry.len() == bars.len() && exit.len() == bars.len(),
         "signals match the bars"
     );
+    simulate(bars, &Fired::from_bools(entry), &Fired::from_bools(exit), s)
+}
+
+/// `run` on the bars where the rules fire: the simulation jumps from one
+/// firing to the next, and the metrics walk only the bars in the market.
+pub fn simulate(bars: &Bars, entry: &Fired, exit: &Fired, s: &Settings) -> Report {
+    assert!(
+        entry.len() == bars.len() && exit.len() == bars.len(),
+        "signals match the bars"
+    );
+    let trades = trades(bars, entry, exit, s);
+    let metrics = metrics(bars, &trades, s);
+    Report { trades, metrics }
+}
+
+fn trades(bars: &Bars, entry: &Fired, exit: &Fired, s: &Settings) -> Vec<Trade> {
     let n = bars.len();
-    let start = s.start.min(n);
-    let d = s.direction.sign();
     let mut trades = Vec::new();
-    let mut t = start;
-    while t < n {
-        if !entry[t] {
-            t += 1;
-            continue;
-        }
+    let mut from = s.start.min(n);
+    while let Some(t) = entry.next_from(from) {
         let Some((entry_bar, entry_price)) = fill(bars, t, s.trade_price) else {
             break;
         };
-        // Look for the exit signal from the bar after the entry signal on.
-        let mut exit_at = None;
-        for (e, &exit_fired) in exit.iter().enumerate().skip(t + 1) {
-            if e < entry_bar {
-                continue; // the position is not filled yet (fills at t+1)
-            }
-            let moved = d * (bars.close[e] / entry_price - 1.0) * 100.0;
-            let reason = if s.risk.stop_loss_pct.is_some_and(|sl| moved <= -sl.abs()) {
-                Some(ExitReason::StopLoss)
-            } else if s.risk.take_profit_pct.is_some_and(|tp| moved >= tp) {
-                Some(ExitReason::TakeProfit)
-            } else if exit_fired {
-                Some(ExitReason::Signal)
-            } else if s.risk.max_holding_bars.is_some_and(|m| e >= t + m) {
-                Some(ExitReason::MaxHolding)
-            } else {
-                None
-            };
-            if let Some(r) = reason {
-                exit_at = Some((e, r));
-                break;
-            }
-        }
+        // Exits are looked for from the bar after the entry signal, once filled.
+        let exit_at = exit_after(bars, exit, s, t, (t + 1).max(entry_bar), entry_price);
         let (exit_signal_bar, exit_bar, exit_price, reason) =
             match exit_at.and_then(|(e, r)| fill(bars, e, s.trade_price).map(|f| (e, f, r))) {
                 Some((e, (b, p), r)) => (e, b, p, r),
@@ -209,66 +197,181 @@ pub fn run(bars: &Bars, entry: &[bool], exit: &[bool], s: &Settings) -> Report {
         if reason == ExitReason::EndOfData {
             break;
         }
-        t = exit_signal_bar + 1;
+        from = exit_signal_bar + 1;
     }
-    let equity = equity_curve(bars, &trades, s, start);
-    let metrics = metrics(bars, &trades, &equity, s, start);
-    Report {
-        trades,
-        equity,
-        metrics,
+    trades
+}
+
+/// The first exit signal bar from `lo` on for a position entered on signal
+/// bar `t`: stop-loss, then take-profit, then the exit rule, then max holding.
+fn exit_after(
+    bars: &Bars,
+    exit: &Fired,
+    s: &Settings,
+    t: usize,
+    lo: usize,
+    entry_price: f64,
+) -> Option<(usize, ExitReason)> {
+    let n = bars.len();
+    let held_out = s.risk.max_holding_bars.map(|m| (t + m).max(lo));
+    let signal = exit.next_from(lo);
+    if s.risk.stop_loss_pct.is_none() && s.risk.take_profit_pct.is_none() {
+        return match (signal, held_out.filter(|m| *m < n)) {
+            (Some(e), Some(m)) if m < e => Some((m, ExitReason::MaxHolding)),
+            (Some(e), _) => Some((e, ExitReason::Signal)),
+            (None, Some(m)) => Some((m, ExitReason::MaxHolding)),
+            (None, None) => None,
+        };
+    }
+    let d = s.direction.sign();
+    let last = signal
+        .into_iter()
+        .chain(held_out)
+        .min()
+        .unwrap_or(n - 1)
+        .min(n - 1);
+    for e in lo..=last {
+        let moved = d * (bars.close[e] / entry_price - 1.0) * 100.0;
+        if s.risk.stop_loss_pct.is_some_and(|sl| moved <= -sl.abs()) {
+            return Some((e, ExitReason::StopLoss));
+        }
+        if s.risk.take_profit_pct.is_some_and(|tp| moved >= tp) {
+            return Some((e, ExitReason::TakeProfit));
+        }
+    }
+    match (signal, held_out) {
+        (Some(e), _) if e == last => Some((e, ExitReason::Signal)),
+        (_, Some(m)) if m == last && m < n => Some((m, ExitReason::MaxHolding)),
+        _ => None,
     }
 }
 
 /// Equity at each bar's close of the window: realised trades compound with
 /// `capital_alloc`; an open position is marked to the close (entry costs paid).
-fn equity_curve(bars: &Bars, trades: &[Trade], s: &Settings, start: usize) -> Vec<f64> {
-    let n = bars.len();
-    let d = s.direction.sign();
-    let f = s.capital_alloc;
-    let mut equity = vec![1.0; n.saturating_sub(start)];
-    let mut base = 1.0;
-    let mut next = 0;
-    let mut i = start;
-    while i < n {
-        match trades.get(next) {
-            Some(tr) if i >= tr.entry_bar => {
-                let entry_eff = tr.entry_price * (1.0 + d * s.slippage);
-                for j in tr.entry_bar..tr.exit_bar.min(n - 1) {
-                    let open = d * (bars.close[j] - entry_eff) / entry_eff - s.commission;
-                    equity[j - start] = base * (1.0 + f * open);
-                }
-                base *= 1.0 + f * tr.ret;
-                let last = tr.exit_bar.min(n - 1);
-                equity[last - start] = base;
-                i = last + 1;
-                next += 1;
-            }
-            _ => {
-                equity[i - start] = base;
-                i += 1;
-            }
-        }
-    }
+pub fn equity_curve(bars: &Bars, trades: &[Trade], s: &Settings) -> Vec<f64> {
+    let mut equity = Vec::with_capacity(bars.len().saturating_sub(s.start));
+    walk_equity(bars, trades, s, |e, k| {
+        equity.extend(std::iter::repeat_n(e, k));
+    });
     equity
 }
 
-fn metrics(bars: &Bars, trades: &[Trade], equity: &[f64], s: &Settings, start: usize) -> Metrics {
-    let pct = |v: f64| v * 100.0;
-    let wins: Vec<f64> = trades.iter().map(|t| t.ret).filter(|r| *r > 0.0).collect();
-    let losses: Vec<f64> = trades.iter().map(|t| t.ret).filter(|r| *r < 0.0).collect();
-    let mean = |v: &[f64]| {
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
+/// Calls `visit(equity, bars)` along the window: once per bar in the market,
+/// once per flat stretch (the same equity on every bar of it).
+fn walk_equity(bars: &Bars, trades: &[Trade], s: &Settings, mut visit: impl FnMut(f64, usize)) {
+    let n = bars.len();
+    let d = s.direction.sign();
+    let f = s.capital_alloc;
+    let mut base = 1.0;
+    let mut i = s.start.min(n);
+    for tr in trades {
+        if tr.entry_bar > i {
+            visit(base, tr.entry_bar - i);
         }
-    };
+        let entry_eff = tr.entry_price * (1.0 + d * s.slippage);
+        let last = tr.exit_bar.min(n - 1);
+        for &close in &bars.close[tr.entry_bar..last] {
+            let open = d * (close - entry_eff) / entry_eff - s.commission;
+            visit(base * (1.0 + f * open), 1);
+        }
+        base *= 1.0 + f * tr.ret;
+        visit(base, 1);
+        i = last + 1;
+    }
+    if n > i {
+        visit(base, n - i);
+    }
+}
+
+/// Per-bar equity returns and drawdowns, taken in one walk: a flat stretch
+/// of k bars is one step, since its returns are all the same.
+#[derive(Default)]
+struct EquityStats {
+    prev: f64,
+    /// Returns of single steps, kept for the second pass of the variance.
+    steps: Vec<f64>,
+    /// Bars of flat stretches after their first: their returns are 0 (NaN
+    /// on zero equity, which the sum carries).
+    flat: usize,
+    sum: f64,
+    peak: f64,
+    trough: f64,
+    max_dd: f64,
+    run: usize,
+    longest: usize,
+}
+
+impl EquityStats {
+    fn new() -> Self {
+        EquityStats {
+            prev: 1.0,
+            peak: 1.0,
+            trough: 1.0,
+            ..Default::default()
+        }
+    }
+
+    fn visit(&mut self, e: f64, k: usize) {
+        let r = e / self.prev - 1.0;
+        self.steps.push(r);
+        self.sum += r;
+        if k > 1 {
+            self.flat += k - 1;
+            self.sum += (e / e - 1.0) * (k - 1) as f64;
+        }
+        self.prev = e;
+        if e >= self.peak {
+            self.close_drawdown();
+            self.peak = e;
+            self.trough = e;
+            self.run = 0;
+        } else {
+            self.trough = self.trough.min(e);
+            self.run += k;
+            self.longest = self.longest.max(self.run);
+        }
+    }
+
+    fn close_drawdown(&mut self) {
+        if self.trough < self.peak {
+            self.max_dd = self.max_dd.min(self.trough / self.peak - 1.0);
+        }
+    }
+
+    /// Mean and sample standard deviation of the `count` per-bar returns.
+    fn mean_sd(&self, count: usize) -> (f64, Option<f64>) {
+        if count == 0 {
+            return (0.0, None);
+        }
+        let m = self.sum / count as f64;
+        if count < 2 {
+            return (m, None);
+        }
+        let mut ss: f64 = self.steps.iter().map(|r| (r - m) * (r - m)).sum();
+        ss += self.flat as f64 * m * m;
+        (m, Some((ss / (count - 1) as f64).sqrt()))
+    }
+}
+
+fn metrics(bars: &Bars, trades: &[Trade], s: &Settings) -> Metrics {
+    let n = bars.len();
+    let start = s.start.min(n);
+    let pct = |v: f64| v * 100.0;
+    let (mut wins, mut win_sum, mut losses, mut loss_sum) = (0usize, 0.0, 0usize, 0.0);
+    for t in trades {
+        if t.ret > 0.0 {
+            wins += 1;
+            win_sum += t.ret;
+        } else if t.ret < 0.0 {
+            losses += 1;
+            loss_sum += t.ret;
+        }
+    }
+    let mean = |sum: f64, k: usize| if k == 0 { 0.0 } else { sum / k as f64 };
     let final_equity = trades
         .iter()
         .fold(1.0, |e, t| e * (1.0 + s.capital_alloc * t.ret));
-    let n = bars.len();
-    let window = n.saturating_sub(start);
+    let window = n - start;
     let (buy_hold, cagr) = if window > 0 {
         let first: NaiveDate = bars.date(start);
         let last: NaiveDate = bars.date(n - 1);
@@ -282,29 +385,14 @@ fn metrics(bars: &Bars, trades: &[Trade], equity: &[f64], s: &Settings, start: u
     } else {
         (0.0, 0.0)
     };
-    let rets: Vec<f64> = std::iter::once(1.0)
-        .chain(equity.iter().copied())
-        .collect::<Vec<_>>()
-        .windows(2)
-        .map(|w| w[1] / w[0] - 1.0)
-        .collect();
-    let sharpe = match crate::stats::std_dev(&rets) {
-        Some(sd) if sd > 0.0 => {
-            crate::stats::mean(&rets).unwrap_or(0.0) / sd * s.bars_per_year.sqrt()
-        }
+    let mut eq = EquityStats::new();
+    eq.steps.reserve(window.min(1024));
+    walk_equity(bars, trades, s, |e, k| eq.visit(e, k));
+    eq.close_drawdown();
+    let sharpe = match eq.mean_sd(window) {
+        (m, Some(sd)) if sd > 0.0 => m / sd * s.bars_per_year.sqrt(),
         _ => 0.0,
     };
-    let (mut peak, mut max_dd, mut run, mut longest) = (1.0f64, 0.0f64, 0usize, 0usize);
-    for e in equity {
-        if *e >= peak {
-            peak = *e;
-            run = 0;
-        } else {
-            run += 1;
-            longest = longest.max(run);
-            max_dd = max_dd.min(e / peak - 1.0);
-        }
-    }
     let in_market: usize = trades
         .iter()
         .map(|t| {
@@ -314,21 +402,21 @@ fn metrics(bars: &Bars, trades: &[Trade], equity: &[f64], s: &Settings, start: u
         .sum();
     Metrics {
         total_trades: trades.len(),
-        positive: wins.len(),
-        negative: losses.len(),
+        positive: wins,
+        negative: losses,
         win_rate: if trades.is_empty() {
             0.0
         } else {
-            pct(wins.len() as f64 / trades.len() as f64)
+            pct(wins as f64 / trades.len() as f64)
         },
-        average_win: pct(mean(&wins)),
-        average_loss: pct(mean(&losses)),
+        average_win: pct(mean(win_sum, wins)),
+        average_loss: pct(mean(loss_sum, losses)),
         total_return: pct(final_equity - 1.0),
         buy_hold: pct(buy_hold),
         cagr: pct(cagr),
         sharpe,
-        max_drawdown: pct(max_dd),
-        drawdown_period: longest,
+        max_drawdown: pct(eq.max_dd),
+        drawdown_period: eq.longest,
         time_in_market: if window == 0 {
             0.0
         } else {
@@ -558,13 +646,10 @@ mod tests {
             e1 * (1.0 + 0.5 * r2),
             e1 * (1.0 + 0.5 * r2),
         ];
+        let equity = equity_curve(&b, &r.trades, &s);
         assert!(
-            r.equity
-                .iter()
-                .zip(want)
-                .all(|(a, b)| (a - b).abs() < 1e-12),
-            "{:?}",
-            r.equity
+            equity.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12),
+            "{equity:?}"
         );
         // Drawdown: peak e1 at bar 2 (bars 3, 4 equal it), then bar 5 below: one bar, until the end: 3 bars.
         assert!((m.max_drawdown - 100.0 * (0.5 * r2)).abs() < 1e-12);
@@ -585,7 +670,151 @@ mod tests {
         let r = run(&b, &sig(8, &[0, 3]), &sig(8, &[1, 5]), &s);
         assert_eq!(r.trades.len(), 1);
         assert_eq!(r.trades[0].entry_bar, 3);
-        assert_eq!(r.equity.len(), 6);
+        assert_eq!(equity_curve(&b, &r.trades, &s).len(), 6);
         assert!((r.metrics.buy_hold - 100.0 * (17.5 / 12.5 - 1.0)).abs() < 1e-12);
+    }
+
+    /// A deterministic walk of prices and random firings.
+    fn random_case(seed: u64, n: usize) -> (Bars, Vec<bool>, Vec<bool>) {
+        let mut x = seed
+            .wrapping_mul(2862933555777941757)
+            .wrapping_add(3037000493);
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut open, mut close) = (Vec::new(), Vec::new());
+        let mut p = 100.0;
+        for _ in 0..n {
+            open.push(p * (1.0 + 0.01 * (next() - 0.5)));
+            p *= 1.0 + 0.04 * (next() - 0.5);
+            close.push(p);
+        }
+        let entry = (0..n).map(|_| next() < 0.08).collect();
+        let exit = (0..n).map(|_| next() < 0.08).collect();
+        (bars(&open, &close), entry, exit)
+    }
+
+    /// The bar-by-bar definition of the trades (DECISIONS' timing).
+    fn trades_bar_by_bar(b: &Bars, entry: &[bool], exit: &[bool], s: &Settings) -> Vec<Trade> {
+        let n = b.len();
+        let d = s.direction.sign();
+        let mut out = Vec::new();
+        let mut t = s.start;
+        while t < n {
+            if !entry[t] {
+                t += 1;
+                continue;
+            }
+            let Some((entry_bar, entry_price)) = fill(b, t, s.trade_price) else {
+                break;
+            };
+            let mut found = None;
+            for e in (t + 1).max(entry_bar)..n {
+                let moved = d * (b.close[e] / entry_price - 1.0) * 100.0;
+                let reason = if s.risk.stop_loss_pct.is_some_and(|sl| moved <= -sl.abs()) {
+                    Some(ExitReason::StopLoss)
+                } else if s.risk.take_profit_pct.is_some_and(|tp| moved >= tp) {
+                    Some(ExitReason::TakeProfit)
+                } else if exit[e] {
+                    Some(ExitReason::Signal)
+                } else if s.risk.max_holding_bars.is_some_and(|m| e >= t + m) {
+                    Some(ExitReason::MaxHolding)
+                } else {
+                    None
+                };
+                if let Some(r) = reason {
+                    found = Some((e, r));
+                    break;
+                }
+            }
+            let (es, eb, ep, reason) =
+                match found.and_then(|(e, r)| fill(b, e, s.trade_price).map(|f| (e, f, r))) {
+                    Some((e, (eb, ep), r)) => (e, eb, ep, r),
+                    None => (n - 1, n - 1, b.close[n - 1], ExitReason::EndOfData),
+                };
+            out.push(Trade {
+                entry_signal_bar: t,
+                entry_bar,
+                entry_price,
+                exit_signal_bar: es,
+                exit_bar: eb,
+                exit_price: ep,
+                ret: trade_return(s.direction, entry_price, ep, s.commission, s.slippage),
+                reason,
+            });
+            if reason == ExitReason::EndOfData {
+                break;
+            }
+            t = es + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn jumping_between_firings_gives_the_bar_by_bar_trades_and_metrics() {
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(1.0);
+        for seed in 0..300u64 {
+            let n = 2 + (seed as usize * 53) % 400;
+            let (b, entry, exit) = random_case(seed, n);
+            let mut s = settings(match seed % 3 {
+                0 => TradePrice::CurrentClose,
+                1 => TradePrice::NextOpen,
+                _ => TradePrice::NextClose,
+            });
+            s.start = (seed as usize * 7) % n;
+            s.direction = if seed % 4 == 3 {
+                Direction::Short
+            } else {
+                Direction::Long
+            };
+            s.capital_alloc = [1.0, 0.5, 2.0][seed as usize % 3];
+            s.commission = if seed % 5 == 0 { 0.001 } else { 0.0 };
+            s.slippage = if seed % 7 == 0 { 0.002 } else { 0.0 };
+            s.risk = RiskControl {
+                stop_loss_pct: (seed % 2 == 1).then_some(3.0),
+                take_profit_pct: (seed % 6 == 1).then_some(4.0),
+                max_holding_bars: (seed % 5 >= 3).then_some(1 + seed as usize % 9),
+            };
+            let r = run(&b, &entry, &exit, &s);
+            assert_eq!(
+                r.trades,
+                trades_bar_by_bar(&b, &entry, &exit, &s),
+                "seed {seed}"
+            );
+            // Metrics against their definitions over the whole equity curve.
+            let equity = equity_curve(&b, &r.trades, &s);
+            assert_eq!(equity.len(), n - s.start);
+            let rets: Vec<f64> = std::iter::once(1.0)
+                .chain(equity.iter().copied())
+                .collect::<Vec<_>>()
+                .windows(2)
+                .map(|w| w[1] / w[0] - 1.0)
+                .collect();
+            let sharpe = match crate::stats::std_dev(&rets) {
+                Some(sd) if sd > 0.0 => crate::stats::mean(&rets).unwrap() / sd * 252f64.sqrt(),
+                _ => 0.0,
+            };
+            let (mut peak, mut dd, mut run, mut longest) = (1.0f64, 0.0f64, 0, 0);
+            for e in &equity {
+                if *e >= peak {
+                    (peak, run) = (*e, 0);
+                } else {
+                    run += 1;
+                    longest = longest.max(run);
+                    dd = dd.min(e / peak - 1.0);
+                }
+            }
+            let m = &r.metrics;
+            assert!(
+                close(m.sharpe, sharpe),
+                "seed {seed}: {} vs {sharpe}",
+                m.sharpe
+            );
+            assert_eq!(m.max_drawdown, 100.0 * dd, "seed {seed}");
+            assert_eq!(m.drawdown_period, longest, "seed {seed}");
+        }
     }
 }

@@ -11,17 +11,47 @@ fn nan(n: usize) -> Vec<f64> {
     vec![f64::NAN; n]
 }
 
-/// Simple moving average (running sum, as TA-Lib).
+/// A running sum that carries the rounding error of each step (Neumaier), so
+/// a long sliding window stays exact to the last bit or so: two averages
+/// that differ below the rounding noise of a plain running sum still compare
+/// the right way round.
+#[derive(Debug, Default, Clone, Copy)]
+struct RunningSum {
+    sum: f64,
+    carry: f64,
+}
+
+impl RunningSum {
+    fn add(&mut self, v: f64) {
+        let t = self.sum + v;
+        self.carry += if self.sum.abs() >= v.abs() {
+            (self.sum - t) + v
+        } else {
+            (v - t) + self.sum
+        };
+        self.sum = t;
+    }
+
+    fn value(&self) -> f64 {
+        self.sum + self.carry
+    }
+}
+
+/// Simple moving average over a compensated running sum (TA-Lib's values to
+/// rounding, without the drift of its plain running sum).
 pub fn sma(x: &[f64], period: usize) -> Vec<f64> {
     let mut out = nan(x.len());
     if period == 0 || x.len() < period {
         return out;
     }
-    let mut total: f64 = x[..period - 1].iter().sum();
+    let mut total = RunningSum::default();
+    for &v in &x[..period - 1] {
+        total.add(v);
+    }
     for i in period - 1..x.len() {
-        total += x[i];
-        out[i] = total / period as f64;
-        total -= x[i + 1 - period];
+        total.add(x[i]);
+        out[i] = total.value() / period as f64;
+        total.add(-x[i + 1 - period]);
     }
     out
 }
@@ -431,5 +461,28 @@ mod tests {
         );
         let r = roc(&[100.0, 110.0, 121.0], 1);
         assert!((r[1] - 10.0).abs() < 1e-12 && (r[2] - 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sma_does_not_drift_over_long_series() {
+        // Prices with many decimals over 20,000 bars: the average of the
+        // window computed afresh in exact-ish arithmetic (sorted, compensated)
+        // equals the sliding one to the last bit or so.
+        let x: Vec<f64> = (0..20_000)
+            .map(|i| 1000.0 + 250.0 * ((i as f64) * 0.37).sin() + (i % 97) as f64 * 0.013_7)
+            .collect();
+        let s = sma(&x, 50);
+        for i in [49, 5_000, 12_345, 19_999] {
+            let mut w = RunningSum::default();
+            for v in &x[i + 1 - 50..=i] {
+                w.add(*v);
+            }
+            let want = w.value() / 50.0;
+            assert!(
+                (s[i] - want).abs() <= 2.0 * f64::EPSILON * want,
+                "bar {i}: {} vs {want}",
+                s[i]
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod correlation;
 pub mod cpm;
 pub mod custom;
 pub mod event_days;
+pub mod fired;
 pub mod indicators;
 pub mod options;
 pub mod patterns;
@@ -18,5 +19,6 @@ pub mod scanner;
 pub mod seasonality;
 pub mod stats;
 pub mod strategy;
+pub mod workspace;
 
 pub use bars::{Bars, BarsError, Frequency};

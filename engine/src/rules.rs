@@ -6,7 +6,7 @@
 //! sequence (TimeOrder). NaN (warm-up) never satisfies a condition.
 
 /// Comparison operators: the 16 codes' main and special classes, plus `>=`/`<=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
     Gt,
     Eq,
@@ -25,7 +25,7 @@ pub enum Op {
     ConsecutiveBelow(usize),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MaKind {
     Simple,
     Exponential,

@@ -3,7 +3,9 @@
 
 use crate::Bars;
 use crate::indicators as ta;
-use crate::rules::{self, MaKind, Op, Target, Transform};
+use crate::rules::{MaKind, Op, Transform};
+use crate::workspace::Workspace;
+use std::sync::Arc;
 
 /// Price columns a Symbol signal can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +41,28 @@ pub enum Technical {
 }
 
 impl Technical {
+    /// The same indicator over `n` bars, when it has one period to set.
+    pub fn with_period(self, n: usize) -> Option<Technical> {
+        use Technical::*;
+        Some(match self {
+            Rsi(_) => Rsi(n),
+            Sma(_) => Sma(n),
+            Ema(_) => Ema(n),
+            BollingerUpper(_, k) => BollingerUpper(n, k),
+            BollingerMiddle(_, k) => BollingerMiddle(n, k),
+            BollingerLower(_, k) => BollingerLower(n, k),
+            Atr(_) => Atr(n),
+            Adx(_) => Adx(n),
+            Cci(_) => Cci(n),
+            WilliamsR(_) => WilliamsR(n),
+            Roc(_) => Roc(n),
+            Mfi(_) => Mfi(n),
+            MacdLine(..) | MacdSignal(..) | MacdHistogram(..) | StochK(..) | StochD(..) | Obv => {
+                return None;
+            }
+        })
+    }
+
     pub fn compute(self, b: &Bars) -> Vec<f64> {
         let (h, l, c, v) = (&b.high, &b.low, &b.close, &b.volume);
         match self {
@@ -69,8 +93,9 @@ impl Technical {
 pub enum Source {
     Column(Column),
     Technical(Technical),
-    /// Values already aligned to the bars (sentiment readings, CSV columns).
-    Series(Vec<f64>),
+    /// Values already aligned to the bars (sentiment readings, CSV columns);
+    /// strategies that share one allocation share its signals.
+    Series(Arc<Vec<f64>>),
 }
 
 impl Source {
@@ -82,7 +107,7 @@ impl Source {
             Source::Column(Column::Close) => b.close.clone(),
             Source::Column(Column::Volume) => b.volume.clone(),
             Source::Technical(t) => t.compute(b),
-            Source::Series(s) => s.clone(),
+            Source::Series(s) => s.to_vec(),
         }
     }
 }
@@ -98,9 +123,11 @@ pub enum Comparison {
         period: usize,
         offset_pct: f64,
     },
-    /// MA: the traded symbol's close against its moving average of `period`
-    /// bars (the signal's kind), shifted by a percent offset.
-    CloseVersusAverage {
+    /// MA: the traded symbol's close's moving average of `period` bars,
+    /// shifted by a percent offset. The signal is the close itself for the
+    /// classic price-crosses-average rule, or a faster average of the close
+    /// for a two-average crossover.
+    CloseAverage {
         kind: MaKind,
         period: usize,
         offset_pct: f64,
@@ -117,39 +144,7 @@ pub struct Condition {
 
 impl Condition {
     pub fn evaluate(&self, b: &Bars) -> Vec<bool> {
-        match &self.comparison {
-            Comparison::CloseVersusAverage {
-                kind,
-                period,
-                offset_pct,
-            } => {
-                let ma = rules::moving_average(&b.close, *kind, *period);
-                let target: Vec<f64> = ma.iter().map(|m| m * (1.0 + offset_pct / 100.0)).collect();
-                rules::evaluate(&b.close, self.op, &Target::Series(target))
-            }
-            Comparison::Value(v) => rules::evaluate(&self.signal(b), self.op, &Target::Value(*v)),
-            Comparison::OwnAverage {
-                kind,
-                period,
-                offset_pct,
-            } => rules::evaluate(
-                &self.signal(b),
-                self.op,
-                &Target::OwnAverage {
-                    kind: *kind,
-                    period: *period,
-                    offset_pct: *offset_pct,
-                },
-            ),
-        }
-    }
-
-    fn signal(&self, b: &Bars) -> Vec<f64> {
-        let raw = self.source.values(b);
-        match self.transform {
-            Some(t) => rules::transform(&raw, t),
-            None => raw,
-        }
+        Workspace::new(b).condition(self).to_bools()
     }
 }
 
@@ -176,15 +171,7 @@ pub struct Block {
 impl Block {
     /// Where the block's rule fires, after its delay.
     pub fn signal(&self, b: &Bars) -> Vec<bool> {
-        let n = b.len();
-        let votes: Vec<Vec<bool>> = self.conditions.iter().map(|c| c.evaluate(b)).collect();
-        let fired = match &self.kind {
-            BlockKind::Never => vec![false; n],
-            BlockKind::Single => votes.into_iter().next().unwrap_or_else(|| vec![false; n]),
-            BlockKind::Scoring { threshold } => rules::scoring(&votes, *threshold),
-            BlockKind::TimeOrder { window } => rules::time_order(&votes, *window),
-        };
-        rules::delay(&fired, self.delay_bars)
+        Workspace::new(b).block(self).to_bools()
     }
 }
 
@@ -226,9 +213,9 @@ mod tests {
         // (bar 4 closes equal to its average).
         let b = bars(&[3.0, 2.0, 1.0, 3.0, 3.0]);
         let c = cond(
-            Source::Technical(Technical::Sma(20)),
+            Source::Column(Column::Close),
             Op::CrossAbove,
-            Comparison::CloseVersusAverage {
+            Comparison::CloseAverage {
                 kind: MaKind::Simple,
                 period: 2,
                 offset_pct: 0.0,
@@ -236,9 +223,9 @@ mod tests {
         );
         assert_eq!(c.evaluate(&b), [false, false, false, true, false]);
         let c = cond(
-            Source::Technical(Technical::Sma(20)),
+            Source::Column(Column::Close),
             Op::Lt,
-            Comparison::CloseVersusAverage {
+            Comparison::CloseAverage {
                 kind: MaKind::Simple,
                 period: 2,
                 offset_pct: 0.0,

@@ -131,7 +131,7 @@ fn main() {
         kind: BlockKind::TimeOrder { window: 21 },
         conditions: vec![
             Condition {
-                source: Source::Series(aligned),
+                source: Source::Series(Arc::new(aligned)),
                 transform: Some(Transform::RangeRank(252)),
                 op: Op::Lt,
                 comparison: Comparison::Value(20.0),
@@ -142,9 +142,9 @@ fn main() {
                 Comparison::Value(35.0),
             ),
             cond(
-                Source::Technical(Technical::Sma(50)),
+                Source::Column(Column::Close),
                 Op::CrossAbove,
-                Comparison::CloseVersusAverage {
+                Comparison::CloseAverage {
                     kind: MaKind::Simple,
                     period: 50,
                     offset_pct: 0.0,

@@ -420,3 +420,130 @@ async fn marketlab_batch_run_writes_the_table() {
     let e = run(&list).await.unwrap_err();
     assert!(e.to_string().contains("strategies[1]"), "{e}");
 }
+
+/// A fast average crossing a slow one: `params.period` sets the signal's own
+/// period and `rule.period` the slow average's.
+fn crossover(fast: &str, slow: &str) -> Value {
+    let side = |op: &str| {
+        json!({"rule_type": "SingleCondition", "condition": {
+            "signal": {"name": "Simple Moving Average", "params": {"period": fast}},
+            "rule": {"comparison_type": "MA", "type_name": op, "period": slow}}})
+    };
+    json!({"symbol": "SPX", "start_date": "2006-01-03", "risk_control": "//",
+        "entry": side("CrossAbove"), "exit": side("CrossBelow")})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_two_average_crossover_grid_links_entry_and_exit_periods() {
+    use engine::backtest::{Direction, RiskControl, Settings, TradePrice, run};
+    use engine::indicators::sma;
+    use engine::rules::{Op, Target, evaluate};
+    use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
+    let market = private_market();
+    let mut opts = Options::new(market.path().join("db.sqlite"));
+    opts.market_dir = market.path().to_path_buf();
+    let s = TestServer::start(opts).await;
+    let fast = "entry.condition.signal.params.period,exit.condition.signal.params.period";
+    let slow = "entry.condition.rule.period,exit.condition.rule.period";
+    let grid = json!({"strategy": crossover("10", "50"),
+        "grid": {fast: ["5", "10", "20"], slow: ["50", "100"]}});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &grid).await;
+    assert_eq!(status, 202, "{sub}");
+    let done = finished(&s, sub["task_id"].as_str().unwrap()).await;
+    let rows = done["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(rows[5]["params"], json!({fast: "20", slow: "100"}));
+
+    // Each row is the crossover computed here from the stored bars.
+    let md = ParquetMarketData::new(std::sync::Arc::new(LocalDir::new(market.path())));
+    let bars = md.daily("SPX").await.unwrap();
+    let start = bars
+        .time
+        .partition_point(|t| t.date() < chrono::NaiveDate::from_ymd_opt(2006, 1, 3).unwrap());
+    for (k, (f, sl)) in [(5, 50), (5, 100), (10, 50), (10, 100), (20, 50), (20, 100)]
+        .into_iter()
+        .enumerate()
+    {
+        let (a, b) = (sma(&bars.close, f), sma(&bars.close, sl));
+        let entry = evaluate(&a, Op::CrossAbove, &Target::Series(b.clone()));
+        let exit = evaluate(&a, Op::CrossBelow, &Target::Series(b));
+        let settings = Settings {
+            direction: Direction::Long,
+            trade_price: TradePrice::CurrentClose,
+            capital_alloc: 1.0,
+            commission: 0.0,
+            slippage: 0.0,
+            risk: RiskControl::default(),
+            bars_per_year: 252.0,
+            start,
+        };
+        let m = run(&bars, &entry, &exit, &settings).metrics;
+        assert!(m.total_trades > 5, "SMA {f}/{sl} trades");
+        assert_eq!(rows[k]["Total Trades"], m.total_trades, "SMA {f}/{sl}");
+        // Equal up to the JSON text's last digit.
+        let near = |key: &str, want: f64| {
+            let got = rows[k][key].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 1e-14 * want.abs(),
+                "SMA {f}/{sl} {key}: {got} vs {want}"
+            );
+        };
+        near("Total Return (%)", m.total_return);
+        near("Sharpe Ratio", m.sharpe);
+    }
+
+    // Without its own period the signal is the close (price meets average).
+    let (_, one) = s
+        .post("/backtest/validate", DEMO, &{
+            let mut c = crossover("10", "50");
+            c["entry"]["condition"]["signal"]["params"] = json!({});
+            c
+        })
+        .await;
+    assert_eq!(one["status"], "valid", "{one}");
+    assert_eq!(
+        one["entry"]["signals"][0]["code"],
+        "TI:Simple Moving Average;IDS:EO20/EP80;SC:MA/3/"
+    );
+    let (_, two) = s
+        .post("/backtest/validate", DEMO, &crossover("10", "50"))
+        .await;
+    assert_eq!(
+        two["entry"]["signals"][0]["code"],
+        "TI:Simple Moving Average=period=10;IDS:EO20/EP80;SC:MA/3/"
+    );
+
+    // A period only where the indicator has one.
+    for (signal, want) in [
+        (
+            json!({"name": "MACD", "params": {"period": 5}}),
+            "has no single period",
+        ),
+        (
+            json!({"name": "Symbol Close", "params": {"period": 5}}),
+            "only Technical indicators",
+        ),
+        (
+            json!({"name": "RSI", "params": {"period": 0}}),
+            "at least 1",
+        ),
+    ] {
+        let mut bad = crossover("10", "50");
+        bad["entry"]["condition"] =
+            json!({"signal": signal, "rule": {"type_name": ">", "comparison_value": "1"}});
+        let (status, e) = s
+            .post(
+                "/backtest/batch",
+                DEMO,
+                &json!({"strategies": [crossover("5", "20"), bad]}),
+            )
+            .await;
+        assert_eq!(status, 400, "{e}");
+        let m = e["detail"].as_str().unwrap_or_default();
+        assert!(
+            m.contains("strategies[1]: entry.condition.signal.params.period") && m.contains(want),
+            "{e}"
+        );
+    }
+    s.stop().await;
+}

@@ -468,7 +468,8 @@ async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
         &progress,
         |p| bar.set_position(p.get().into()),
     )
-    .await;
+    .await
+    .map_err(|e| anyhow::anyhow!("the batch stopped: {e}"))?;
     bar.finish_and_clear();
     let paths: Vec<String> = expanded
         .varied

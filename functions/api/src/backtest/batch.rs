@@ -45,7 +45,7 @@ pub(crate) async fn submit_batch(
         .unwrap_or_default();
     let params = BatchParams {
         request: body,
-        total: expanded.strategies.len(),
+        total: expanded.len(),
         paths,
     };
     let submitted = crate::submit::submit(
@@ -62,7 +62,7 @@ pub(crate) async fn submit_batch(
     let answer = crate::openapi::SubmitResponse {
         message: format!(
             "Batch of {} strategies submitted; poll /backtest/batch/{{task_id}}",
-            expanded.strategies.len()
+            expanded.len()
         ),
         task_id: submitted.task.id.to_string(),
     };

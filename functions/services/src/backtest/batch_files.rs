@@ -146,7 +146,7 @@ async fn submit(
     }
     let params = BatchParams {
         request,
-        total: expanded.strategies.len(),
+        total: expanded.len(),
         paths: Vec::new(),
     };
     // Keyed by the file: a sweep after a crash finds the batch it created.

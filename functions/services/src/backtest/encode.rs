@@ -52,9 +52,15 @@ fn block(b: &Block) -> EncodedBlock {
             .unwrap_or("");
         signals.push(EncodedSignal {
             code: format!(
-                "{}:{};IDS:EO{}/EP{};SC:{}/{}/{}",
+                "{}:{}{};IDS:EO{}/EP{};SC:{}/{}/{}",
                 c.resolved.category.prefix(),
                 c.resolved.name,
+                // The spec's form with parameters inside the name segment.
+                c.spec
+                    .signal
+                    .period
+                    .map(|p| format!("=period={p}"))
+                    .unwrap_or_default(),
                 num(c.resolved.optimism),
                 num(c.resolved.pessimism),
                 c.spec.rule.comparison_type,

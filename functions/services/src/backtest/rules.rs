@@ -29,6 +29,8 @@ pub struct SignalRef {
     pub name: String,
     pub extreme_optimism: Option<f64>,
     pub extreme_pessimism: Option<f64>,
+    /// `params.period`: a Technical indicator's own period.
+    pub period: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +83,7 @@ fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
         .filter(|t| !t.is_null())
         .map(|t| text(t, &format!("{path}.type")))
         .transpose()?;
-    let (mut eo, mut ep) = (None, None);
+    let (mut eo, mut ep, mut period) = (None, None, None);
     if let Some(p) = o.get("params").filter(|p| !p.is_null()) {
         let p = object(p, &format!("{path}.params"))?;
         eo = p
@@ -92,12 +94,22 @@ fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
             .get("extreme_pessimism")
             .map(|x| number(x, &format!("{path}.params.extreme_pessimism")))
             .transpose()?;
+        let at = format!("{path}.params.period");
+        period = p
+            .get("period")
+            .filter(|x| !x.is_null())
+            .map(|x| count(x, &at))
+            .transpose()?;
+        if period == Some(0) {
+            return Err(FieldError::at(&at, "must be at least 1"));
+        }
     }
     Ok(SignalRef {
         kind,
         name,
         extreme_optimism: eo,
         extreme_pessimism: ep,
+        period,
     })
 }
 

@@ -5,15 +5,18 @@ use super::answers::BacktestResult;
 use super::csv::CsvRow;
 use super::params::{BtFrequency, RuleType};
 use super::prepare::{Block, Prepared};
-use super::signals::{self, Origin};
-use chrono::NaiveDateTime;
+use super::signals::Origin;
+use chrono::{NaiveDate, NaiveDateTime};
 use engine::Bars;
-use engine::backtest::{ExitReason, Settings, run};
+use engine::backtest::{ExitReason, Report, Settings, simulate};
 use engine::strategy::{self, BlockKind, Source};
+use engine::workspace::Workspace;
+use platform::PortError;
 use platform::marketdata::{IndicatorSeries, MarketData};
 use platform::worker::JobError;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Readings aligned to bars: each bar takes the latest reading dated on or
 /// before its session date (before it, for intraday bars, whose day's reading
@@ -86,37 +89,135 @@ fn engine_block(b: &Block, sources: &[Source]) -> strategy::Block {
     }
 }
 
+/// Market data strategies read, each piece loaded once: a batch chunk shares
+/// one `Inputs` among its strategies, so a grid loads its bars once.
+#[derive(Default)]
+pub struct Inputs {
+    bars: HashMap<(String, engine::Frequency, NaiveDate), Arc<Bars>>,
+    /// Indicator readings aligned to a set of bars (by that set's address,
+    /// kept alive by `bars`).
+    series: HashMap<(String, usize), Arc<Vec<f64>>>,
+    benchmark: HashMap<(String, NaiveDate, NaiveDate), f64>,
+}
+
+/// One strategy ready for the engine.
+pub struct Planned {
+    pub bars: Arc<Bars>,
+    pub entry: strategy::Block,
+    pub exit: strategy::Block,
+    pub settings: Settings,
+    /// The benchmark's close-to-close change over the window, in percent.
+    pub benchmark_return: f64,
+}
+
 async fn sources(
     market: &dyn MarketData,
     b: &Block,
-    bars: &Bars,
+    bars: &Arc<Bars>,
     csv: Option<&[CsvRow]>,
     intraday: bool,
-    cache: &mut HashMap<String, Vec<f64>>,
-) -> Result<Vec<Source>, JobError> {
+    inputs: &mut Inputs,
+) -> Result<Vec<Source>, PortError> {
     let mut out = Vec::new();
     for c in &b.conditions {
         out.push(match &c.resolved.origin {
+            _ if c.compiled.close_is_signal => Source::Column(engine::strategy::Column::Close),
             Origin::Column(col) => Source::Column(*col),
-            Origin::Technical(url) => Source::Technical(
-                signals::technical(url)
-                    .expect("resolved from the map")
-                    .indicator,
-            ),
-            Origin::CsvColumn(i) => Source::Series(
+            Origin::Technical(t) => Source::Technical(*t),
+            Origin::CsvColumn(i) => Source::Series(Arc::new(
                 csv.map(|rows| rows.iter().map(|r| r.signals[*i]).collect())
                     .unwrap_or_default(),
-            ),
+            )),
             Origin::Indicator(code) => {
-                if !cache.contains_key(code) {
+                let key = (code.clone(), Arc::as_ptr(bars) as usize);
+                if !inputs.series.contains_key(&key) {
                     let s = market.indicator_series(code).await?;
-                    cache.insert(code.clone(), align(&s, &bars.time, intraday));
+                    let aligned = Arc::new(align(&s, &bars.time, intraday));
+                    inputs.series.insert(key.clone(), aligned);
                 }
-                Source::Series(cache[code].clone())
+                Source::Series(inputs.series[&key].clone())
             }
         });
     }
     Ok(out)
+}
+
+/// Loads what the strategy reads (from `inputs` when already there) and
+/// builds its engine rules and settings.
+pub async fn plan(
+    market: &dyn MarketData,
+    prepared: &Prepared,
+    inputs: &mut Inputs,
+) -> Result<Planned, PortError> {
+    let p = prepared.params();
+    let end = prepared.end_date();
+    let intraday = p.frequency == BtFrequency::Hourly;
+    let bars = match &p.csv {
+        Some(rows) => Arc::new(csv_bars(rows).slice_dates(None, Some(end))),
+        None => {
+            let key = (p.symbol.clone(), p.frequency.engine(), end);
+            match inputs.bars.get(&key) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = Arc::new(
+                        market
+                            .bars(&p.symbol, p.frequency.engine(), None, Some(end))
+                            .await?,
+                    );
+                    inputs.bars.insert(key, b.clone());
+                    b
+                }
+            }
+        }
+    };
+    let csv = p.csv.as_deref();
+    let entry_sources = sources(market, &prepared.entry, &bars, csv, intraday, inputs).await?;
+    let exit_sources = sources(market, &prepared.exit, &bars, csv, intraday, inputs).await?;
+    let bench_key = (p.benchmark.clone(), p.start_date, end);
+    let benchmark_return = match inputs.benchmark.get(&bench_key) {
+        Some(r) => *r,
+        None => {
+            let bench = market
+                .bars(
+                    &p.benchmark,
+                    engine::Frequency::Daily,
+                    Some(p.start_date),
+                    Some(end),
+                )
+                .await?;
+            let r = if bench.len() >= 2 {
+                (bench.close[bench.len() - 1] / bench.close[0] - 1.0) * 100.0
+            } else {
+                0.0
+            };
+            inputs.benchmark.insert(bench_key, r);
+            r
+        }
+    };
+    let start = bars.time.partition_point(|t| t.date() < p.start_date);
+    Ok(Planned {
+        entry: engine_block(&prepared.entry, &entry_sources),
+        exit: engine_block(&prepared.exit, &exit_sources),
+        settings: Settings {
+            direction: p.direction,
+            trade_price: p.trade_price,
+            capital_alloc: p.capital_alloc,
+            commission: p.commission,
+            slippage: p.slippage,
+            risk: p.risk,
+            bars_per_year: p.frequency.engine().bars_per_year(),
+            start,
+        },
+        bars,
+        benchmark_return,
+    })
+}
+
+/// The engine's run of a planned strategy; `ws` holds its bars' signals
+/// computed so far (pure and synchronous).
+pub fn report(planned: &Planned, ws: &mut Workspace) -> Report {
+    let (e, x) = (ws.block(&planned.entry), ws.block(&planned.exit));
+    simulate(&planned.bars, &e, &x, &planned.settings)
 }
 
 fn day(t: NaiveDateTime) -> String {
@@ -125,50 +226,25 @@ fn day(t: NaiveDateTime) -> String {
 
 /// Runs the strategy and returns the result object (2.11 plus warnings).
 pub async fn execute(market: &dyn MarketData, prepared: &Prepared) -> Result<Value, JobError> {
-    let p = prepared.params();
-    let end = prepared.end_date();
-    let intraday = p.frequency == BtFrequency::Hourly;
-    let bars = match &p.csv {
-        Some(rows) => csv_bars(rows).slice_dates(None, Some(end)),
-        None => {
-            market
-                .bars(&p.symbol, p.frequency.engine(), None, Some(end))
-                .await?
-        }
-    };
-    let mut cache = HashMap::new();
-    let csv = p.csv.as_deref();
-    let entry_sources = sources(market, &prepared.entry, &bars, csv, intraday, &mut cache).await?;
-    let exit_sources = sources(market, &prepared.exit, &bars, csv, intraday, &mut cache).await?;
-    let entry = engine_block(&prepared.entry, &entry_sources);
-    let exit = engine_block(&prepared.exit, &exit_sources);
-    let bench = market
-        .bars(
-            &p.benchmark,
-            engine::Frequency::Daily,
-            Some(p.start_date),
-            Some(end),
-        )
-        .await?;
-    let start = bars.time.partition_point(|t| t.date() < p.start_date);
-    let settings = Settings {
-        direction: p.direction,
-        trade_price: p.trade_price,
-        capital_alloc: p.capital_alloc,
-        commission: p.commission,
-        slippage: p.slippage,
-        risk: p.risk,
-        bars_per_year: p.frequency.engine().bars_per_year(),
-        start,
-    };
-    let mut warnings = prepared.warnings.clone();
-    let (report, bars) = tokio::task::spawn_blocking(move || {
-        let (e, x) = (entry.signal(&bars), exit.signal(&bars));
-        (run(&bars, &e, &x, &settings), bars)
+    let planned = plan(market, prepared, &mut Inputs::default()).await?;
+    let (report, planned) = tokio::task::spawn_blocking(move || {
+        let r = report(&planned, &mut Workspace::new(&planned.bars));
+        (r, planned)
     })
     .await
     .map_err(|e| JobError::Permanent(format!("internal error while running the backtest: {e}")))?;
+    serde_json::to_value(answer(prepared, &planned, &report))
+        .map_err(|e| JobError::Permanent(format!("result encoding: {e}")))
+}
 
+/// The result object of 2.11 (plus warnings) of a run.
+pub fn answer(prepared: &Prepared, planned: &Planned, report: &Report) -> BacktestResult {
+    let p = prepared.params();
+    let end = prepared.end_date();
+    let intraday = p.frequency == BtFrequency::Hourly;
+    let bars = &planned.bars;
+    let start = planned.settings.start;
+    let mut warnings = prepared.warnings.clone();
     let window = &bars.time[start.min(bars.len())..];
     if window.is_empty() {
         warnings.push(format!(
@@ -196,11 +272,6 @@ pub async fn execute(market: &dyn MarketData, prepared: &Prepared) -> Result<Val
         .iter()
         .map(|t| day(bars.time[t.exit_bar]))
         .collect();
-    let bench_return = if bench.len() >= 2 {
-        (bench.close[bench.len() - 1] / bench.close[0] - 1.0) * 100.0
-    } else {
-        0.0
-    };
     let times = |bar: fn(&engine::backtest::Trade) -> usize| -> Vec<String> {
         report
             .trades
@@ -208,7 +279,7 @@ pub async fn execute(market: &dyn MarketData, prepared: &Prepared) -> Result<Val
             .map(|t| bars.time[bar(t)].format("%Y-%m-%dT%H:%M:%S").to_string())
             .collect()
     };
-    let result = BacktestResult {
+    BacktestResult {
         symbol: p.symbol.clone(),
         frequency: p.frequency.as_str(),
         total_trades: m.total_trades,
@@ -248,12 +319,11 @@ pub async fn execute(market: &dyn MarketData, prepared: &Prepared) -> Result<Val
         initial_capital: p.capital,
         final_capital: p.capital * (1.0 + m.total_return / 100.0),
         benchmark: p.benchmark.clone(),
-        benchmark_return: bench_return,
+        benchmark_return: planned.benchmark_return,
         warnings,
         entry_time: intraday.then(|| times(|t| t.entry_bar)),
         exit_time: intraday.then(|| times(|t| t.exit_bar)),
-    };
-    serde_json::to_value(result).map_err(|e| JobError::Permanent(format!("result encoding: {e}")))
+    }
 }
 
 #[cfg(test)]

@@ -62,7 +62,20 @@ fn extremes() -> Value {
     })
 }
 
+/// Extremes and the indicator's own period (Technical indicators with one).
+fn extremes_and_period() -> Value {
+    let mut v = extremes();
+    v["description"] =
+        json!("Override the signal's extremes (20/80) and set the indicator's own period");
+    v["properties"]["period"] = period();
+    v
+}
+
 fn signal(kind: &str, names: Value, type_required: bool) -> Value {
+    signal_with(kind, names, type_required, extremes())
+}
+
+fn signal_with(kind: &str, names: Value, type_required: bool, params: Value) -> Value {
     let mut required = vec!["name"];
     if type_required {
         required.push("type");
@@ -74,7 +87,7 @@ fn signal(kind: &str, names: Value, type_required: bool) -> Value {
         "properties": {
             "type": {"type": "string", "enum": [kind]},
             "name": names,
-            "params": extremes()
+            "params": params
         }
     })
 }
@@ -106,7 +119,15 @@ fn symbol_signal() -> Value {
 }
 
 fn technical_signal() -> Value {
-    signal("Technical", technical_names(|_| true), true)
+    json!({"oneOf": [
+        signal_with("Technical", technical_names(periodic), true, extremes_and_period()),
+        signal("Technical", technical_names(|t| !periodic(t)), true),
+    ]})
+}
+
+/// Indicators with one period a signal's `params.period` can set.
+fn periodic(t: &super::signals::TechEntry) -> bool {
+    t.indicator.with_period(1).is_some()
 }
 
 /// Rules other than `MA`: a value comparison, an all-time extreme, or a
@@ -191,10 +212,10 @@ fn condition() -> Value {
         },
         {
             "type": "object", "additionalProperties": false,
-            "description": "The close against a moving-average Technical signal",
+            "description": "The close against a moving-average Technical signal; with the signal's own params.period and rule.period, that faster average against the slower one",
             "required": ["signal", "rule"],
             "properties": {
-                "signal": signal("Technical", technical_names(|t| t.average.is_some()), true),
+                "signal": signal_with("Technical", technical_names(|t| t.average.is_some()), true, extremes_and_period()),
                 "rule": {
                     "type": "object", "additionalProperties": false,
                     "required": ["comparison_type", "type_name"],

@@ -179,7 +179,8 @@ pub const TECHNICAL_EXTREMES: (f64, f64) = (20.0, 80.0);
 #[derive(Debug, Clone, PartialEq)]
 pub enum Origin {
     Column(Column),
-    Technical(&'static str),
+    /// The indicator with its parameters (its own period when given).
+    Technical(Technical),
     /// An indicator of the catalog, by code.
     Indicator(String),
     /// CSV column Entry1..5 (0-4) or Exit1..5 (5-9).
@@ -252,7 +253,7 @@ pub fn resolve(c: &ConditionSpec, catalog: &[IndicatorMeta], csv_mode: bool) -> 
         name: t.name.to_string(),
         optimism: s.extreme_optimism.unwrap_or(TECHNICAL_EXTREMES.0),
         pessimism: s.extreme_pessimism.unwrap_or(TECHNICAL_EXTREMES.1),
-        origin: Origin::Technical(t.url),
+        origin: Origin::Technical(t.indicator),
         updated: None,
     };
     let as_symbol = |(name, origin): (String, Origin)| Resolved {
@@ -263,7 +264,7 @@ pub fn resolve(c: &ConditionSpec, catalog: &[IndicatorMeta], csv_mode: bool) -> 
         origin,
         updated: None,
     };
-    match wanted.as_deref() {
+    let mut r = match wanted.as_deref() {
         Some("sentiment") => sentiment().map(as_sentiment).ok_or_else(|| FieldError(format!("{path}.name: '{}' is not in the indicator catalog", s.name))),
         Some("technical") => technical(&s.name).map(as_technical).ok_or_else(|| FieldError(format!("{path}.name: '{}' is not a known technical indicator", s.name))),
         Some("symbol") => symbol().map(as_symbol).ok_or_else(|| FieldError(format!("{path}.name: '{}' is not Symbol Open, High, Low, Close or Volume", s.name))),
@@ -279,7 +280,27 @@ pub fn resolve(c: &ConditionSpec, catalog: &[IndicatorMeta], csv_mode: bool) -> 
                     if csv_mode { " or Entry1-5/Exit1-5" } else { "" }
                 ))
             }),
+    }?;
+    if let Some(p) = s.period {
+        let at = format!("{path}.params.period");
+        r.origin = match r.origin {
+            Origin::Technical(t) => Origin::Technical(t.with_period(p).ok_or_else(|| {
+                FieldError(format!("{at}: '{}' has no single period to set; RSI, SMA, EMA, Bollinger Bands, ATR, ADX, CCI, Williams %R, ROC and MFI do", r.name))
+            })?),
+            _ => {
+                return Err(FieldError(format!(
+                    "{at}: only Technical indicators take a period, and '{}' is a {} signal",
+                    r.name,
+                    match r.category {
+                        Category::Sentiment => "Sentiment",
+                        Category::Symbol => "Symbol",
+                        Category::Technical => "Technical",
+                    }
+                )));
+            }
+        };
     }
+    Ok(r)
 }
 
 /// An operator name of 2.6 (or `>=`/`<=`): its code (None outside the 16) and class.
@@ -349,6 +370,8 @@ pub struct Compiled {
     pub op_code: Option<u8>,
     pub transform: Option<(u8, Transform, usize, String)>,
     pub comparison: Comparison,
+    /// `MA` compares the close itself (unless the signal is a faster average).
+    pub close_is_signal: bool,
 }
 
 pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
@@ -417,6 +440,7 @@ pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
         }
     };
     let needs_value = !matches!(op, Op::AllTimeHigh | Op::AllTimeLow);
+    let mut close_is_signal = false;
     let comparison = match c.rule.comparison_type.as_str() {
         "SVMA" | "SVEMA" => Comparison::OwnAverage {
             kind: if c.rule.comparison_type == "SVMA" {
@@ -429,22 +453,22 @@ pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
         },
         "MA" => {
             let kind = match (&r.origin, r.category) {
-                (Origin::Technical(url), Category::Technical) => technical(url).and_then(|t| t.average),
+                (Origin::Technical(_), Category::Technical) => technical(&r.name).and_then(|t| t.average),
                 _ => None,
             }
             .ok_or_else(|| FieldError(format!("{rp}.comparison_type: MA compares the close with a moving average and needs a moving-average Technical signal (Simple/Exponential Moving Average), not '{}'", r.name)))?;
-            let period = c
-                .rule
-                .period
-                .unwrap_or(match technical(&r.name).map(|t| t.indicator) {
-                    Some(
-                        Technical::Sma(n) | Technical::Ema(n) | Technical::BollingerMiddle(n, _),
-                    ) => n,
-                    _ => 20,
-                });
-            Comparison::CloseVersusAverage {
+            let own = match r.origin {
+                Origin::Technical(
+                    Technical::Sma(n) | Technical::Ema(n) | Technical::BollingerMiddle(n, _),
+                ) => n,
+                _ => 20,
+            };
+            // With both periods the signal is the faster average of a
+            // two-average crossover; otherwise the close meets the average.
+            close_is_signal = c.signal.period.is_none() || c.rule.period.is_none();
+            Comparison::CloseAverage {
                 kind,
-                period,
+                period: c.rule.period.unwrap_or(own),
                 offset_pct: offset(),
             }
         }
@@ -456,6 +480,7 @@ pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
         op_code,
         transform,
         comparison,
+        close_is_signal,
     })
 }
 
@@ -493,6 +518,7 @@ mod tests {
                 name: name.into(),
                 extreme_optimism: None,
                 extreme_pessimism: None,
+                period: None,
             },
             rule: RuleSpec {
                 comparison_type: "SV".into(),

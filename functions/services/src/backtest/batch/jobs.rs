@@ -2,26 +2,57 @@
 //! that runs a chunk, and where a batch stands.
 
 use super::super::prepare::{PrepareError, prepare};
-use super::{BatchRow, CHUNK, Expanded, expand};
+use super::super::run::{Inputs, plan, report};
+use super::{BatchRow, CHUNK, Expanded, apply, expand};
 use async_trait::async_trait;
+use engine::workspace::Workspace;
+use platform::PortError;
 use platform::marketdata::MarketData;
 use platform::tasks::Task;
 use platform::worker::{JobError, JobHandler, Progress};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
-/// A chunk task's parameters.
+/// A chunk task's parameters: its strategies (a list batch), or the grid's
+/// base strategy and each strategy's values (a grid batch: a few bytes per
+/// strategy instead of a whole copy).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChunkParams {
     pub batch: String,
     /// Index of its first strategy in the batch.
     pub first: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strategies: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Value>,
     pub varied: Vec<Map<String, Value>>,
+}
+
+impl ChunkParams {
+    /// The chunk's strategies with their index and varied values.
+    fn items(self) -> Result<Vec<(usize, Value, Map<String, Value>)>, String> {
+        let first = self.first;
+        match self.base {
+            None => Ok(self
+                .strategies
+                .into_iter()
+                .zip(self.varied)
+                .enumerate()
+                .map(|(k, (s, v))| (first + k, s, v))
+                .collect()),
+            Some(base) => self
+                .varied
+                .into_iter()
+                .enumerate()
+                .map(|(k, v)| Ok((first + k, apply(&base, &v)?, v)))
+                .collect(),
+        }
+    }
 }
 
 /// A chunk task's result.
@@ -30,33 +61,68 @@ pub struct ChunkResult {
     pub rows: Vec<BatchRow>,
 }
 
-/// Runs one strategy of a batch into its row; its failure is the row's error.
-async fn run_one(
+/// Runs strategies into their rows, sharing what they read: each is
+/// prepared and planned (the bars, readings and benchmark loaded once for
+/// all), then the engine runs them on the blocking pool with one workspace
+/// per set of bars, so a grid computes each average and crossing once. A
+/// strategy's own mistake is its row's error; a dependency failing fails
+/// the whole run (a chunk is then retried).
+pub async fn run_strategies(
     market: &dyn MarketData,
-    index: usize,
-    s: &Value,
-    varied: Map<String, Value>,
-) -> BatchRow {
-    let prepared = match prepare(market, s).await {
-        Ok(p) => p,
-        Err(PrepareError::Invalid(m)) => return BatchRow::failed(index, varied, m),
-        Err(PrepareError::Port(p)) => return BatchRow::failed(index, varied, p.to_string()),
-    };
-    match super::super::run::execute(market, &prepared).await {
-        Ok(v) => BatchRow::ran(index, varied, &v),
-        Err(e) => BatchRow::failed(index, varied, e.to_string()),
+    items: Vec<(usize, Value, Map<String, Value>)>,
+    progress: &Progress,
+) -> Result<Vec<BatchRow>, JobError> {
+    let mut inputs = Inputs::default();
+    let mut planned = Vec::with_capacity(items.len());
+    for (index, s, varied) in items {
+        let ready = match prepare(market, &s).await {
+            Ok(p) => match plan(market, &p, &mut inputs).await {
+                Ok(pl) => Ok((p.params().symbol.clone(), pl)),
+                Err(e @ PortError::Unavailable(_)) => return Err(e.into()),
+                Err(e) => Err(e.to_string()),
+            },
+            Err(PrepareError::Invalid(m)) => Err(m),
+            Err(PrepareError::Port(e @ PortError::Unavailable(_))) => return Err(e.into()),
+            Err(PrepareError::Port(e)) => Err(e.to_string()),
+        };
+        planned.push((index, varied, ready));
     }
+    drop(inputs);
+    let progress = progress.clone();
+    tokio::task::spawn_blocking(move || {
+        let n = planned.len();
+        let mut spaces: HashMap<usize, Workspace> = HashMap::new();
+        let mut rows = Vec::with_capacity(n);
+        for (k, (index, varied, ready)) in planned.iter().enumerate() {
+            rows.push(match ready {
+                Ok((symbol, pl)) => {
+                    let ws = spaces
+                        .entry(Arc::as_ptr(&pl.bars) as usize)
+                        .or_insert_with(|| Workspace::new(&pl.bars));
+                    let r = report(pl, ws);
+                    BatchRow::ran(*index, varied.clone(), symbol, &r.metrics)
+                }
+                Err(m) => BatchRow::failed(*index, varied.clone(), m.clone()),
+            });
+            progress.steps(k + 1, n);
+        }
+        rows
+    })
+    .await
+    .map_err(|e| JobError::Permanent(format!("internal error while running the batch: {e}")))
 }
 
-/// Runs every strategy of a batch here, in order (the command line's batch).
-pub async fn run_all(market: &dyn MarketData, e: &Expanded, progress: &Progress) -> Vec<BatchRow> {
-    let n = e.strategies.len();
-    let mut rows = Vec::with_capacity(n);
-    for (k, (s, v)) in e.strategies.iter().zip(&e.varied).enumerate() {
-        rows.push(run_one(market, k, s, v.clone()).await);
-        progress.steps(k + 1, n);
-    }
-    rows
+/// Runs every strategy of a batch here (the command line's batch).
+pub async fn run_all(
+    market: &dyn MarketData,
+    e: &Expanded,
+    progress: &Progress,
+) -> Result<Vec<BatchRow>, JobError> {
+    let items = (0..e.len())
+        .map(|k| Ok((k, e.strategy(k)?, e.varied[k].clone())))
+        .collect::<Result<_, String>>()
+        .map_err(JobError::Permanent)?;
+    run_strategies(market, items, progress).await
 }
 
 /// Runs batch chunks on the workers.
@@ -67,14 +133,10 @@ pub struct BatchChunkJob {
 #[async_trait]
 impl JobHandler for BatchChunkJob {
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
-        let p: ChunkParams = serde_json::from_value(task.params.clone())
+        let p: ChunkParams = serde_json::from_value(task.params)
             .map_err(|e| JobError::Permanent(format!("invalid chunk: {e}")))?;
-        let n = p.strategies.len();
-        let mut rows = Vec::with_capacity(n);
-        for (k, (s, v)) in p.strategies.iter().zip(p.varied).enumerate() {
-            rows.push(run_one(self.market.as_ref(), p.first + k, s, v).await);
-            progress.steps(k + 1, n);
-        }
+        let items = p.items().map_err(JobError::Permanent)?;
+        let rows = run_strategies(self.market.as_ref(), items, &progress).await?;
         serde_json::to_value(ChunkResult { rows })
             .map_err(|e| JobError::Permanent(format!("chunk result not serializable: {e}")))
     }
@@ -115,16 +177,16 @@ impl JobHandler for BatchJob {
             PrepareError::Port(p) => p.into(),
         })?;
         let mut chunks = Vec::new();
-        for (k, (strategies, varied)) in e
-            .strategies
-            .chunks(CHUNK)
-            .zip(e.varied.chunks(CHUNK))
-            .enumerate()
-        {
+        for (k, varied) in e.varied.chunks(CHUNK).enumerate() {
+            let first = k * CHUNK;
             let params = ChunkParams {
                 batch: task.id.to_string(),
-                first: k * CHUNK,
-                strategies: strategies.to_vec(),
+                first,
+                strategies: match e.base {
+                    Some(_) => Vec::new(),
+                    None => e.strategies[first..first + varied.len()].to_vec(),
+                },
+                base: e.base.clone(),
                 varied: varied.to_vec(),
             };
             let new = NewTask {

@@ -79,9 +79,43 @@ pub struct BatchRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expanded {
     pub name: String,
+    /// A list batch's strategies (empty for a grid).
     pub strategies: Vec<Value>,
-    /// Per strategy: path -> value (empty for a list batch).
+    /// A grid's base strategy: strategy k is it with `varied[k]` set.
+    pub base: Option<Value>,
+    /// Per strategy: grid key -> value (empty for a list batch).
     pub varied: Vec<Map<String, Value>>,
+}
+
+impl Expanded {
+    pub fn len(&self) -> usize {
+        self.varied.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.varied.is_empty()
+    }
+
+    /// Strategy `k` as it runs.
+    pub fn strategy(&self, k: usize) -> Result<Value, String> {
+        match &self.base {
+            Some(base) => apply(base, &self.varied[k]),
+            None => Ok(self.strategies[k].clone()),
+        }
+    }
+}
+
+/// `base` with each grid key's value set; a key of several comma-separated
+/// paths sets them all (linked parameters, such as one period shared by
+/// the entry and the exit rule).
+pub fn apply(base: &Value, varied: &Map<String, Value>) -> Result<Value, String> {
+    let mut s = base.clone();
+    for (key, v) in varied {
+        for path in key.split(',') {
+            set_path(&mut s, path.trim(), v.clone())?;
+        }
+    }
+    Ok(s)
 }
 
 fn invalid(m: impl Into<String>) -> PrepareError {
@@ -152,6 +186,7 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
             Ok(Expanded {
                 name,
                 strategies: list,
+                base: None,
                 varied: vec![Map::new(); n],
             })
         }
@@ -171,27 +206,28 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
             if total > cap {
                 return Err(too_many(total));
             }
-            let mut strategies = Vec::with_capacity(total);
             let mut varied = Vec::with_capacity(total);
             for k in 0..total {
                 // Mixed radix, the first path slowest.
-                let (mut rest, mut s, mut m) = (k, base.clone(), Map::new());
+                let (mut rest, mut m) = (k, Map::new());
                 let mut picks = vec![0; axes.len()];
                 for (a, (_, values)) in axes.iter().enumerate().rev() {
                     picks[a] = rest % values.len();
                     rest /= values.len();
                 }
                 for (a, (path, values)) in axes.iter().enumerate() {
-                    let v = values[picks[a]].clone();
-                    set_path(&mut s, path, v.clone()).map_err(|e| invalid(format!("grid: {e}")))?;
-                    m.insert((*path).clone(), v);
+                    m.insert((*path).clone(), values[picks[a]].clone());
                 }
-                strategies.push(s);
                 varied.push(m);
+            }
+            // Every path must be settable; the first combination shows it.
+            if let Some(first) = varied.first() {
+                apply(&base, first).map_err(|e| invalid(format!("grid: {e}")))?;
             }
             Ok(Expanded {
                 name,
-                strategies,
+                strategies: Vec::new(),
+                base: Some(base),
                 varied,
             })
         }
@@ -206,9 +242,10 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
 /// Checks every strategy; the first invalid one names its index and field.
 /// Answers each as it will be stored (the parameters the caller gave).
 pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Vec<Value>, PrepareError> {
-    let mut out = Vec::with_capacity(e.strategies.len());
-    for (i, s) in e.strategies.iter().enumerate() {
-        let p = prepare(market, s).await.map_err(|err| match err {
+    let mut out = Vec::with_capacity(e.len());
+    for i in 0..e.len() {
+        let s = e.strategy(i).map_err(|m| invalid(format!("grid: {m}")))?;
+        let p = prepare(market, &s).await.map_err(|err| match err {
             PrepareError::Invalid(m) => invalid(format!("strategies[{i}]: {m}")),
             other => other,
         })?;
@@ -233,7 +270,12 @@ mod tests {
         let body = json!({"strategy": {"symbol": "SPY", "entry": {"condition": {"rule": {"comparison_value": 10}}}},
             "grid": {"entry.condition.rule.comparison_value": [20, 25, 30], "risk_control": ["//21", "-5/10/21"]}});
         let e = expand(&body, 100).unwrap();
-        assert_eq!(e.strategies.len(), 6);
+        assert_eq!(e.len(), 6);
+        let all: Vec<Value> = (0..6).map(|k| e.strategy(k).unwrap()).collect();
+        let e = Expanded {
+            strategies: all,
+            ..e
+        };
         assert_eq!(
             e.strategies[0]["entry"]["condition"]["rule"]["comparison_value"],
             20
@@ -257,7 +299,18 @@ mod tests {
             10,
         )
         .unwrap();
-        assert_eq!(e.strategies[0]["rules"], json!([{"x": 1}, {"x": 5}]));
+        assert_eq!(e.strategy(0).unwrap()["rules"], json!([{"x": 1}, {"x": 5}]));
+        // Comma-separated paths vary together.
+        let e = expand(
+            &json!({"strategy": {"a": {"p": 1}, "b": {"p": 1}}, "grid": {"a.p, b.p": [5, 7], "c": [0, 1]}}),
+            10,
+        )
+        .unwrap();
+        assert_eq!(e.len(), 4);
+        assert_eq!(
+            e.strategy(2).unwrap(),
+            json!({"a": {"p": 7}, "b": {"p": 7}, "c": 0})
+        );
     }
 
     #[test]

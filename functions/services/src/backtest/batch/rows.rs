@@ -80,26 +80,30 @@ impl BatchRow {
         }
     }
 
-    /// A row from a 2.11 result object (as the backtest job answers it).
-    pub(super) fn ran(index: usize, params: Map<String, Value>, r: &Value) -> Self {
-        let f = |k: &str| r.get(k).and_then(Value::as_f64);
-        let u = |k: &str| r.get(k).and_then(Value::as_u64).map(|x| x as usize);
+    /// A row from the metrics of a run: the scalar fields of 2.11, computed
+    /// as the single backtest computes them.
+    pub(super) fn ran(
+        index: usize,
+        params: Map<String, Value>,
+        symbol: &str,
+        m: &engine::backtest::Metrics,
+    ) -> Self {
         BatchRow {
             index,
             params,
             error: None,
-            symbol: r.get("Symbol").and_then(Value::as_str).map(str::to_string),
-            total_trades: u("Total Trades"),
-            win_rate: f("Win Rate"),
-            average_win: f("Average Win %"),
-            average_loss: f("Average Loss %"),
-            total_return: f("Total Return (%)"),
-            buy_hold_gain: f("BuyHoldGain"),
-            cagr: f("CAGR"),
-            sharpe: f("Sharpe Ratio"),
-            max_drawdown: f("Max Drawdown"),
-            drawdown_period: u("DrawDown Period"),
-            time_in_market: f("Time in Market"),
+            symbol: Some(symbol.to_string()),
+            total_trades: Some(m.total_trades),
+            win_rate: Some(m.win_rate),
+            average_win: Some(m.average_win),
+            average_loss: Some(m.average_loss),
+            total_return: Some(m.total_return),
+            buy_hold_gain: Some(m.buy_hold),
+            cagr: Some(m.cagr),
+            sharpe: Some(m.sharpe),
+            max_drawdown: Some(m.max_drawdown),
+            drawdown_period: Some(m.drawdown_period),
+            time_in_market: Some(m.time_in_market),
         }
     }
 

@@ -1,0 +1,331 @@
+//! Signals of one set of bars, each computed once. A grid of strategies over
+//! the same bars asks for the same moving averages and comparisons again
+//! and again; here the second ask is a lookup.
+
+use crate::Bars;
+use crate::fired::Fired;
+use crate::rules::{self, MaKind, Op, Target, Transform};
+use crate::strategy::{Block, BlockKind, Column, Comparison, Condition, Source};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A source by identity: a series supplied by the caller is the same source
+/// when it is the same allocation (the caller shares it with `Arc`).
+#[derive(Debug, Clone)]
+enum SourceKey {
+    Column(Column),
+    /// The indicator with its parameters, as written by `Debug`.
+    Technical(String),
+    Series(Arc<Vec<f64>>),
+}
+
+impl PartialEq for SourceKey {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (SourceKey::Column(a), SourceKey::Column(b)) => a == b,
+            (SourceKey::Technical(a), SourceKey::Technical(b)) => a == b,
+            (SourceKey::Series(a), SourceKey::Series(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for SourceKey {}
+
+impl std::hash::Hash for SourceKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match self {
+            SourceKey::Column(c) => (0u8, *c as u8).hash(h),
+            SourceKey::Technical(t) => (1u8, t).hash(h),
+            SourceKey::Series(s) => (2u8, Arc::as_ptr(s) as usize).hash(h),
+        }
+    }
+}
+
+/// A signal's values: its source after its qualifier.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ValuesKey {
+    source: SourceKey,
+    transform: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum TargetKey {
+    /// A constant, by its bits.
+    Value(u64),
+    OwnAverage(MaKind, usize, u64),
+    CloseAverage(MaKind, usize, u64),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ConditionKey {
+    values: ValuesKey,
+    op: Op,
+    target: TargetKey,
+}
+
+/// The series and firings computed so far over one set of bars.
+pub struct Workspace<'a> {
+    bars: &'a Bars,
+    values: HashMap<ValuesKey, Rc<Vec<f64>>>,
+    averages: HashMap<(ValuesKey, MaKind, usize), Rc<Vec<f64>>>,
+    fired: HashMap<ConditionKey, Rc<Fired>>,
+}
+
+fn close_key() -> ValuesKey {
+    ValuesKey {
+        source: SourceKey::Column(Column::Close),
+        transform: None,
+    }
+}
+
+impl<'a> Workspace<'a> {
+    pub fn new(bars: &'a Bars) -> Self {
+        Workspace {
+            bars,
+            values: HashMap::new(),
+            averages: HashMap::new(),
+            fired: HashMap::new(),
+        }
+    }
+
+    pub fn bars(&self) -> &'a Bars {
+        self.bars
+    }
+
+    fn values_key(source: &Source, transform: Option<Transform>) -> ValuesKey {
+        ValuesKey {
+            source: match source {
+                Source::Column(c) => SourceKey::Column(*c),
+                Source::Technical(t) => SourceKey::Technical(format!("{t:?}")),
+                Source::Series(s) => SourceKey::Series(s.clone()),
+            },
+            transform: transform.map(|t| format!("{t:?}")),
+        }
+    }
+
+    fn values(&mut self, source: &Source, transform: Option<Transform>) -> Rc<Vec<f64>> {
+        let key = Self::values_key(source, transform);
+        if let Some(v) = self.values.get(&key) {
+            return v.clone();
+        }
+        let raw = source.values(self.bars);
+        let v = Rc::new(match transform {
+            Some(t) => rules::transform(&raw, t),
+            None => raw,
+        });
+        self.values.insert(key, v.clone());
+        v
+    }
+
+    /// The moving average of the values under `key`.
+    fn average(&mut self, key: ValuesKey, x: &[f64], kind: MaKind, period: usize) -> Rc<Vec<f64>> {
+        let k = (key, kind, period);
+        if let Some(v) = self.averages.get(&k) {
+            return v.clone();
+        }
+        let v = Rc::new(rules::moving_average(x, kind, period));
+        self.averages.insert(k, v.clone());
+        v
+    }
+
+    /// Where the condition holds.
+    pub fn condition(&mut self, c: &Condition) -> Rc<Fired> {
+        let values = Self::values_key(&c.source, c.transform);
+        let target = match &c.comparison {
+            Comparison::Value(v) => TargetKey::Value(v.to_bits()),
+            Comparison::OwnAverage {
+                kind,
+                period,
+                offset_pct,
+            } => TargetKey::OwnAverage(*kind, *period, offset_pct.to_bits()),
+            Comparison::CloseAverage {
+                kind,
+                period,
+                offset_pct,
+            } => TargetKey::CloseAverage(*kind, *period, offset_pct.to_bits()),
+        };
+        let key = ConditionKey {
+            values: values.clone(),
+            op: c.op,
+            target,
+        };
+        if let Some(f) = self.fired.get(&key) {
+            return f.clone();
+        }
+        let x = self.values(&c.source, c.transform);
+        let shifted = |ma: &[f64], offset_pct: f64| -> Vec<f64> {
+            ma.iter().map(|m| m * (1.0 + offset_pct / 100.0)).collect()
+        };
+        let f = match &c.comparison {
+            Comparison::Value(v) => fire(&x, c.op, &vec![*v; x.len()]),
+            Comparison::OwnAverage {
+                kind,
+                period,
+                offset_pct,
+            } => {
+                let ma = self.average(values, &x, *kind, *period);
+                if *offset_pct == 0.0 {
+                    fire(&x, c.op, &ma)
+                } else {
+                    fire(&x, c.op, &shifted(&ma, *offset_pct))
+                }
+            }
+            Comparison::CloseAverage {
+                kind,
+                period,
+                offset_pct,
+            } => {
+                let ma = self.average(close_key(), &self.bars.close, *kind, *period);
+                if *offset_pct == 0.0 {
+                    fire(&x, c.op, &ma)
+                } else {
+                    fire(&x, c.op, &shifted(&ma, *offset_pct))
+                }
+            }
+        };
+        let f = Rc::new(f);
+        self.fired.insert(key, f.clone());
+        f
+    }
+
+    /// Where the block's rule fires, after its delay.
+    pub fn block(&mut self, b: &Block) -> Fired {
+        let n = self.bars.len();
+        let votes = |ws: &mut Self| -> Vec<Vec<bool>> {
+            b.conditions
+                .iter()
+                .map(|c| ws.condition(c).to_bools())
+                .collect()
+        };
+        let fired = match &b.kind {
+            BlockKind::Never => Fired::none(n),
+            BlockKind::Single => match b.conditions.first() {
+                Some(c) => (*self.condition(c)).clone(),
+                None => Fired::none(n),
+            },
+            BlockKind::Scoring { threshold } => {
+                Fired::from_bools(&rules::scoring(&votes(self), *threshold))
+            }
+            BlockKind::TimeOrder { window } => {
+                Fired::from_bools(&rules::time_order(&votes(self), *window))
+            }
+        };
+        fired.delayed(b.delay_bars)
+    }
+}
+
+/// `x op y` bar by bar; the comparisons a grid repeats most are bit-parallel.
+fn fire(x: &[f64], op: Op, y: &[f64]) -> Fired {
+    match op {
+        Op::Gt => Fired::compare(x, y, Ordering::Greater),
+        Op::Lt => Fired::compare(x, y, Ordering::Less),
+        Op::CrossAbove => Fired::cross(x, y, Ordering::Greater),
+        Op::CrossBelow => Fired::cross(x, y, Ordering::Less),
+        _ => Fired::from_bools(&rules::evaluate(x, op, &Target::Series(y.to_vec()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::indicators::sma;
+    use crate::strategy::Technical;
+
+    fn bars(n: usize) -> Bars {
+        let mut b = Bars::default();
+        let d0 = chrono::NaiveDate::from_ymd_opt(2020, 1, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, 0)
+            .unwrap();
+        for i in 0..n {
+            let c = 100.0 + 10.0 * (i as f64 * 0.21).sin() + (i % 13) as f64 * 0.5;
+            b.push(
+                d0 + chrono::TimeDelta::days(i as i64),
+                c,
+                c + 1.0,
+                c - 1.0,
+                c,
+                1e6,
+            );
+        }
+        b
+    }
+
+    #[test]
+    fn every_operator_agrees_with_the_rule_definitions() {
+        let b = bars(300);
+        let mut ws = Workspace::new(&b);
+        let ops = [
+            Op::Gt,
+            Op::Lt,
+            Op::Eq,
+            Op::Ge,
+            Op::Le,
+            Op::CrossAbove,
+            Op::CrossBelow,
+            Op::AllTimeHigh,
+            Op::AllTimeLow,
+            Op::ConsecutiveAbove(3),
+            Op::ConsecutiveBelow(2),
+        ];
+        let rsi = Source::Technical(Technical::Rsi(14));
+        for op in ops {
+            for (comparison, target) in [
+                (Comparison::Value(55.0), Target::Value(55.0)),
+                (
+                    Comparison::OwnAverage {
+                        kind: MaKind::Simple,
+                        period: 9,
+                        offset_pct: 2.0,
+                    },
+                    Target::OwnAverage {
+                        kind: MaKind::Simple,
+                        period: 9,
+                        offset_pct: 2.0,
+                    },
+                ),
+            ] {
+                let c = Condition {
+                    source: rsi.clone(),
+                    transform: None,
+                    op,
+                    comparison,
+                };
+                let want = rules::evaluate(&rsi.values(&b), op, &target);
+                assert_eq!(ws.condition(&c).to_bools(), want, "{op:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_two_average_crossover_shares_its_averages() {
+        let b = bars(500);
+        let mut ws = Workspace::new(&b);
+        for fast in [5, 10] {
+            for slow in [20, 30, 40] {
+                let c = Condition {
+                    source: Source::Technical(Technical::Sma(fast)),
+                    transform: None,
+                    op: Op::CrossAbove,
+                    comparison: Comparison::CloseAverage {
+                        kind: MaKind::Simple,
+                        period: slow,
+                        offset_pct: 0.0,
+                    },
+                };
+                let (f, s) = (sma(&b.close, fast), sma(&b.close, slow));
+                let want = rules::evaluate(&f, Op::CrossAbove, &Target::Series(s));
+                assert!(want.iter().any(|x| *x), "the case crosses");
+                assert_eq!(ws.condition(&c).to_bools(), want);
+                // The second ask is the same allocation.
+                assert!(Rc::ptr_eq(&ws.condition(&c), &ws.condition(&c)));
+            }
+        }
+        // Two fast series, three slow averages: each computed once.
+        assert_eq!((ws.values.len(), ws.averages.len()), (2, 3));
+        assert_eq!(ws.fired.len(), 6);
+    }
+}
