@@ -317,7 +317,13 @@ impl EquityStats {
         self.sum += r;
         if k > 1 {
             self.flat += k - 1;
-            self.sum += (e / e - 1.0) * (k - 1) as f64;
+            // e / e - 1: zero, or NaN on zero or non-finite equity.
+            let same = if e.is_finite() && e != 0.0 {
+                0.0
+            } else {
+                f64::NAN
+            };
+            self.sum += same * (k - 1) as f64;
         }
         self.prev = e;
         if e >= self.peak {
@@ -712,6 +718,7 @@ mod tests {
                 break;
             };
             let mut found = None;
+            #[allow(clippy::needless_range_loop)] // the definition, bar by bar
             for e in (t + 1).max(entry_bar)..n {
                 let moved = d * (b.close[e] / entry_price - 1.0) * 100.0;
                 let reason = if s.risk.stop_loss_pct.is_some_and(|sl| moved <= -sl.abs()) {

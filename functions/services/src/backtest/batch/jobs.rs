@@ -33,9 +33,12 @@ pub struct ChunkParams {
     pub varied: Vec<Map<String, Value>>,
 }
 
+/// A strategy of a batch: its index, itself, and the grid's values for it.
+pub type Item = (usize, Value, Map<String, Value>);
+
 impl ChunkParams {
     /// The chunk's strategies with their index and varied values.
-    fn items(self) -> Result<Vec<(usize, Value, Map<String, Value>)>, String> {
+    fn items(self) -> Result<Vec<Item>, String> {
         let first = self.first;
         match self.base {
             None => Ok(self
@@ -69,7 +72,7 @@ pub struct ChunkResult {
 /// the whole run (a chunk is then retried).
 pub async fn run_strategies(
     market: &dyn MarketData,
-    items: Vec<(usize, Value, Map<String, Value>)>,
+    items: Vec<Item>,
     progress: &Progress,
 ) -> Result<Vec<BatchRow>, JobError> {
     let mut inputs = Inputs::default();
