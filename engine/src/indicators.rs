@@ -12,9 +12,10 @@ fn nan(n: usize) -> Vec<f64> {
 }
 
 /// A running sum that carries the rounding error of each step (Neumaier), so
-/// a long sliding window stays exact to the last bit or so: two averages
-/// that differ below the rounding noise of a plain running sum still compare
-/// the right way round.
+/// a long sliding window keeps its exact sum to far below the last bit, and
+/// its mean comes out correctly rounded: two averages then never compare
+/// the wrong way round, however close (a plain running sum can misorder
+/// them by its accumulated noise).
 #[derive(Debug, Default, Clone, Copy)]
 struct RunningSum {
     sum: f64,
@@ -32,13 +33,17 @@ impl RunningSum {
         self.sum = t;
     }
 
-    fn value(&self) -> f64 {
-        self.sum + self.carry
+    /// The sum divided by `n`, rounded once: the quotient of the leading
+    /// part, corrected by the exact remainder (by FMA) and the carry.
+    fn mean(&self, n: f64) -> f64 {
+        let q = self.sum / n;
+        let rest = (-q).mul_add(n, self.sum) + self.carry;
+        q + rest / n
     }
 }
 
-/// Simple moving average over a compensated running sum (TA-Lib's values to
-/// rounding, without the drift of its plain running sum).
+/// Simple moving average over a compensated running sum: the exact mean of
+/// each window, correctly rounded (TA-Lib's values to its rounding).
 pub fn sma(x: &[f64], period: usize) -> Vec<f64> {
     let mut out = nan(x.len());
     if period == 0 || x.len() < period {
@@ -50,7 +55,7 @@ pub fn sma(x: &[f64], period: usize) -> Vec<f64> {
     }
     for i in period - 1..x.len() {
         total.add(x[i]);
-        out[i] = total.value() / period as f64;
+        out[i] = total.mean(period as f64);
         total.add(-x[i + 1 - period]);
     }
     out
@@ -464,25 +469,36 @@ mod tests {
     }
 
     #[test]
-    fn sma_does_not_drift_over_long_series() {
-        // Prices with many decimals over 20,000 bars: the average of the
-        // window computed afresh in exact-ish arithmetic (sorted, compensated)
-        // equals the sliding one to the last bit or so.
-        let x: Vec<f64> = (0..20_000)
-            .map(|i| 1000.0 + 250.0 * ((i as f64) * 0.37).sin() + (i % 97) as f64 * 0.013_7)
+    fn sma_is_the_exact_window_mean_correctly_rounded() {
+        // Prices in [512, 1024) with every mantissa bit used: k / 2^43 with
+        // k in [2^52, 2^53). A window's exact sum is an integer over 2^43,
+        // so each mean can be checked exactly in integers.
+        let mut seed = 7u64;
+        let k: Vec<i128> = (0..20_000)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (1i128 << 52) + (seed >> 12) as i128
+            })
             .collect();
-        let s = sma(&x, 50);
-        for i in [49, 5_000, 12_345, 19_999] {
-            let mut w = RunningSum::default();
-            for v in &x[i + 1 - 50..=i] {
-                w.add(*v);
+        let x: Vec<f64> = k.iter().map(|k| *k as f64 / (1u64 << 43) as f64).collect();
+        for period in [7usize, 50, 200] {
+            let s = sma(&x, period);
+            let mut window: i128 = k[..period - 1].iter().sum();
+            for i in period - 1..x.len() {
+                window += k[i];
+                // s[i] = m * 2^e exactly; the mean is window / (period * 2^43).
+                // Correctly rounded: |window - m * period * 2^(e+43)| <= half
+                // an ulp, in integers (e + 43 >= -1 for means in [512, 1024)).
+                let (m, e) = (s[i] / s[i].abs().log2().floor().exp2() * (1u64 << 52) as f64, s[i].abs().log2().floor() as i32 - 52);
+                let (m, shift) = (m as i128, e + 43);
+                let (lhs, rhs) = if shift >= 0 {
+                    ((window - m * period as i128 * (1i128 << shift)).abs() * 2, period as i128 * (1i128 << shift))
+                } else {
+                    ((window * 2 - m * period as i128).abs() * 2, period as i128)
+                };
+                assert!(lhs <= rhs, "period {period}, bar {i}: {} not the rounded mean", s[i]);
+                window -= k[i + 1 - period];
             }
-            let want = w.value() / 50.0;
-            assert!(
-                (s[i] - want).abs() <= 2.0 * f64::EPSILON * want,
-                "bar {i}: {} vs {want}",
-                s[i]
-            );
         }
     }
 }

@@ -13,3 +13,4 @@ mod scanner;
 mod screens;
 mod seasonality;
 mod talib;
+mod vectorbt;
