@@ -250,50 +250,61 @@ fn exit_after(
 /// `capital_alloc`; an open position is marked to the close (entry costs paid).
 pub fn equity_curve(bars: &Bars, trades: &[Trade], s: &Settings) -> Vec<f64> {
     let mut equity = Vec::with_capacity(bars.len().saturating_sub(s.start));
-    walk_equity(bars, trades, s, |e, k| {
-        equity.extend(std::iter::repeat_n(e, k));
+    walk_equity(bars, trades, s, |seg| match seg {
+        Segment::Flat(e, k) => equity.extend(std::iter::repeat_n(e, k)),
+        Segment::Held(es) => equity.extend_from_slice(es),
     });
     equity
 }
 
-/// Calls `visit(equity, bars)` along the window: once per bar in the market,
-/// once per flat stretch (the same equity on every bar of it).
-fn walk_equity(bars: &Bars, trades: &[Trade], s: &Settings, mut visit: impl FnMut(f64, usize)) {
+/// A stretch of the window's equity curve.
+enum Segment<'a> {
+    /// The same equity on this many bars.
+    Flat(f64, usize),
+    /// A trade's bars, from its entry bar to its exit bar (the last one
+    /// realised, the others marked to the close).
+    Held(&'a [f64]),
+}
+
+/// Calls `visit` along the window, stretch by stretch.
+fn walk_equity(bars: &Bars, trades: &[Trade], s: &Settings, mut visit: impl FnMut(Segment)) {
     let n = bars.len();
-    let d = s.direction.sign();
-    let f = s.capital_alloc;
+    let (d, f, c) = (s.direction.sign(), s.capital_alloc, s.commission);
     let mut base = 1.0;
     let mut i = s.start.min(n);
+    let mut held = Vec::new();
     for tr in trades {
         if tr.entry_bar > i {
-            visit(base, tr.entry_bar - i);
+            visit(Segment::Flat(base, tr.entry_bar - i));
         }
         let entry_eff = tr.entry_price * (1.0 + d * s.slippage);
         let last = tr.exit_bar.min(n - 1);
-        for &close in &bars.close[tr.entry_bar..last] {
-            let open = d * (close - entry_eff) / entry_eff - s.commission;
-            visit(base * (1.0 + f * open), 1);
-        }
+        held.clear();
+        held.extend(
+            bars.close[tr.entry_bar..last]
+                .iter()
+                .map(|&close| base * (1.0 + f * (d * (close - entry_eff) / entry_eff - c))),
+        );
         base *= 1.0 + f * tr.ret;
-        visit(base, 1);
+        held.push(base);
+        visit(Segment::Held(&held));
         i = last + 1;
     }
     if n > i {
-        visit(base, n - i);
+        visit(Segment::Flat(base, n - i));
     }
 }
 
 /// Per-bar equity returns and drawdowns, taken in one walk: a flat stretch
-/// of k bars is one step, since its returns are all the same.
-#[derive(Default)]
+/// of k bars is one step, since its returns after the first are all 0.
 struct EquityStats {
     prev: f64,
-    /// Returns of single steps, kept for the second pass of the variance.
+    /// Returns of the bars visited one by one, in order.
     steps: Vec<f64>,
-    /// Bars of flat stretches after their first: their returns are 0 (NaN
-    /// on zero equity, which the sum carries).
+    /// Bars of flat stretches after their first: their returns are 0, or
+    /// NaN when the equity is zero or not finite (`flat_nan`).
     flat: usize,
-    sum: f64,
+    flat_nan: bool,
     peak: f64,
     trough: f64,
     max_dd: f64,
@@ -302,45 +313,70 @@ struct EquityStats {
 }
 
 impl EquityStats {
-    fn new() -> Self {
+    fn new(window: usize) -> Self {
         EquityStats {
             prev: 1.0,
+            steps: Vec::with_capacity(window),
+            flat: 0,
+            flat_nan: false,
             peak: 1.0,
             trough: 1.0,
-            ..Default::default()
+            max_dd: 0.0,
+            run: 0,
+            longest: 0,
         }
     }
 
-    fn visit(&mut self, e: f64, k: usize) {
-        let r = e / self.prev - 1.0;
-        self.steps.push(r);
-        self.sum += r;
-        if k > 1 {
-            self.flat += k - 1;
-            // e / e - 1: zero, or NaN on zero or non-finite equity.
-            let same = if e.is_finite() && e != 0.0 {
-                0.0
+    fn visit(&mut self, seg: Segment) {
+        match seg {
+            Segment::Flat(e, k) => {
+                self.steps.push(e / self.prev - 1.0);
+                self.flat += k - 1;
+                self.flat_nan |= k > 1 && !(e.is_finite() && e != 0.0);
+                self.prev = e;
+                self.drawdown(&[e]);
+                if k > 1 && (e.is_nan() || e < self.peak) {
+                    self.run += k - 1;
+                    self.longest = self.longest.max(self.run);
+                }
+            }
+            Segment::Held(es) => {
+                // Returns in bulk (the divisions vectorise), then the drawdown scan.
+                self.steps.push(es[0] / self.prev - 1.0);
+                self.steps.extend(es.windows(2).map(|w| w[1] / w[0] - 1.0));
+                self.prev = es[es.len() - 1];
+                self.drawdown(es);
+            }
+        }
+    }
+
+    fn drawdown(&mut self, es: &[f64]) {
+        let (mut peak, mut trough, mut max_dd) = (self.peak, self.trough, self.max_dd);
+        let (mut run, mut longest) = (self.run, self.longest);
+        for &e in es {
+            if e >= peak {
+                if trough < peak {
+                    max_dd = max_dd.min(trough / peak - 1.0);
+                }
+                (peak, trough, run) = (e, e, 0);
             } else {
-                f64::NAN
-            };
-            self.sum += same * (k - 1) as f64;
+                if e < trough {
+                    trough = e;
+                }
+                run += 1;
+                longest = longest.max(run);
+            }
         }
-        self.prev = e;
-        if e >= self.peak {
-            self.close_drawdown();
-            self.peak = e;
-            self.trough = e;
-            self.run = 0;
-        } else {
-            self.trough = self.trough.min(e);
-            self.run += k;
-            self.longest = self.longest.max(self.run);
-        }
+        (self.peak, self.trough, self.max_dd) = (peak, trough, max_dd);
+        (self.run, self.longest) = (run, longest);
     }
 
-    fn close_drawdown(&mut self) {
+    /// The deepest drawdown, the one still open included.
+    fn max_drawdown(&self) -> f64 {
         if self.trough < self.peak {
-            self.max_dd = self.max_dd.min(self.trough / self.peak - 1.0);
+            self.max_dd.min(self.trough / self.peak - 1.0)
+        } else {
+            self.max_dd
         }
     }
 
@@ -349,12 +385,17 @@ impl EquityStats {
         if count == 0 {
             return (0.0, None);
         }
-        let m = self.sum / count as f64;
+        let sum: f64 = self.steps.iter().sum();
+        let m = if self.flat_nan {
+            f64::NAN
+        } else {
+            sum / count as f64
+        };
         if count < 2 {
             return (m, None);
         }
-        let mut ss: f64 = self.steps.iter().map(|r| (r - m) * (r - m)).sum();
-        ss += self.flat as f64 * m * m;
+        let ss: f64 = self.steps.iter().map(|r| (r - m) * (r - m)).sum::<f64>()
+            + self.flat as f64 * m * m;
         (m, Some((ss / (count - 1) as f64).sqrt()))
     }
 }
@@ -391,10 +432,8 @@ fn metrics(bars: &Bars, trades: &[Trade], s: &Settings) -> Metrics {
     } else {
         (0.0, 0.0)
     };
-    let mut eq = EquityStats::new();
-    eq.steps.reserve(window.min(1024));
-    walk_equity(bars, trades, s, |e, k| eq.visit(e, k));
-    eq.close_drawdown();
+    let mut eq = EquityStats::new(window);
+    walk_equity(bars, trades, s, |seg| eq.visit(seg));
     let sharpe = match eq.mean_sd(window) {
         (m, Some(sd)) if sd > 0.0 => m / sd * s.bars_per_year.sqrt(),
         _ => 0.0,
@@ -421,7 +460,7 @@ fn metrics(bars: &Bars, trades: &[Trade], s: &Settings) -> Metrics {
         buy_hold: pct(buy_hold),
         cagr: pct(cagr),
         sharpe,
-        max_drawdown: pct(eq.max_dd),
+        max_drawdown: pct(eq.max_drawdown()),
         drawdown_period: eq.longest,
         time_in_market: if window == 0 {
             0.0

@@ -97,63 +97,154 @@ impl Fired {
         }
     }
 
-    /// Where `x` compared with `y` (same length) holds: `Greater` for
-    /// `x > y`, `Less` for `x < y`. NaN on either side never holds.
+    /// Where `x > y` (`Greater`) or `x < y` (`Less`); NaN never holds.
     pub fn compare(x: &[f64], y: &[f64], want: Ordering) -> Fired {
-        assert_eq!(x.len(), y.len(), "compared series have one length");
-        let mut f = Fired::none(x.len());
-        for (w, (xs, ys)) in f.words.iter_mut().zip(x.chunks(64).zip(y.chunks(64))) {
-            *w = compare_word(xs, ys, want);
-        }
-        f
+        Sides::of(x, y).compare(want)
     }
 
     /// Where `x` crosses `y`: upward (`Greater`) fires on bar i when
     /// `x[i-1] <= y[i-1]` and `x[i] > y[i]`; downward (`Less`) mirrors it.
     /// NaN on either side of either bar never fires.
     pub fn cross(x: &[f64], y: &[f64], want: Ordering) -> Fired {
+        Sides::of(x, y).cross(want)
+    }
+}
+
+/// Which side of `y` each bar of `x` is on, 64 bars a word: above, below,
+/// and whether both are known (not NaN). A crossover's entry and exit rules
+/// read the same sides, so a grid computes them once per pair of series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sides {
+    above: Vec<u64>,
+    below: Vec<u64>,
+    known: Vec<u64>,
+    len: usize,
+}
+
+impl Sides {
+    pub fn of(x: &[f64], y: &[f64]) -> Sides {
         assert_eq!(x.len(), y.len(), "compared series have one length");
-        let mut f = Fired::none(x.len());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present.
+            return unsafe { avx2::sides(x, y) };
+        }
+        Sides::portable(x, y)
+    }
+
+    fn with_capacity(len: usize) -> Sides {
+        let words = len.div_ceil(64);
+        Sides {
+            above: Vec::with_capacity(words),
+            below: Vec::with_capacity(words),
+            known: Vec::with_capacity(words),
+            len,
+        }
+    }
+
+    fn push(&mut self, above: u64, below: u64, known: u64) {
+        self.above.push(above);
+        self.below.push(below);
+        self.known.push(known);
+    }
+
+    fn portable(x: &[f64], y: &[f64]) -> Sides {
+        let mut s = Sides::with_capacity(x.len());
+        // Byte flags first (the compiler vectorises these loops), packed
+        // eight at a time into bits.
+        let (mut gt, mut lt, mut ok) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+        for (xs, ys) in x.chunks(64).zip(y.chunks(64)) {
+            let m = xs.len();
+            for j in 0..m {
+                let (a, b) = (xs[j], ys[j]);
+                gt[j] = u8::from(a > b);
+                lt[j] = u8::from(a < b);
+                ok[j] = u8::from(!a.is_nan() && !b.is_nan());
+            }
+            for f in [&mut gt, &mut lt, &mut ok] {
+                f[m..].fill(0);
+            }
+            s.push(pack(&gt), pack(&lt), pack(&ok));
+        }
+        s
+    }
+
+    fn words(&self, want: Ordering) -> &[u64] {
+        match want {
+            Ordering::Greater => &self.above,
+            _ => &self.below,
+        }
+    }
+
+    /// Where `x > y` (`Greater`) or `x < y` (`Less`).
+    pub fn compare(&self, want: Ordering) -> Fired {
+        Fired {
+            words: self.words(want).to_vec(),
+            len: self.len,
+        }
+    }
+
+    /// Where `x` crosses `y` upward (`Greater`) or downward (`Less`).
+    pub fn cross(&self, want: Ordering) -> Fired {
+        let now = self.words(want);
+        let mut words = Vec::with_capacity(now.len());
         let mut carry = 0u64;
-        for (w, (xs, ys)) in f.words.iter_mut().zip(x.chunks(64).zip(y.chunks(64))) {
-            let now = compare_word(xs, ys, want);
-            // Was at or on the other side: not strictly `want`, both known.
-            let before = !now & known_word(xs, ys);
-            *w = now & (before << 1 | carry);
+        for (w, k) in now.iter().zip(&self.known) {
+            // Before: known and not strictly on the wanted side.
+            let before = !w & k;
+            words.push(w & (before << 1 | carry));
             carry = before >> 63;
         }
-        f
+        Fired {
+            words,
+            len: self.len,
+        }
     }
 }
 
-/// Bit j: `x[j]` against `y[j]` is `want` (NaN never is).
-fn compare_word(x: &[f64], y: &[f64], want: Ordering) -> u64 {
-    let mut w = 0u64;
-    match want {
-        Ordering::Greater => {
-            for (j, (a, b)) in x.iter().zip(y).enumerate() {
-                w |= u64::from(a > b) << j;
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::Sides;
+    use std::arch::x86_64::*;
+
+    /// Four bars a compare, their signs gathered straight into bits.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn sides(x: &[f64], y: &[f64]) -> Sides {
+        let mut s = Sides::with_capacity(x.len());
+        let full = x.len() / 64 * 64;
+        for base in (0..full).step_by(64) {
+            let (mut above, mut below, mut known) = (0u64, 0u64, 0u64);
+            for k in 0..16 {
+                // SAFETY: base + 4k + 3 < full <= x.len() = y.len().
+                let (a, b) = unsafe {
+                    (
+                        _mm256_loadu_pd(x.as_ptr().add(base + 4 * k)),
+                        _mm256_loadu_pd(y.as_ptr().add(base + 4 * k)),
+                    )
+                };
+                let bits = |m: __m256d| (_mm256_movemask_pd(m) as u64) << (4 * k);
+                above |= bits(_mm256_cmp_pd::<_CMP_GT_OQ>(a, b));
+                below |= bits(_mm256_cmp_pd::<_CMP_LT_OQ>(a, b));
+                known |= bits(_mm256_cmp_pd::<_CMP_ORD_Q>(a, b));
             }
+            s.push(above, below, known);
         }
-        Ordering::Less => {
-            for (j, (a, b)) in x.iter().zip(y).enumerate() {
-                w |= u64::from(a < b) << j;
-            }
+        if full < x.len() {
+            let tail = Sides::portable(&x[full..], &y[full..]);
+            s.push(tail.above[0], tail.below[0], tail.known[0]);
         }
-        Ordering::Equal => {
-            for (j, (a, b)) in x.iter().zip(y).enumerate() {
-                w |= u64::from(a == b) << j;
-            }
-        }
+        s
     }
-    w
 }
 
-/// Bit j: neither `x[j]` nor `y[j]` is NaN.
-fn known_word(x: &[f64], y: &[f64]) -> u64 {
+/// 64 byte flags (0 or 1) as the bits of a word, flag j at bit j.
+fn pack(flags: &[u8; 64]) -> u64 {
     let mut w = 0u64;
-    for (j, (a, b)) in x.iter().zip(y).enumerate() {
-        w |= u64::from(!a.is_nan() && !b.is_nan()) << j;
+    for (k, eight) in flags.chunks_exact(8).enumerate() {
+        let v = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+        // Each byte's low bit moves to bit 56 + k of the product, with no
+        // carries between them (the shifts 56 + 8i - 7j never collide).
+        w |= (v.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
     }
     w
 }
@@ -210,6 +301,7 @@ mod tests {
             let down: Vec<bool> = (0..n)
                 .map(|i| i > 0 && ok(i - 1) && x[i - 1] >= y[i - 1] && x[i] < y[i])
                 .collect();
+            assert_eq!(Sides::portable(&x, &y), Sides::of(&x, &y), "both paths");
             assert_eq!(Fired::compare(&x, &y, Ordering::Greater).to_bools(), gt);
             assert_eq!(Fired::compare(&x, &y, Ordering::Less).to_bools(), lt);
             assert_eq!(Fired::cross(&x, &y, Ordering::Greater).to_bools(), up);

@@ -32,7 +32,7 @@ pub enum MaKind {
 }
 
 /// Qualifier transforms (codes 5-11), each over `period` bars.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Transform {
     /// (x / x[t-p] - 1) x 100.
     RateOfChange(usize),

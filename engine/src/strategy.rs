@@ -63,6 +63,32 @@ impl Technical {
         })
     }
 
+    /// The indicator and its parameters as plain numbers, for hashing.
+    pub fn key(self) -> (u8, [u64; 3]) {
+        use Technical::*;
+        let n = |x: usize| x as u64;
+        match self {
+            Rsi(a) => (0, [n(a), 0, 0]),
+            Sma(a) => (1, [n(a), 0, 0]),
+            Ema(a) => (2, [n(a), 0, 0]),
+            MacdLine(a, b, c) => (3, [n(a), n(b), n(c)]),
+            MacdSignal(a, b, c) => (4, [n(a), n(b), n(c)]),
+            MacdHistogram(a, b, c) => (5, [n(a), n(b), n(c)]),
+            BollingerUpper(a, k) => (6, [n(a), k.to_bits(), 0]),
+            BollingerMiddle(a, k) => (7, [n(a), k.to_bits(), 0]),
+            BollingerLower(a, k) => (8, [n(a), k.to_bits(), 0]),
+            StochK(a, b, c) => (9, [n(a), n(b), n(c)]),
+            StochD(a, b, c) => (10, [n(a), n(b), n(c)]),
+            Atr(a) => (11, [n(a), 0, 0]),
+            Adx(a) => (12, [n(a), 0, 0]),
+            Cci(a) => (13, [n(a), 0, 0]),
+            WilliamsR(a) => (14, [n(a), 0, 0]),
+            Roc(a) => (15, [n(a), 0, 0]),
+            Mfi(a) => (16, [n(a), 0, 0]),
+            Obv => (17, [0, 0, 0]),
+        }
+    }
+
     pub fn compute(self, b: &Bars) -> Vec<f64> {
         let (h, l, c, v) = (&b.high, &b.low, &b.close, &b.volume);
         match self {

@@ -3,7 +3,7 @@
 //! and again; here the second ask is a lookup.
 
 use crate::Bars;
-use crate::fired::Fired;
+use crate::fired::{Fired, Sides};
 use crate::rules::{self, MaKind, Op, Target, Transform};
 use crate::strategy::{Block, BlockKind, Column, Comparison, Condition, Source};
 use std::cmp::Ordering;
@@ -16,8 +16,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 enum SourceKey {
     Column(Column),
-    /// The indicator with its parameters, as written by `Debug`.
-    Technical(String),
+    /// The indicator with its parameters.
+    Technical((u8, [u64; 3])),
     Series(Arc<Vec<f64>>),
 }
 
@@ -48,7 +48,7 @@ impl std::hash::Hash for SourceKey {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct ValuesKey {
     source: SourceKey,
-    transform: Option<String>,
+    transform: Option<Transform>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,11 +66,15 @@ struct ConditionKey {
     target: TargetKey,
 }
 
+/// The signal against its target series, bar by bar.
+type SidesKey = (ValuesKey, TargetKey);
+
 /// The series and firings computed so far over one set of bars.
 pub struct Workspace<'a> {
     bars: &'a Bars,
     values: HashMap<ValuesKey, Rc<Vec<f64>>>,
     averages: HashMap<(ValuesKey, MaKind, usize), Rc<Vec<f64>>>,
+    sides: HashMap<SidesKey, Rc<Sides>>,
     fired: HashMap<ConditionKey, Rc<Fired>>,
 }
 
@@ -87,6 +91,7 @@ impl<'a> Workspace<'a> {
             bars,
             values: HashMap::new(),
             averages: HashMap::new(),
+            sides: HashMap::new(),
             fired: HashMap::new(),
         }
     }
@@ -99,10 +104,10 @@ impl<'a> Workspace<'a> {
         ValuesKey {
             source: match source {
                 Source::Column(c) => SourceKey::Column(*c),
-                Source::Technical(t) => SourceKey::Technical(format!("{t:?}")),
+                Source::Technical(t) => SourceKey::Technical(t.key()),
                 Source::Series(s) => SourceKey::Series(s.clone()),
             },
-            transform: transform.map(|t| format!("{t:?}")),
+            transform,
         }
     }
 
@@ -150,40 +155,29 @@ impl<'a> Workspace<'a> {
         let key = ConditionKey {
             values: values.clone(),
             op: c.op,
-            target,
+            target: target.clone(),
         };
         if let Some(f) = self.fired.get(&key) {
             return f.clone();
         }
-        let x = self.values(&c.source, c.transform);
-        let shifted = |ma: &[f64], offset_pct: f64| -> Vec<f64> {
-            ma.iter().map(|m| m * (1.0 + offset_pct / 100.0)).collect()
+        let side = match c.op {
+            Op::Gt | Op::CrossAbove => Some(Ordering::Greater),
+            Op::Lt | Op::CrossBelow => Some(Ordering::Less),
+            _ => None,
         };
-        let f = match &c.comparison {
-            Comparison::Value(v) => fire(&x, c.op, &vec![*v; x.len()]),
-            Comparison::OwnAverage {
-                kind,
-                period,
-                offset_pct,
-            } => {
-                let ma = self.average(values, &x, *kind, *period);
-                if *offset_pct == 0.0 {
-                    fire(&x, c.op, &ma)
+        let f = match side {
+            Some(want) => {
+                let sides = self.sides(c, values, target);
+                if matches!(c.op, Op::Gt | Op::Lt) {
+                    sides.compare(want)
                 } else {
-                    fire(&x, c.op, &shifted(&ma, *offset_pct))
+                    sides.cross(want)
                 }
             }
-            Comparison::CloseAverage {
-                kind,
-                period,
-                offset_pct,
-            } => {
-                let ma = self.average(close_key(), &self.bars.close, *kind, *period);
-                if *offset_pct == 0.0 {
-                    fire(&x, c.op, &ma)
-                } else {
-                    fire(&x, c.op, &shifted(&ma, *offset_pct))
-                }
+            None => {
+                let x = self.values(&c.source, c.transform);
+                let y = self.target(c, values, &x);
+                Fired::from_bools(&rules::evaluate(&x, c.op, &Target::Series(y.to_vec())))
             }
         };
         let f = Rc::new(f);
@@ -191,8 +185,48 @@ impl<'a> Workspace<'a> {
         f
     }
 
+    /// The series the condition's signal is compared with.
+    fn target(&mut self, c: &Condition, values: ValuesKey, x: &[f64]) -> Rc<Vec<f64>> {
+        let shifted = |ma: Rc<Vec<f64>>, offset_pct: f64| {
+            if offset_pct == 0.0 {
+                ma
+            } else {
+                Rc::new(ma.iter().map(|m| m * (1.0 + offset_pct / 100.0)).collect())
+            }
+        };
+        match &c.comparison {
+            Comparison::Value(v) => Rc::new(vec![*v; x.len()]),
+            Comparison::OwnAverage {
+                kind,
+                period,
+                offset_pct,
+            } => shifted(self.average(values, x, *kind, *period), *offset_pct),
+            Comparison::CloseAverage {
+                kind,
+                period,
+                offset_pct,
+            } => shifted(
+                self.average(close_key(), &self.bars.close, *kind, *period),
+                *offset_pct,
+            ),
+        }
+    }
+
+    /// The signal's sides of its target (shared by the crossover's rules).
+    fn sides(&mut self, c: &Condition, values: ValuesKey, target: TargetKey) -> Rc<Sides> {
+        let key = (values.clone(), target);
+        if let Some(s) = self.sides.get(&key) {
+            return s.clone();
+        }
+        let x = self.values(&c.source, c.transform);
+        let y = self.target(c, values, &x);
+        let s = Rc::new(Sides::of(&x, &y));
+        self.sides.insert(key, s.clone());
+        s
+    }
+
     /// Where the block's rule fires, after its delay.
-    pub fn block(&mut self, b: &Block) -> Fired {
+    pub fn block(&mut self, b: &Block) -> Rc<Fired> {
         let n = self.bars.len();
         let votes = |ws: &mut Self| -> Vec<Vec<bool>> {
             b.conditions
@@ -201,32 +235,28 @@ impl<'a> Workspace<'a> {
                 .collect()
         };
         let fired = match &b.kind {
-            BlockKind::Never => Fired::none(n),
+            BlockKind::Never => Rc::new(Fired::none(n)),
             BlockKind::Single => match b.conditions.first() {
-                Some(c) => (*self.condition(c)).clone(),
-                None => Fired::none(n),
+                Some(c) => self.condition(c),
+                None => Rc::new(Fired::none(n)),
             },
-            BlockKind::Scoring { threshold } => {
-                Fired::from_bools(&rules::scoring(&votes(self), *threshold))
-            }
-            BlockKind::TimeOrder { window } => {
-                Fired::from_bools(&rules::time_order(&votes(self), *window))
-            }
+            BlockKind::Scoring { threshold } => Rc::new(Fired::from_bools(&rules::scoring(
+                &votes(self),
+                *threshold,
+            ))),
+            BlockKind::TimeOrder { window } => Rc::new(Fired::from_bools(&rules::time_order(
+                &votes(self),
+                *window,
+            ))),
         };
-        fired.delayed(b.delay_bars)
+        match b.delay_bars {
+            0 => fired,
+            d => Rc::new(fired.delayed(d)),
+        }
     }
+
 }
 
-/// `x op y` bar by bar; the comparisons a grid repeats most are bit-parallel.
-fn fire(x: &[f64], op: Op, y: &[f64]) -> Fired {
-    match op {
-        Op::Gt => Fired::compare(x, y, Ordering::Greater),
-        Op::Lt => Fired::compare(x, y, Ordering::Less),
-        Op::CrossAbove => Fired::cross(x, y, Ordering::Greater),
-        Op::CrossBelow => Fired::cross(x, y, Ordering::Less),
-        _ => Fired::from_bools(&rules::evaluate(x, op, &Target::Series(y.to_vec()))),
-    }
-}
 
 #[cfg(test)]
 mod tests {

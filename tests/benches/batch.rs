@@ -9,6 +9,9 @@
 //!   the same run, with a sample of pairs checked equal;
 //! - end to end over HTTP on the embedded server (2 workers, loopback),
 //!   from the submit to the finished table, over 20 years of SPX bars.
+//!
+//! `-- engine` runs the engine alone without the peer, `-- http` the end to
+//! end part alone.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDate;
@@ -109,16 +112,20 @@ fn bars_from(v: &Value) -> Bars {
 }
 
 /// The engine against vectorbt on `bars` (or GOOG's, when `bars` is None).
-fn against_vectorbt(label: &str, bars: Option<&Bars>, start: usize) {
+fn against_vectorbt(label: &str, bars: Option<&Bars>, start: usize, peer: bool) {
     let pairs = pairs();
     let sample: Vec<[usize; 2]> = pairs.iter().step_by(50).map(|(f, s)| [*f, *s]).collect();
     let mut req = json!({"fast": fast_windows(), "slow": slow_windows(), "start": start,
-        "sample": sample, "exact": true, "repeat": 3});
+        "sample": sample, "exact": true, "repeat": if peer { 3 } else { 0 }});
     match bars {
         Some(b) => req["close"] = json!(b.close),
         None => req["goog"] = json!(true),
     }
-    let peer = tests::reference::find().map(|_| tests::reference::run("vectorbt_sma_grid.py", &req));
+    // The bars of GOOG come from the peer's script even when it is not timed.
+    let peer = (peer || bars.is_none())
+        .then(tests::reference::find)
+        .flatten()
+        .map(|_| tests::reference::run("vectorbt_sma_grid.py", &req));
     let goog;
     let bars = match (bars, &peer) {
         (Some(b), _) => b,
@@ -149,8 +156,8 @@ fn against_vectorbt(label: &str, bars: Option<&Bars>, start: usize) {
         rate(two),
         two.as_secs_f64() * 1e3,
     );
-    let Some(r) = peer else {
-        println!("  vectorbt skipped: the reference venv is missing (tests/run creates it)");
+    let Some(r) = peer.filter(|r| r.get("whole_seconds").is_some()) else {
+        println!("  vectorbt not timed (`-- engine`, or no reference venv)");
         return;
     };
     let whole = r["whole_seconds"].as_f64().unwrap();
@@ -211,8 +218,17 @@ fn main() {
         let from = last - chrono::Months::new(240);
         let start = spx.time.partition_point(|t| t.date() < from);
 
-        against_vectorbt("GOOG (backtesting.py's bars)", None, 0);
-        against_vectorbt("SPX, 20 years", Some(&spx), start);
+        let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+        let part = |name: &str| only.as_deref().is_none_or(|o| o == name);
+        if part("engine") {
+            let peer = only.is_none();
+            against_vectorbt("GOOG (backtesting.py's bars)", None, 0, peer);
+            against_vectorbt("SPX, 20 years", Some(&spx), start, peer);
+        }
+        if !part("http") {
+            s.stop().await;
+            return;
+        }
 
         // End to end: the same grid as one batch, entry and exit periods linked.
         let side = |op: &str| {
