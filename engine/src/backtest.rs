@@ -394,8 +394,8 @@ impl EquityStats {
         if count < 2 {
             return (m, None);
         }
-        let ss: f64 = self.steps.iter().map(|r| (r - m) * (r - m)).sum::<f64>()
-            + self.flat as f64 * m * m;
+        let ss: f64 =
+            self.steps.iter().map(|r| (r - m) * (r - m)).sum::<f64>() + self.flat as f64 * m * m;
         (m, Some((ss / (count - 1) as f64).sqrt()))
     }
 }

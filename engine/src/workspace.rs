@@ -240,23 +240,19 @@ impl<'a> Workspace<'a> {
                 Some(c) => self.condition(c),
                 None => Rc::new(Fired::none(n)),
             },
-            BlockKind::Scoring { threshold } => Rc::new(Fired::from_bools(&rules::scoring(
-                &votes(self),
-                *threshold,
-            ))),
-            BlockKind::TimeOrder { window } => Rc::new(Fired::from_bools(&rules::time_order(
-                &votes(self),
-                *window,
-            ))),
+            BlockKind::Scoring { threshold } => {
+                Rc::new(Fired::from_bools(&rules::scoring(&votes(self), *threshold)))
+            }
+            BlockKind::TimeOrder { window } => {
+                Rc::new(Fired::from_bools(&rules::time_order(&votes(self), *window)))
+            }
         };
         match b.delay_bars {
             0 => fired,
             d => Rc::new(fired.delayed(d)),
         }
     }
-
 }
-
 
 #[cfg(test)]
 mod tests {

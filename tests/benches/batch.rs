@@ -62,7 +62,12 @@ fn side(fast: usize, slow: usize, op: Op) -> Block {
 }
 
 /// The grid on `threads` threads, each with its own workspace.
-fn engine_grid(bars: &Bars, pairs: &[(usize, usize)], start: usize, threads: usize) -> Vec<Metrics> {
+fn engine_grid(
+    bars: &Bars,
+    pairs: &[(usize, usize)],
+    start: usize,
+    threads: usize,
+) -> Vec<Metrics> {
     let settings = Settings {
         direction: Direction::Long,
         trade_price: TradePrice::CurrentClose,
@@ -106,7 +111,14 @@ fn bars_from(v: &Value) -> Bars {
     let mut b = Bars::default();
     for (i, d) in v["dates"].as_array().unwrap().iter().enumerate() {
         let d: NaiveDate = d.as_str().unwrap().parse().unwrap();
-        b.push(d.and_hms_opt(0, 0, 0).unwrap(), o[i], h[i], l[i], c[i], vol[i]);
+        b.push(
+            d.and_hms_opt(0, 0, 0).unwrap(),
+            o[i],
+            h[i],
+            l[i],
+            c[i],
+            vol[i],
+        );
     }
     b
 }
@@ -174,14 +186,21 @@ fn against_vectorbt(label: &str, bars: Option<&Bars>, start: usize, peer: bool) 
     let ours = engine_grid(bars, &pairs, start, 2);
     let (mut same, mut theirs_wrong) = (0, 0);
     for t in r["results"].as_array().unwrap() {
-        let (f, s) = (t["fast"].as_u64().unwrap() as usize, t["slow"].as_u64().unwrap() as usize);
+        let (f, s) = (
+            t["fast"].as_u64().unwrap() as usize,
+            t["slow"].as_u64().unwrap() as usize,
+        );
         if !t["vbt_sign_errors"].as_array().unwrap().is_empty() {
             theirs_wrong += 1;
             continue;
         }
         let m = &ours[pairs.iter().position(|p| *p == (f, s)).unwrap()];
         let want = t["total_return"].as_f64().unwrap();
-        assert_eq!(m.total_trades as u64, t["trades"].as_u64().unwrap(), "SMA {f}/{s}");
+        assert_eq!(
+            m.total_trades as u64,
+            t["trades"].as_u64().unwrap(),
+            "SMA {f}/{s}"
+        );
         assert!(
             (m.total_return - want).abs() <= 1e-9 * want.abs().max(1.0),
             "SMA {f}/{s}: {} vs {want}",

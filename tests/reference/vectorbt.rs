@@ -4,8 +4,8 @@
 
 use chrono::NaiveDate;
 use engine::Bars;
-use engine::indicators::sma;
 use engine::backtest::{Direction, RiskControl, Settings, TradePrice, simulate};
+use engine::indicators::sma;
 use engine::rules::{MaKind, Op};
 use engine::strategy::{Block, BlockKind, Comparison, Condition, Source, Technical};
 use engine::workspace::Workspace;
@@ -32,7 +32,14 @@ pub fn goog(r: &Value) -> Bars {
     let mut bars = Bars::default();
     for (i, d) in b["dates"].as_array().unwrap().iter().enumerate() {
         let d: NaiveDate = d.as_str().unwrap().parse().unwrap();
-        bars.push(d.and_hms_opt(0, 0, 0).unwrap(), o[i], h[i], l[i], c[i], v[i]);
+        bars.push(
+            d.and_hms_opt(0, 0, 0).unwrap(),
+            o[i],
+            h[i],
+            l[i],
+            c[i],
+            v[i],
+        );
     }
     bars
 }
@@ -83,7 +90,10 @@ fn sma_crossover_grid_matches_vectorbt_on_every_pair() {
     let mut ws = Workspace::new(&bars);
     let (mut traded, mut theirs_wrong) = (0, 0);
     for t in r["results"].as_array().unwrap() {
-        let (f, s) = (t["fast"].as_u64().unwrap() as usize, t["slow"].as_u64().unwrap() as usize);
+        let (f, s) = (
+            t["fast"].as_u64().unwrap() as usize,
+            t["slow"].as_u64().unwrap() as usize,
+        );
         let entry = ws.block(&side(f, s, Op::CrossAbove));
         let exit = ws.block(&side(f, s, Op::CrossBelow));
         let m = simulate(&bars, &entry, &exit, &settings).metrics;
@@ -102,7 +112,11 @@ fn sma_crossover_grid_matches_vectorbt_on_every_pair() {
             theirs_wrong += 1;
             continue;
         }
-        assert_eq!(m.total_trades as u64, t["trades"].as_u64().unwrap(), "SMA {f}/{s}: trades");
+        assert_eq!(
+            m.total_trades as u64,
+            t["trades"].as_u64().unwrap(),
+            "SMA {f}/{s}: trades"
+        );
         let want = t["total_return"].as_f64().unwrap();
         assert!(
             (m.total_return - want).abs() <= 1e-9 * want.abs().max(1.0),
@@ -111,6 +125,11 @@ fn sma_crossover_grid_matches_vectorbt_on_every_pair() {
         );
     }
     assert!(traded > 1500, "most pairs trade: {traded}");
-    eprintln!("{theirs_wrong} of 1,600 pairs differ where vectorbt's rolling mean misorders the averages");
-    assert!(theirs_wrong < 16, "vectorbt's rounding decides few pairs: {theirs_wrong}");
+    eprintln!(
+        "{theirs_wrong} of 1,600 pairs differ where vectorbt's rolling mean misorders the averages"
+    );
+    assert!(
+        theirs_wrong < 16,
+        "vectorbt's rounding decides few pairs: {theirs_wrong}"
+    );
 }

@@ -12,7 +12,8 @@ use chrono::{NaiveDateTime, TimeDelta};
 use platform::PortError;
 use platform::marketdata::BlobStore;
 use platform::tasks::{
-    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStore,
+    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStatus,
+    TaskStore,
 };
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -193,21 +194,30 @@ impl DynamoTaskStore {
         }
     }
 
-    /// Whole items for `ids`, in that order (BatchGetItem, 100 keys a call).
-    async fn fetch(&self, ids: &[String]) -> Result<Vec<Task>, PortError> {
+    /// The items of `ids` by id (BatchGetItem, 100 keys a call); with
+    /// `status_only` just their id and status.
+    async fn items(
+        &self,
+        ids: &[String],
+        status_only: bool,
+    ) -> Result<HashMap<String, Item>, PortError> {
         let mut found: HashMap<String, Item> = HashMap::new();
         for chunk in ids.chunks(100) {
             let keys: Vec<Item> = chunk
                 .iter()
                 .map(|id| HashMap::from([("id".to_string(), s(id))]))
                 .collect();
-            let mut request = Some(
-                KeysAndAttributes::builder()
+            let mut request = Some({
+                let mut k = KeysAndAttributes::builder()
                     .set_keys(Some(keys))
-                    .consistent_read(true)
-                    .build()
-                    .map_err(PortError::internal)?,
-            );
+                    .consistent_read(true);
+                if status_only {
+                    k = k
+                        .projection_expression("id, #status")
+                        .expression_attribute_names("#status", "status");
+                }
+                k.build().map_err(PortError::internal)?
+            });
             while let Some(r) = request.take() {
                 let out = self
                     .client
@@ -233,6 +243,12 @@ impl DynamoTaskStore {
                     .cloned();
             }
         }
+        Ok(found)
+    }
+
+    /// Whole items for `ids`, in that order (BatchGetItem, 100 keys a call).
+    async fn fetch(&self, ids: &[String]) -> Result<Vec<Task>, PortError> {
+        let found = self.items(ids, false).await?;
         let mut tasks = Vec::with_capacity(ids.len());
         for id in ids {
             // A task deleted (expired) between the index read and now is skipped.
@@ -416,6 +432,24 @@ impl TaskStore for DynamoTaskStore {
         Err(PortError::Unavailable(
             "a submit with this idempotency key is still being stored; retry shortly".into(),
         ))
+    }
+
+    async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {
+        let keys: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+        let found = self.items(&keys, true).await?;
+        keys.iter()
+            .map(|id| {
+                found
+                    .get(id)
+                    .and_then(|i| i.get("status"))
+                    .map(|v| {
+                        v.as_s()
+                            .map_err(|_| PortError::internal("task status is not text"))?
+                            .parse()
+                    })
+                    .transpose()
+            })
+            .collect()
     }
 
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {

@@ -12,6 +12,7 @@ pub async fn run_all(store: Arc<dyn TaskStore>) {
     create_and_get(store.as_ref()).await;
     listing(store.as_ref()).await;
     claims_and_finishing(store.as_ref()).await;
+    statuses(store.as_ref()).await;
     release_and_failure(store.as_ref()).await;
     progress(store.as_ref()).await;
     concurrent_claims(store.clone()).await;
@@ -429,6 +430,58 @@ async fn listing(store: &dyn TaskStore) {
         .await
         .unwrap();
     assert_eq!((none.total, none.tasks.len()), (0, 0));
+}
+
+/// Statuses of many tasks at once, in the order asked, unknown ids as none.
+async fn statuses(store: &dyn TaskStore) {
+    let owner = unique("owner");
+    let mut ids = Vec::new();
+    for k in 0..130 {
+        ids.push(
+            store
+                .create(new(&owner, TaskKind::BatchChunk, k))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    let Claim::Claimed(_) = store
+        .claim(ids[3], now(), TimeDelta::seconds(60))
+        .await
+        .unwrap()
+    else {
+        panic!("claimable")
+    };
+    let Claim::Claimed(_) = store
+        .claim(ids[120], now(), TimeDelta::seconds(60))
+        .await
+        .unwrap()
+    else {
+        panic!("claimable")
+    };
+    store
+        .finish(
+            ids[120],
+            1,
+            Outcome::Success(json!({"rows": [1, 2]})),
+            now(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let mut asked = ids.clone();
+    asked.insert(7, uuid::Uuid::new_v4());
+    let got = store.statuses(&asked).await.unwrap();
+    assert_eq!(got.len(), 131);
+    assert_eq!(got[7], None);
+    assert_eq!(got[3], Some(TaskStatus::Running));
+    assert_eq!(got[121], Some(TaskStatus::Success));
+    let pending = got
+        .iter()
+        .filter(|s| **s == Some(TaskStatus::Pending))
+        .count();
+    assert_eq!(pending, 128);
+    assert!(store.statuses(&[]).await.unwrap().is_empty());
 }
 
 async fn claims_and_finishing(store: &dyn TaskStore) {

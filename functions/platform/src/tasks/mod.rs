@@ -237,6 +237,16 @@ pub trait TaskStore: Send + Sync {
     /// Any task by id; only workers and recovery use this.
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError>;
 
+    /// Where each task stands (`None` for an unknown id), without reading
+    /// parameters or results: progress over many tasks stays cheap.
+    async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.push(self.get(*id).await?.map(|t| t.status));
+        }
+        Ok(out)
+    }
+
     /// An owner's task; another owner's id reads as absent.
     async fn get_owned(&self, id: Uuid, owner: &str) -> Result<Option<Task>, PortError> {
         Ok(self.get(id).await?.filter(|t| t.owner == owner))

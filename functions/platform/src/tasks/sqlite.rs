@@ -3,7 +3,7 @@
 
 use super::{
     Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, TIME_FORMAT, Task, TaskFilter, TaskPage,
-    TaskStore,
+    TaskStatus, TaskStore,
 };
 use crate::PortError;
 use crate::sqlite::Database;
@@ -164,6 +164,23 @@ impl TaskStore for SqliteTaskStore {
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
         let id = id.to_string();
         self.db.run(move |c| select_one(c, &id)).await
+    }
+
+    async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {
+        let ids: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+        let found: Vec<Option<String>> = self
+            .db
+            .run(move |c| {
+                let mut stmt = c.prepare_cached("SELECT status FROM tasks WHERE id = ?1")?;
+                ids.iter()
+                    .map(|id| stmt.query_row([id], |r| r.get(0)).optional())
+                    .collect()
+            })
+            .await?;
+        found
+            .into_iter()
+            .map(|s| s.map(|s| s.parse()).transpose())
+            .collect()
     }
 
     async fn list(

@@ -78,11 +78,30 @@ pub struct Parsed {
     pub params: StrategyParams,
     /// The caller's object, duplicate keys resolved (last wins).
     pub user_supplied: Value,
-    pub defaults_applied: Map<String, Value>,
     pub warnings: Vec<String>,
 }
 
-/// Defaults of 2.1, as the spec writes them.
+impl Parsed {
+    /// The defaults of 2.1 the caller left out (end_date aside: it depends
+    /// on the data).
+    pub fn defaults_applied(&self) -> Map<String, Value> {
+        DEFAULTS
+            .iter()
+            .filter(|(k, _)| *k != "end_date" && given(&self.user_supplied, k).is_none())
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+}
+
+/// A field the caller gave (null counts as not given).
+fn given<'a>(body: &'a Value, k: &str) -> Option<&'a Value> {
+    body.get(k).filter(|x| !x.is_null())
+}
+
+/// Defaults of 2.1, as the spec writes them (built once).
+static DEFAULTS: std::sync::LazyLock<Vec<(&'static str, Value)>> =
+    std::sync::LazyLock::new(defaults);
+
 fn defaults() -> Vec<(&'static str, Value)> {
     vec![
         ("benchmark", json!("SPX")),
@@ -175,21 +194,16 @@ pub fn parse(body: &Value) -> Result<Parsed> {
     let o = body
         .as_object()
         .ok_or_else(|| FieldError("the body must be a JSON object".into()))?;
-    let mut defaults_applied = Map::new();
-    let mut fields: Map<String, Value> = Map::new();
-    for (k, v) in defaults() {
-        match o.get(k).filter(|x| !x.is_null()) {
-            Some(given) => {
-                fields.insert(k.into(), given.clone());
-            }
-            None => {
-                if k != "end_date" {
-                    defaults_applied.insert(k.into(), v.clone());
-                }
-                fields.insert(k.into(), v);
-            }
-        }
-    }
+    // Each field as given, else its default.
+    let fields = |k: &str| -> &Value {
+        given(body, k).unwrap_or_else(|| {
+            &DEFAULTS
+                .iter()
+                .find(|(d, _)| *d == k)
+                .expect("a field with a default")
+                .1
+        })
+    };
     let symbol = text(
         o.get("symbol")
             .ok_or_else(|| FieldError::at("symbol", "is required"))?,
@@ -210,7 +224,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
             .ok_or_else(|| FieldError::at("exit", "is required"))?,
         "exit",
     )?;
-    let direction = match text(&fields["direction"], "direction")?
+    let direction = match text(fields("direction"), "direction")?
         .trim()
         .to_ascii_lowercase()
         .as_str()
@@ -224,7 +238,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
             ));
         }
     };
-    let frequency = match text(&fields["frequency"], "frequency")?
+    let frequency = match text(fields("frequency"), "frequency")?
         .trim()
         .to_ascii_lowercase()
         .as_str()
@@ -240,7 +254,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
             ));
         }
     };
-    let trade_price = match integer(&fields["trade_price"], "trade_price")? {
+    let trade_price = match integer(fields("trade_price"), "trade_price")? {
         0 => TradePrice::NextOpen,
         1 => TradePrice::NextClose,
         2 => TradePrice::CurrentClose,
@@ -251,7 +265,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
             ));
         }
     };
-    let capital = number(&fields["capital"], "capital")?;
+    let capital = number(fields("capital"), "capital")?;
     if capital <= 0.0 {
         return Err(FieldError::at("capital", "must be positive"));
     }
@@ -260,11 +274,11 @@ pub fn parse(body: &Value) -> Result<Parsed> {
             "capital",
             format!(
                 "{} is above the largest capital, 1e12",
-                sent(&fields["capital"])
+                sent(fields("capital"))
             ),
         ));
     }
-    let capital_alloc = number(&fields["capital_alloc"], "capital_alloc")?;
+    let capital_alloc = number(fields("capital_alloc"), "capital_alloc")?;
     if !(capital_alloc > 0.0 && capital_alloc <= 1.0) {
         return Err(FieldError::at(
             "capital_alloc",
@@ -272,7 +286,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
         ));
     }
     let fraction = |k: &str| -> Result<f64> {
-        let x = number(&fields[k], k)?;
+        let x = number(fields(k), k)?;
         if (0.0..0.5).contains(&x) {
             Ok(x)
         } else {
@@ -283,7 +297,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
         }
     };
     let (commission, slippage) = (fraction("commission")?, fraction("slippage")?);
-    let start_date = date(&fields["start_date"], "start_date")?;
+    let start_date = date(fields("start_date"), "start_date")?;
     let end_date = match o.get("end_date").filter(|x| !x.is_null()) {
         Some(v) => Some(date(v, "end_date")?),
         None => None,
@@ -296,18 +310,18 @@ pub fn parse(body: &Value) -> Result<Parsed> {
             format!("{e} is before start_date {start_date}"),
         ));
     }
-    let risk = parse_risk(&text(&fields["risk_control"], "risk_control")?)?;
+    let risk = parse_risk(&text(fields("risk_control"), "risk_control")?)?;
     let mut warnings = Vec::new();
     for k in INERT {
-        let v = number(&fields[k], k)?;
+        let v = number(fields(k), k)?;
         if v != 0.0 {
             warnings.push(format!(
                 "{k} = {v} has no effect in this service and was ignored"
             ));
         }
     }
-    let strategy = text(&fields["strategy"], "strategy")?;
-    let model = text(&fields["model"], "model")?;
+    let strategy = text(fields("strategy"), "strategy")?;
+    let model = text(fields("model"), "model")?;
     if strategy != "Single" {
         warnings.push(format!(
             "strategy '{strategy}' is run as a single-symbol strategy"
@@ -345,7 +359,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
         params: StrategyParams {
             symbol,
             name,
-            benchmark: text(&fields["benchmark"], "benchmark")?
+            benchmark: text(fields("benchmark"), "benchmark")?
                 .trim()
                 .to_ascii_uppercase(),
             direction,
@@ -365,7 +379,6 @@ pub fn parse(body: &Value) -> Result<Parsed> {
             csv,
         },
         user_supplied: body.clone(),
-        defaults_applied,
         warnings,
     })
 }
@@ -404,10 +417,10 @@ mod tests {
             }
         );
         assert_eq!(p.params.start_date.to_string(), "1800-10-01");
-        assert_eq!(p.defaults_applied["capital_alloc"], json!("1.000000"));
-        assert_eq!(p.defaults_applied["risk_control"], json!("//21"));
+        assert_eq!(p.defaults_applied()["capital_alloc"], json!("1.000000"));
+        assert_eq!(p.defaults_applied()["risk_control"], json!("//21"));
         assert_eq!(
-            p.defaults_applied.len(),
+            p.defaults_applied().len(),
             17,
             "every 2.1 default but end_date"
         );
@@ -432,7 +445,7 @@ mod tests {
             (0.5, 0.001, 0.002)
         );
         assert_eq!(p.params.trade_price, TradePrice::NextOpen);
-        assert!(!p.defaults_applied.contains_key("commission"));
+        assert!(!p.defaults_applied().contains_key("commission"));
     }
 
     #[test]

@@ -41,7 +41,7 @@ impl Prepared {
 
     /// Defaults of 2.1 the service filled in, with the end date made concrete.
     pub fn defaults_applied(&self) -> Map<String, Value> {
-        let mut d = self.parsed.defaults_applied.clone();
+        let mut d = self.parsed.defaults_applied();
         if self.parsed.params.end_date.is_none() {
             d.insert("end_date".into(), Value::String(self.latest.to_string()));
         }

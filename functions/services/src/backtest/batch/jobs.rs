@@ -279,20 +279,33 @@ pub async fn status(
     }
     let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
         .map_err(|e| platform::PortError::Internal(format!("batch record: {e}")))?;
+    // Progress from the chunks' statuses alone; their rows are read once
+    // every chunk has finished.
+    let standing = tasks.statuses(&fanned.chunks).await?;
+    let size = |k: usize| CHUNK.min(p.total.saturating_sub(k * CHUNK));
+    s.done = standing
+        .iter()
+        .enumerate()
+        .filter(|(_, st)| st.is_some_and(TaskStatus::is_finished))
+        .map(|(k, _)| size(k))
+        .sum();
+    if s.done < p.total || standing.iter().any(Option::is_none) {
+        s.status = "RUNNING";
+        return Ok(s);
+    }
     let mut rows: Vec<BatchRow> = Vec::with_capacity(p.total);
-    let mut finished = true;
     for id in fanned.chunks {
-        let Some(chunk) = tasks.get(id).await? else {
-            finished = false;
-            continue;
-        };
+        let chunk = tasks
+            .get(id)
+            .await?
+            .ok_or_else(|| platform::PortError::Internal(format!("chunk {id} vanished")))?;
         match chunk.status {
             TaskStatus::Success => {
                 let r: ChunkResult = serde_json::from_value(chunk.result.unwrap_or_default())
                     .map_err(|e| platform::PortError::Internal(format!("chunk result: {e}")))?;
                 rows.extend(r.rows);
             }
-            TaskStatus::Failed => {
+            _ => {
                 let c: ChunkParams = serde_json::from_value(chunk.params)
                     .map_err(|e| platform::PortError::Internal(format!("chunk: {e}")))?;
                 let why = chunk.error.unwrap_or_else(|| "the chunk failed".into());
@@ -303,16 +316,10 @@ pub async fn status(
                         .map(|(k, v)| BatchRow::failed(c.first + k, v, why.clone())),
                 );
             }
-            _ => finished = false,
         }
     }
-    s.done = rows.len();
-    if finished && rows.len() == p.total {
-        rows.sort_by_key(|r| r.index);
-        s.status = "SUCCESS";
-        s.rows = Some(rows);
-    } else {
-        s.status = "RUNNING";
-    }
+    rows.sort_by_key(|r| r.index);
+    s.status = "SUCCESS";
+    s.rows = Some(rows);
     Ok(s)
 }

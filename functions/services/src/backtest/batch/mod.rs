@@ -240,18 +240,15 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
 }
 
 /// Checks every strategy; the first invalid one names its index and field.
-/// Answers each as it will be stored (the parameters the caller gave).
-pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Vec<Value>, PrepareError> {
-    let mut out = Vec::with_capacity(e.len());
+pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<(), PrepareError> {
     for i in 0..e.len() {
         let s = e.strategy(i).map_err(|m| invalid(format!("grid: {m}")))?;
-        let p = prepare(market, &s).await.map_err(|err| match err {
+        prepare(market, &s).await.map_err(|err| match err {
             PrepareError::Invalid(m) => invalid(format!("strategies[{i}]: {m}")),
             other => other,
         })?;
-        out.push(p.parsed.user_supplied.clone());
     }
-    Ok(out)
+    Ok(())
 }
 
 mod jobs;
