@@ -152,35 +152,35 @@ impl<'a> Workspace<'a> {
                 offset_pct,
             } => TargetKey::CloseAverage(*kind, *period, offset_pct.to_bits()),
         };
-        let key = ConditionKey {
-            values: values.clone(),
-            op: c.op,
-            target: target.clone(),
-        };
-        if let Some(f) = self.fired.get(&key) {
-            return f.clone();
-        }
         let side = match c.op {
             Op::Gt | Op::CrossAbove => Some(Ordering::Greater),
             Op::Lt | Op::CrossBelow => Some(Ordering::Less),
             _ => None,
         };
-        let f = match side {
-            Some(want) => {
-                let sides = self.sides(c, values, target);
-                if matches!(c.op, Op::Gt | Op::Lt) {
-                    sides.compare(want)
-                } else {
-                    sides.cross(want)
-                }
-            }
-            None => {
-                let x = self.values(&c.source, c.transform);
-                let y = self.target(c, values, &x);
-                Fired::from_bools(&rules::evaluate(&x, c.op, &Target::Series(y.to_vec())))
-            }
+        if let Some(want) = side {
+            // A few word operations on the shared sides: not worth keeping.
+            let sides = self.sides(c, values, target);
+            return Rc::new(if matches!(c.op, Op::Gt | Op::Lt) {
+                sides.compare(want)
+            } else {
+                sides.cross(want)
+            });
+        }
+        let key = ConditionKey {
+            values: values.clone(),
+            op: c.op,
+            target,
         };
-        let f = Rc::new(f);
+        if let Some(f) = self.fired.get(&key) {
+            return f.clone();
+        }
+        let x = self.values(&c.source, c.transform);
+        let y = self.target(c, values, &x);
+        let f = Rc::new(Fired::from_bools(&rules::evaluate(
+            &x,
+            c.op,
+            &Target::Series(y.to_vec()),
+        )));
         self.fired.insert(key, f.clone());
         f
     }
@@ -343,15 +343,20 @@ mod tests {
                     },
                 };
                 let (f, s) = (sma(&b.close, fast), sma(&b.close, slow));
-                let want = rules::evaluate(&f, Op::CrossAbove, &Target::Series(s));
+                let want = rules::evaluate(&f, Op::CrossAbove, &Target::Series(s.clone()));
                 assert!(want.iter().any(|x| *x), "the case crosses");
                 assert_eq!(ws.condition(&c).to_bools(), want);
-                // The second ask is the same allocation.
-                assert!(Rc::ptr_eq(&ws.condition(&c), &ws.condition(&c)));
+                // The exit reads the same comparison of the two series.
+                let exit = Condition {
+                    op: Op::CrossBelow,
+                    ..c
+                };
+                let want = rules::evaluate(&f, Op::CrossBelow, &Target::Series(s));
+                assert_eq!(ws.condition(&exit).to_bools(), want);
             }
         }
-        // Two fast series, three slow averages: each computed once.
+        // Two fast series, three slow averages, six comparisons: each once.
         assert_eq!((ws.values.len(), ws.averages.len()), (2, 3));
-        assert_eq!(ws.fired.len(), 6);
+        assert_eq!((ws.sides.len(), ws.fired.len()), (6, 0));
     }
 }

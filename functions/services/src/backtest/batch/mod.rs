@@ -51,7 +51,8 @@ pub struct StrategyGrid {
     strategy: super::schema::StrategyParams,
     /// Dotted field paths of `strategy` to non-empty lists of values; the
     /// batch is every combination (the first path varies slowest; a number
-    /// in a path indexes a list). Each combination must be a valid strategy.
+    /// in a path indexes a list; a key of comma-separated paths sets them
+    /// all to each value). Each combination must be a valid strategy.
     #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}))]
     grid: Option<Value>,
 }
