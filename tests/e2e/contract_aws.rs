@@ -7,6 +7,18 @@ use tests::contract::{self, unique};
 use tests::emulator::clients;
 
 #[tokio::test(flavor = "multi_thread")]
+async fn dynamodb_usage_store() {
+    let c = clients().await;
+    let table = unique("usage");
+    provision::usage_table(&c, &table).await.unwrap();
+    contract::usage::run_all(Arc::new(aws_adapters::DynamoUsageStore::new(
+        c.dynamodb.clone(),
+        table,
+    )))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn dynamodb_task_store() {
     let c = clients().await;
     let (table, bucket) = (unique("tasks"), unique("spill"));

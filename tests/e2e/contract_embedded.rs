@@ -52,6 +52,13 @@ async fn sqlite_account_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn sqlite_usage_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(&dir.path().join("usage.sqlite")).unwrap();
+    contract::usage::run_all(Arc::new(platform::usage::SqliteUsageStore::new(db))).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn memory_failure_log() {
     contract::failures::run_all(Arc::new(platform::accounts::MemoryFailureLog::default())).await;
 }

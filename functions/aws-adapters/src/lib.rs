@@ -8,6 +8,7 @@ mod limits;
 pub mod provision;
 mod queue;
 mod tasks;
+mod usage;
 pub mod wiring;
 
 pub use accounts::DynamoAccountStore;
@@ -16,6 +17,7 @@ pub use config::{Clients, Names};
 pub use limits::DynamoFailureLog;
 pub use queue::SqsQueue;
 pub use tasks::DynamoTaskStore;
+pub use usage::DynamoUsageStore;
 
 use platform::PortError;
 

@@ -79,6 +79,28 @@ pub async fn limits_table(c: &Clients, table: &str) -> Result<(), PortError> {
     keyed_table(c, table, "key").await
 }
 
+/// The usage table (key `account`, sort key `day`: one item per account and day).
+pub async fn usage_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    let r = c
+        .dynamodb
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("account")?)
+        .attribute_definitions(attr("day")?)
+        .key_schema(key("account", KeyType::Hash)?)
+        .key_schema(key("day", KeyType::Range)?)
+        .send()
+        .await;
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if exists(&e) => Ok(()),
+        Err(e) => Err(PortError::Unavailable(format!(
+            "create table {table}: {e:?}"
+        ))),
+    }
+}
+
 /// An on-demand table with one string hash key.
 async fn keyed_table(c: &Clients, table: &str, hash_key: &str) -> Result<(), PortError> {
     let r = c

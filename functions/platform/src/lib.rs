@@ -12,6 +12,7 @@ pub mod queue;
 pub mod scanner;
 pub mod sqlite;
 pub mod tasks;
+pub mod usage;
 pub mod worker;
 
 pub use error::PortError;

@@ -13,6 +13,14 @@ pub struct Database {
 }
 
 const SCHEMA: &str = "
+-- Usage counters per account, day and counter (platform::usage).
+CREATE TABLE IF NOT EXISTS usage (
+    account TEXT NOT NULL,
+    day     TEXT NOT NULL,
+    counter TEXT NOT NULL,
+    n       INTEGER NOT NULL,
+    PRIMARY KEY (account, day, counter)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tasks (
     seq         INTEGER PRIMARY KEY AUTOINCREMENT,
     id          TEXT NOT NULL UNIQUE,

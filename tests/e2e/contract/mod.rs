@@ -9,6 +9,7 @@ pub mod market;
 pub mod queue;
 pub mod scanner;
 pub mod tasks;
+pub mod usage;
 
 /// A name no other run uses.
 pub fn unique(prefix: &str) -> String {

@@ -1,0 +1,131 @@
+//! What each account used, counted per day: requests per service, task
+//! compute milliseconds per task kind, rows and bytes the data service
+//! returned. Counters only grow; a store adds to them atomically, so any
+//! number of processes (or Lambda instances) may add at once.
+//!
+//! Requests do not write to the store: they add to a [`Meter`] in memory,
+//! which a background flush empties into the store every few seconds.
+
+use crate::PortError;
+use async_trait::async_trait;
+use chrono::NaiveDate;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+mod sqlite;
+
+pub use sqlite::SqliteUsageStore;
+
+/// An amount to add to one counter of an account on a day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Count {
+    pub account: String,
+    pub day: NaiveDate,
+    /// `requests:<service>`, `compute_ms:<task kind>`, `rows:data`, `bytes:data`.
+    pub counter: String,
+    pub n: u64,
+}
+
+/// An account's counters on one day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageDay {
+    pub day: NaiveDate,
+    pub counters: BTreeMap<String, u64>,
+}
+
+#[async_trait]
+pub trait UsageStore: Send + Sync {
+    /// Adds each count to its counter (created at zero when new).
+    async fn add(&self, counts: &[Count]) -> Result<(), PortError>;
+
+    /// The account's days with any usage in `[from, to]`, ascending.
+    async fn days(
+        &self,
+        account: &str,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<Vec<UsageDay>, PortError>;
+}
+
+/// Counts gathered in memory until the next flush: recording is a map
+/// update under a lock, far below a millisecond.
+#[derive(Default)]
+pub struct Meter {
+    pending: Mutex<HashMap<(String, NaiveDate, String), u64>>,
+}
+
+impl Meter {
+    pub fn record(&self, account: &str, day: NaiveDate, counter: &str, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let mut p = self.pending.lock().expect("meter lock");
+        *p.entry((account.to_string(), day, counter.to_string()))
+            .or_default() += n;
+    }
+
+    /// Moves what was recorded into `store`. On failure the counts go back
+    /// to the meter for the next flush, so none are lost or doubled.
+    pub async fn flush(&self, store: &dyn UsageStore) -> Result<usize, PortError> {
+        let taken: Vec<Count> = {
+            let mut p = self.pending.lock().expect("meter lock");
+            p.drain()
+                .map(|((account, day, counter), n)| Count {
+                    account,
+                    day,
+                    counter,
+                    n,
+                })
+                .collect()
+        };
+        if taken.is_empty() {
+            return Ok(0);
+        }
+        match store.add(&taken).await {
+            Ok(()) => Ok(taken.len()),
+            Err(e) => {
+                for c in taken {
+                    self.record(&c.account, c.day, &c.counter, c.n);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_meter_sums_in_memory_and_keeps_counts_a_store_refused() {
+        struct Refuses;
+        #[async_trait]
+        impl UsageStore for Refuses {
+            async fn add(&self, _: &[Count]) -> Result<(), PortError> {
+                Err(PortError::Unavailable("down".into()))
+            }
+            async fn days(
+                &self,
+                _: &str,
+                _: NaiveDate,
+                _: NaiveDate,
+            ) -> Result<Vec<UsageDay>, PortError> {
+                Ok(Vec::new())
+            }
+        }
+        let d = NaiveDate::from_ymd_opt(2026, 11, 24).unwrap();
+        let m = Meter::default();
+        m.record("a@x", d, "requests:backtest", 1);
+        m.record("a@x", d, "requests:backtest", 2);
+        m.record("b@x", d, "requests:backtest", 0);
+        assert!(m.flush(&Refuses).await.is_err());
+        let db = crate::sqlite::Database::open(&tempfile::tempdir().unwrap().path().join("u.db"))
+            .unwrap();
+        let store = SqliteUsageStore::new(db);
+        assert_eq!(m.flush(&store).await.unwrap(), 1);
+        assert_eq!(m.flush(&store).await.unwrap(), 0);
+        let days = store.days("a@x", d, d).await.unwrap();
+        assert_eq!(days[0].counters["requests:backtest"], 3);
+    }
+}
