@@ -14,11 +14,9 @@
 //! end part alone.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use chrono::NaiveDate;
 use engine::Bars;
 use engine::backtest::{Direction, Metrics, RiskControl, Settings, TradePrice, simulate};
-use engine::rules::{MaKind, Op};
-use engine::strategy::{Block, BlockKind, Comparison, Condition, Source, Technical};
+use engine::rules::Op;
 use engine::workspace::Workspace;
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use serde_json::{Value, json};
@@ -26,6 +24,7 @@ use services::analytics::scanner::nightly::Schedule;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tests::bench::median;
+use tests::reference::crossover_rule;
 use tests::server::{Options, TestServer};
 
 fn fast_windows() -> Vec<usize> {
@@ -42,23 +41,6 @@ fn pairs() -> Vec<(usize, usize)> {
         .into_iter()
         .flat_map(|f| slow.iter().map(move |s| (f, *s)))
         .collect()
-}
-
-fn side(fast: usize, slow: usize, op: Op) -> Block {
-    Block {
-        kind: BlockKind::Single,
-        conditions: vec![Condition {
-            source: Source::Technical(Technical::Sma(fast)),
-            transform: None,
-            op,
-            comparison: Comparison::CloseAverage {
-                kind: MaKind::Simple,
-                period: slow,
-                offset_pct: 0.0,
-            },
-        }],
-        delay_bars: 0,
-    }
 }
 
 /// The grid on `threads` threads, each with its own workspace.
@@ -87,8 +69,8 @@ fn engine_grid(
                     let mut ws = Workspace::new(bars);
                     part.iter()
                         .map(|&(f, s)| {
-                            let entry = ws.block(&side(f, s, Op::CrossAbove));
-                            let exit = ws.block(&side(f, s, Op::CrossBelow));
+                            let entry = ws.block(&crossover_rule(f, s, Op::CrossAbove));
+                            let exit = ws.block(&crossover_rule(f, s, Op::CrossBelow));
                             simulate(bars, &entry, &exit, settings).metrics
                         })
                         .collect::<Vec<_>>()
@@ -97,30 +79,6 @@ fn engine_grid(
             .collect();
         parts.into_iter().flat_map(|h| h.join().unwrap()).collect()
     })
-}
-
-fn bars_from(v: &Value) -> Bars {
-    let f = |k: &str| -> Vec<f64> {
-        v[k].as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
-    let (o, h, l, c, vol) = (f("open"), f("high"), f("low"), f("close"), f("volume"));
-    let mut b = Bars::default();
-    for (i, d) in v["dates"].as_array().unwrap().iter().enumerate() {
-        let d: NaiveDate = d.as_str().unwrap().parse().unwrap();
-        b.push(
-            d.and_hms_opt(0, 0, 0).unwrap(),
-            o[i],
-            h[i],
-            l[i],
-            c[i],
-            vol[i],
-        );
-    }
-    b
 }
 
 /// The engine against vectorbt on `bars` (or GOOG's, when `bars` is None).
@@ -142,7 +100,7 @@ fn against_vectorbt(label: &str, bars: Option<&Bars>, start: usize, peer: bool) 
     let bars = match (bars, &peer) {
         (Some(b), _) => b,
         (None, Some(r)) => {
-            goog = bars_from(&r["bars"]);
+            goog = tests::reference::bars_from(&r["bars"]);
             &goog
         }
         (None, None) => {

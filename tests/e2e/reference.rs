@@ -48,3 +48,48 @@ pub fn run(script: &str, input: &Value) -> Value {
     );
     serde_json::from_slice(&out.stdout).expect("reference output is JSON")
 }
+
+/// Bars written by a reference script as `{dates, open, high, low, close, volume}`.
+pub fn bars_from(v: &Value) -> engine::Bars {
+    let f = |k: &str| -> Vec<f64> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let (o, h, l, c, vol) = (f("open"), f("high"), f("low"), f("close"), f("volume"));
+    let mut b = engine::Bars::default();
+    for (i, d) in v["dates"].as_array().unwrap().iter().enumerate() {
+        let d: chrono::NaiveDate = d.as_str().unwrap().parse().unwrap();
+        b.push(
+            d.and_hms_opt(0, 0, 0).unwrap(),
+            o[i],
+            h[i],
+            l[i],
+            c[i],
+            vol[i],
+        );
+    }
+    b
+}
+
+/// One rule of an SMA crossover as the service compiles it: SMA(fast)
+/// against the close's SMA(slow), crossing with `op`.
+pub fn crossover_rule(fast: usize, slow: usize, op: engine::rules::Op) -> engine::strategy::Block {
+    use engine::strategy::{Block, BlockKind, Comparison, Condition, Source, Technical};
+    Block {
+        kind: BlockKind::Single,
+        conditions: vec![Condition {
+            source: Source::Technical(Technical::Sma(fast)),
+            transform: None,
+            op,
+            comparison: Comparison::CloseAverage {
+                kind: engine::rules::MaKind::Simple,
+                period: slow,
+                offset_pct: 0.0,
+            },
+        }],
+        delay_bars: 0,
+    }
+}

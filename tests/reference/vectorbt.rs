@@ -2,65 +2,12 @@
 //! shared averages and crossings, the simulation on firings) gives
 //! vectorbt's results on every pair: trade count and total return.
 
-use chrono::NaiveDate;
-use engine::Bars;
 use engine::backtest::{Direction, RiskControl, Settings, TradePrice, simulate};
 use engine::indicators::sma;
-use engine::rules::{MaKind, Op};
-use engine::strategy::{Block, BlockKind, Comparison, Condition, Source, Technical};
+use engine::rules::Op;
 use engine::workspace::Workspace;
-use serde_json::{Value, json};
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-/// GOOG's bars as the reference script read them.
-pub fn goog(r: &Value) -> Bars {
-    let b = &r["bars"];
-    let (o, h, l, c, v) = (
-        floats(&b["open"]),
-        floats(&b["high"]),
-        floats(&b["low"]),
-        floats(&b["close"]),
-        floats(&b["volume"]),
-    );
-    let mut bars = Bars::default();
-    for (i, d) in b["dates"].as_array().unwrap().iter().enumerate() {
-        let d: NaiveDate = d.as_str().unwrap().parse().unwrap();
-        bars.push(
-            d.and_hms_opt(0, 0, 0).unwrap(),
-            o[i],
-            h[i],
-            l[i],
-            c[i],
-            v[i],
-        );
-    }
-    bars
-}
-
-/// The rule of one side of the crossover, as the service compiles it.
-fn side(fast: usize, slow: usize, op: Op) -> Block {
-    Block {
-        kind: BlockKind::Single,
-        conditions: vec![Condition {
-            source: Source::Technical(Technical::Sma(fast)),
-            transform: None,
-            op,
-            comparison: Comparison::CloseAverage {
-                kind: MaKind::Simple,
-                period: slow,
-                offset_pct: 0.0,
-            },
-        }],
-        delay_bars: 0,
-    }
-}
+use serde_json::json;
+use tests::reference::crossover_rule;
 
 #[test]
 fn sma_crossover_grid_matches_vectorbt_on_every_pair() {
@@ -76,7 +23,7 @@ fn sma_crossover_grid_matches_vectorbt_on_every_pair() {
         &json!({"goog": true, "fast": fast, "slow": slow, "start": start, "sample": sample, "exact": true}),
     );
     assert_eq!(r["combos"], 1600);
-    let bars = goog(&r);
+    let bars = tests::reference::bars_from(&r["bars"]);
     let settings = Settings {
         direction: Direction::Long,
         trade_price: TradePrice::CurrentClose,
@@ -94,8 +41,8 @@ fn sma_crossover_grid_matches_vectorbt_on_every_pair() {
             t["fast"].as_u64().unwrap() as usize,
             t["slow"].as_u64().unwrap() as usize,
         );
-        let entry = ws.block(&side(f, s, Op::CrossAbove));
-        let exit = ws.block(&side(f, s, Op::CrossBelow));
+        let entry = ws.block(&crossover_rule(f, s, Op::CrossAbove));
+        let exit = ws.block(&crossover_rule(f, s, Op::CrossBelow));
         let m = simulate(&bars, &entry, &exit, &settings).metrics;
         traded += usize::from(m.total_trades > 0);
         let wrong = t["vbt_sign_errors"].as_array().unwrap();

@@ -32,6 +32,20 @@ fn exists<E: std::fmt::Debug>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool 
         || format!("{e:?}").contains("already exists")
 }
 
+/// A table creation's outcome: made now or already there is fine.
+fn created<T, E: std::fmt::Debug>(
+    table: &str,
+    r: Result<T, aws_sdk_dynamodb::error::SdkError<E>>,
+) -> Result<(), PortError> {
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if exists(&e) => Ok(()),
+        Err(e) => Err(PortError::Unavailable(format!(
+            "create table {table}: {e:?}"
+        ))),
+    }
+}
+
 /// The tasks table (key `id`, GSI `by_owner` on owner + created, projecting kind and status).
 pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
     let gsi = GlobalSecondaryIndex::builder()
@@ -60,13 +74,7 @@ pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
         .global_secondary_indexes(gsi)
         .send()
         .await;
-    match r {
-        Ok(_) => Ok(()),
-        Err(e) if exists(&e) => Ok(()),
-        Err(e) => Err(PortError::Unavailable(format!(
-            "create table {table}: {e:?}"
-        ))),
-    }
+    created(table, r)
 }
 
 /// The accounts table (key `email`).
@@ -92,13 +100,7 @@ pub async fn usage_table(c: &Clients, table: &str) -> Result<(), PortError> {
         .key_schema(key("day", KeyType::Range)?)
         .send()
         .await;
-    match r {
-        Ok(_) => Ok(()),
-        Err(e) if exists(&e) => Ok(()),
-        Err(e) => Err(PortError::Unavailable(format!(
-            "create table {table}: {e:?}"
-        ))),
-    }
+    created(table, r)
 }
 
 /// An on-demand table with one string hash key.
@@ -112,13 +114,7 @@ async fn keyed_table(c: &Clients, table: &str, hash_key: &str) -> Result<(), Por
         .key_schema(key(hash_key, KeyType::Hash)?)
         .send()
         .await;
-    match r {
-        Ok(_) => Ok(()),
-        Err(e) if exists(&e) => Ok(()),
-        Err(e) => Err(PortError::Unavailable(format!(
-            "create table {table}: {e:?}"
-        ))),
-    }
+    created(table, r)
 }
 
 /// The job queue and its dead-letter queue (after `max_receives` deliveries);
