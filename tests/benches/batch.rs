@@ -15,7 +15,7 @@
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use engine::Bars;
-use engine::backtest::{Direction, Metrics, RiskControl, Settings, TradePrice, simulate};
+use engine::backtest::{Metrics, simulate};
 use engine::rules::Op;
 use engine::workspace::Workspace;
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
@@ -50,16 +50,7 @@ fn engine_grid(
     start: usize,
     threads: usize,
 ) -> Vec<Metrics> {
-    let settings = Settings {
-        direction: Direction::Long,
-        trade_price: TradePrice::CurrentClose,
-        capital_alloc: 1.0,
-        commission: 0.0,
-        slippage: 0.0,
-        risk: RiskControl::default(),
-        bars_per_year: 252.0,
-        start,
-    };
+    let settings = tests::reference::close_fills(start);
     let settings = &settings;
     std::thread::scope(|scope| {
         let parts: Vec<_> = pairs

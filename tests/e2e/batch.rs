@@ -435,7 +435,7 @@ fn crossover(fast: &str, slow: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_two_average_crossover_grid_links_entry_and_exit_periods() {
-    use engine::backtest::{Direction, RiskControl, Settings, TradePrice, run};
+    use engine::backtest::run;
     use engine::indicators::sma;
     use engine::rules::{Op, Target, evaluate};
     use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
@@ -467,16 +467,7 @@ async fn a_two_average_crossover_grid_links_entry_and_exit_periods() {
         let (a, b) = (sma(&bars.close, f), sma(&bars.close, sl));
         let entry = evaluate(&a, Op::CrossAbove, &Target::Series(b.clone()));
         let exit = evaluate(&a, Op::CrossBelow, &Target::Series(b));
-        let settings = Settings {
-            direction: Direction::Long,
-            trade_price: TradePrice::CurrentClose,
-            capital_alloc: 1.0,
-            commission: 0.0,
-            slippage: 0.0,
-            risk: RiskControl::default(),
-            bars_per_year: 252.0,
-            start,
-        };
+        let settings = tests::reference::close_fills(start);
         let m = run(&bars, &entry, &exit, &settings).metrics;
         assert!(m.total_trades > 5, "SMA {f}/{sl} trades");
         assert_eq!(rows[k]["Total Trades"], m.total_trades, "SMA {f}/{sl}");

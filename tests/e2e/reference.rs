@@ -93,3 +93,19 @@ pub fn crossover_rule(fast: usize, slow: usize, op: engine::rules::Op) -> engine
         delay_bars: 0,
     }
 }
+
+/// Long, filled at the signal bar's close, no costs, no risk control, daily:
+/// how the peers (backtesting.py, vectorbt) are run for comparison.
+pub fn close_fills(start: usize) -> engine::backtest::Settings {
+    use engine::backtest::{Direction, RiskControl, Settings, TradePrice};
+    Settings {
+        direction: Direction::Long,
+        trade_price: TradePrice::CurrentClose,
+        capital_alloc: 1.0,
+        commission: 0.0,
+        slippage: 0.0,
+        risk: RiskControl::default(),
+        bars_per_year: 252.0,
+        start,
+    }
+}

@@ -2,7 +2,7 @@
 //! shared averages and crossings, the simulation on firings) gives
 //! vectorbt's results on every pair: trade count and total return.
 
-use engine::backtest::{Direction, RiskControl, Settings, TradePrice, simulate};
+use engine::backtest::simulate;
 use engine::indicators::sma;
 use engine::rules::Op;
 use engine::workspace::Workspace;
@@ -24,16 +24,7 @@ fn sma_crossover_grid_matches_vectorbt_on_every_pair() {
     );
     assert_eq!(r["combos"], 1600);
     let bars = tests::reference::bars_from(&r["bars"]);
-    let settings = Settings {
-        direction: Direction::Long,
-        trade_price: TradePrice::CurrentClose,
-        capital_alloc: 1.0,
-        commission: 0.0,
-        slippage: 0.0,
-        risk: RiskControl::default(),
-        bars_per_year: 252.0,
-        start,
-    };
+    let settings = tests::reference::close_fills(start);
     let mut ws = Workspace::new(&bars);
     let (mut traded, mut theirs_wrong) = (0, 0);
     for t in r["results"].as_array().unwrap() {
