@@ -117,6 +117,7 @@ pub async fn deployment() -> Deployment {
         tasks_table: unique("tasks"),
         accounts_table: unique("accounts"),
         limits_table: unique("limits"),
+        usage_table: unique("usage"),
         queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
         bucket: sample_bucket(&c).await,
     };
@@ -127,6 +128,9 @@ pub async fn deployment() -> Deployment {
         .await
         .unwrap();
     provision::limits_table(&c, &names.limits_table)
+        .await
+        .unwrap();
+    provision::usage_table(&c, &names.usage_table)
         .await
         .unwrap();
     let state = lambda_functions::state_from(&c, &names);

@@ -108,6 +108,7 @@ pub async fn submit(s: &TestServer, owner: &str, kind: TaskKind, params: Value) 
         .enqueue(JobMessage {
             task_id: t.id,
             kind,
+            owner: None,
         })
         .await
         .unwrap();
@@ -244,6 +245,7 @@ async fn jobs_succeed_fail_panic_and_retry() {
         .enqueue(JobMessage {
             task_id: t.id,
             kind: TaskKind::ScannerBacktest,
+            owner: None,
         })
         .await
         .unwrap();

@@ -87,6 +87,8 @@ pub struct Options {
     pub market_dir: PathBuf,
     /// A batch inbox directory to sweep (none by default).
     pub inbox: Option<PathBuf>,
+    /// Usage counting and plan limits (on by default).
+    pub metering: bool,
 }
 
 impl Options {
@@ -107,6 +109,7 @@ impl Options {
             },
             market_dir: market_dir().to_path_buf(),
             inbox: None,
+            metering: true,
         }
     }
 }
@@ -134,6 +137,7 @@ impl TestServer {
             connections: opts.connections,
             scan: opts.scan,
             inbox: opts.inbox,
+            metering: opts.metering,
         };
         let registry = opts.registry.clone();
         let embedded: Embedded = api::server::start(&config, move |s| registry(s))

@@ -8,6 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use platform::accounts::{Account, Service, Verdict};
+use platform::metering::{DATA_BYTES, DATA_ROWS, Metering, OverLimit};
 
 /// The verified caller, available to handlers as an extension.
 #[derive(Debug, Clone)]
@@ -28,13 +29,29 @@ pub fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
     Some((user.to_string(), password.to_string()))
 }
 
-/// Verifies the caller and the plan's access to `service`. The data service
+/// Who may pass a group's authenticated routes, and what they count as.
+#[derive(Clone, Copy)]
+pub struct Gate {
+    pub service: Service,
+    pub style: ErrorStyle,
+    /// Whether the plan must include `service` (`/usage` is open to every account).
+    pub plan_check: bool,
+}
+
+/// Verifies the caller and the plan's access to the gate's service, then
+/// applies the plan's requests per minute and counts the request (and, on
+/// the data service, the rows and bytes it returned). The data service
 /// answers a missing plan with 401, the others with 403 (their specs differ).
 pub async fn require(
-    State((state, service, style)): State<(AppState, Service, ErrorStyle)>,
+    State((state, gate)): State<(AppState, Gate)>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    let Gate {
+        service,
+        style,
+        plan_check,
+    } = gate;
     let Some((email, password)) = basic_credentials(request.headers()) else {
         return ApiError::unauthorized(
             "authentication required: send HTTP Basic credentials (e-mail and password)",
@@ -58,7 +75,7 @@ pub async fn require(
         }
         Err(e) => return ApiError::from(e).into_response(),
     };
-    if !account.can_use(service) {
+    if plan_check && !account.can_use(service) {
         let message = format!(
             "the '{}' plan does not include the {service} service",
             account.plan.code
@@ -71,8 +88,41 @@ pub async fn require(
         }
         .into_response();
     }
+    let Some(metering) = state.metering.clone() else {
+        request.extensions_mut().insert(Caller(account));
+        return next.run(request).await;
+    };
+    let now = chrono::Utc::now();
+    if let Err(over) = metering
+        .admit(&account.email, account.plan.code, service, now)
+        .await
+    {
+        return over_limit(over).into_response();
+    }
+    let email = account.email.clone();
     request.extensions_mut().insert(Caller(account));
-    next.run(request).await
+    let response = next.run(request).await;
+    if service == Service::Data && response.status().is_success() {
+        return count_data(&metering, &email, response).await;
+    }
+    response
+}
+
+/// Counts the rows and bytes of a data answer. Data bodies are whole
+/// strings, so collecting them copies nothing.
+async fn count_data(metering: &Metering, email: &str, response: Response) -> Response {
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return ApiError::internal().into_response();
+    };
+    metering.record(email, DATA_BYTES, bytes.len() as u64);
+    metering.record(email, DATA_ROWS, crate::rows::json_rows(&bytes));
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
+/// 429 for a plan limit, naming it and its value, with the wait in `Retry-After`.
+pub fn over_limit(over: OverLimit) -> ApiError {
+    ApiError::new(429, over.message).with_retry_after(over.retry_after)
 }
 
 /// How long an answer to a locked login is held back.

@@ -18,6 +18,7 @@ pub mod limits;
 pub mod logging;
 pub mod openapi;
 pub mod routes;
+pub mod rows;
 pub mod serve;
 pub mod server;
 pub mod state;

@@ -14,10 +14,13 @@ use platform::accounts::{
     AccountRecord, AccountStore, Authenticator, SqliteAccountStore, hash_password, plan,
 };
 use platform::marketdata::{LocalDir, ParquetMarketData};
+use platform::metering::Metering;
 use platform::queue::{JobQueue, LocalQueue};
+use platform::quota::SqliteQuotaStore;
 use platform::scanner::{ParquetScannerStore, READ_TTL};
 use platform::sqlite::Database;
 use platform::tasks::{SqliteTaskStore, TaskStore};
+use platform::usage::SqliteUsageStore;
 use platform::worker::{JobRegistry, WorkerDeps, WorkerPool, recover};
 use sample::{SampleConfig, generate};
 use std::future::Future;
@@ -57,6 +60,8 @@ pub struct ServerConfig {
     pub scan: services::analytics::scanner::nightly::Schedule,
     /// A directory swept for batch files (`<e-mail>/<name>.jsonl`), or none.
     pub inbox: Option<PathBuf>,
+    /// Count usage and apply plan limits (on by default).
+    pub metering: bool,
 }
 
 impl ServerConfig {
@@ -75,6 +80,7 @@ impl ServerConfig {
             connections: Default::default(),
             scan: Default::default(),
             inbox: Some(data_dir.join("inbox")),
+            metering: true,
         }
     }
 }
@@ -129,6 +135,8 @@ pub struct Embedded {
     scanner: AbortOnDrop,
     /// The batch inbox's sweeper; stops with the server.
     inbox: Option<AbortOnDrop>,
+    /// Writes usage counts every few seconds; a last flush at shutdown.
+    flusher: Option<AbortOnDrop>,
     shutdown_grace: Duration,
     connections: crate::serve::ConnectionLimits,
 }
@@ -162,6 +170,13 @@ pub async fn start(
         ensure_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro").await?;
         ensure_account(accounts.as_ref(), TRIAL_EMAIL, TRIAL_PASSWORD, "trial").await?;
     }
+    let metering = config.metering.then(|| {
+        Arc::new(Metering::new(
+            Arc::new(SqliteUsageStore::new(db.clone())),
+            Arc::new(SqliteQuotaStore::new(db.clone())),
+            accounts.clone(),
+        ))
+    });
     let tasks: Arc<dyn TaskStore> = Arc::new(SqliteTaskStore::new(db));
     let (local_queue, receiver) = LocalQueue::new();
     let queue: Arc<dyn JobQueue> = Arc::new(local_queue);
@@ -176,6 +191,7 @@ pub async fn start(
         )?),
         data_legacy_json: config.data_legacy_json,
         limits: config.limits,
+        metering: metering.clone(),
     };
     let deps = WorkerDeps {
         tasks: tasks.clone(),
@@ -190,6 +206,8 @@ pub async fn start(
                 tasks: tasks.clone(),
             }) as Arc<dyn platform::worker::AfterJob>
         }),
+        metering: metering.clone(),
+        queue: queue.clone(),
     };
     let workers = WorkerPool::start(config.workers, receiver, queue.clone(), deps);
     let recovered = recover(tasks.as_ref(), queue.as_ref()).await?;
@@ -206,6 +224,9 @@ pub async fn start(
             config.scan,
         ),
     ));
+    let flusher = metering
+        .clone()
+        .map(|m| AbortOnDrop(tokio::spawn(m.flush_forever())));
     let inbox = config.inbox.clone().map(|dir| {
         AbortOnDrop(tokio::spawn(sweep_inbox(
             dir,
@@ -219,6 +240,7 @@ pub async fn start(
         workers,
         scanner,
         inbox,
+        flusher,
         shutdown_grace: config.shutdown_grace,
         connections: config.connections,
     })
@@ -325,6 +347,12 @@ impl Embedded {
         drop(self.scanner);
         drop(self.inbox);
         self.workers.shutdown(self.shutdown_grace).await;
+        drop(self.flusher);
+        if let Some(m) = &self.state.metering
+            && let Err(e) = m.flush().await
+        {
+            tracing::warn!(error = %e, "usage counts not written at shutdown");
+        }
         Ok(())
     }
 }

@@ -20,4 +20,6 @@ pub struct AppState {
     pub data_legacy_json: bool,
     /// Body size and time limits of every request.
     pub limits: crate::limits::Limits,
+    /// Usage counting and plan quotas; none serves every request unmetered.
+    pub metering: Option<Arc<platform::metering::Metering>>,
 }

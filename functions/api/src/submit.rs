@@ -7,6 +7,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use axum::http::HeaderMap;
 use platform::PortError;
+use platform::accounts::Account;
 use platform::queue::JobMessage;
 use platform::tasks::{Claim, Created, NewTask, Outcome, Task, TaskStatus};
 
@@ -77,11 +78,18 @@ fn store_error(e: PortError) -> ApiError {
 /// is queued again while still PENDING: its first message may have been lost
 /// with a crashed instance, and a second message is harmless (claims are
 /// conditional). The same key with different parameters is 422.
+/// A tenant past its plan's monthly compute gets 429 before anything is stored.
 pub async fn submit(
     state: &AppState,
+    caller: &Account,
     new: NewTask,
     key: Option<&str>,
 ) -> Result<Submitted, ApiError> {
+    if let Some(m) = &state.metering {
+        m.admit_task(&caller.email, caller.plan.code, chrono::Utc::now())
+            .await
+            .map_err(crate::auth::over_limit)?;
+    }
     let (task, replayed) = match key {
         None => (state.tasks.create(new).await.map_err(store_error)?, false),
         Some(key) => {
@@ -114,14 +122,7 @@ pub async fn submit(
             }
         }
     };
-    if let Err(e) = state
-        .queue
-        .enqueue(JobMessage {
-            task_id: task.id,
-            kind: task.kind,
-        })
-        .await
-    {
+    if let Err(e) = state.queue.enqueue(JobMessage::for_task(&task)).await {
         tracing::error!(task_id = %task.id, error = %e, "enqueue failed");
         // Leave no orphan behind: the stored task is marked failed.
         if let Ok(Claim::Claimed(t)) = state

@@ -39,6 +39,7 @@ async fn state(market: &std::path::Path) -> AppState {
         auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
         data_legacy_json: false,
         limits: Default::default(),
+        metering: None,
     }
 }
 

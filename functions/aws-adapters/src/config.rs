@@ -7,8 +7,10 @@
 pub struct Names {
     pub tasks_table: String,
     pub accounts_table: String,
-    /// Failed-login counts (and, later, other per-key limits).
+    /// Failed-login counts, plan limits and their counters.
     pub limits_table: String,
+    /// Usage counters per account and day.
+    pub usage_table: String,
     pub queue_url: String,
     pub bucket: String,
 }
@@ -20,6 +22,7 @@ impl Names {
             tasks_table: var("MARKETLAB_TASKS_TABLE", "marketlab-tasks"),
             accounts_table: var("MARKETLAB_ACCOUNTS_TABLE", "marketlab-accounts"),
             limits_table: var("MARKETLAB_LIMITS_TABLE", "marketlab-limits"),
+            usage_table: var("MARKETLAB_USAGE_TABLE", "marketlab-usage"),
             queue_url: var("MARKETLAB_QUEUE_URL", ""),
             bucket: var("MARKETLAB_BUCKET", "marketlab-market-data"),
         }

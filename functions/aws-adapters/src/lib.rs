@@ -7,6 +7,7 @@ mod config;
 mod limits;
 pub mod provision;
 mod queue;
+mod quota;
 mod tasks;
 mod usage;
 pub mod wiring;
@@ -16,6 +17,7 @@ pub use blobs::S3Blobs;
 pub use config::{Clients, Names};
 pub use limits::DynamoFailureLog;
 pub use queue::SqsQueue;
+pub use quota::DynamoQuotaStore;
 pub use tasks::DynamoTaskStore;
 pub use usage::DynamoUsageStore;
 

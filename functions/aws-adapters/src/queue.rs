@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use aws_sdk_sqs::Client;
 use platform::PortError;
 use platform::queue::{JobMessage, JobQueue};
+use std::time::Duration;
 
 #[derive(Clone)]
 pub struct SqsQueue {
@@ -58,6 +59,28 @@ impl SqsQueue {
         Ok(got)
     }
 
+    /// Sends a job message. Its owner is the message group: on a standard
+    /// queue SQS then serves tenants fairly (SQS fair queues), so one
+    /// tenant's backlog does not hold back another's messages.
+    async fn send(&self, message: JobMessage, delay_seconds: i32) -> Result<(), PortError> {
+        let body = serde_json::to_string(&message).map_err(PortError::internal)?;
+        self.client
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_body(body)
+            .set_message_group_id(
+                message
+                    .owner
+                    .clone()
+                    .filter(|o| o.len() <= 128 && o.bytes().all(|b| b.is_ascii_graphic())),
+            )
+            .delay_seconds(delay_seconds)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| PortError::Unavailable(format!("send to SQS: {e:?}")))
+    }
+
     /// Acknowledges a message so it is not delivered again.
     pub async fn delete(&self, receipt_handle: &str) -> Result<(), PortError> {
         self.client
@@ -74,14 +97,11 @@ impl SqsQueue {
 #[async_trait]
 impl JobQueue for SqsQueue {
     async fn enqueue(&self, message: JobMessage) -> Result<(), PortError> {
-        let body = serde_json::to_string(&message).map_err(PortError::internal)?;
-        self.client
-            .send_message()
-            .queue_url(&self.queue_url)
-            .message_body(body)
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| PortError::Unavailable(format!("send to SQS: {e:?}")))
+        self.send(message, 0).await
+    }
+
+    async fn enqueue_after(&self, message: JobMessage, delay: Duration) -> Result<(), PortError> {
+        // SQS delays a message by at most 15 minutes.
+        self.send(message, delay.as_secs().min(900) as i32).await
     }
 }

@@ -30,3 +30,21 @@ pub fn scanner_store(clients: &Clients, names: &Names) -> platform::scanner::Par
 pub fn market_data(clients: &Clients, names: &Names) -> ParquetMarketData {
     ParquetMarketData::new(Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)))
 }
+
+/// Usage counters and plan quotas over DynamoDB, shared by every instance.
+pub fn metering(clients: &Clients, names: &Names) -> platform::metering::Metering {
+    platform::metering::Metering::new(
+        Arc::new(crate::DynamoUsageStore::new(
+            clients.dynamodb.clone(),
+            names.usage_table.clone(),
+        )),
+        Arc::new(crate::DynamoQuotaStore::new(
+            clients.dynamodb.clone(),
+            &names.limits_table,
+        )),
+        Arc::new(crate::DynamoAccountStore::new(
+            clients.dynamodb.clone(),
+            &names.accounts_table,
+        )),
+    )
+}

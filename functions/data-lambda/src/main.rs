@@ -4,5 +4,9 @@
 async fn main() -> Result<(), lambda_http::Error> {
     api::logging::init();
     let state = lambda_functions::aws_state().await;
-    lambda_functions::serve_http(api::routes::service(&state, api::routes::Group::Data)).await
+    lambda_functions::serve_http(
+        &state,
+        api::routes::service(&state, api::routes::Group::Data),
+    )
+    .await
 }

@@ -38,15 +38,26 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         data_legacy_json: std::env::var("MARKETLAB_DATA_LEGACY_JSON")
             .is_ok_and(|v| v == "1" || v == "true"),
         limits: Default::default(),
+        metering: Some(Arc::new(wiring::metering(clients, names))),
     }
 }
 
 /// Serves a router on Lambda when the runtime API is present, else on
-/// 127.0.0.1:`$PORT` (default 9000) for local runs.
-pub async fn serve_http(app: axum::Router) -> Result<(), lambda_http::Error> {
+/// 127.0.0.1:`$PORT` (default 9000) for local runs. Usage counts are written
+/// at the end of a request once [`platform::metering::FLUSH_EVERY`] has
+/// passed on Lambda (a frozen instance runs nothing between requests), and
+/// by a background task locally.
+pub async fn serve_http(state: &AppState, app: axum::Router) -> Result<(), lambda_http::Error> {
+    let metering = state.metering.clone();
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
-        return lambda_http::run(app.layer(axum::middleware::map_request(client_ip))).await;
+        let app =
+            app.layer(axum::middleware::map_request(client_ip))
+                .layer(axum::middleware::from_fn(move |request, next| {
+                    flush_after(metering.clone(), request, next)
+                }));
+        return lambda_http::run(app).await;
     }
+    let _flusher = metering.map(|m| AbortOnDrop(tokio::spawn(m.flush_forever())));
     let port: u16 = std::env::var("PORT")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -78,4 +89,26 @@ async fn client_ip(mut request: axum::extract::Request) -> axum::extract::Reques
         request.extensions_mut().insert(api::serve::ClientIp(ip));
     }
     request
+}
+
+/// Runs the request, then writes the usage counts if they are due.
+async fn flush_after(
+    metering: Option<Arc<platform::metering::Metering>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let response = next.run(request).await;
+    if let Some(m) = metering {
+        m.flush_if_due().await;
+    }
+    response
+}
+
+/// A background task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

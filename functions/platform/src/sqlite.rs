@@ -21,6 +21,24 @@ CREATE TABLE IF NOT EXISTS usage (
     n       INTEGER NOT NULL,
     PRIMARY KEY (account, day, counter)
 ) WITHOUT ROWID;
+-- Limit counters (platform::quota): requests in a window, per key.
+CREATE TABLE IF NOT EXISTS quota_counters (
+    key       TEXT PRIMARY KEY,
+    n         INTEGER NOT NULL,
+    expires_s INTEGER NOT NULL
+) WITHOUT ROWID;
+-- Held task slots per account, each until its lease ends.
+CREATE TABLE IF NOT EXISTS quota_holds (
+    key      TEXT NOT NULL,
+    holder   TEXT NOT NULL,
+    until_ms INTEGER NOT NULL,
+    PRIMARY KEY (key, holder)
+) WITHOUT ROWID;
+-- Plan limits set by an operator, over the defaults in code.
+CREATE TABLE IF NOT EXISTS plan_limits (
+    code   TEXT PRIMARY KEY,
+    limits TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS tasks (
     seq         INTEGER PRIMARY KEY AUTOINCREMENT,
     id          TEXT NOT NULL UNIQUE,

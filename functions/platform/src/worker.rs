@@ -2,6 +2,7 @@
 //! handler, long-running poller), plus the embedded pool and restart recovery.
 
 use crate::PortError;
+use crate::metering::{COMPUTE_PREFIX, Metering};
 use crate::queue::{JobMessage, JobQueue, LocalReceiver};
 use crate::tasks::{Claim, Outcome, Task, TaskKind, TaskStore, now};
 use async_trait::async_trait;
@@ -97,7 +98,16 @@ pub struct WorkerDeps {
     pub max_attempts: u32,
     /// Told of every task that ends (SUCCESS or FAILED), after it is stored.
     pub after: Option<Arc<dyn AfterJob>>,
+    /// Counts each task's compute and holds its owner to the plan's
+    /// concurrent tasks; none runs every task as it comes, uncounted.
+    pub metering: Option<Arc<Metering>>,
+    /// Where a task waiting for a slot is sent back, delayed.
+    pub queue: Arc<dyn JobQueue>,
 }
+
+/// How long a task over its owner's concurrent-task limit waits (PENDING)
+/// before it is tried again.
+pub const SLOT_WAIT: Duration = Duration::from_secs(2);
 
 /// What a deployment does once a task has ended (a batch's last chunk
 /// writes the batch's results file). Its failure is logged, not the task's.
@@ -111,11 +121,42 @@ pub trait AfterJob: Send + Sync {
 pub enum Disposition {
     Done,
     Retry(String),
+    /// The owner's running tasks are at the plan's limit: the task stays
+    /// PENDING and its message was sent back for later.
+    Waiting,
 }
 
 /// Claims the task, runs its handler and records the outcome. Redelivery of a
-/// finished task is a no-op; a panic in the handler fails the task, not the worker.
+/// finished task is a no-op; a panic in the handler fails the task, not the
+/// worker. With metering, the task first takes one of its owner's slots; with
+/// none free it stays PENDING and its message comes back after [`SLOT_WAIT`].
 pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
+    let Some(metering) = &deps.metering else {
+        return run_claimed(deps, message).await;
+    };
+    let owner = match &message.owner {
+        Some(o) => o.clone(),
+        None => match deps.tasks.get(message.task_id).await? {
+            Some(t) => t.owner,
+            None => return Ok(Disposition::Done),
+        },
+    };
+    if !metering
+        .hold_slot(&owner, message.task_id, deps.lease)
+        .await?
+    {
+        deps.queue.enqueue_after(message.clone(), SLOT_WAIT).await?;
+        return Ok(Disposition::Waiting);
+    }
+    let done = run_claimed(deps, message).await;
+    if let Err(e) = metering.release_slot(&owner, message.task_id).await {
+        // The hold ends with its lease anyway.
+        tracing::warn!(task_id = %message.task_id, error = %e, "task slot not released");
+    }
+    done
+}
+
+async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
     let task = match deps.tasks.claim(message.task_id, now(), deps.lease).await? {
         Claim::Claimed(t) => *t,
         Claim::Finished | Claim::Missing => return Ok(Disposition::Done),
@@ -144,8 +185,14 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         attempt,
         progress.clone(),
     ));
+    let (owner, kind) = (task.owner.clone(), task.kind);
+    let started = std::time::Instant::now();
     let job = tokio::spawn(async move { handler.run(task, progress).await }).await;
     reporter.abort();
+    if let Some(m) = &deps.metering {
+        let ms = started.elapsed().as_millis().max(1) as u64;
+        m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
+    }
     let outcome = match job {
         Ok(Ok(value)) => Outcome::Success(value),
         Ok(Err(JobError::Permanent(msg))) => Outcome::Failed(msg),
@@ -204,12 +251,7 @@ pub async fn recover(tasks: &dyn TaskStore, queue: &dyn JobQueue) -> Result<usiz
         if t.status == crate::tasks::TaskStatus::Running {
             tasks.release(t.id, t.attempts).await?;
         }
-        queue
-            .enqueue(JobMessage {
-                task_id: t.id,
-                kind: t.kind,
-            })
-            .await?;
+        queue.enqueue(JobMessage::for_task(t)).await?;
     }
     Ok(unfinished.len())
 }
@@ -241,7 +283,7 @@ impl WorkerPool {
                             msg = rx.recv() => match msg { Some(m) => m, None => break },
                         };
                         match run_job(&deps, &msg).await {
-                            Ok(Disposition::Done) => {}
+                            Ok(Disposition::Done | Disposition::Waiting) => {}
                             Ok(Disposition::Retry(_)) | Err(_) => {
                                 // Back off, then deliver again, as a queue's visibility timeout would.
                                 let queue = queue.clone();

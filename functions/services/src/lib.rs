@@ -9,5 +9,6 @@ pub mod backtest;
 pub mod data;
 pub mod error;
 pub mod jobs;
+pub mod usage;
 
 pub use error::{Error, Result};

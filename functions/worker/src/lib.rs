@@ -35,6 +35,12 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
         )),
         lease: TimeDelta::minutes(16),
         max_attempts: 3,
+        metering: Some(Arc::new(wiring::metering(clients, names))),
+        // A task waiting for a slot goes back to the queue, delayed.
+        queue: Arc::new(aws_adapters::SqsQueue::new(
+            clients.sqs.clone(),
+            &names.queue_url,
+        )),
     }
 }
 
@@ -136,7 +142,7 @@ pub async fn handle_batch(
             continue;
         };
         let retry = match run_job(deps, &message).await {
-            Ok(Disposition::Done) => false,
+            Ok(Disposition::Done | Disposition::Waiting) => false,
             Ok(Disposition::Retry(reason)) => {
                 tracing::warn!(task_id = %message.task_id, %reason, "returning the message to the queue");
                 true
@@ -151,6 +157,12 @@ pub async fn handle_batch(
             failure.item_identifier = id;
             response.batch_item_failures.push(failure);
         }
+    }
+    // The instance may freeze after this batch: its tasks' compute is written now.
+    if let Some(m) = &deps.metering
+        && let Err(e) = m.flush().await
+    {
+        tracing::warn!(error = %e, "task compute not written; kept for the next batch");
     }
     response
 }

@@ -179,6 +179,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         .enqueue(JobMessage {
             task_id: bad.id,
             kind: bad.kind,
+            owner: None,
         })
         .await
         .unwrap();
@@ -196,6 +197,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         .enqueue(JobMessage {
             task_id: bad.id,
             kind: bad.kind,
+            owner: None,
         })
         .await
         .unwrap();
@@ -225,6 +227,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         .enqueue(JobMessage {
             task_id: held.id,
             kind: held.kind,
+            owner: None,
         })
         .await
         .unwrap();
@@ -263,6 +266,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         .enqueue(JobMessage {
             task_id: crashed.id,
             kind: crashed.kind,
+            owner: None,
         })
         .await
         .unwrap();

@@ -44,6 +44,7 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
             .enqueue(JobMessage {
                 task_id: t.id,
                 kind: t.kind,
+                owner: None,
             })
             .await
             .unwrap();

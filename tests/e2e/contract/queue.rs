@@ -16,6 +16,7 @@ where
         .map(|k| JobMessage {
             task_id: uuid::Uuid::new_v4(),
             kind: *k,
+            owner: None,
         })
         .collect();
     for m in &sent {

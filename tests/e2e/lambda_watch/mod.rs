@@ -40,6 +40,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
         ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
         ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
+        ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
         ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
         ("MARKETLAB_BUCKET", names.bucket.clone()),
         ("RUST_LOG", "warn".into()),
@@ -495,6 +496,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .enqueue(JobMessage {
             task_id: bad.id,
             kind: bad.kind,
+            owner: None,
         })
         .await
         .unwrap();
@@ -536,6 +538,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .enqueue(JobMessage {
             task_id: crashed.id,
             kind: crashed.kind,
+            owner: None,
         })
         .await
         .unwrap();
@@ -569,6 +572,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .enqueue(JobMessage {
             task_id: held.id,
             kind: held.kind,
+            owner: None,
         })
         .await
         .unwrap();

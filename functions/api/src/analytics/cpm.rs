@@ -121,6 +121,7 @@ async fn start(
     };
     let submitted = crate::submit::submit(
         state,
+        &caller.0,
         NewTask {
             owner: caller.0.email.clone(),
             kind,

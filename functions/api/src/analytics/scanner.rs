@@ -85,6 +85,7 @@ pub(crate) async fn scanner_backtest_start(
     scanner::backtest::sessions(state.market.as_ref(), &q).await?;
     let submitted = crate::submit::submit(
         &state,
+        &caller.0,
         NewTask {
             owner: caller.0.email.clone(),
             kind: TaskKind::ScannerBacktest,

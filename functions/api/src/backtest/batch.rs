@@ -50,6 +50,7 @@ pub(crate) async fn submit_batch(
     };
     let submitted = crate::submit::submit(
         &state,
+        &caller.0,
         NewTask {
             owner: caller.0.email.clone(),
             kind: TaskKind::BatchBacktest,

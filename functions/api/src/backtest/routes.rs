@@ -63,6 +63,7 @@ pub(crate) async fn start_backtest(
     }
     let submitted = crate::submit::submit(
         &state,
+        &caller.0,
         NewTask {
             owner: caller.0.email.clone(),
             kind: TaskKind::StrategyBacktest,

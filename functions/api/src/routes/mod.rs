@@ -9,6 +9,7 @@ pub mod backtest_tasks;
 pub mod health;
 #[cfg(any(feature = "backtest", feature = "analytics"))]
 pub mod tasks;
+pub mod usage;
 
 use crate::error::{ErrorStyle, render_errors};
 use crate::state::AppState;
@@ -22,11 +23,22 @@ use utoipa_axum::routes;
 
 pub use health::{auth_info, health};
 
-/// Authenticated routes of a group, with its auth and error style applied.
+/// Authenticated routes of a group, with its auth and error style applied;
+/// `plan_check` off for routes every account may use (`/usage`).
 fn protected(
     state: &AppState,
     service: Service,
     style: ErrorStyle,
+    routes: OpenApiRouter<AppState>,
+) -> Router {
+    gated(state, service, style, true, routes)
+}
+
+fn gated(
+    state: &AppState,
+    service: Service,
+    style: ErrorStyle,
+    plan_check: bool,
     routes: OpenApiRouter<AppState>,
 ) -> Router {
     let (routes, _) = routes.split_for_parts();
@@ -35,7 +47,14 @@ fn protected(
     }
     let routes = routes
         .route_layer(from_fn_with_state(
-            (state.clone(), service, style),
+            (
+                state.clone(),
+                crate::auth::Gate {
+                    service,
+                    style,
+                    plan_check,
+                },
+            ),
             crate::auth::require,
         ))
         .with_state(state.clone());
@@ -78,7 +97,15 @@ pub fn backtest(state: &AppState) -> Router {
     let public =
         limited(state, public).layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
     let routes = backtest_tasks::routes().merge(crate::backtest::routes::routes());
-    protected(state, Service::Backtest, ErrorStyle::Backtest, routes).merge(public)
+    protected(state, Service::Backtest, ErrorStyle::Backtest, routes)
+        .merge(gated(
+            state,
+            Service::Backtest,
+            ErrorStyle::Backtest,
+            false,
+            usage::backtest_routes(),
+        ))
+        .merge(public)
 }
 
 /// Analytics tools service (analytics-service.md).
@@ -101,6 +128,13 @@ pub fn data(state: &AppState) -> Router {
         ErrorStyle::Data,
         crate::data::routes::routes(),
     )
+    .merge(gated(
+        state,
+        Service::Data,
+        ErrorStyle::Data,
+        false,
+        usage::data_routes(),
+    ))
 }
 
 /// The published OpenAPI document of every group, `docs/openapi.json`. The
@@ -134,13 +168,17 @@ pub fn document() -> &'static str {
         let groups = groups
             .merge(crate::backtest::routes::public_routes())
             .merge(crate::backtest::routes::routes())
-            .merge(backtest_tasks::routes());
+            .merge(backtest_tasks::routes())
+            .merge(usage::backtest_routes());
         #[cfg(feature = "analytics")]
         let groups = groups
             .merge(analytics_tasks::routes())
             .merge(crate::analytics::routes());
         #[cfg(feature = "data")]
-        let groups = groups.nest("/ws", crate::data::routes::routes());
+        let groups = groups.nest(
+            "/ws",
+            crate::data::routes::routes().merge(usage::data_routes()),
+        );
         let mut doc = crate::openapi::base();
         doc.merge(groups.into_openapi());
         let mut value = serde_json::to_value(&doc).expect("the OpenAPI document serialises");
@@ -195,9 +233,9 @@ fn common_responses(doc: &mut serde_json::Value) {
             if !public {
                 common.push(("401", body("Missing or invalid credentials")));
                 let mut locked = body(
-                    "Too many failed logins for this account or address; retry after Retry-After seconds",
+                    "Too many failed logins for this account or address, or a plan limit reached (requests per minute, monthly task compute: the message names the limit and its value); retry after Retry-After seconds",
                 );
-                locked["headers"] = json!({"Retry-After": {"description": "Seconds until the lock ends", "schema": {"type": "integer"}}});
+                locked["headers"] = json!({"Retry-After": {"description": "Seconds until the lock or the limit's window ends", "schema": {"type": "integer"}}});
                 common.push(("429", locked));
             }
             let responses = op

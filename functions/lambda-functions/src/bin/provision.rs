@@ -39,6 +39,9 @@ async fn main() -> Result<()> {
     provision::limits_table(&clients, &names.limits_table)
         .await
         .context("limits table")?;
+    provision::usage_table(&clients, &names.usage_table)
+        .await
+        .context("usage table")?;
     // Visibility six times the worker's 900 s timeout, three receives before the dead-letter queue.
     let queue_url = provision::queue(&clients, &queue_name, 3, 5400)
         .await
@@ -96,6 +99,7 @@ async fn main() -> Result<()> {
     println!("export MARKETLAB_TASKS_TABLE={}", names.tasks_table);
     println!("export MARKETLAB_ACCOUNTS_TABLE={}", names.accounts_table);
     println!("export MARKETLAB_LIMITS_TABLE={}", names.limits_table);
+    println!("export MARKETLAB_USAGE_TABLE={}", names.usage_table);
     println!("export MARKETLAB_QUEUE_URL={queue_url}");
     println!("export MARKETLAB_BUCKET={}", names.bucket);
     Ok(())

@@ -64,6 +64,21 @@ impl Meter {
             .or_default() += n;
     }
 
+    /// Counts not yet flushed for `account` in `day`'s month, over the
+    /// counters starting with `prefix`.
+    pub fn pending(&self, account: &str, day: NaiveDate, prefix: &str) -> u64 {
+        use chrono::Datelike;
+        let p = self.pending.lock().expect("meter lock");
+        p.iter()
+            .filter(|((a, d, c), _)| {
+                a == account
+                    && (d.year(), d.month()) == (day.year(), day.month())
+                    && c.starts_with(prefix)
+            })
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
     /// Moves what was recorded into `store`. On failure the counts go back
     /// to the meter for the next flush, so none are lost or doubled.
     pub async fn flush(&self, store: &dyn UsageStore) -> Result<usize, PortError> {

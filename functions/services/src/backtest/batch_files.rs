@@ -167,13 +167,7 @@ async fn submit(
         .files
         .put(&format!("{base}.batch"), Bytes::from(task.id.to_string()))
         .await?;
-    inbox
-        .queue
-        .enqueue(JobMessage {
-            task_id: task.id,
-            kind: TaskKind::BatchBacktest,
-        })
-        .await?;
+    inbox.queue.enqueue(JobMessage::for_task(&task)).await?;
     Ok(Ok(task.id.to_string()))
 }
 

@@ -28,8 +28,11 @@ async fn main() {
                 continue;
             }
         };
+        if let Some(m) = &deps.metering {
+            m.flush_if_due().await;
+        }
         for r in received {
-            if let Ok(Disposition::Done) = run_job(&deps, &r.message).await
+            if let Ok(Disposition::Done | Disposition::Waiting) = run_job(&deps, &r.message).await
                 && let Err(e) = queue.delete(&r.receipt_handle).await
             {
                 tracing::warn!(error = %e, "could not delete a finished message; its redelivery is a no-op");

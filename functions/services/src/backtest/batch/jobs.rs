@@ -204,12 +204,7 @@ impl JobHandler for BatchJob {
                 .await?;
             let chunk = created.task();
             if !chunk.status.is_finished() {
-                self.queue
-                    .enqueue(JobMessage {
-                        task_id: chunk.id,
-                        kind: TaskKind::BatchChunk,
-                    })
-                    .await?;
+                self.queue.enqueue(JobMessage::for_task(chunk)).await?;
             }
             chunks.push(chunk.id);
         }

@@ -1,0 +1,69 @@
+//! `GET /usage` (and `/ws/usage` in the data service's envelope): the
+//! caller's own usage this month or another, with the plan's limits beside
+//! it. Open to every account, whatever its plan's services.
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::Params;
+use crate::state::AppState;
+use axum::extract::State;
+use axum::{Extension, Json};
+use services::usage::UsageReport;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The month to report.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct MonthParam {
+    /// `YYYY-MM` (UTC); the current month by default.
+    #[param(pattern = "^[0-9]{4}-[0-9]{2}$", example = "2026-11")]
+    month: Option<String>,
+}
+
+async fn report(
+    state: &AppState,
+    caller: &Caller,
+    params: &Params,
+) -> Result<UsageReport, ApiError> {
+    let month = match params.get("month") {
+        Some(m) => services::usage::parse_month(m).map_err(ApiError::bad_request)?,
+        None => chrono::Utc::now().date_naive(),
+    };
+    let Some(metering) = &state.metering else {
+        return Err(ApiError::not_found(
+            "usage is not metered in this deployment",
+        ));
+    };
+    Ok(services::usage::for_account(metering, &caller.0, month).await?)
+}
+
+/// The caller's usage of a month, per day and in total, per service, with
+/// the plan's limits. Counts arrive within `delay_seconds`.
+#[utoipa::path(get, path = "/usage", tag = "backtest", params(MonthParam), responses((status = 200, description = "The caller's usage and plan limits", body = UsageReport), (status = 400, description = "`month` is not YYYY-MM", body = crate::openapi::ErrorDetail)))]
+pub async fn usage(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Json<UsageReport>, ApiError> {
+    Ok(Json(report(&state, &caller, &params).await?))
+}
+
+/// The caller's usage, as `/usage`, in the data service's envelope.
+#[utoipa::path(get, path = "/usage", tag = "data", params(MonthParam), responses((status = 200, description = "The caller's usage and plan limits", body = UsageReport), (status = 400, description = "`month` is not YYYY-MM", body = crate::openapi::DataError)))]
+pub async fn data_usage(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> Result<Json<UsageReport>, ApiError> {
+    Ok(Json(report(&state, &caller, &params).await?))
+}
+
+pub fn backtest_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(usage))
+}
+
+pub fn data_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(data_usage))
+}

@@ -1,0 +1,448 @@
+//! Usage and quotas as a deployment applies them: what each request and task
+//! counts, and whether a plan's limits let it through.
+//!
+//! Requests never wait on the usage store: counts gather in a [`Meter`] and
+//! are flushed every [`FLUSH_EVERY`]. Rate limits reserve a block of each
+//! minute's requests at a time from the shared [`QuotaStore`], so most
+//! requests decide in memory while every instance still draws on one count.
+
+use crate::PortError;
+use crate::accounts::{AccountStore, Service};
+use crate::quota::{PlanLimits, QuotaStore, default_limits};
+use crate::usage::{Meter, UsageDay, UsageStore};
+use chrono::{DateTime, Datelike, NaiveDate, TimeDelta, Utc};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often gathered counts are written; a crash loses at most this much.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(2);
+/// How long an instance uses a plan's limits before reading them again.
+pub const PLAN_CACHE: Duration = Duration::from_secs(30);
+/// How long a month's stored compute total is reused for submit checks.
+const COMPUTE_CACHE: Duration = Duration::from_secs(5);
+
+/// A limit a request or task is over, and when to try again.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct OverLimit {
+    /// `requests_per_minute` or `monthly_compute_minutes`.
+    pub limit: &'static str,
+    pub value: u64,
+    /// Seconds until the limit's window ends.
+    pub retry_after: u64,
+    pub message: String,
+}
+
+/// A minute's requests an instance reserved and how many it has used.
+struct Window {
+    minute: i64,
+    granted: u32,
+    used: u32,
+}
+
+pub struct Metering {
+    meter: Meter,
+    usage: Arc<dyn UsageStore>,
+    quotas: Arc<dyn QuotaStore>,
+    /// Plans of task owners, for the worker's slot limits.
+    accounts: Arc<dyn AccountStore>,
+    windows: Mutex<HashMap<(String, Service), Window>>,
+    plans: Mutex<HashMap<String, (Instant, PlanLimits)>>,
+    owners: Mutex<HashMap<String, (Instant, String)>>,
+    compute: Mutex<HashMap<(String, u32), (Instant, u64)>>,
+    flushed: Mutex<Instant>,
+}
+
+/// Counter names, shared by recording and reporting.
+pub fn requests_counter(service: Service) -> String {
+    format!("requests:{service}")
+}
+pub const COMPUTE_PREFIX: &str = "compute_ms:";
+pub const DATA_ROWS: &str = "rows:data";
+pub const DATA_BYTES: &str = "bytes:data";
+
+/// A month as `year * 12 + month0`, for cache keys.
+fn month_index(d: NaiveDate) -> u32 {
+    (d.year() as u32) * 12 + d.month0()
+}
+
+/// The first and last day of `day`'s month.
+pub fn month_bounds(day: NaiveDate) -> (NaiveDate, NaiveDate) {
+    let first = day.with_day(1).expect("day 1 exists");
+    let next = first
+        .checked_add_months(chrono::Months::new(1))
+        .expect("in range");
+    (first, next.pred_opt().expect("in range"))
+}
+
+impl Metering {
+    pub fn new(
+        usage: Arc<dyn UsageStore>,
+        quotas: Arc<dyn QuotaStore>,
+        accounts: Arc<dyn AccountStore>,
+    ) -> Self {
+        Metering {
+            meter: Meter::default(),
+            usage,
+            quotas,
+            accounts,
+            windows: Mutex::default(),
+            plans: Mutex::default(),
+            owners: Mutex::default(),
+            compute: Mutex::default(),
+            flushed: Mutex::new(Instant::now()),
+        }
+    }
+
+    pub fn usage_store(&self) -> &Arc<dyn UsageStore> {
+        &self.usage
+    }
+
+    pub fn quota_store(&self) -> &Arc<dyn QuotaStore> {
+        &self.quotas
+    }
+
+    /// Adds `n` to an account's counter for today (UTC).
+    pub fn record(&self, account: &str, counter: &str, n: u64) {
+        self.meter
+            .record(account, Utc::now().date_naive(), counter, n);
+    }
+
+    /// A plan's limits: an operator's, else the defaults; cached per instance.
+    pub async fn limits(&self, plan: &str) -> PlanLimits {
+        if let Some((at, l)) = self.plans.lock().expect("plans lock").get(plan)
+            && at.elapsed() < PLAN_CACHE
+        {
+            return *l;
+        }
+        let limits = match self.quotas.plan_limits(plan).await {
+            Ok(set) => set.unwrap_or_else(|| default_limits(plan)),
+            Err(e) => {
+                tracing::warn!(plan, error = %e, "plan limits unreadable; using the defaults");
+                default_limits(plan)
+            }
+        };
+        self.plans
+            .lock()
+            .expect("plans lock")
+            .insert(plan.to_string(), (Instant::now(), limits));
+        limits
+    }
+
+    /// Counts one request of `account` to `service`, unless the plan's
+    /// requests per minute are used up. A quota store that cannot answer
+    /// lets the request through (and logs it): a limit must not become an outage.
+    pub async fn admit(
+        &self,
+        account: &str,
+        plan: &str,
+        service: Service,
+        now: DateTime<Utc>,
+    ) -> Result<(), OverLimit> {
+        let limit = self.limits(plan).await.requests_per_minute;
+        let minute = now.timestamp().div_euclid(60);
+        let key = (account.to_string(), service);
+        let local = {
+            let mut windows = self.windows.lock().expect("windows lock");
+            match windows.get_mut(&key) {
+                Some(w) if w.minute == minute && w.used < w.granted => {
+                    w.used += 1;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if !local {
+            let block = (limit / 20).clamp(1, 50);
+            let counter = format!("rate#{account}#{service}#{minute}");
+            let granted = match self
+                .quotas
+                .take(&counter, block, u64::from(limit), (minute + 2) * 60)
+                .await
+            {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "rate limit store unavailable; admitting");
+                    1
+                }
+            };
+            if granted == 0 {
+                let retry_after = (60 - now.timestamp().rem_euclid(60)).max(1) as u64;
+                return Err(OverLimit {
+                    limit: "requests_per_minute",
+                    value: u64::from(limit),
+                    retry_after,
+                    message: format!(
+                        "rate limit reached: the '{plan}' plan allows {limit} requests per minute to the {service} service (limit requests_per_minute = {limit}); retry in {retry_after} s"
+                    ),
+                });
+            }
+            let mut windows = self.windows.lock().expect("windows lock");
+            let w = windows.entry(key).or_insert(Window {
+                minute,
+                granted: 0,
+                used: 0,
+            });
+            if w.minute != minute {
+                *w = Window {
+                    minute,
+                    granted: 0,
+                    used: 0,
+                };
+            }
+            w.granted += granted;
+            w.used += 1;
+        }
+        self.record(account, &requests_counter(service), 1);
+        Ok(())
+    }
+
+    /// The account's task compute this month, in milliseconds: stored
+    /// (cached briefly) plus what this instance has not flushed yet.
+    pub async fn month_compute_ms(&self, account: &str, today: NaiveDate) -> u64 {
+        let key = (account.to_string(), month_index(today));
+        let cached = self
+            .compute
+            .lock()
+            .expect("compute lock")
+            .get(&key)
+            .filter(|(at, _)| at.elapsed() < COMPUTE_CACHE)
+            .map(|(_, n)| *n);
+        let stored = match cached {
+            Some(n) => n,
+            None => {
+                let (first, last) = month_bounds(today);
+                let n = match self.usage.days(account, first, last).await {
+                    Ok(days) => compute_ms(&days),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "usage unreadable; compute quota not checked");
+                        0
+                    }
+                };
+                self.compute
+                    .lock()
+                    .expect("compute lock")
+                    .insert(key, (Instant::now(), n));
+                n
+            }
+        };
+        stored + self.meter.pending(account, today, COMPUTE_PREFIX)
+    }
+
+    /// Whether `account` may submit another task this month.
+    pub async fn admit_task(
+        &self,
+        account: &str,
+        plan: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), OverLimit> {
+        let minutes = self.limits(plan).await.monthly_compute_minutes;
+        let today = now.date_naive();
+        let used = self.month_compute_ms(account, today).await;
+        if used < minutes.saturating_mul(60_000) {
+            return Ok(());
+        }
+        let (_, last) = month_bounds(today);
+        let next = last
+            .succ_opt()
+            .expect("in range")
+            .and_time(chrono::NaiveTime::MIN);
+        let retry_after = (next - now.naive_utc()).num_seconds().max(1) as u64;
+        Err(OverLimit {
+            limit: "monthly_compute_minutes",
+            value: minutes,
+            retry_after,
+            message: format!(
+                "monthly compute used up: the '{plan}' plan includes {minutes} minutes of task compute a month (limit monthly_compute_minutes = {minutes}) and {:.1} are used; new tasks are accepted again next month",
+                used as f64 / 60_000.0
+            ),
+        })
+    }
+
+    /// The plan code of a task owner, cached like plan limits.
+    async fn plan_of(&self, owner: &str) -> Result<String, PortError> {
+        if let Some((at, p)) = self.owners.lock().expect("owners lock").get(owner)
+            && at.elapsed() < PLAN_CACHE
+        {
+            return Ok(p.clone());
+        }
+        let plan = self
+            .accounts
+            .get(owner)
+            .await?
+            .map_or_else(|| "none".to_string(), |a| a.plan);
+        self.owners
+            .lock()
+            .expect("owners lock")
+            .insert(owner.to_string(), (Instant::now(), plan.clone()));
+        Ok(plan)
+    }
+
+    /// Takes one of the owner's running-task slots for `task` for `lease`;
+    /// false while the plan's concurrent tasks are all running.
+    pub async fn hold_slot(
+        &self,
+        owner: &str,
+        task: uuid::Uuid,
+        lease: TimeDelta,
+    ) -> Result<bool, PortError> {
+        let plan = self.plan_of(owner).await?;
+        let limit = self.limits(&plan).await.concurrent_tasks;
+        let now = Utc::now().timestamp_millis();
+        self.quotas
+            .hold(
+                &format!("slots#{owner}"),
+                &task.to_string(),
+                limit,
+                now,
+                now + lease.num_milliseconds(),
+            )
+            .await
+    }
+
+    pub async fn release_slot(&self, owner: &str, task: uuid::Uuid) -> Result<(), PortError> {
+        self.quotas
+            .release(&format!("slots#{owner}"), &task.to_string())
+            .await
+    }
+
+    /// Writes the gathered counts to the usage store.
+    pub async fn flush(&self) -> Result<usize, PortError> {
+        *self.flushed.lock().expect("flush lock") = Instant::now();
+        self.meter.flush(self.usage.as_ref()).await
+    }
+
+    /// Flushes when the last flush is [`FLUSH_EVERY`] old: for runtimes
+    /// that freeze between requests (Lambda), at the end of a request.
+    pub async fn flush_if_due(&self) {
+        let due = self.flushed.lock().expect("flush lock").elapsed() >= FLUSH_EVERY;
+        if due && let Err(e) = self.flush().await {
+            tracing::warn!(error = %e, "usage not written; kept for the next flush");
+        }
+    }
+
+    /// Flushes every [`FLUSH_EVERY`] until dropped (a spawned task's body).
+    pub async fn flush_forever(self: Arc<Self>) {
+        loop {
+            tokio::time::sleep(FLUSH_EVERY).await;
+            if let Err(e) = self.flush().await {
+                tracing::warn!(error = %e, "usage not written; kept for the next flush");
+            }
+        }
+    }
+
+    /// The account's days of usage in `day`'s month.
+    pub async fn month(&self, account: &str, day: NaiveDate) -> Result<Vec<UsageDay>, PortError> {
+        let (first, last) = month_bounds(day);
+        self.usage.days(account, first, last).await
+    }
+}
+
+/// Task compute in `days`, in milliseconds.
+pub fn compute_ms(days: &[UsageDay]) -> u64 {
+    days.iter()
+        .flat_map(|d| d.counters.iter())
+        .filter(|(k, _)| k.starts_with(COMPUTE_PREFIX))
+        .map(|(_, n)| *n)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounts::SqliteAccountStore;
+    use crate::quota::SqliteQuotaStore;
+    use crate::sqlite::Database;
+    use crate::usage::SqliteUsageStore;
+
+    fn metering(db: &Database) -> Metering {
+        Metering::new(
+            Arc::new(SqliteUsageStore::new(db.clone())),
+            Arc::new(SqliteQuotaStore::new(db.clone())),
+            Arc::new(SqliteAccountStore::new(db.clone())),
+        )
+    }
+
+    #[tokio::test]
+    async fn two_instances_share_one_minute_of_requests() {
+        let db = Database::in_memory().unwrap();
+        let quotas = SqliteQuotaStore::new(db.clone());
+        let limits = PlanLimits {
+            requests_per_minute: 45,
+            concurrent_tasks: 1,
+            monthly_compute_minutes: 1,
+        };
+        quotas.set_plan_limits("pro", limits).await.unwrap();
+        let (a, b) = (metering(&db), metering(&db));
+        // Five seconds into the current minute (stored windows expire by the clock).
+        let minute = Utc::now().timestamp().div_euclid(60) * 60;
+        let at = DateTime::from_timestamp(minute + 5, 0).unwrap();
+        let mut admitted = 0;
+        for k in 0..60 {
+            let m = if k % 2 == 0 { &a } else { &b };
+            if m.admit("x@y", "pro", Service::Data, at).await.is_ok() {
+                admitted += 1;
+            }
+        }
+        assert_eq!(admitted, 45, "blocks of 2 reserved by each, never past 45");
+        let over = a.admit("x@y", "pro", Service::Data, at).await.unwrap_err();
+        assert_eq!(
+            (over.limit, over.value, over.retry_after),
+            ("requests_per_minute", 45, 55)
+        );
+        assert!(
+            a.admit("x@y", "pro", Service::Backtest, at).await.is_ok(),
+            "per service"
+        );
+        let later = at + TimeDelta::seconds(60);
+        assert!(
+            a.admit("x@y", "pro", Service::Data, later).await.is_ok(),
+            "next minute"
+        );
+        a.flush().await.unwrap();
+        b.flush().await.unwrap();
+        let day = at.date_naive();
+        let days = a.month("x@y", day).await.unwrap();
+        assert_eq!(days[0].counters["requests:data"], 46);
+        assert_eq!(days[0].counters["requests:backtest"], 1);
+    }
+
+    #[tokio::test]
+    async fn monthly_compute_counts_stored_and_pending_time() {
+        let db = Database::in_memory().unwrap();
+        let m = metering(&db);
+        m.quota_store()
+            .set_plan_limits(
+                "trial",
+                PlanLimits {
+                    requests_per_minute: 10,
+                    concurrent_tasks: 1,
+                    monthly_compute_minutes: 1,
+                },
+            )
+            .await
+            .unwrap();
+        let now = Utc::now();
+        assert!(m.admit_task("t@y", "trial", now).await.is_ok());
+        m.record("t@y", "compute_ms:cpm_scan", 59_999);
+        assert!(m.admit_task("t@y", "trial", now).await.is_ok());
+        m.record("t@y", "compute_ms:strategy_backtest", 1);
+        let over = m.admit_task("t@y", "trial", now).await.unwrap_err();
+        assert_eq!((over.limit, over.value), ("monthly_compute_minutes", 1));
+        assert!(over.retry_after <= 31 * 86_400);
+    }
+
+    #[test]
+    fn month_bounds_cover_the_calendar_month() {
+        let d = |s: &str| s.parse::<NaiveDate>().unwrap();
+        assert_eq!(
+            month_bounds(d("2028-02-10")),
+            (d("2028-02-01"), d("2028-02-29"))
+        );
+        assert_eq!(
+            month_bounds(d("2026-12-31")),
+            (d("2026-12-01"), d("2026-12-31"))
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! Plan limits and the shared counters that enforce them: requests per
+//! minute per service, task slots held at once, monthly task compute.
+//!
+//! Every instance of every function (and every embedded process on one
+//! database) sees the same counters: a store grants or refuses atomically,
+//! so two instances never both take the last unit of a limit.
+
+use crate::PortError;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+mod sqlite;
+
+pub use sqlite::SqliteQuotaStore;
+
+/// What a plan allows. Each service counts its own requests against
+/// `requests_per_minute`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanLimits {
+    /// Authenticated requests per calendar minute (UTC), per service.
+    pub requests_per_minute: u32,
+    /// Tasks of the account running at once; more wait in PENDING.
+    pub concurrent_tasks: u32,
+    /// Task compute per calendar month (UTC), in minutes; submits past it are refused.
+    pub monthly_compute_minutes: u64,
+}
+
+/// The limits of each plan unless an operator set others (`marketlab plans set`).
+pub fn default_limits(plan: &str) -> PlanLimits {
+    let (requests_per_minute, concurrent_tasks, monthly_compute_minutes) = match plan {
+        "pro" => (12_000, 8, 6_000),
+        "backtest" | "analytics" => (6_000, 4, 3_000),
+        "premium-data-yearly" | "data" => (3_000, 2, 600),
+        "light-data-yearly" => (1_200, 2, 300),
+        "trial" => (300, 2, 60),
+        _ => (60, 1, 0),
+    };
+    PlanLimits {
+        requests_per_minute,
+        concurrent_tasks,
+        monthly_compute_minutes,
+    }
+}
+
+#[async_trait]
+pub trait QuotaStore: Send + Sync {
+    /// Adds up to `n` to counter `key` while it stays at most `limit`, and
+    /// answers how many it added (0 when the counter is full). The counter
+    /// may be forgotten after `expires_s` (epoch seconds); keys name their
+    /// window, so an old window never limits a new one.
+    async fn take(&self, key: &str, n: u32, limit: u64, expires_s: i64) -> Result<u32, PortError>;
+
+    /// Holds one of `limit` slots of `key` for `holder` until `until_ms`
+    /// (epoch milliseconds); a hold past its time frees its slot, so a
+    /// crashed worker's slot comes back. Holding again extends the hold.
+    /// False when every slot is held by others.
+    async fn hold(
+        &self,
+        key: &str,
+        holder: &str,
+        limit: u32,
+        now_ms: i64,
+        until_ms: i64,
+    ) -> Result<bool, PortError>;
+
+    /// Frees `holder`'s slot of `key` (nothing when it holds none).
+    async fn release(&self, key: &str, holder: &str) -> Result<(), PortError>;
+
+    /// Limits an operator set for a plan, if any.
+    async fn plan_limits(&self, plan: &str) -> Result<Option<PlanLimits>, PortError>;
+
+    /// Sets a plan's limits for every instance (each picks them up within
+    /// its cache time, [`crate::metering::PLAN_CACHE`]).
+    async fn set_plan_limits(&self, plan: &str, limits: PlanLimits) -> Result<(), PortError>;
+}

@@ -1,0 +1,144 @@
+//! Limit counters and slot holds in the embedded database. Each call is one
+//! immediate transaction, so processes sharing the file share the limits.
+
+use super::{PlanLimits, QuotaStore};
+use crate::PortError;
+use crate::sqlite::Database;
+use async_trait::async_trait;
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+pub struct SqliteQuotaStore {
+    db: Database,
+}
+
+impl SqliteQuotaStore {
+    pub fn new(db: Database) -> Self {
+        SqliteQuotaStore { db }
+    }
+}
+
+fn now_s() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+#[async_trait]
+impl QuotaStore for SqliteQuotaStore {
+    async fn take(&self, key: &str, n: u32, limit: u64, expires_s: i64) -> Result<u32, PortError> {
+        let key = key.to_string();
+        self.db
+            .run(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                // Forget counters of windows gone by, a few at a time.
+                tx.execute(
+                    "DELETE FROM quota_counters WHERE key IN
+                     (SELECT key FROM quota_counters WHERE expires_s < ?1 LIMIT 16)",
+                    params![now_s()],
+                )?;
+                let used: i64 = tx
+                    .query_row(
+                        "SELECT n FROM quota_counters WHERE key = ?1",
+                        params![key],
+                        |r| r.get(0),
+                    )
+                    .optional()?
+                    .unwrap_or(0);
+                let room = (limit as i64 - used).max(0);
+                let granted = room.min(i64::from(n));
+                if granted > 0 {
+                    tx.execute(
+                        "INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (key) DO UPDATE SET n = n + excluded.n",
+                        params![key, granted, expires_s],
+                    )?;
+                }
+                tx.commit()?;
+                Ok(granted as u32)
+            })
+            .await
+    }
+
+    async fn hold(
+        &self,
+        key: &str,
+        holder: &str,
+        limit: u32,
+        now_ms: i64,
+        until_ms: i64,
+    ) -> Result<bool, PortError> {
+        let (key, holder) = (key.to_string(), holder.to_string());
+        self.db
+            .run(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                tx.execute(
+                    "DELETE FROM quota_holds WHERE key = ?1 AND until_ms <= ?2",
+                    params![key, now_ms],
+                )?;
+                let mine = tx.execute(
+                    "UPDATE quota_holds SET until_ms = ?3 WHERE key = ?1 AND holder = ?2",
+                    params![key, holder, until_ms],
+                )? > 0;
+                let held = mine || {
+                    let others: i64 = tx.query_row(
+                        "SELECT COUNT(*) FROM quota_holds WHERE key = ?1",
+                        params![key],
+                        |r| r.get(0),
+                    )?;
+                    others < i64::from(limit)
+                        && tx.execute(
+                            "INSERT INTO quota_holds (key, holder, until_ms) VALUES (?1, ?2, ?3)",
+                            params![key, holder, until_ms],
+                        )? > 0
+                };
+                tx.commit()?;
+                Ok(held)
+            })
+            .await
+    }
+
+    async fn release(&self, key: &str, holder: &str) -> Result<(), PortError> {
+        let (key, holder) = (key.to_string(), holder.to_string());
+        self.db
+            .run(move |c| {
+                c.execute(
+                    "DELETE FROM quota_holds WHERE key = ?1 AND holder = ?2",
+                    params![key, holder],
+                )
+                .map(|_| ())
+            })
+            .await
+    }
+
+    async fn plan_limits(&self, plan: &str) -> Result<Option<PlanLimits>, PortError> {
+        let plan = plan.to_string();
+        let text: Option<String> = self
+            .db
+            .run(move |c| {
+                c.query_row(
+                    "SELECT limits FROM plan_limits WHERE code = ?1",
+                    params![plan],
+                    |r| r.get(0),
+                )
+                .optional()
+            })
+            .await?;
+        text.map(|t| serde_json::from_str(&t).map_err(PortError::internal))
+            .transpose()
+    }
+
+    async fn set_plan_limits(&self, plan: &str, limits: PlanLimits) -> Result<(), PortError> {
+        let (plan, text) = (
+            plan.to_string(),
+            serde_json::to_string(&limits).map_err(PortError::internal)?,
+        );
+        self.db
+            .run(move |c| {
+                c.execute(
+                    "INSERT INTO plan_limits (code, limits) VALUES (?1, ?2)
+                     ON CONFLICT (code) DO UPDATE SET limits = excluded.limits",
+                    params![plan, text],
+                )
+                .map(|_| ())
+            })
+            .await
+    }
+}
