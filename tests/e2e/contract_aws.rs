@@ -19,6 +19,18 @@ async fn dynamodb_usage_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn dynamodb_quota_store() {
+    let c = clients().await;
+    let table = unique("limits");
+    provision::limits_table(&c, &table).await.unwrap();
+    contract::quota::run_all(Arc::new(aws_adapters::DynamoQuotaStore::new(
+        c.dynamodb.clone(),
+        table,
+    )))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn dynamodb_task_store() {
     let c = clients().await;
     let (table, bucket) = (unique("tasks"), unique("spill"));
@@ -294,4 +306,9 @@ async fn parquet_from_s3_reads_footer_then_column_chunks() {
     // Warm reads come from the decoded cache: no further requests.
     md.daily("SPX").await.unwrap();
     assert_eq!(counting.ranges.lock().unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dynamodb_metering_of_a_known_mix() {
+    contract::metering::run_all(tests::emulator::deployment().await.state).await;
 }

@@ -59,6 +59,13 @@ async fn sqlite_usage_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn sqlite_quota_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(&dir.path().join("quota.sqlite")).unwrap();
+    contract::quota::run_all(Arc::new(platform::quota::SqliteQuotaStore::new(db))).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn memory_failure_log() {
     contract::failures::run_all(Arc::new(platform::accounts::MemoryFailureLog::default())).await;
 }
@@ -91,4 +98,33 @@ async fn parquet_market_data_on_local_dir() {
         async move { bytes::Bytes::from(std::fs::read(path).unwrap()) }
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_metering_of_a_known_mix() {
+    use platform::accounts::Authenticator;
+    use platform::metering::Metering;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(&dir.path().join("metered.sqlite")).unwrap();
+    let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
+    // Jobs run in the suite, not in a pool: the receiver stays unread.
+    let (queue, _receiver) = LocalQueue::new();
+    let market = market_dir();
+    let state = api::AppState {
+        tasks: Arc::new(SqliteTaskStore::new(db.clone())),
+        queue: Arc::new(queue),
+        market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(market)))),
+        scanner: tests::server::scanner_store(market),
+        auth: Arc::new(
+            Authenticator::embedded(accounts.clone(), std::time::Duration::from_secs(60)).unwrap(),
+        ),
+        data_legacy_json: false,
+        limits: Default::default(),
+        metering: Some(Arc::new(Metering::new(
+            Arc::new(platform::usage::SqliteUsageStore::new(db.clone())),
+            Arc::new(platform::quota::SqliteQuotaStore::new(db)),
+            accounts,
+        ))),
+    };
+    contract::metering::run_all(state).await;
 }

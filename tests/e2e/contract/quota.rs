@@ -1,0 +1,94 @@
+//! What every quota store promises: a counter never passes its limit however
+//! many instances take from it at once; slots are held by at most `limit`
+//! holders, an expired hold frees its slot; plan limits read back as set.
+
+use super::unique;
+use platform::quota::{PlanLimits, QuotaStore};
+use std::sync::Arc;
+
+pub async fn run_all(store: Arc<dyn QuotaStore>) {
+    let far = chrono::Utc::now().timestamp() + 600;
+    // Blocks until the counter is full: every grant is within the block,
+    // and together they are exactly the limit.
+    let key = unique("rate");
+    let mut total = 0;
+    loop {
+        let got = store.take(&key, 4, 10, far).await.unwrap();
+        assert!(got <= 4, "a grant never exceeds the block: {got}");
+        if got == 0 {
+            break;
+        }
+        total += got;
+    }
+    assert_eq!(total, 10);
+    assert_eq!(store.take(&unique("rate"), 5, 0, far).await.unwrap(), 0);
+    assert_eq!(store.take(&unique("rate"), 5, 3, far).await.unwrap(), 3);
+
+    // Twenty instances at once on a limit of 7: exactly 7 granted.
+    let key = unique("rate");
+    let takes = (0..20).map(|_| {
+        let (store, key) = (store.clone(), key.clone());
+        tokio::spawn(async move { store.take(&key, 1, 7, far).await.unwrap() })
+    });
+    let mut granted = 0;
+    for t in takes {
+        granted += t.await.unwrap();
+    }
+    assert_eq!(granted, 7, "concurrent takes never pass the limit");
+
+    // Slots.
+    let now = chrono::Utc::now().timestamp_millis();
+    let until = now + 60_000;
+    let slots = unique("slots");
+    assert!(store.hold(&slots, "t1", 2, now, until).await.unwrap());
+    assert!(store.hold(&slots, "t2", 2, now, until).await.unwrap());
+    assert!(!store.hold(&slots, "t3", 2, now, until).await.unwrap(), "both held");
+    assert!(
+        store.hold(&slots, "t1", 2, now, until + 1).await.unwrap(),
+        "a holder holds again (extends)"
+    );
+    store.release(&slots, "t1").await.unwrap();
+    store.release(&slots, "t1").await.unwrap();
+    store.release(&unique("slots"), "nobody").await.unwrap();
+    assert!(store.hold(&slots, "t3", 2, now, until).await.unwrap(), "released slot");
+    assert!(!store.hold(&slots, "t4", 2, now, until).await.unwrap());
+    // Past the holds' time, their slots are free (a crashed worker's come back).
+    let later = until + 10;
+    assert!(store.hold(&slots, "t4", 2, later, later + 1_000).await.unwrap());
+    assert!(store.hold(&slots, "t5", 2, later, later + 1_000).await.unwrap());
+    assert!(!store.hold(&slots, "t6", 2, later, later + 1_000).await.unwrap());
+
+    // Ten workers at once for three slots: exactly three hold one.
+    let slots = unique("slots");
+    let holds = (0..10).map(|k| {
+        let (store, slots) = (store.clone(), slots.clone());
+        tokio::spawn(async move {
+            store
+                .hold(&slots, &format!("w{k}"), 3, now, until)
+                .await
+                .unwrap()
+        })
+    });
+    let mut held = 0;
+    for h in holds {
+        held += u32::from(h.await.unwrap());
+    }
+    assert_eq!(held, 3, "concurrent holds never pass the limit");
+
+    // Plan limits.
+    let plan = unique("plan");
+    assert_eq!(store.plan_limits(&plan).await.unwrap(), None);
+    let set = PlanLimits {
+        requests_per_minute: 77,
+        concurrent_tasks: 3,
+        monthly_compute_minutes: 1_234,
+    };
+    store.set_plan_limits(&plan, set).await.unwrap();
+    assert_eq!(store.plan_limits(&plan).await.unwrap(), Some(set));
+    let changed = PlanLimits {
+        requests_per_minute: 5,
+        ..set
+    };
+    store.set_plan_limits(&plan, changed).await.unwrap();
+    assert_eq!(store.plan_limits(&plan).await.unwrap(), Some(changed));
+}
