@@ -19,3 +19,4 @@ mod restart;
 mod scanner;
 mod scanner_backtest;
 mod screens;
+mod usage;

@@ -5,7 +5,7 @@ use crate::server::{self, ServerConfig};
 use anyhow::{Context, Result, bail};
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
-use platform::accounts::{AccountStore, PLANS, SqliteAccountStore};
+use platform::accounts::{AccountStore, SqliteAccountStore};
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::sqlite::Database;
 use sample::import::{CsvLayout, SymbolDetails, read_csv, read_parquet, store_daily};
@@ -45,8 +45,12 @@ pub enum Command {
     /// Manage accounts.
     #[command(subcommand)]
     Accounts(AccountCommand),
-    /// List the plans and the services they grant.
-    Plans,
+    /// List the plans with the services they grant and their limits; `set`
+    /// changes a plan's limits for every running instance (within 30 s).
+    Plans(PlansArgs),
+    /// Usage per account for a month, beside the plan's limits; `--csv`
+    /// writes the export an invoicing system reads.
+    Usage(UsageArgs),
     /// Run a batch of backtests here, with a progress bar, and write its
     /// table beside the file.
     #[command(subcommand)]
@@ -56,6 +60,43 @@ pub enum Command {
     /// With `--from`, record the history of every session from then to
     /// `--date` instead (what scanner backtests read; no day files).
     Scan(ScanArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PlansArgs {
+    #[command(subcommand)]
+    pub command: Option<PlansCommand>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PlansCommand {
+    /// Set a plan's limits; limits not given keep their current values.
+    Set {
+        /// The plan's code (see `marketlab plans`).
+        code: String,
+        /// Authenticated requests per minute, per service.
+        #[arg(long)]
+        requests_per_minute: Option<u32>,
+        /// Tasks running at once; more wait in PENDING.
+        #[arg(long)]
+        concurrent_tasks: Option<u32>,
+        /// Task compute per calendar month, in minutes.
+        #[arg(long)]
+        monthly_compute_minutes: Option<u64>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct UsageArgs {
+    /// One account (default: every account).
+    #[arg(long)]
+    pub account: Option<String>,
+    /// The month, YYYY-MM (default: the current month, UTC).
+    #[arg(long)]
+    pub month: Option<String>,
+    /// CSV rows (account, day, metric, quantity) instead of the summary.
+    #[arg(long)]
+    pub csv: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -301,18 +342,21 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Scan(args) => scan(&data_dir, args).await,
         Command::Batch(BatchCommand::Run { file }) => batch_run(&data_dir, &file).await,
         Command::Accounts(cmd) => accounts(&data_dir, cmd).await,
-        Command::Plans => {
-            for p in PLANS {
-                let services: Vec<String> = p.services.iter().map(|s| s.to_string()).collect();
-                println!(
-                    "{:<22} {:<48} services: {}{}",
-                    p.code,
-                    p.name,
-                    services.join(", "),
-                    if p.trial { " (trial)" } else { "" }
-                );
-            }
-            Ok(())
+        Command::Plans(args) => {
+            let db = Database::open(&data_dir.join("state").join("marketlab.sqlite"))?;
+            let quotas = platform::quota::SqliteQuotaStore::new(db);
+            let mut out = std::io::stdout().lock();
+            crate::operator::plans(&quotas, args.command, &mut out).await
+        }
+        Command::Usage(args) => {
+            let db = Database::open(&data_dir.join("state").join("marketlab.sqlite"))?;
+            let stores = crate::operator::Stores {
+                usage: &platform::usage::SqliteUsageStore::new(db.clone()),
+                quotas: &platform::quota::SqliteQuotaStore::new(db.clone()),
+                accounts: &SqliteAccountStore::new(db),
+            };
+            let mut out = std::io::stdout().lock();
+            crate::operator::usage(&stores, &args, &mut out).await
         }
     }
 }

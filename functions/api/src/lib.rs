@@ -17,6 +17,8 @@ pub mod jobs;
 pub mod limits;
 pub mod logging;
 pub mod openapi;
+#[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
+pub mod operator;
 pub mod routes;
 pub mod rows;
 pub mod serve;

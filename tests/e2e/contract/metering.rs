@@ -114,7 +114,10 @@ pub async fn run_all(state: AppState) {
             .status(),
         401
     );
-    assert_eq!(get("/backtest/tasks", &data_only).await.unwrap().status(), 403);
+    assert_eq!(
+        get("/backtest/tasks", &data_only).await.unwrap().status(),
+        403
+    );
     // B's one request is B's.
     assert_eq!(get("/backtest/tasks", &b).await.unwrap().status(), 200);
 
@@ -170,7 +173,12 @@ pub async fn run_all(state: AppState) {
     assert_eq!(theirs["total"]["requests"]["backtest"], 1, "{theirs}");
     assert_eq!(theirs["total"]["data_rows"], 0);
     // Every plan may read its own usage.
-    let own: Value = get("/usage", &data_only).await.unwrap().json().await.unwrap();
+    let own: Value = get("/usage", &data_only)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(own["plan"]["code"], "data");
     let bad = get("/usage?month=2026-13", &a).await.unwrap();
     assert_eq!(bad.status(), 400);

@@ -42,7 +42,10 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     let slots = unique("slots");
     assert!(store.hold(&slots, "t1", 2, now, until).await.unwrap());
     assert!(store.hold(&slots, "t2", 2, now, until).await.unwrap());
-    assert!(!store.hold(&slots, "t3", 2, now, until).await.unwrap(), "both held");
+    assert!(
+        !store.hold(&slots, "t3", 2, now, until).await.unwrap(),
+        "both held"
+    );
     assert!(
         store.hold(&slots, "t1", 2, now, until + 1).await.unwrap(),
         "a holder holds again (extends)"
@@ -50,13 +53,31 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     store.release(&slots, "t1").await.unwrap();
     store.release(&slots, "t1").await.unwrap();
     store.release(&unique("slots"), "nobody").await.unwrap();
-    assert!(store.hold(&slots, "t3", 2, now, until).await.unwrap(), "released slot");
+    assert!(
+        store.hold(&slots, "t3", 2, now, until).await.unwrap(),
+        "released slot"
+    );
     assert!(!store.hold(&slots, "t4", 2, now, until).await.unwrap());
     // Past the holds' time, their slots are free (a crashed worker's come back).
     let later = until + 10;
-    assert!(store.hold(&slots, "t4", 2, later, later + 1_000).await.unwrap());
-    assert!(store.hold(&slots, "t5", 2, later, later + 1_000).await.unwrap());
-    assert!(!store.hold(&slots, "t6", 2, later, later + 1_000).await.unwrap());
+    assert!(
+        store
+            .hold(&slots, "t4", 2, later, later + 1_000)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .hold(&slots, "t5", 2, later, later + 1_000)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .hold(&slots, "t6", 2, later, later + 1_000)
+            .await
+            .unwrap()
+    );
 
     // Ten workers at once for three slots: exactly three hold one.
     let slots = unique("slots");

@@ -1,0 +1,154 @@
+//! The operator's commands over any adapters: plan limits (`marketlab plans`)
+//! and usage per account with its CSV export (`marketlab usage`). The
+//! embedded CLI runs them on the SQLite file; on AWS the `operator` binary
+//! runs them on the tables.
+
+use crate::cli::{PlansCommand, UsageArgs};
+use anyhow::{Context, Result, bail};
+use platform::accounts::{AccountStore, PLANS, plan};
+use platform::metering::compute_ms;
+use platform::quota::{PlanLimits, QuotaStore, default_limits};
+use platform::usage::UsageStore;
+use std::io::Write;
+
+/// A plan's limits: an operator's, else the defaults; and whether they were set.
+async fn effective(quotas: &dyn QuotaStore, code: &str) -> Result<(PlanLimits, bool)> {
+    Ok(match quotas.plan_limits(code).await? {
+        Some(l) => (l, true),
+        None => (default_limits(code), false),
+    })
+}
+
+/// Lists the plans, or sets one's limits.
+pub async fn plans(
+    quotas: &dyn QuotaStore,
+    command: Option<PlansCommand>,
+    out: &mut impl Write,
+) -> Result<()> {
+    if let Some(PlansCommand::Set {
+        code,
+        requests_per_minute,
+        concurrent_tasks,
+        monthly_compute_minutes,
+    }) = command
+    {
+        if plan(&code).is_none() {
+            let codes: Vec<&str> = PLANS.iter().map(|p| p.code).collect();
+            bail!("unknown plan '{code}' (one of: {})", codes.join(", "));
+        }
+        let (mut limits, _) = effective(quotas, &code).await?;
+        if let Some(n) = requests_per_minute {
+            limits.requests_per_minute = n;
+        }
+        if let Some(n) = concurrent_tasks {
+            limits.concurrent_tasks = n;
+        }
+        if let Some(n) = monthly_compute_minutes {
+            limits.monthly_compute_minutes = n;
+        }
+        quotas.set_plan_limits(&code, limits).await?;
+        writeln!(
+            out,
+            "plan {code}: {} requests/min per service, {} concurrent tasks, {} compute minutes/month (instances apply it within {} s)",
+            limits.requests_per_minute,
+            limits.concurrent_tasks,
+            limits.monthly_compute_minutes,
+            platform::metering::PLAN_CACHE.as_secs()
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<20} {:<46} {:<27} {:>9} {:>6} {:>9}",
+        "plan", "name", "services", "req/min", "tasks", "min/month"
+    )?;
+    for p in PLANS {
+        let (l, set) = effective(quotas, p.code).await?;
+        let services: Vec<String> = p.services.iter().map(|s| s.to_string()).collect();
+        writeln!(
+            out,
+            "{:<20} {:<46} {:<27} {:>9} {:>6} {:>9}{}",
+            p.code,
+            p.name,
+            services.join(","),
+            l.requests_per_minute,
+            l.concurrent_tasks,
+            l.monthly_compute_minutes,
+            if set { "  (set)" } else { "" }
+        )?;
+    }
+    Ok(())
+}
+
+pub struct Stores<'a> {
+    pub usage: &'a dyn UsageStore,
+    pub quotas: &'a dyn QuotaStore,
+    pub accounts: &'a dyn AccountStore,
+}
+
+/// Usage of one account or all for a month: a summary, or CSV rows.
+pub async fn usage(stores: &Stores<'_>, args: &UsageArgs, out: &mut impl Write) -> Result<()> {
+    let month = match &args.month {
+        Some(m) => services::usage::parse_month(m).map_err(anyhow::Error::msg)?,
+        None => chrono::Utc::now().date_naive(),
+    };
+    let (first, last) = platform::metering::month_bounds(month);
+    let accounts = match &args.account {
+        Some(email) => {
+            let email = platform::accounts::normalize_email(email);
+            vec![
+                stores
+                    .accounts
+                    .get(&email)
+                    .await?
+                    .with_context(|| format!("no account {email}"))?,
+            ]
+        }
+        None => stores.accounts.list().await?,
+    };
+    if args.csv {
+        writeln!(out, "{}", services::usage::CSV_HEADER)?;
+    } else {
+        writeln!(
+            out,
+            "{:<32} {:<12} {:>9} {:>9} {:>9} {:>12} {:>10} {:>14}",
+            "account",
+            "plan",
+            "backtest",
+            "analytics",
+            "data",
+            "compute min",
+            "data rows",
+            "data bytes"
+        )?;
+    }
+    for a in accounts {
+        let days = stores.usage.days(&a.email, first, last).await?;
+        if args.csv {
+            for row in services::usage::csv_rows(&a.email, &a.plan, &days) {
+                writeln!(out, "{row}")?;
+            }
+            continue;
+        }
+        let (limits, _) = effective(stores.quotas, &a.plan).await?;
+        let sum =
+            |counter: &str| -> u64 { days.iter().filter_map(|d| d.counters.get(counter)).sum() };
+        writeln!(
+            out,
+            "{:<32} {:<12} {:>9} {:>9} {:>9} {:>12} {:>10} {:>14}",
+            a.email,
+            a.plan,
+            sum("requests:backtest"),
+            sum("requests:analytics"),
+            sum("requests:data"),
+            format!(
+                "{:.1}/{}",
+                compute_ms(&days) as f64 / 60_000.0,
+                limits.monthly_compute_minutes
+            ),
+            sum("rows:data"),
+            sum("bytes:data"),
+        )?;
+    }
+    Ok(())
+}

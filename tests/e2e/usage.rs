@@ -1,0 +1,456 @@
+//! Pay-per-use tenants on the embedded server: plan limits answer 429 with
+//! `Retry-After` in each service's envelope and recover, tasks over the
+//! concurrency limit wait in PENDING, one tenant's backlog does not hold
+//! back another's task, and the operator's plan and usage commands.
+
+use api::server::{TRIAL_EMAIL, TRIAL_PASSWORD};
+use async_trait::async_trait;
+use platform::quota::PlanLimits;
+use platform::tasks::{Task, TaskFilter, TaskKind, TaskStatus};
+use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tests::server::{Options, TestServer, eventually};
+
+const TRIAL: (&str, &str) = (TRIAL_EMAIL, TRIAL_PASSWORD);
+
+fn strategy() -> Value {
+    json!({
+        "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
+    })
+}
+
+async fn set_limits(server: &TestServer, plan: &str, limits: PlanLimits) {
+    server
+        .state
+        .metering
+        .as_ref()
+        .unwrap()
+        .quota_store()
+        .set_plan_limits(plan, limits)
+        .await
+        .unwrap();
+}
+
+/// Waits, if needed, so the next few seconds stay in one calendar minute.
+async fn early_in_a_minute() {
+    let second = chrono::Utc::now().timestamp().rem_euclid(60);
+    if second > 45 {
+        tokio::time::sleep(Duration::from_secs((61 - second) as u64)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers() {
+    let (server, _dir) = TestServer::fresh().await;
+    set_limits(
+        &server,
+        "trial",
+        PlanLimits {
+            requests_per_minute: 5,
+            concurrent_tasks: 2,
+            monthly_compute_minutes: 0,
+        },
+    )
+    .await;
+    early_in_a_minute().await;
+    let http = reqwest::Client::new();
+    let get = |path: &str| {
+        http.get(server.url(path))
+            .basic_auth(TRIAL.0, Some(TRIAL.1))
+            .send()
+    };
+    // Monthly compute: a plan with none left refuses new tasks, naming the limit.
+    let (status, body) = server
+        .post("/backtest/start_backtest", Some(TRIAL), &strategy())
+        .await;
+    assert_eq!(status, 429, "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("monthly_compute_minutes = 0"),
+        "{body}"
+    );
+
+    // That submit was the minute's first backtest request of five.
+    for _ in 0..4 {
+        assert_eq!(get("/backtest/tasks").await.unwrap().status(), 200);
+    }
+    let over = get("/backtest/tasks").await.unwrap();
+    assert_eq!(over.status(), 429);
+    let wait: u64 = over.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    let body: Value = over.json().await.unwrap();
+    let detail = body["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("requests_per_minute = 5") && detail.contains("backtest"),
+        "{detail}"
+    );
+    // Each service counts its own requests, and answers in its envelope.
+    for _ in 0..5 {
+        assert_eq!(get("/ws/getAllSymbols").await.unwrap().status(), 200);
+        assert_eq!(get("/cpm/tasks").await.unwrap().status(), 200);
+    }
+    let data = get("/ws/getAllSymbols").await.unwrap();
+    assert_eq!(data.status(), 429);
+    assert!(data.headers().contains_key("retry-after"));
+    let data: Value = data.json().await.unwrap();
+    assert_eq!(data["status"], 429, "{data}");
+    assert!(data["error"].as_str().unwrap().contains("data service"));
+    let analytics: Value = get("/cpm/tasks").await.unwrap().json().await.unwrap();
+    assert_eq!(analytics["code"], 429, "{analytics}");
+    assert!(
+        analytics["msg"]
+            .as_str()
+            .unwrap()
+            .contains("requests_per_minute")
+    );
+    // Another tenant is not limited by the trial's use.
+    let (status, _) = server
+        .get(
+            "/backtest/tasks",
+            Some((api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD)),
+        )
+        .await;
+    assert_eq!(status, 200);
+
+    // After Retry-After the next minute admits again.
+    tokio::time::sleep(Duration::from_secs(wait)).await;
+    assert_eq!(get("/backtest/tasks").await.unwrap().status(), 200);
+    server.stop().await;
+}
+
+/// The real strategy backtest, held for a while so running tasks overlap
+/// unless something keeps them apart.
+struct Held(Arc<dyn JobHandler>);
+
+#[async_trait]
+impl JobHandler for Held {
+    async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
+        let out = self.0.run(task, progress).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        out
+    }
+}
+
+fn held_registry(state: &api::AppState) -> JobRegistry {
+    let mut registry = api::jobs::registry(state);
+    let real = registry.get(TaskKind::StrategyBacktest).unwrap();
+    registry.register(TaskKind::StrategyBacktest, Arc::new(Held(real)));
+    registry
+}
+
+/// Each task's [started, finished] of an owner.
+async fn spans(
+    server: &TestServer,
+    owner: &str,
+) -> Vec<(chrono::NaiveDateTime, chrono::NaiveDateTime)> {
+    let page = server
+        .state
+        .tasks
+        .list(owner, &TaskFilter::default(), 200, 0)
+        .await
+        .unwrap();
+    page.tasks
+        .iter()
+        .map(|t| (t.started_at.unwrap(), t.finished_at.unwrap()))
+        .collect()
+}
+
+fn overlapping(spans: &[(chrono::NaiveDateTime, chrono::NaiveDateTime)]) -> bool {
+    spans
+        .iter()
+        .enumerate()
+        .any(|(i, a)| spans[i + 1..].iter().any(|b| a.0 < b.1 && b.0 < a.1))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_over_the_concurrency_limit_waits_in_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::new(dir.path().join("db.sqlite"));
+    options.registry = Arc::new(held_registry);
+    options.workers = 3;
+    let server = TestServer::start(options).await;
+    set_limits(
+        &server,
+        "trial",
+        PlanLimits {
+            requests_per_minute: 1_000,
+            concurrent_tasks: 1,
+            monthly_compute_minutes: 100,
+        },
+    )
+    .await;
+    let demo = (api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD);
+    let mut ids = Vec::new();
+    for who in [TRIAL, TRIAL, TRIAL, demo, demo, demo] {
+        let (status, body) = server
+            .post("/backtest/start_backtest", Some(who), &strategy())
+            .await;
+        assert_eq!(status, 202, "{body}");
+        ids.push(body["task_id"].as_str().unwrap().to_string());
+    }
+    // While one trial task runs, the others wait in PENDING.
+    let saw_waiting = AtomicBool::new(false);
+    let done = eventually(Duration::from_secs(60), || {
+        let (server, ids, saw) = (&server, &ids, &saw_waiting);
+        async move {
+            let mut statuses = Vec::new();
+            for id in &ids[..3] {
+                let (_, t) = server
+                    .get(&format!("/backtest/status/{id}"), Some(TRIAL))
+                    .await;
+                statuses.push(t["status"].as_str().unwrap_or_default().to_string());
+            }
+            let running = statuses.iter().filter(|s| *s == "RUNNING").count();
+            assert!(running <= 1, "{statuses:?}");
+            if running == 1 && statuses.iter().any(|s| s == "PENDING") {
+                saw.store(true, Ordering::SeqCst);
+            }
+            statuses.iter().all(|s| s == "SUCCESS")
+        }
+    })
+    .await;
+    assert!(
+        done && saw_waiting.load(Ordering::SeqCst),
+        "all three ran, one at a time"
+    );
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            let page = server
+                .state
+                .tasks
+                .list(api::server::DEMO_EMAIL, &TaskFilter::default(), 10, 0)
+                .await
+                .unwrap();
+            page.tasks.iter().all(|t| t.status == TaskStatus::Success)
+        })
+        .await
+    );
+    let trial = spans(&server, TRIAL_EMAIL).await;
+    assert_eq!(trial.len(), 3);
+    assert!(
+        !overlapping(&trial),
+        "the trial's tasks never overlap: {trial:?}"
+    );
+    // The pro plan's limit of 8 lets the same tasks run side by side.
+    assert!(
+        overlapping(&spans(&server, api::server::DEMO_EMAIL).await),
+        "the control overlaps"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_tenants_backlog_does_not_hold_back_anothers_task() {
+    const BACKLOG: usize = 2_000;
+    /// A's tasks that may finish between B's submit and B's finish: the ones
+    /// already running on the two workers, then at most one more per worker
+    /// before B's lane comes round, and slack for a submit in flight.
+    const BOUND: usize = 6;
+    let (server, _dir) = TestServer::fresh().await;
+    let a = ("tenant-a@example.test", "tenant-a-password");
+    let b = ("tenant-b@example.test", "tenant-b-password");
+    server.add_account(a.0, a.1, "pro").await;
+    server.add_account(b.0, b.1, "pro").await;
+    let http = reqwest::Client::new();
+    let body = strategy();
+    // A submits its backlog from 8 clients at once.
+    let mut clients = tokio::task::JoinSet::new();
+    for k in 0..8 {
+        let (http, url, body) = (
+            http.clone(),
+            server.url("/backtest/start_backtest"),
+            body.clone(),
+        );
+        clients.spawn(async move {
+            for _ in (k..BACKLOG).step_by(8) {
+                let r = http
+                    .post(&url)
+                    .basic_auth(a.0, Some(a.1))
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 202);
+            }
+        });
+    }
+    while let Some(r) = clients.join_next().await {
+        r.unwrap();
+    }
+    let (status, submitted) = server
+        .post("/backtest/start_backtest", Some(b), &body)
+        .await;
+    assert_eq!(status, 202, "{submitted}");
+    let id: uuid::Uuid = submitted["task_id"].as_str().unwrap().parse().unwrap();
+    assert!(
+        eventually(Duration::from_secs(60), || async {
+            server.state.tasks.get(id).await.unwrap().unwrap().status == TaskStatus::Success
+        })
+        .await,
+        "B's task finished"
+    );
+    let b_task = server.state.tasks.get(id).await.unwrap().unwrap();
+    let (submitted_at, finished_at) = (b_task.created_at, b_task.finished_at.unwrap());
+    // A's tasks by the store's own times: which were still queued at B's
+    // submit, and which of those or the running ones finished before B's did.
+    let mut a_tasks = Vec::new();
+    for offset in (0..BACKLOG).step_by(200) {
+        let page = server
+            .state
+            .tasks
+            .list(a.0, &TaskFilter::default(), 200, offset as u32)
+            .await
+            .unwrap();
+        a_tasks.extend(page.tasks);
+    }
+    assert_eq!(a_tasks.len(), BACKLOG);
+    let waiting = a_tasks
+        .iter()
+        .filter(|t| t.started_at.is_none_or(|s| s > submitted_at))
+        .count();
+    let overtaken = a_tasks
+        .iter()
+        .filter(|t| {
+            t.finished_at
+                .is_some_and(|f| f > submitted_at && f <= finished_at)
+        })
+        .count();
+    println!(
+        "fair queueing: B's task finished while {overtaken} of A's tasks finished; {waiting} of A's were still queued at B's submit (bound {BOUND})"
+    );
+    assert!(
+        waiting > 200,
+        "A still had a backlog ({waiting} queued) when B submitted"
+    );
+    assert!(
+        overtaken <= BOUND,
+        "{overtaken} of A's tasks finished before B's one (bound {BOUND})"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn operators_set_plan_limits_and_export_usage() {
+    use api::cli::{PlansCommand, UsageArgs};
+    let (server, _dir) = TestServer::fresh().await;
+    let metering = server.state.metering.clone().unwrap();
+    let mut out = Vec::new();
+    api::operator::plans(
+        metering.quota_store().as_ref(),
+        Some(PlansCommand::Set {
+            code: "trial".into(),
+            requests_per_minute: Some(42),
+            concurrent_tasks: None,
+            monthly_compute_minutes: Some(7),
+        }),
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let said = String::from_utf8(out).unwrap();
+    assert!(said.contains("42 requests/min"), "{said}");
+    let set = metering
+        .quota_store()
+        .plan_limits("trial")
+        .await
+        .unwrap()
+        .unwrap();
+    let defaults = platform::quota::default_limits("trial");
+    assert_eq!(
+        set,
+        PlanLimits {
+            requests_per_minute: 42,
+            concurrent_tasks: defaults.concurrent_tasks,
+            monthly_compute_minutes: 7,
+        }
+    );
+    let mut out = Vec::new();
+    api::operator::plans(metering.quota_store().as_ref(), None, &mut out)
+        .await
+        .unwrap();
+    let listing = String::from_utf8(out).unwrap();
+    let trial = listing.lines().find(|l| l.starts_with("trial ")).unwrap();
+    assert!(trial.contains("42") && trial.ends_with("(set)"), "{trial}");
+    let err = api::operator::plans(
+        metering.quota_store().as_ref(),
+        Some(PlansCommand::Set {
+            code: "gold".into(),
+            requests_per_minute: Some(1),
+            concurrent_tasks: None,
+            monthly_compute_minutes: None,
+        }),
+        &mut Vec::new(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("unknown plan 'gold'"));
+
+    // Usage: three requests and a data read by the trial account.
+    for _ in 0..3 {
+        assert_eq!(server.get("/backtest/tasks", Some(TRIAL)).await.0, 200);
+    }
+    assert_eq!(
+        server
+            .get("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=4", Some(TRIAL))
+            .await
+            .0,
+        200
+    );
+    metering.flush().await.unwrap();
+    let stores = api::operator::Stores {
+        usage: metering.usage_store().as_ref(),
+        quotas: metering.quota_store().as_ref(),
+        accounts: server.accounts.as_ref(),
+    };
+    let mut out = Vec::new();
+    let args = UsageArgs {
+        account: Some(TRIAL_EMAIL.into()),
+        month: None,
+        csv: true,
+    };
+    api::operator::usage(&stores, &args, &mut out)
+        .await
+        .unwrap();
+    let csv = String::from_utf8(out).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(services::usage::CSV_HEADER));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let quantity = |metric: &str, subject: &str| -> u64 {
+        rows.iter()
+            .find(|r| r[4] == metric && r[5] == subject)
+            .unwrap_or_else(|| panic!("{metric} {subject} in {csv}"))[6]
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(quantity("requests", "backtest"), 3);
+    assert_eq!(quantity("requests", "data"), 1);
+    assert_eq!(quantity("data_rows", "data"), 4);
+    assert!(rows.iter().all(|r| r[1] == TRIAL_EMAIL && r[2] == "trial"));
+    // The summary of every account lists the demo account too.
+    let mut out = Vec::new();
+    let all = UsageArgs {
+        account: None,
+        month: Some(chrono::Utc::now().format("%Y-%m").to_string()),
+        csv: false,
+    };
+    api::operator::usage(&stores, &all, &mut out).await.unwrap();
+    let summary = String::from_utf8(out).unwrap();
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with(TRIAL_EMAIL))
+        .unwrap();
+    assert!(line.split_whitespace().nth(2) == Some("3"), "{line}");
+    assert!(summary.contains(api::server::DEMO_EMAIL));
+    server.stop().await;
+}
