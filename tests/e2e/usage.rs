@@ -454,3 +454,147 @@ async fn operators_set_plan_limits_and_export_usage() {
     assert!(summary.contains(api::server::DEMO_EMAIL));
     server.stop().await;
 }
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The backtest function's binary, built as its own package builds it.
+fn backtest_function() -> std::path::PathBuf {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "backtest-lambda",
+            "--bin",
+            "backtest",
+            "--message-format=json",
+        ])
+        .current_dir(repo)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
+        .next_back()
+        .expect("the function's executable")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_function_processes_share_one_limit_on_the_emulator() {
+    let tests::emulator::Deployment { names, state, .. } = tests::emulator::deployment().await;
+    let metering = state.metering.clone().unwrap();
+    let limit = 10;
+    metering
+        .quota_store()
+        .set_plan_limits(
+            "pro",
+            PlanLimits {
+                requests_per_minute: limit,
+                concurrent_tasks: 2,
+                monthly_compute_minutes: 10,
+            },
+        )
+        .await
+        .unwrap();
+    let binary = tokio::task::spawn_blocking(backtest_function)
+        .await
+        .unwrap();
+    let mut bases = Vec::new();
+    let mut processes = Vec::new();
+    for _ in 0..2 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(&binary)
+            .envs([
+                ("AWS_ENDPOINT_URL", tests::emulator::endpoint()),
+                ("AWS_ACCESS_KEY_ID", "testing".into()),
+                ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+                ("AWS_REGION", "us-east-1".into()),
+                ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
+                ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
+                ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
+                ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
+                ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
+                ("MARKETLAB_BUCKET", names.bucket.clone()),
+                ("PORT", port.to_string()),
+                ("RUST_LOG", "warn".into()),
+            ])
+            .env_remove("AWS_LAMBDA_RUNTIME_API")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the function starts");
+        processes.push(Killed(child));
+        bases.push(format!("http://127.0.0.1:{port}"));
+    }
+    for (k, base) in bases.iter().enumerate() {
+        let up = eventually(Duration::from_secs(60), || async {
+            reqwest::get(format!("{base}/health")).await.is_ok()
+        })
+        .await;
+        assert!(up, "function process {k} listens");
+    }
+    early_in_a_minute().await;
+    let http = reqwest::Client::new();
+    let (mut ok, mut limited) = (0, 0);
+    for k in 0..16 {
+        let r = http
+            .get(format!("{}/backtest/tasks", bases[k % 2]))
+            .basic_auth(api::server::DEMO_EMAIL, Some(api::server::DEMO_PASSWORD))
+            .send()
+            .await
+            .unwrap();
+        match r.status().as_u16() {
+            200 => ok += 1,
+            429 => {
+                assert!(r.headers().contains_key("retry-after"));
+                limited += 1;
+            }
+            other => panic!("unexpected {other}: {}", r.text().await.unwrap()),
+        }
+    }
+    assert_eq!(
+        (ok, limited),
+        (limit, 16 - limit),
+        "two processes admit {limit} between them"
+    );
+    // Each process writes its counts within the flush interval.
+    let today = chrono::Utc::now().date_naive();
+    let counted = eventually(Duration::from_secs(10), || async {
+        metering
+            .month(api::server::DEMO_EMAIL, today)
+            .await
+            .unwrap()
+            .iter()
+            .filter_map(|d| d.counters.get("requests:backtest"))
+            .sum::<u64>()
+            == u64::from(limit)
+    })
+    .await;
+    assert!(
+        counted,
+        "both processes' admitted requests are in the usage table"
+    );
+    drop(processes);
+}
