@@ -59,6 +59,8 @@ fn template_defaults_match_the_shared_names() {
     for (param, name) in [
         ("TasksTableName", "MARKETLAB_TASKS_TABLE"),
         ("AccountsTableName", "MARKETLAB_ACCOUNTS_TABLE"),
+        ("LimitsTableName", "MARKETLAB_LIMITS_TABLE"),
+        ("UsageTableName", "MARKETLAB_USAGE_TABLE"),
         ("QueueName", "MARKETLAB_QUEUE_NAME"),
         ("BucketName", "MARKETLAB_BUCKET"),
     ] {
@@ -70,11 +72,15 @@ fn template_defaults_match_the_shared_names() {
         (
             defaults.tasks_table.as_str(),
             defaults.accounts_table.as_str(),
+            defaults.limits_table.as_str(),
+            defaults.usage_table.as_str(),
             defaults.bucket.as_str()
         ),
         (
             names["MARKETLAB_TASKS_TABLE"].as_str(),
             names["MARKETLAB_ACCOUNTS_TABLE"].as_str(),
+            names["MARKETLAB_LIMITS_TABLE"].as_str(),
+            names["MARKETLAB_USAGE_TABLE"].as_str(),
             names["MARKETLAB_BUCKET"].as_str()
         )
     );

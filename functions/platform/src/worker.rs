@@ -141,12 +141,21 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             None => return Ok(Disposition::Done),
         },
     };
-    if !metering
+    match metering
         .hold_slot(&owner, message.task_id, deps.lease)
-        .await?
+        .await
     {
-        deps.queue.enqueue_after(message.clone(), SLOT_WAIT).await?;
-        return Ok(Disposition::Waiting);
+        Ok(true) => {}
+        Ok(false) => {
+            deps.queue.enqueue_after(message.clone(), SLOT_WAIT).await?;
+            return Ok(Disposition::Waiting);
+        }
+        // As with request limits, a limit store that cannot answer must
+        // not stop the work: the task runs unlimited, and it is logged.
+        Err(e) => {
+            tracing::warn!(task_id = %message.task_id, error = %e, "task slots unavailable; running without one");
+            return run_claimed(deps, message).await;
+        }
     }
     let done = run_claimed(deps, message).await;
     if let Err(e) = metering.release_slot(&owner, message.task_id).await {

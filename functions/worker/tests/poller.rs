@@ -17,6 +17,9 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
         .env("AWS_SECRET_ACCESS_KEY", "testing")
         .env("AWS_REGION", "us-east-1")
         .env("MARKETLAB_TASKS_TABLE", &names.tasks_table)
+        .env("MARKETLAB_ACCOUNTS_TABLE", &names.accounts_table)
+        .env("MARKETLAB_LIMITS_TABLE", &names.limits_table)
+        .env("MARKETLAB_USAGE_TABLE", &names.usage_table)
         .env("MARKETLAB_QUEUE_URL", &names.queue_url)
         .env("MARKETLAB_BUCKET", &names.bucket)
         .env("RUST_LOG", "warn")
@@ -84,4 +87,17 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status}");
+    // The three tasks' compute is in the usage table, written at the latest on exit.
+    let days = state
+        .metering
+        .as_ref()
+        .unwrap()
+        .month(api::server::DEMO_EMAIL, chrono::Utc::now().date_naive())
+        .await
+        .unwrap();
+    let compute: u64 = days
+        .iter()
+        .filter_map(|d| d.counters.get("compute_ms:strategy_backtest"))
+        .sum();
+    assert!(compute >= 3, "{days:?}");
 }

@@ -39,4 +39,9 @@ async fn main() {
             }
         }
     }
+    if let Some(m) = &deps.metering
+        && let Err(e) = m.flush().await
+    {
+        tracing::warn!(error = %e, "task compute not written at shutdown");
+    }
 }
