@@ -342,7 +342,7 @@ async fn one_tenants_backlog_does_not_hold_back_anothers_task() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn operators_set_plan_limits_and_export_usage() {
-    use api::cli::{PlansCommand, UsageArgs};
+    use api::operator::{PlansCommand, UsageArgs};
     let (server, _dir) = TestServer::fresh().await;
     let metering = server.state.metering.clone().unwrap();
     let mut out = Vec::new();
@@ -465,8 +465,8 @@ impl Drop for Killed {
     }
 }
 
-/// The backtest function's binary, built as its own package builds it.
-fn backtest_function() -> std::path::PathBuf {
+/// A binary of the workspace, built as its own package builds it.
+fn binary(package: &str, bin: &str) -> std::path::PathBuf {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
@@ -475,9 +475,9 @@ fn backtest_function() -> std::path::PathBuf {
             "build",
             "--quiet",
             "-p",
-            "backtest-lambda",
+            package,
             "--bin",
-            "backtest",
+            bin,
             "--message-format=json",
         ])
         .current_dir(repo)
@@ -502,21 +502,52 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let tests::emulator::Deployment { names, state, .. } = tests::emulator::deployment().await;
     let metering = state.metering.clone().unwrap();
     let limit = 10;
-    metering
-        .quota_store()
-        .set_plan_limits(
-            "pro",
-            PlanLimits {
-                requests_per_minute: limit,
-                concurrent_tasks: 2,
-                monthly_compute_minutes: 10,
-            },
+    let env = [
+        ("AWS_ENDPOINT_URL", tests::emulator::endpoint()),
+        ("AWS_ACCESS_KEY_ID", "testing".into()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
+        ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
+        ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
+        ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
+        ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
+        ("MARKETLAB_BUCKET", names.bucket.clone()),
+        ("RUST_LOG", "warn".into()),
+    ];
+    let (function, operator) = tokio::task::spawn_blocking(|| {
+        (
+            binary("backtest-lambda", "backtest"),
+            binary("lambda-functions", "operator"),
         )
-        .await
-        .unwrap();
-    let binary = tokio::task::spawn_blocking(backtest_function)
-        .await
-        .unwrap();
+    })
+    .await
+    .unwrap();
+    let operate = |args: &[&str]| {
+        let out = std::process::Command::new(&operator)
+            .args(args)
+            .envs(env.clone())
+            .output()
+            .expect("the operator command runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // The operator sets the limit on the tables every instance reads.
+    let said = operate(&["plans", "set", "pro", "--requests-per-minute", "10"]);
+    assert!(said.contains("10 requests/min"), "{said}");
+    assert_eq!(
+        metering
+            .quota_store()
+            .plan_limits("pro")
+            .await
+            .unwrap()
+            .map(|l| l.requests_per_minute),
+        Some(limit)
+    );
     let mut bases = Vec::new();
     let mut processes = Vec::new();
     for _ in 0..2 {
@@ -525,21 +556,9 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
             .local_addr()
             .unwrap()
             .port();
-        let child = std::process::Command::new(&binary)
-            .envs([
-                ("AWS_ENDPOINT_URL", tests::emulator::endpoint()),
-                ("AWS_ACCESS_KEY_ID", "testing".into()),
-                ("AWS_SECRET_ACCESS_KEY", "testing".into()),
-                ("AWS_REGION", "us-east-1".into()),
-                ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
-                ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
-                ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
-                ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
-                ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
-                ("MARKETLAB_BUCKET", names.bucket.clone()),
-                ("PORT", port.to_string()),
-                ("RUST_LOG", "warn".into()),
-            ])
+        let child = std::process::Command::new(&function)
+            .envs(env.clone())
+            .env("PORT", port.to_string())
             .env_remove("AWS_LAMBDA_RUNTIME_API")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -597,4 +616,11 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
         "both processes' admitted requests are in the usage table"
     );
     drop(processes);
+    // The operator's export reads the same table.
+    let csv = operate(&["usage", "--account", api::server::DEMO_EMAIL, "--csv"]);
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",requests,backtest,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert!(row.ends_with(&format!(",{limit},requests")), "{row}");
 }

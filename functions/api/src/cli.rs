@@ -1,6 +1,7 @@
 //! The `marketlab` command line: serve, generate sample data, import bars,
 //! manage accounts.
 
+use crate::operator::{PlansArgs, UsageArgs};
 use crate::server::{self, ServerConfig};
 use anyhow::{Context, Result, bail};
 use chrono::NaiveDate;
@@ -60,43 +61,6 @@ pub enum Command {
     /// With `--from`, record the history of every session from then to
     /// `--date` instead (what scanner backtests read; no day files).
     Scan(ScanArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct PlansArgs {
-    #[command(subcommand)]
-    pub command: Option<PlansCommand>,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum PlansCommand {
-    /// Set a plan's limits; limits not given keep their current values.
-    Set {
-        /// The plan's code (see `marketlab plans`).
-        code: String,
-        /// Authenticated requests per minute, per service.
-        #[arg(long)]
-        requests_per_minute: Option<u32>,
-        /// Tasks running at once; more wait in PENDING.
-        #[arg(long)]
-        concurrent_tasks: Option<u32>,
-        /// Task compute per calendar month, in minutes.
-        #[arg(long)]
-        monthly_compute_minutes: Option<u64>,
-    },
-}
-
-#[derive(Args, Debug)]
-pub struct UsageArgs {
-    /// One account (default: every account).
-    #[arg(long)]
-    pub account: Option<String>,
-    /// The month, YYYY-MM (default: the current month, UTC).
-    #[arg(long)]
-    pub month: Option<String>,
-    /// CSV rows (account, day, metric, quantity) instead of the summary.
-    #[arg(long)]
-    pub csv: bool,
 }
 
 #[derive(Subcommand, Debug)]

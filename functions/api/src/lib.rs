@@ -17,7 +17,6 @@ pub mod jobs;
 pub mod limits;
 pub mod logging;
 pub mod openapi;
-#[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
 pub mod operator;
 pub mod routes;
 pub mod rows;

@@ -3,13 +3,50 @@
 //! embedded CLI runs them on the SQLite file; on AWS the `operator` binary
 //! runs them on the tables.
 
-use crate::cli::{PlansCommand, UsageArgs};
 use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
 use platform::accounts::{AccountStore, PLANS, plan};
 use platform::metering::compute_ms;
 use platform::quota::{PlanLimits, QuotaStore, default_limits};
 use platform::usage::UsageStore;
 use std::io::Write;
+
+#[derive(Args, Debug)]
+pub struct PlansArgs {
+    #[command(subcommand)]
+    pub command: Option<PlansCommand>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PlansCommand {
+    /// Set a plan's limits; limits not given keep their current values.
+    Set {
+        /// The plan's code (see `marketlab plans`).
+        code: String,
+        /// Authenticated requests per minute, per service.
+        #[arg(long)]
+        requests_per_minute: Option<u32>,
+        /// Tasks running at once; more wait in PENDING.
+        #[arg(long)]
+        concurrent_tasks: Option<u32>,
+        /// Task compute per calendar month, in minutes.
+        #[arg(long)]
+        monthly_compute_minutes: Option<u64>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct UsageArgs {
+    /// One account (default: every account).
+    #[arg(long)]
+    pub account: Option<String>,
+    /// The month, YYYY-MM (default: the current month, UTC).
+    #[arg(long)]
+    pub month: Option<String>,
+    /// CSV rows (account, day, metric, quantity) instead of the summary.
+    #[arg(long)]
+    pub csv: bool,
+}
 
 /// A plan's limits: an operator's, else the defaults; and whether they were set.
 async fn effective(quotas: &dyn QuotaStore, code: &str) -> Result<(PlanLimits, bool)> {

@@ -16,6 +16,7 @@ use crate::state::AppState;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn_with_state, map_response_with_state};
+#[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 use platform::accounts::Service;
 use std::sync::OnceLock;
 use utoipa_axum::router::OpenApiRouter;
@@ -25,6 +26,7 @@ pub use health::{auth_info, health};
 
 /// Authenticated routes of a group, with its auth and error style applied;
 /// `plan_check` off for routes every account may use (`/usage`).
+#[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 fn protected(
     state: &AppState,
     service: Service,
@@ -34,6 +36,7 @@ fn protected(
     gated(state, service, style, true, routes)
 }
 
+#[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 fn gated(
     state: &AppState,
     service: Service,
@@ -293,6 +296,7 @@ pub enum Group {
 /// One group as its own service (a Lambda function): its routes with
 /// `/health` and `/auth-info`, unknown paths answered in its envelope. The
 /// data service keeps its `/ws` prefix, as the HTTP API routes it.
+#[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 pub fn service(state: &AppState, group: Group) -> Router {
     let fallback = || async { crate::ApiError::not_found("no such endpoint") };
     let (style, routes, under_ws) = match group {
