@@ -1,7 +1,7 @@
 //! How many rows a data answer holds, for usage metering: a row is an
 //! innermost JSON object (a record: one date's reading, one catalog entry);
 //! an answer without objects (a list of codes) counts its top-level items.
-//! One pass over the bytes, no parsing into values.
+//! One pass over the bytes, strings skipped with `memchr`, no parsing into values.
 
 pub fn json_rows(body: &[u8]) -> u64 {
     // A legacy answer is the JSON again as one JSON string.
@@ -14,27 +14,31 @@ pub fn json_rows(body: &[u8]) -> u64 {
     // Per open container: whether it is an object, holds a container, holds anything.
     let mut stack: Vec<(bool, bool, bool)> = Vec::new();
     let (mut innermost, mut top_items, mut top_nonempty) = (0u64, 0u64, false);
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in body {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let mut at = 0;
+    while at < body.len() {
+        let b = body[at];
+        at += 1;
         match b {
             b'"' => {
-                in_string = true;
                 if let Some(open) = stack.last_mut() {
                     open.2 = true;
                 }
                 if stack.len() == 1 {
                     top_nonempty = true;
+                }
+                // Skip the string: jump from quote or backslash to the next.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &body[at..]) {
+                        Some(k) if body[at + k] == b'\\' => at += k + 2,
+                        Some(k) => {
+                            at += k + 1;
+                            break;
+                        }
+                        None => {
+                            at = body.len();
+                            break;
+                        }
+                    }
                 }
             }
             b'{' | b'[' => {

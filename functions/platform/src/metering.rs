@@ -47,7 +47,8 @@ pub struct Metering {
     quotas: Arc<dyn QuotaStore>,
     /// Plans of task owners, for the worker's slot limits.
     accounts: Arc<dyn AccountStore>,
-    windows: Mutex<HashMap<(String, Service), Window>>,
+    /// Per account, a window per service (indexed as [`service_index`]).
+    windows: Mutex<HashMap<String, [Option<Window>; 3]>>,
     plans: Mutex<HashMap<String, (Instant, PlanLimits)>>,
     owners: Mutex<HashMap<String, (Instant, String)>>,
     compute: Mutex<HashMap<(String, u32), (Instant, u64)>>,
@@ -55,12 +56,24 @@ pub struct Metering {
 }
 
 /// Counter names, shared by recording and reporting.
-pub fn requests_counter(service: Service) -> String {
-    format!("requests:{service}")
+pub fn requests_counter(service: Service) -> &'static str {
+    match service {
+        Service::Backtest => "requests:backtest",
+        Service::Analytics => "requests:analytics",
+        Service::Data => "requests:data",
+    }
 }
 pub const COMPUTE_PREFIX: &str = "compute_ms:";
 pub const DATA_ROWS: &str = "rows:data";
 pub const DATA_BYTES: &str = "bytes:data";
+
+fn service_index(service: Service) -> usize {
+    match service {
+        Service::Backtest => 0,
+        Service::Analytics => 1,
+        Service::Data => 2,
+    }
+}
 
 /// A month as `year * 12 + month0`, for cache keys.
 fn month_index(d: NaiveDate) -> u32 {
@@ -142,10 +155,10 @@ impl Metering {
     ) -> Result<(), OverLimit> {
         let limit = self.limits(plan).await.requests_per_minute;
         let minute = now.timestamp().div_euclid(60);
-        let key = (account.to_string(), service);
+        let slot = service_index(service);
         let local = {
             let mut windows = self.windows.lock().expect("windows lock");
-            match windows.get_mut(&key) {
+            match windows.get_mut(account).and_then(|w| w[slot].as_mut()) {
                 Some(w) if w.minute == minute && w.used < w.granted => {
                     w.used += 1;
                     true
@@ -154,7 +167,9 @@ impl Metering {
             }
         };
         if !local {
-            let block = (limit / 20).clamp(1, 50);
+            // A twentieth of the minute at a time: one store call per block,
+            // and at most that much held back from other instances.
+            let block = (limit / 20).clamp(1, 1_000);
             let counter = format!("rate#{account}#{service}#{minute}");
             let granted = match self
                 .quotas
@@ -179,7 +194,7 @@ impl Metering {
                 });
             }
             let mut windows = self.windows.lock().expect("windows lock");
-            let w = windows.entry(key).or_insert(Window {
+            let w = windows.entry(account.to_string()).or_default()[slot].get_or_insert(Window {
                 minute,
                 granted: 0,
                 used: 0,
@@ -194,7 +209,7 @@ impl Metering {
             w.granted += granted;
             w.used += 1;
         }
-        self.record(account, &requests_counter(service), 1);
+        self.record(account, requests_counter(service), 1);
         Ok(())
     }
 

@@ -48,11 +48,16 @@ pub trait UsageStore: Send + Sync {
 }
 
 /// Counts gathered in memory until the next flush: recording is a map
-/// update under a lock, far below a millisecond.
+/// update under a lock, far below a millisecond, and allocates only for a
+/// counter not seen since the last flush.
 #[derive(Default)]
 pub struct Meter {
-    pending: Mutex<HashMap<(String, NaiveDate, String), u64>>,
+    /// Account, then day and counter.
+    pending: Mutex<HashMap<String, Days>>,
 }
+
+/// One account's pending counts: day, then counter.
+type Days = HashMap<NaiveDate, HashMap<String, u64>>;
 
 impl Meter {
     pub fn record(&self, account: &str, day: NaiveDate, counter: &str, n: u64) {
@@ -60,8 +65,17 @@ impl Meter {
             return;
         }
         let mut p = self.pending.lock().expect("meter lock");
-        *p.entry((account.to_string(), day, counter.to_string()))
-            .or_default() += n;
+        let days = match p.get_mut(account) {
+            Some(d) => d,
+            None => p.entry(account.to_string()).or_default(),
+        };
+        let counters = days.entry(day).or_default();
+        match counters.get_mut(counter) {
+            Some(c) => *c += n,
+            None => {
+                counters.insert(counter.to_string(), n);
+            }
+        }
     }
 
     /// Counts not yet flushed for `account` in `day`'s month, over the
@@ -69,12 +83,12 @@ impl Meter {
     pub fn pending(&self, account: &str, day: NaiveDate, prefix: &str) -> u64 {
         use chrono::Datelike;
         let p = self.pending.lock().expect("meter lock");
-        p.iter()
-            .filter(|((a, d, c), _)| {
-                a == account
-                    && (d.year(), d.month()) == (day.year(), day.month())
-                    && c.starts_with(prefix)
-            })
+        p.get(account)
+            .into_iter()
+            .flat_map(|days| days.iter())
+            .filter(|(d, _)| (d.year(), d.month()) == (day.year(), day.month()))
+            .flat_map(|(_, counters)| counters.iter())
+            .filter(|(c, _)| c.starts_with(prefix))
             .map(|(_, n)| *n)
             .sum()
     }
@@ -84,14 +98,20 @@ impl Meter {
     pub async fn flush(&self, store: &dyn UsageStore) -> Result<usize, PortError> {
         let taken: Vec<Count> = {
             let mut p = self.pending.lock().expect("meter lock");
-            p.drain()
-                .map(|((account, day, counter), n)| Count {
-                    account,
-                    day,
-                    counter,
-                    n,
-                })
-                .collect()
+            let mut out = Vec::new();
+            for (account, days) in p.drain() {
+                for (day, counters) in days {
+                    for (counter, n) in counters {
+                        out.push(Count {
+                            account: account.clone(),
+                            day,
+                            counter,
+                            n,
+                        });
+                    }
+                }
+            }
+            out
         };
         if taken.is_empty() {
             return Ok(0);
