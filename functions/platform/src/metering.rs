@@ -34,11 +34,16 @@ pub struct OverLimit {
     pub message: String,
 }
 
+/// Held by the one request reserving a block for an account and service.
+type Gate = Arc<tokio::sync::Mutex<()>>;
+
 /// A minute's requests an instance reserved and how many it has used.
 struct Window {
     minute: i64,
     granted: u32,
     used: u32,
+    /// The shared counter had nothing left for this minute.
+    full: bool,
 }
 
 pub struct Metering {
@@ -49,6 +54,8 @@ pub struct Metering {
     accounts: Arc<dyn AccountStore>,
     /// Per account, a window per service (indexed as [`service_index`]).
     windows: Mutex<HashMap<String, [Option<Window>; 3]>>,
+    /// Per account and service, held while a block is being reserved.
+    reserving: Mutex<HashMap<(String, usize), Gate>>,
     plans: Mutex<HashMap<String, (Instant, PlanLimits)>>,
     owners: Mutex<HashMap<String, (Instant, String)>>,
     compute: Mutex<HashMap<(String, u32), (Instant, u64)>>,
@@ -101,6 +108,7 @@ impl Metering {
             quotas,
             accounts,
             windows: Mutex::default(),
+            reserving: Mutex::default(),
             plans: Mutex::default(),
             owners: Mutex::default(),
             compute: Mutex::default(),
@@ -156,17 +164,34 @@ impl Metering {
         let limit = self.limits(plan).await.requests_per_minute;
         let minute = now.timestamp().div_euclid(60);
         let slot = service_index(service);
-        let local = {
-            let mut windows = self.windows.lock().expect("windows lock");
-            match windows.get_mut(account).and_then(|w| w[slot].as_mut()) {
-                Some(w) if w.minute == minute && w.used < w.granted => {
-                    w.used += 1;
-                    true
-                }
-                _ => false,
+        match self.use_reserved(account, slot, minute) {
+            Some(true) => {
+                self.record(account, requests_counter(service), 1);
+                return Ok(());
             }
-        };
-        if !local {
+            Some(false) => return Err(Self::over_rate(plan, limit, service, now)),
+            None => {}
+        }
+        {
+            // One reservation at a time per account and service: a burst on
+            // an empty window waits for one block instead of each request
+            // taking a block of its own (and the last ones finding none).
+            let gate = self
+                .reserving
+                .lock()
+                .expect("reserving lock")
+                .entry((account.to_string(), slot))
+                .or_default()
+                .clone();
+            let _turn = gate.lock().await;
+            match self.use_reserved(account, slot, minute) {
+                Some(true) => {
+                    self.record(account, requests_counter(service), 1);
+                    return Ok(());
+                }
+                Some(false) => return Err(Self::over_rate(plan, limit, service, now)),
+                None => {}
+            }
             // A twentieth of the minute at a time: one store call per block,
             // and at most that much held back from other instances.
             let block = (limit / 20).clamp(1, 1_000);
@@ -182,35 +207,58 @@ impl Metering {
                     1
                 }
             };
-            if granted == 0 {
-                let retry_after = (60 - now.timestamp().rem_euclid(60)).max(1) as u64;
-                return Err(OverLimit {
-                    limit: "requests_per_minute",
-                    value: u64::from(limit),
-                    retry_after,
-                    message: format!(
-                        "rate limit reached: the '{plan}' plan allows {limit} requests per minute to the {service} service (limit requests_per_minute = {limit}); retry in {retry_after} s"
-                    ),
-                });
-            }
             let mut windows = self.windows.lock().expect("windows lock");
             let w = windows.entry(account.to_string()).or_default()[slot].get_or_insert(Window {
                 minute,
                 granted: 0,
                 used: 0,
+                full: false,
             });
             if w.minute != minute {
                 *w = Window {
                     minute,
                     granted: 0,
                     used: 0,
+                    full: false,
                 };
+            }
+            if granted == 0 {
+                w.full = true;
+                return Err(Self::over_rate(plan, limit, service, now));
             }
             w.granted += granted;
             w.used += 1;
         }
         self.record(account, requests_counter(service), 1);
         Ok(())
+    }
+
+    /// Uses one request of the instance's reservation for this minute, if
+    /// any is left; `None` when the store must be asked.
+    fn use_reserved(&self, account: &str, slot: usize, minute: i64) -> Option<bool> {
+        let mut windows = self.windows.lock().expect("windows lock");
+        match windows.get_mut(account).and_then(|w| w[slot].as_mut()) {
+            Some(w) if w.minute == minute && w.used < w.granted => {
+                w.used += 1;
+                Some(true)
+            }
+            // A full counter stays full until its minute ends: refused
+            // here, without a store call per refused request.
+            Some(w) if w.minute == minute && w.full => Some(false),
+            _ => None,
+        }
+    }
+
+    fn over_rate(plan: &str, limit: u32, service: Service, now: DateTime<Utc>) -> OverLimit {
+        let retry_after = (60 - now.timestamp().rem_euclid(60)).max(1) as u64;
+        OverLimit {
+            limit: "requests_per_minute",
+            value: u64::from(limit),
+            retry_after,
+            message: format!(
+                "rate limit reached: the '{plan}' plan allows {limit} requests per minute to the {service} service (limit requests_per_minute = {limit}); retry in {retry_after} s"
+            ),
+        }
     }
 
     /// The account's task compute this month, in milliseconds: stored
@@ -421,6 +469,35 @@ mod tests {
         let days = a.month("x@y", day).await.unwrap();
         assert_eq!(days[0].counters["requests:data"], 46);
         assert_eq!(days[0].counters["requests:backtest"], 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_burst_on_an_empty_window_reserves_one_block_not_one_each() {
+        let db = Database::in_memory().unwrap();
+        let m = Arc::new(metering(&db));
+        // pro: 12,000 a minute in blocks of 600; 64 at once all pass.
+        let now = Utc::now();
+        let burst: Vec<_> = (0..64)
+            .map(|_| {
+                let m = m.clone();
+                tokio::spawn(async move { m.admit("x@y", "pro", Service::Backtest, now).await })
+            })
+            .collect();
+        for b in burst {
+            assert!(b.await.unwrap().is_ok());
+        }
+        let minute = now.timestamp().div_euclid(60);
+        let taken = m
+            .quota_store()
+            .take(
+                &format!("rate#x@y#backtest#{minute}"),
+                12_000,
+                12_000,
+                i64::MAX,
+            )
+            .await
+            .unwrap();
+        assert_eq!(taken, 12_000 - 600, "one block reserved");
     }
 
     #[tokio::test]

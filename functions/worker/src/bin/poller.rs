@@ -28,15 +28,20 @@ async fn main() {
                 continue;
             }
         };
-        if let Some(m) = &deps.metering {
-            m.flush_if_due().await;
-        }
+        let ran = !received.is_empty();
         for r in received {
             if let Ok(Disposition::Done | Disposition::Waiting) = run_job(&deps, &r.message).await
                 && let Err(e) = queue.delete(&r.receipt_handle).await
             {
                 tracing::warn!(error = %e, "could not delete a finished message; its redelivery is a no-op");
             }
+        }
+        // The batch's compute is written before the next (long) receive.
+        if ran
+            && let Some(m) = &deps.metering
+            && let Err(e) = m.flush().await
+        {
+            tracing::warn!(error = %e, "task compute not written; kept for the next batch");
         }
     }
     if let Some(m) = &deps.metering
