@@ -107,6 +107,27 @@ fn main() {
         println!(
             "  admit and count alone: {per:.0} ns a request ({n} calls; one store call per block of 1,000 requests)"
         );
+        // Counting a data answer's rows, alone.
+        let body = client
+            .get(on.url("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=90"))
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let t = Instant::now();
+        let mut rows = 0;
+        for _ in 0..10_000 {
+            rows += api::rows::json_rows(std::hint::black_box(&body));
+        }
+        println!(
+            "  counting the rows of a {}-byte data answer: {:.2} µs ({} rows)",
+            body.len(),
+            t.elapsed().as_secs_f64() / 10_000.0 * 1e6,
+            rows / 10_000
+        );
         on.stop().await;
         off.stop().await;
     });

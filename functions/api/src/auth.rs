@@ -8,7 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use platform::accounts::{Account, Service, Verdict};
-use platform::metering::{DATA_BYTES, DATA_ROWS, Metering, OverLimit};
+use platform::metering::{DATA_BYTES, DATA_ROWS, OverLimit};
 
 /// The verified caller, available to handlers as an extension.
 #[derive(Debug, Clone)]
@@ -102,22 +102,14 @@ pub async fn require(
     let email = account.email.clone();
     request.extensions_mut().insert(Caller(account));
     let response = next.run(request).await;
-    if service == Service::Data && response.status().is_success() {
-        return count_data(&metering, &email, response).await;
+    // Data answers carry their volume (`data::routes::body`).
+    if response.status().is_success()
+        && let Some(v) = response.extensions().get::<crate::rows::DataVolume>()
+    {
+        metering.record(&email, DATA_BYTES, v.bytes);
+        metering.record(&email, DATA_ROWS, v.rows);
     }
     response
-}
-
-/// Counts the rows and bytes of a data answer. Data bodies are whole
-/// strings, so collecting them copies nothing.
-async fn count_data(metering: &Metering, email: &str, response: Response) -> Response {
-    let (parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return ApiError::internal().into_response();
-    };
-    metering.record(email, DATA_BYTES, bytes.len() as u64);
-    metering.record(email, DATA_ROWS, crate::rows::json_rows(&bytes));
-    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// 429 for a plan limit, naming it and its value, with the wait in `Retry-After`.

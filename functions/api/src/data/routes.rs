@@ -57,13 +57,26 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// A JSON body, or (legacy switch on) that JSON again as a JSON string.
+/// With metering on, the answer carries its rows and bytes for the auth
+/// layer to count.
 pub(super) fn body(state: &AppState, json: String) -> Response {
+    let rows = state
+        .metering
+        .is_some()
+        .then(|| crate::rows::json_rows(json.as_bytes()));
     let text = if state.data_legacy_json {
         serde_json::Value::String(json).to_string()
     } else {
         json
     };
-    ([(header::CONTENT_TYPE, "application/json")], text).into_response()
+    let bytes = text.len() as u64;
+    let mut response = ([(header::CONTENT_TYPE, "application/json")], text).into_response();
+    if let Some(rows) = rows {
+        response
+            .extensions_mut()
+            .insert(crate::rows::DataVolume { rows, bytes });
+    }
+    response
 }
 
 pub(super) fn days(params: &Params) -> Result<usize, ApiError> {
