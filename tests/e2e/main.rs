@@ -15,6 +15,7 @@ mod imports;
 mod jobs;
 mod lambda_watch;
 mod options;
+mod reports;
 mod restart;
 mod scanner;
 mod scanner_backtest;

@@ -18,6 +18,7 @@ pub mod limits;
 pub mod logging;
 pub mod openapi;
 pub mod operator;
+pub mod report;
 pub mod routes;
 pub mod rows;
 pub mod serve;

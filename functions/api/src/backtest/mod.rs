@@ -2,6 +2,7 @@
 //! `services::backtest`.
 
 pub mod batch;
+pub mod report;
 pub mod routes;
 
 use crate::error::ApiError;

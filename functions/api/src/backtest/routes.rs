@@ -30,18 +30,22 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(super::batch::batch_status))
         .routes(routes!(super::batch::batch_results))
         .routes(routes!(super::batch::batches))
+        .routes(routes!(super::report::backtest_report))
 }
 
 /// Endpoints of this service that need no credentials.
 pub fn public_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(tutorial))
+    OpenApiRouter::new()
+        .routes(routes!(tutorial))
+        .merge(crate::report::asset_routes())
 }
 
 /// Submit a strategy: a task is created and queued.
 #[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
-            links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))))),
+            links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))),
+                ("report" = (operation_id = "backtest_report", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),
         (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),

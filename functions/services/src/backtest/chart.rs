@@ -1,0 +1,96 @@
+//! What a backtest's report page draws: the window's closes, the equity
+//! curve and its drawdown, bar by bar, and each trade's fills. The run is
+//! repeated from the task's parameters (a few milliseconds), so tasks keep
+//! only their result; the metrics and trade list on the page are the
+//! task's own.
+
+use super::prepare::{PrepareError, prepare};
+use super::run::{Inputs, plan, report};
+use engine::workspace::Workspace;
+use platform::marketdata::MarketData;
+use serde::Serialize;
+use serde_json::Value;
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ChartTrade {
+    /// Entry and exit bars' times, `YYYY-MM-DD` (daily) or `YYYY-MM-DDTHH:MM:SS`.
+    pub entry_time: String,
+    pub exit_time: String,
+    pub entry_price: f64,
+    pub exit_price: f64,
+    /// After costs, percent.
+    pub return_pct: f64,
+}
+
+/// The series of a report page, one value per bar of the window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Chart {
+    pub symbol: String,
+    pub time: Vec<String>,
+    pub close: Vec<f64>,
+    /// Capital at each bar's close (the initial capital grown by the trades).
+    pub equity: Vec<f64>,
+    /// Percent below the highest equity so far (0 or negative).
+    pub drawdown: Vec<f64>,
+    pub trades: Vec<ChartTrade>,
+}
+
+fn stamp(t: chrono::NaiveDateTime, intraday: bool) -> String {
+    if intraday {
+        t.format("%Y-%m-%dT%H:%M:%S").to_string()
+    } else {
+        t.date().format("%Y-%m-%d").to_string()
+    }
+}
+
+/// The chart of the strategy in `params` (a stored task's parameters).
+pub async fn chart(market: &dyn MarketData, params: &Value) -> Result<Chart, PrepareError> {
+    let prepared = prepare(market, params).await?;
+    let planned = plan(market, &prepared, &mut Inputs::default()).await?;
+    let p = prepared.params();
+    let intraday = p.frequency == super::params::BtFrequency::Hourly;
+    let capital = p.capital;
+    let symbol = p.symbol.clone();
+    tokio::task::spawn_blocking(move || {
+        let r = report(&planned, &mut Workspace::new(&planned.bars));
+        let bars = &planned.bars;
+        let start = planned.settings.start.min(bars.len());
+        let curve = engine::backtest::equity_curve(bars, &r.trades, &planned.settings);
+        let mut peak = f64::MIN;
+        let drawdown = curve
+            .iter()
+            .map(|e| {
+                peak = peak.max(*e);
+                (e / peak - 1.0) * 100.0
+            })
+            .collect();
+        let last = bars.len().saturating_sub(1);
+        Chart {
+            symbol,
+            time: bars.time[start..]
+                .iter()
+                .map(|t| stamp(*t, intraday))
+                .collect(),
+            close: bars.close[start..].to_vec(),
+            equity: curve.iter().map(|e| e * capital).collect(),
+            drawdown,
+            trades: r
+                .trades
+                .iter()
+                .map(|t| ChartTrade {
+                    entry_time: stamp(bars.time[t.entry_bar.min(last)], intraday),
+                    exit_time: stamp(bars.time[t.exit_bar.min(last)], intraday),
+                    entry_price: t.entry_price,
+                    exit_price: t.exit_price,
+                    return_pct: t.ret * 100.0,
+                })
+                .collect(),
+        }
+    })
+    .await
+    .map_err(|e| PrepareError::Port(platform::PortError::internal(e)))
+}
