@@ -198,9 +198,11 @@ async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
     .await;
     let task = finished(&server, &id).await;
     let result = &task["result"];
+    // The task links its page.
+    assert_eq!(task["report_url"], format!("/backtest/report/{id}"));
     let page = render(
         &server.base,
-        &format!("/backtest/report/{id}"),
+        task["report_url"].as_str().unwrap(),
         "backtest",
         15_000,
     );

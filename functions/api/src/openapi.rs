@@ -109,7 +109,7 @@ impl Modify for BasicAuth {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones."),
+    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones. A finished backtest is also a page to open in a browser: [/backtest/report/{task_id}](#/backtest/backtest_report) (its `report_url`), with the price and trades, equity and drawdown charts, metrics and trade list. `GET /usage` shows the caller's usage beside the plan's limits."),
     components(schemas(
         SubmitResponse, ValidateResponse, services::backtest::schema::StrategyCondition,
         EncodedBlock, EncodedSignal, EncodedCondition, BacktestResult,

@@ -40,6 +40,8 @@ pub struct TaskRecord {
     /// FAILED: what went wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The task as a page to open in a browser (charts, metrics, trades).
+    pub report_url: String,
 }
 
 /// A finished task's `result`: the stored result object (written by the job
@@ -105,6 +107,7 @@ fn backtest_record(t: &Task) -> TaskRecord {
         created_at: backtest_time(t.created_at),
         result,
         error,
+        report_url: format!("/backtest/report/{}", t.id),
     }
 }
 
