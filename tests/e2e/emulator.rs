@@ -100,6 +100,24 @@ pub async fn sample_bucket(c: &Clients) -> String {
         .clone()
 }
 
+/// The environment the template gives a function, for a deployment's names
+/// on the emulator (a function started as a process of its own).
+pub fn function_env(names: &aws_adapters::Names) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ENDPOINT_URL", endpoint()),
+        ("AWS_ACCESS_KEY_ID", "testing".into()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
+        ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
+        ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
+        ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
+        ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
+        ("MARKETLAB_BUCKET", names.bucket.clone()),
+        ("RUST_LOG", "warn".into()),
+    ]
+}
+
 /// A deployment on the emulator with its own tables and job queue (the sample
 /// bucket is shared), wired as the Lambda functions wire it, with the demo
 /// account and a second one, other@example.test / other-password.

@@ -502,19 +502,7 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let tests::emulator::Deployment { names, state, .. } = tests::emulator::deployment().await;
     let metering = state.metering.clone().unwrap();
     let limit = 10;
-    let env = [
-        ("AWS_ENDPOINT_URL", tests::emulator::endpoint()),
-        ("AWS_ACCESS_KEY_ID", "testing".into()),
-        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
-        ("AWS_REGION", "us-east-1".into()),
-        ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
-        ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
-        ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
-        ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
-        ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
-        ("MARKETLAB_BUCKET", names.bucket.clone()),
-        ("RUST_LOG", "warn".into()),
-    ];
+    let env = tests::emulator::function_env(&names);
     let (function, operator) = tokio::task::spawn_blocking(|| {
         (
             binary("backtest-lambda", "backtest"),

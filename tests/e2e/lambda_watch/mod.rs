@@ -17,7 +17,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::*;
 use tests::contract::unique;
-use tests::emulator::endpoint;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn functions_under_the_lambda_runtime_on_the_emulator() {
@@ -32,19 +31,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .local_addr()
         .unwrap()
         .port();
-    let env = [
-        ("AWS_ENDPOINT_URL", endpoint()),
-        ("AWS_ACCESS_KEY_ID", "testing".into()),
-        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
-        ("AWS_REGION", "us-east-1".into()),
-        ("MARKETLAB_TASKS_TABLE", names.tasks_table.clone()),
-        ("MARKETLAB_ACCOUNTS_TABLE", names.accounts_table.clone()),
-        ("MARKETLAB_LIMITS_TABLE", names.limits_table.clone()),
-        ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
-        ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
-        ("MARKETLAB_BUCKET", names.bucket.clone()),
-        ("RUST_LOG", "warn".into()),
-    ];
+    let env = tests::emulator::function_env(&names);
     let env_vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let cargo_lambda = tests::reference::python().with_file_name("cargo-lambda");
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
