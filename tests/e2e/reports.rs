@@ -186,15 +186,12 @@ async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
     let (server, _dir) = TestServer::fresh().await;
     // Thirty years of daily SPX, with a name that tries to be markup.
     let hostile = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>";
-    let id = submit(
-        &server,
-        &json!({
-            "name": hostile,
-            "symbol": "SPX", "start_date": "1995-01-03", "risk_control": "-8//63",
-            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
-            "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
-        }),
-    )
+    let id = submit(&server, &{
+        let mut s = tests::server::optix_strategy();
+        s["name"] = json!(hostile);
+        s["start_date"] = json!("1995-01-03");
+        s
+    })
     .await;
     let task = finished(&server, &id).await;
     let result = &task["result"];

@@ -256,3 +256,13 @@ where
     }
     false
 }
+
+/// A strategy on the sample data with a few dozen trades: buy when SPX's
+/// Optix crosses below 30, sell when it crosses above 70, from 2005.
+pub fn optix_strategy() -> serde_json::Value {
+    serde_json::json!({
+        "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
+    })
+}

@@ -8,21 +8,13 @@ use async_trait::async_trait;
 use platform::quota::PlanLimits;
 use platform::tasks::{Task, TaskFilter, TaskKind, TaskStatus};
 use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tests::server::{Options, TestServer, eventually};
+use tests::server::{Options, TestServer, eventually, optix_strategy};
 
 const TRIAL: (&str, &str) = (TRIAL_EMAIL, TRIAL_PASSWORD);
-
-fn strategy() -> Value {
-    json!({
-        "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
-        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
-        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
-    })
-}
 
 async fn set_limits(server: &TestServer, plan: &str, limits: PlanLimits) {
     server
@@ -66,7 +58,7 @@ async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers
     };
     // Monthly compute: a plan with none left refuses new tasks, naming the limit.
     let (status, body) = server
-        .post("/backtest/start_backtest", Some(TRIAL), &strategy())
+        .post("/backtest/start_backtest", Some(TRIAL), &optix_strategy())
         .await;
     assert_eq!(status, 429, "{body}");
     assert!(
@@ -194,7 +186,7 @@ async fn a_task_over_the_concurrency_limit_waits_in_pending() {
     let mut ids = Vec::new();
     for who in [TRIAL, TRIAL, TRIAL, demo, demo, demo] {
         let (status, body) = server
-            .post("/backtest/start_backtest", Some(who), &strategy())
+            .post("/backtest/start_backtest", Some(who), &optix_strategy())
             .await;
         assert_eq!(status, 202, "{body}");
         ids.push(body["task_id"].as_str().unwrap().to_string());
@@ -263,7 +255,7 @@ async fn one_tenants_backlog_does_not_hold_back_anothers_task() {
     server.add_account(a.0, a.1, "pro").await;
     server.add_account(b.0, b.1, "pro").await;
     let http = reqwest::Client::new();
-    let body = strategy();
+    let body = optix_strategy();
     // A submits its backlog from 8 clients at once.
     let mut clients = tokio::task::JoinSet::new();
     for k in 0..8 {

@@ -118,7 +118,7 @@ async fn sweep_inbox(dir: PathBuf, state: AppState, accounts: Arc<dyn AccountSto
 }
 
 /// A background task that ends when its owner does.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

@@ -57,7 +57,7 @@ pub async fn serve_http(state: &AppState, app: axum::Router) -> Result<(), lambd
                 }));
         return lambda_http::run(app).await;
     }
-    let _flusher = metering.map(|m| AbortOnDrop(tokio::spawn(m.flush_forever())));
+    let _flusher = metering.map(|m| api::server::AbortOnDrop(tokio::spawn(m.flush_forever())));
     let port: u16 = std::env::var("PORT")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -102,13 +102,4 @@ async fn flush_after(
         m.flush_if_due().await;
     }
     response
-}
-
-/// A background task that ends with its owner.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }

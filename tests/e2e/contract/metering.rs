@@ -67,11 +67,7 @@ pub async fn run_all(state: AppState) {
         assert_eq!(records.len(), 5);
         data_bytes += body.len() as u64;
     }
-    let strategy = json!({
-        "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
-        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
-        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
-    });
+    let strategy = crate::server::optix_strategy();
     let submitted: Value = http
         .post(format!("{base}/backtest/start_backtest"))
         .basic_auth(&a, Some(PASSWORD))

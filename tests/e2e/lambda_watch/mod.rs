@@ -121,11 +121,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             .contains("too many failed logins")
     );
 
-    let strategy = json!({
-        "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
-        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
-        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
-    });
+    let strategy = tests::server::optix_strategy();
     let mut latencies = Vec::new();
     let mut first_result = Value::Null;
     let worker_first = Instant::now();
