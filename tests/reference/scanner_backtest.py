@@ -135,7 +135,7 @@ def main():
     spx_close = prices(data["market"], "SPX", calendar)[1]
     arrays = {k: [] for k in ["Start Date", "Symbol", "Signal", "Direction", "TimeInMarket", "ProfitTarget",
                               "StopLoss", "Kelly", "StayInMarket", "Shares", "Price", "Close", "FloatProfit",
-                              "OrderStatus", "Action"]}
+                              "OrderStatus", "Action", "Exit Date"]}
     for pos in positions:
         it = items[pos["item"]]
         held = (pos["exit"][0] + 1 if pos["exit"] else n) - pos["entry_day"]
@@ -154,6 +154,7 @@ def main():
         arrays["FloatProfit"].append(pos["profit"])
         arrays["OrderStatus"].append(pos["exit"][1] if pos["exit"] else "Open")
         arrays["Action"].append("Hold" if not pos["exit"] else ("Sell" if it["direction"] == "Long" else "Buy"))
+        arrays["Exit Date"].append(calendar[pos["exit"][0]] if pos["exit"] else None)
     out = {
         "TOTAL RETURN": (equity[-1] / p["capital"] - 1) * 100,
         "MEDIAN RETURN": float(np.median(r)) if len(r) else 0.0,

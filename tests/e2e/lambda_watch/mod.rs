@@ -13,7 +13,7 @@ use platform::queue::{JobMessage, JobQueue};
 use platform::tasks::{Claim, NewTask, TaskKind, TaskStatus, now};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use support::*;
 use tests::contract::unique;
@@ -38,6 +38,9 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .parent()
         .unwrap()
         .to_path_buf();
+    let log_path =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lambda-watch-{port}.log"));
+    let log = std::fs::File::create(&log_path).unwrap();
     let _watch = Watch(
         Command::new(cargo_lambda)
             .args([
@@ -53,10 +56,11 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
                 &env_vars.join(","),
             ])
             .current_dir(&repo)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
             .spawn()
             .expect("cargo lambda watch starts"),
+        log_path,
     );
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::builder()

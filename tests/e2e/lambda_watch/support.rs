@@ -8,12 +8,25 @@ use std::path::PathBuf;
 use std::process::Child;
 use std::time::Duration;
 
-pub(super) struct Watch(pub(super) Child);
+/// The watch process and the file its output goes to, printed when the
+/// test fails so a function's own error is in the test's output.
+pub(super) struct Watch(pub(super) Child, pub(super) PathBuf);
 
 impl Drop for Watch {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(&self.1).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(200).collect();
+            eprintln!(
+                "--- cargo lambda watch output (last {} lines) ---",
+                tail.len()
+            );
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
     }
 }
 

@@ -102,7 +102,7 @@ fn add(map: &mut Map<String, Value>, name: String, value: String) {
 }
 
 impl Fields {
-    #[cfg(test)]
+    /// Fields from an object (a view's query, or a test's body).
     pub fn from_json(v: Value) -> Fields {
         match v {
             Value::Object(m) => Fields(m),

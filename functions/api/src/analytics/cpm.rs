@@ -95,7 +95,7 @@ pub(crate) async fn scan_with_backtest_query(
 }
 
 /// The query's parameters; a universe is refused with where to send it.
-async fn query(raw: Params) -> Result<PatternParams, ApiError> {
+pub(crate) async fn query(raw: Params) -> Result<PatternParams, ApiError> {
     no_universe(raw.get("universe").is_some())?;
     Query::<PatternParams>::from_params(raw).map(|q| q.0)
 }
@@ -141,7 +141,8 @@ async fn start(
 #[utoipa::path(post, path = "/cpm/scan/start", tag = "analytics", request_body = CpmParams,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
     responses((status = 202, description = "Queued", body = SubmitResponse,
-            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))))),
+            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))),
+                ("report" = (operation_id = "cpm_report", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
         (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
         AnalyticsErrors))]
@@ -158,7 +159,8 @@ pub(crate) async fn scan_start(
 #[utoipa::path(post, path = "/cpm/backtest/start", tag = "analytics", request_body = PatternParams,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
     responses((status = 202, description = "Queued", body = SubmitResponse,
-            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))))),
+            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))),
+                ("report" = (operation_id = "cpm_report", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
         (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
         AnalyticsErrors))]

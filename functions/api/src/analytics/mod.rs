@@ -11,6 +11,8 @@ pub mod reports;
 pub mod scanner;
 pub mod screens;
 pub mod seasonality;
+mod task_pages;
+mod views;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -51,6 +53,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(correlation::asset_corr))
         .routes(routes!(correlation::pattern_corr))
         .routes(routes!(correlation::symbol_beta))
+        .routes(routes!(task_pages::cpm_report))
+        .routes(routes!(views::seasonality_view))
+        .routes(routes!(views::correlation_view))
+        .routes(routes!(views::pattern_view))
+        .routes(routes!(task_pages::scanner_report))
         .routes(routes!(cpm::predefined_patterns))
         .routes(routes!(cpm::scan, cpm::scan_query))
         .routes(routes!(

@@ -68,7 +68,8 @@ pub(crate) async fn latest_day_all(
 #[utoipa::path(post, path = "/smart-scanner-backtest/start", tag = "analytics", request_body = ScannerBacktestParams,
     params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
     responses((status = 202, description = "Queued", body = SubmitResponse,
-            links(("status" = (operation_id = "scanner_status", parameters(("task_id" = "$response.body#/task_id")))))),
+            links(("status" = (operation_id = "scanner_status", parameters(("task_id" = "$response.body#/task_id")))),
+                ("report" = (operation_id = "scanner_report", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
         (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
         AnalyticsErrors))]

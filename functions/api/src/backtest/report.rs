@@ -4,12 +4,12 @@
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::report::{escape, inline_json, page};
+use crate::report::{chart_page, escape, page};
 use crate::state::AppState;
 use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use platform::tasks::{TaskKind, TaskStatus};
+use platform::tasks::TaskKind;
 use serde_json::json;
 
 /// The task as an HTML page: price with the trades marked, equity and
@@ -30,55 +30,84 @@ pub(crate) async fn backtest_report(
         "" => format!("{} backtest", text("symbol")),
         n => n.to_string(),
     };
+    let (heading, waiting) = crate::report::task_heading(&name, text("symbol"), &task);
+    if let Some(page) = waiting {
+        return Ok(page);
+    }
+    let chart = services::backtest::chart::chart(state.market.as_ref(), &task.params).await?;
+    Ok(chart_page(
+        &name,
+        &format!(
+            r#"{heading}
+<h2>Price and trades</h2><div id="price" class="chart tall"></div>
+<h2>Equity and drawdown</h2><div id="equity" class="chart tall"></div>
+<p class="sub"><span id="points"></span> bars</p>
+<h2>Metrics</h2><table class="metrics" id="metrics"></table>
+<h2>Trades</h2><table id="trades"></table>"#
+        ),
+        &json!({"result": task.result, "chart": chart}),
+        "report-backtest.js",
+    ))
+}
+
+/// A batch as a page: its results as a table to sort (the best 1,000 rows
+/// by the chosen column), with the total returns as bars. The page fetches
+/// the rows from the results endpoint (a batch's table can run to MBs).
+#[utoipa::path(get, path = "/backtest/batch/{batch_id}/report", tag = "backtest", operation_id = "batch_report",
+    params(("batch_id" = String, Path, description = "A batch of the caller")),
+    responses((status = 200, description = "The report page (a batch not finished shows its progress and reloads every 2 s)", content_type = "text/html", body = String),
+        (status = 404, description = "No such batch of the caller", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn batch_report(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(batch_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let record =
+        crate::routes::tasks::owned_task(&state, &caller, &batch_id, &[TaskKind::BatchBacktest])
+            .await?;
+    let s = services::backtest::batch::status(state.tasks.as_ref(), &record).await?;
+    let name = match s.name.as_str() {
+        "" => "Batch".to_string(),
+        n => n.to_string(),
+    };
     let heading = format!(
         r#"<h1 id="name">{}</h1>
-<p class="sub">{} &middot; task {} &middot; <span id="status">{}</span></p>"#,
+<p class="sub">{} strategies &middot; batch {} &middot; <span id="status">{}</span></p>"#,
         escape(&name),
-        escape(text("symbol")),
-        task.id,
-        task.status
+        s.total,
+        s.batch_id,
+        s.status
     );
-    Ok(match task.status {
-        TaskStatus::Pending | TaskStatus::Running => page(
-            &name,
-            &format!(
-                r#"{heading}<div class="status">The backtest is {}{}; this page reloads every 2 s.</div>"#,
-                task.status.as_str().to_lowercase(),
-                task.progress
-                    .map(|p| format!(" ({p}%)"))
-                    .unwrap_or_default()
-            ),
-            true,
-        ),
-        TaskStatus::Failed => page(
+    Ok(match (s.status, s.error) {
+        (_, Some(error)) => page(
             &name,
             &format!(
                 r#"{heading}<div class="status" id="task-error">{}</div>"#,
-                escape(task.error.as_deref().unwrap_or("failed"))
+                escape(&error)
             ),
             false,
         ),
-        TaskStatus::Success => {
-            let chart =
-                services::backtest::chart::chart(state.market.as_ref(), &task.params).await?;
-            let data = inline_json(&json!({"result": task.result, "chart": chart}));
-            page(
-                &name,
-                &format!(
-                    r#"{heading}
-<h2>Price and trades</h2><div id="price" class="chart tall"></div>
-<h2>Equity and drawdown</h2><div id="equity" class="chart tall"></div>
-<p class="sub"><span id="points"></span> bars &middot; charts by <a href="/assets/lightweight-charts.LICENSE">TradingView Lightweight Charts</a> {}</p>
-<h2>Metrics</h2><table class="metrics" id="metrics"></table>
-<h2>Trades</h2>
-<table><thead><tr><th>#</th><th>Entry</th><th>Exit</th><th>Return %</th><th>Exit reason</th></tr></thead><tbody id="trades"></tbody></table>
-<script type="application/json" id="report-data">{data}</script>
-<script src="/assets/lightweight-charts.js"></script>
-<script src="/assets/report-backtest.js"></script>"#,
-                    crate::report::CHARTS_VERSION
-                ),
-                false,
-            )
-        }
+        ("SUCCESS", None) => chart_page(
+            &name,
+            &format!(
+                r#"{heading}
+<p class="sub">Download the table as <a href="/backtest/batch/{id}/results?format=csv">CSV</a> or <a href="/backtest/batch/{id}/results?format=parquet">Parquet</a>; click a heading to sort.</p>
+<h2>Total return of each strategy, best first</h2><div id="returns" class="chart"></div>
+<h2>Results <span class="sub" id="shown"></span></h2><table id="rows"></table>"#,
+                id = s.batch_id
+            ),
+            &json!({"batch_id": s.batch_id, "paths": s.paths}),
+            "report-batch.js",
+        ),
+        (status, None) => page(
+            &name,
+            &format!(
+                r#"{heading}<div class="status">The batch is {}: {} of {} strategies done; this page reloads every 2 s.</div>"#,
+                status.to_lowercase(),
+                s.done,
+                s.total
+            ),
+            true,
+        ),
     })
 }

@@ -53,6 +53,8 @@ pub struct AnalyticsTask {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0, maximum = 100)]
     pub progress: Option<u8>,
+    /// Beyond the spec: the task's report page (HTML, charts), open with the same credentials.
+    pub report_url: String,
 }
 
 /// Task summary of the pattern-match list.
@@ -110,10 +112,14 @@ fn analytics_record(t: &Task) -> AnalyticsTask {
         result,
         error,
         progress: (t.status == TaskStatus::Running).then_some(t.progress.unwrap_or(0)),
+        report_url: match t.kind {
+            TaskKind::ScannerBacktest => format!("/smart-scanner-backtest/report/{}", t.id),
+            _ => format!("/cpm/report/{}", t.id),
+        },
     }
 }
 
-const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::CpmScan];
+pub(crate) const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::CpmScan];
 
 /// A pattern-match task of the caller (scan or backtest); another account's id is 404.
 #[utoipa::path(get, path = "/cpm/status/{task_id}", tag = "analytics",

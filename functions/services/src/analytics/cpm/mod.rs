@@ -5,6 +5,7 @@
 //! the synchronous forms and on the worker for tasks ([`CpmJob`]).
 
 pub mod answers;
+pub mod chart;
 pub mod requests;
 
 use crate::analytics::daily;

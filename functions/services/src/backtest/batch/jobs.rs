@@ -233,6 +233,8 @@ pub struct BatchStatus {
     pub error: Option<String>,
     /// One row per strategy in batch order, once `SUCCESS`.
     pub rows: Option<Vec<BatchRow>>,
+    /// The batch's page: the results as a table to sort, open with the same credentials.
+    pub report_url: String,
 }
 
 /// A batch's standing from its record and its chunks. A chunk that failed
@@ -245,6 +247,7 @@ pub async fn status(
     let p: BatchParams = serde_json::from_value(record.params.clone())
         .map_err(|e| platform::PortError::Internal(format!("batch record: {e}")))?;
     let mut s = BatchStatus {
+        report_url: format!("/backtest/batch/{}/report", record.id),
         batch_id: record.id.to_string(),
         name: p
             .request

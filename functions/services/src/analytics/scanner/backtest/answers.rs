@@ -114,6 +114,9 @@ pub struct TradeArrays {
     /// The trade's last action: `Sell` (a long closed), `Buy` (a short covered), `Hold` (open).
     #[serde(rename = "Action")]
     pub action: Vec<&'static str>,
+    /// Beyond the spec: the exit session, YYYY-MM-DD (null while open).
+    #[serde(rename = "Exit Date")]
+    pub exit_date: Vec<Option<String>>,
 }
 
 /// An item of `TRADE LIST`.

@@ -7,6 +7,7 @@
 //! the nightly job does not scan).
 
 pub mod answers;
+pub mod chart;
 pub mod requests;
 mod result;
 

@@ -86,6 +86,9 @@ pub(super) fn answer(
         arrays
             .order_status
             .push(p.exit.map_or("Open", |e| e.2.as_str()));
+        arrays
+            .exit_date
+            .push(p.exit.map(|e| calendar[e.0].to_string()));
         arrays.action.push(match (p.exit, it.direction) {
             (None, _) => "Hold",
             (Some(_), Direction::Long) => "Sell",

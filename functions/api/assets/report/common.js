@@ -1,0 +1,141 @@
+// What every report page shares: error reporting, number formatting, cells
+// that carry their value for checks (data-key, data-value), chart set-up,
+// the API's JSON, and the ready flag a test waits for.
+(function () {
+  "use strict";
+  const started = performance.now();
+  const errors = document.getElementById("errors");
+
+  function fail(message) {
+    errors.hidden = false;
+    errors.textContent += message + "\n";
+  }
+  window.addEventListener("error", (e) => fail(String(e.message)));
+  window.addEventListener("unhandledrejection", (e) => fail(String(e.reason && e.reason.message ? e.reason.message : e.reason)));
+
+  const fmt = (v) =>
+    v === null || v === undefined
+      ? "–"
+      : typeof v !== "number"
+        ? String(v)
+        : Number.isInteger(v)
+          ? v.toLocaleString("en-US")
+          : v.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+  // A cell showing `value`; with a key it also carries the exact value.
+  function cell(row, value, key, signed) {
+    const td = document.createElement("td");
+    td.textContent = fmt(value);
+    if (key !== undefined) {
+      td.dataset.key = key;
+      td.dataset.value = JSON.stringify(value === undefined ? null : value);
+    }
+    if (signed && typeof value === "number" && value !== 0) td.className = value > 0 ? "pos" : "neg";
+    row.appendChild(td);
+    return td;
+  }
+
+  function th(row, text) {
+    const h = document.createElement("th");
+    h.textContent = text;
+    row.appendChild(h);
+    return h;
+  }
+
+  // A two-column table of `keys` of `object`, each value keyed `prefix + key`.
+  function metrics(id, object, keys, prefix) {
+    const table = document.getElementById(id);
+    for (const key of keys) {
+      const tr = document.createElement("tr");
+      th(tr, key);
+      cell(tr, object[key], (prefix || "") + key, true);
+      table.appendChild(tr);
+    }
+  }
+
+  // A table body of rows: columns are [heading, key, value-of-row, signed].
+  function rows(id, items, columns) {
+    const table = document.getElementById(id);
+    const head = document.createElement("tr");
+    for (const c of columns) th(head, c[0]);
+    const thead = document.createElement("thead");
+    thead.appendChild(head);
+    table.appendChild(thead);
+    const body = document.createElement("tbody");
+    items.forEach((item, i) => {
+      const tr = document.createElement("tr");
+      for (const c of columns) cell(tr, c[2](item, i), c[1], c[3]);
+      body.appendChild(tr);
+    });
+    table.appendChild(body);
+  }
+
+  const time = (t) => (t.length > 10 ? Date.parse(t.slice(0, 19) + "Z") / 1000 : t.slice(0, 10));
+
+  // Sized from the container now, so fitContent sees the whole width.
+  function chart(el, extra) {
+    const options = {
+      width: el.clientWidth,
+      height: el.clientHeight,
+      layout: { background: { color: "#ffffff" }, textColor: "#1f2328" },
+      grid: { vertLines: { color: "#eef1f4" }, horzLines: { color: "#eef1f4" } },
+      // Thirty years of daily bars fit the width: below the default 0.5 px a bar.
+      timeScale: { borderColor: "#d1d9e0", minBarSpacing: 0.01 },
+      rightPriceScale: { borderColor: "#d1d9e0" },
+    };
+    return LightweightCharts.createChart(el, Object.assign(options, extra || {}));
+  }
+
+  // A chart whose x axis is `labels` (months, weekdays, offsets): point i sits
+  // at the time i + 1 and is labelled labels[i].
+  function categories(el, labels) {
+    const label = (t) => labels[t - 1] === undefined ? "" : String(labels[t - 1]);
+    return chart(el, {
+      localization: { timeFormatter: label },
+      timeScale: { borderColor: "#d1d9e0", tickMarkFormatter: label, fixLeftEdge: true, fixRightEdge: true },
+    });
+  }
+
+  // Percent below the running peak (0 or negative), the peak starting at
+  // `start` when given.
+  function drawdown(values, start) {
+    let peak = start === undefined || start === null ? -Infinity : start;
+    return values.map((v) => {
+      peak = Math.max(peak, v);
+      return (v / peak - 1) * 100;
+    });
+  }
+
+  const palette = ["#2962ff", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#0969da", "#bf3989", "#57606a", "#fb8500", "#116329"];
+
+  // The API's answer to a request from the page (the browser sends the
+  // page's credentials); an answer that is not 2xx, or an envelope that
+  // reports an error (other than the `codes` the caller handles), is thrown
+  // with its message.
+  async function api(path, body, codes) {
+    const init = body === undefined
+      ? { credentials: "same-origin" }
+      : { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+    // From the origin: a page opened as http://user:password@host/ would
+    // otherwise resolve a relative path to a URL with credentials, which
+    // fetch refuses; the browser sends the page's credentials itself.
+    const r = await fetch(location.origin + path, init);
+    const json = await r.json().catch(() => null);
+    if (!r.ok || json === null) throw new Error(path.split("?")[0] + ": " + (json && (json.msg || json.message || json.error) || r.status));
+    if (json.code !== undefined && json.code >= 400 && !(codes || []).includes(json.code)) throw new Error(path.split("?")[0] + ": " + json.msg);
+    return json;
+  }
+
+  function data() {
+    return JSON.parse(document.getElementById("report-data").textContent);
+  }
+
+  function ready() {
+    requestAnimationFrame(() => {
+      document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
+      document.body.dataset.ready = "true";
+    });
+  }
+
+  window.Report = { fail, fmt, cell, th, metrics, rows, time, chart, categories, drawdown, palette, api, data, ready };
+})();
