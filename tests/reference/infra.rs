@@ -92,3 +92,86 @@ fn template_defaults_match_the_shared_names() {
     assert!(template.contains("ScheduleExpression: cron(40 23 ? * MON-FRI *)"));
     assert!(template.contains("ScheduleExpressionTimezone: America/New_York"));
 }
+
+/// The HTTP API's routes in the template: (function, method, path).
+fn template_routes() -> Vec<(String, String, String)> {
+    let template = std::fs::read_to_string(repo().join("infra/template.yaml")).unwrap();
+    let mut function = String::new();
+    let mut routes = Vec::new();
+    for line in template.lines() {
+        if let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':'))
+            && !name.starts_with(' ')
+        {
+            function = name.to_string();
+        }
+        if !line.contains("Type: HttpApi") {
+            continue;
+        }
+        let field = |key: &str| {
+            let rest =
+                &line[line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len()..];
+            rest.trim_start()
+                .split([',', ' '])
+                .next()
+                .unwrap()
+                .trim_matches('"')
+                .to_string()
+        };
+        routes.push((function.clone(), field("Method:"), field("Path:")));
+    }
+    routes
+}
+
+/// Whether an HTTP API route matches a documented path (`{x}` one segment,
+/// `{proxy+}` one or more).
+fn route_matches(route: &str, path: &str) -> bool {
+    let (r, p): (Vec<&str>, Vec<&str>) = (route.split('/').collect(), path.split('/').collect());
+    for (i, seg) in r.iter().enumerate() {
+        if *seg == "{proxy+}" {
+            return p.len() > i;
+        }
+        match p.get(i) {
+            Some(s) if s == seg || (seg.starts_with('{') && !s.is_empty()) => {}
+            _ => return false,
+        }
+    }
+    r.len() == p.len()
+}
+
+/// Every operation of the API description reaches, through the template's
+/// HTTP API, the function of the service that serves it (report pages and
+/// views included), and no operation is claimed by two functions.
+#[test]
+fn every_documented_operation_is_routed_to_its_function() {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/openapi.json")).unwrap())
+            .unwrap();
+    let routes = template_routes();
+    assert!(routes.len() > 20, "{routes:?}");
+    let mut checked = 0;
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            let functions: std::collections::BTreeSet<&str> = routes
+                .iter()
+                .filter(|(_, m, r)| {
+                    (m == "ANY" || m.eq_ignore_ascii_case(method)) && route_matches(r, path)
+                })
+                .map(|(f, _, _)| f.as_str())
+                .collect();
+            let want = match op["tags"][0].as_str().unwrap() {
+                "backtest" | "public" => "BacktestFunction",
+                "analytics" => "AnalyticsFunction",
+                "data" => "DataFunction",
+                other => panic!("tag {other}"),
+            };
+            assert_eq!(
+                functions.into_iter().collect::<Vec<_>>(),
+                vec![want],
+                "{} {path}",
+                method.to_uppercase()
+            );
+            checked += 1;
+        }
+    }
+    println!("{checked} operations routed to their functions");
+}

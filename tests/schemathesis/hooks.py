@@ -39,13 +39,16 @@ def _ints(q, *names):
 
 @schemathesis.hook
 def map_query(ctx, query):
-    if query and _path(ctx).startswith("/cpm/scan"):
+    if query and _path(ctx).startswith(("/cpm/scan", "/views/pattern")):
         return _pattern(dict(query), _path(ctx))
+    if query and _path(ctx) == "/views/correlation":
+        # The fields of POST /symbol_corr, the comparisons as a list.
+        return _correlation(dict(query))
     if query and _path(ctx).startswith("/smart-stock-scanner/single"):
         q = dict(query)
         _order(q, "start_date", "end_date")
         return q
-    if not query or not _path(ctx).startswith("/seasonality"):
+    if not query or not _path(ctx).startswith(("/seasonality", "/views/seasonality")):
         return query
     q = dict(query)
     v = _ints(q, "start_year", "end_year", "entry_day", "exit_day", "month", "day")
@@ -204,13 +207,19 @@ def map_body(ctx, body):
         _order(b, "referenceStartDate", "referenceEndDate")
         _order(b, "comparisonStartDate", "comparisonEndDate")
     if path in ("/symbol_corr", "/symbol_beta"):
-        # At least one comparison other than the benchmark.
-        if not isinstance(b.get("benchmark"), str):
-            return b
-        bench = b["benchmark"].strip().upper()
-        others = b.get("stock_comparison")
-        if isinstance(others, list) and all(str(t).strip().upper() == bench for t in others):
-            b["stock_comparison"] = list(others) + [bench + "X"]
-        if isinstance(others, str) and all(t.strip().upper() == bench for t in others.split(",")):
-            b["stock_comparison"] = others + "," + bench + "X"
+        return _correlation(b)
+    return b
+
+
+def _correlation(b):
+    """Dates in order and at least one comparison other than the benchmark."""
+    _order(b, "start_date", "end_date")
+    if not isinstance(b.get("benchmark"), str):
+        return b
+    bench = b["benchmark"].strip().upper()
+    others = b.get("stock_comparison")
+    if isinstance(others, list) and all(str(t).strip().upper() == bench for t in others):
+        b["stock_comparison"] = list(others) + [bench + "X"]
+    if isinstance(others, str) and all(t.strip().upper() == bench for t in others.split(",")):
+        b["stock_comparison"] = others + "," + bench + "X"
     return b

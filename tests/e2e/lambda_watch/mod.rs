@@ -428,6 +428,33 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     .await;
     assert_eq!(again_task["status"], "SUCCESS", "{again_task}");
     assert_eq!(again_task["result"]["data"], trader_task["result"]["data"]);
+    // Its report page comes through the function as HTML, its script and
+    // the chart library through the backtest function.
+    let page = http
+        .get(analytics(&format!(
+            "/smart-scanner-backtest/report/{again_id}"
+        )))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(
+        page.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains(r#"<span id="status">SUCCESS</span>"#) && html.contains("report-data"),
+        "{html}"
+    );
+    for asset in ["/assets/report-scanner.js", "/assets/lightweight-charts.js"] {
+        let r = http.get(url(asset)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{asset}");
+        assert!(r.text().await.unwrap().len() > 1000, "{asset}");
+    }
 
     // Paging, unknown and foreign ids.
     let (_, page) = get(

@@ -84,16 +84,16 @@
     ]);
     R.rows("trades", trades, [
       ["#", undefined, (_, i) => i + 1],
-      ["Match from", "StartDate", (t) => t.StartDate],
-      ["Entry", "EndDate", (t) => t.EndDate],
-      ["Exit", "ExitDate", (t) => t.ExitDate],
-      ["Corr", "Correlation Percentage", (t) => t["Correlation Percentage"]],
-      ["Entry price", "Close", (t) => t.Close],
-      ["Exit price", "ExitPrice", (t) => t.ExitPrice],
-      ["Return %", "EachReturn", (t) => t.EachReturn, true],
-      ["Max gain %", "MaxGain", (t) => t.MaxGain],
-      ["Max loss %", "MaxLoss", (t) => t.MaxLoss],
-      ["Market", "MarketCondition", (t) => t.MarketCondition.join(" ")],
+      ["Match from", "trade:StartDate", (t) => t.StartDate],
+      ["Entry", "trade:EndDate", (t) => t.EndDate],
+      ["Exit", "trade:ExitDate", (t) => t.ExitDate],
+      ["Corr", "trade:Correlation Percentage", (t) => t["Correlation Percentage"]],
+      ["Entry price", "trade:Close", (t) => t.Close],
+      ["Exit price", "trade:ExitPrice", (t) => t.ExitPrice],
+      ["Return %", "trade:EachReturn", (t) => t.EachReturn, true],
+      ["Max gain %", "trade:MaxGain", (t) => t.MaxGain],
+      ["Max loss %", "trade:MaxLoss", (t) => t.MaxLoss],
+      ["Market", "trade:MarketCondition", (t) => t.MarketCondition.join(" ")],
     ]);
 
     const price = R.chart(document.getElementById("price"));

@@ -95,7 +95,12 @@ pub(crate) async fn correlation_view(
         .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
         .collect();
     let request = Fields::from_json(Value::Object(fields)).symbols_request()?;
-    correlation::Study::load(&*state.market, &request).await?;
+    // Data too short for an answer is the endpoints' code 411, which the
+    // page shows where the chart would be; other mistakes stop here.
+    match correlation::Study::load(&*state.market, &request).await {
+        Ok(_) | Err(services::Error::Insufficient(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
     let title = format!(
         "{} against {}",
         request.stock_comparison.join(", "),

@@ -187,7 +187,7 @@ const ASSETS: &[Asset] = &[
     ),
 ];
 
-/// The names of [`ASSETS`], as the path parameter's schema.
+/// The files the report pages load.
 #[derive(serde::Serialize, utoipa::ToSchema)]
 #[allow(dead_code)]
 enum AssetName {
@@ -217,8 +217,9 @@ enum AssetName {
 /// (standalone production build, Apache 2.0) and its licence, the style
 /// sheet and each page's script. Public: pages load them before any data.
 #[utoipa::path(get, path = "/assets/{file}", tag = "public", security(()),
-    params(("file" = AssetName, Path, description = "The file's name")),
-    responses((status = 200, description = "The file (JavaScript, CSS or the licence text)", content_type = "text/plain", body = String),
+    params(("file" = inline(AssetName), Path, description = "The file's name")),
+    responses((status = 200, description = "The file: a script, the style sheet or the licence text",
+            content((String = "text/javascript"), (String = "text/css"), (String = "text/plain"))),
         (status = 404, description = "No such file", body = crate::openapi::ErrorDetail)))]
 pub async fn asset(axum::extract::Path(file): axum::extract::Path<String>) -> Response {
     match ASSETS.iter().find(|a| a.name == file) {

@@ -4,12 +4,18 @@
 //! 127.0.0.1, and a screenshot of each page is kept under the test's output
 //! directory (`$CARGO_TARGET_TMPDIR/report-pages`).
 
+mod tasks;
+mod views;
+
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use tests::server::{Options, TestServer, eventually};
+use tests::server::{TestServer, eventually};
+
+const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
+const OTHER: (&str, &str) = ("other@example.test", "other-password");
 
 fn chromium() -> PathBuf {
     let path = std::env::var_os("MARKETLAB_CHROMIUM")
@@ -30,7 +36,7 @@ fn out_dir() -> PathBuf {
 }
 
 /// What the browser made of a page.
-struct Rendered {
+pub(super) struct Rendered {
     dom: String,
     console: String,
     /// Every URL the browser asked for.
@@ -39,7 +45,7 @@ struct Rendered {
 
 /// Loads `url` (with the demo's credentials) in headless Chromium, waits for
 /// its scripts, and keeps a screenshot as `<name>.png`.
-fn render(base: &str, path: &str, name: &str, budget_ms: u32) -> Rendered {
+pub(super) fn render(base: &str, path: &str, name: &str, budget_ms: u32) -> Rendered {
     let dir = out_dir();
     let profile = tempfile::tempdir().unwrap();
     let netlog = dir.join(format!("{name}.netlog.json"));
@@ -118,7 +124,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// `(data-key, data-value)` of every marked cell, in page order.
-fn cells(dom: &str) -> Vec<(String, Value)> {
+pub(super) fn cells(dom: &str) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let mut rest = dom;
     while let Some(at) = rest.find("data-key=\"") {
@@ -134,7 +140,7 @@ fn cells(dom: &str) -> Vec<(String, Value)> {
     out
 }
 
-fn assert_clean(page: &Rendered, name: &str) {
+pub(super) fn assert_clean(page: &Rendered, name: &str) {
     assert!(
         page.dom.contains(r#"<pre id="errors" hidden="""#),
         "{name}: the page reported errors: {}",
@@ -158,144 +164,99 @@ fn assert_clean(page: &Rendered, name: &str) {
     }
 }
 
-async fn submit(server: &TestServer, body: &Value) -> String {
-    let (status, r) = server
-        .post(
-            "/backtest/start_backtest",
-            Some((DEMO_EMAIL, DEMO_PASSWORD)),
-            body,
-        )
-        .await;
-    assert_eq!(status, 202, "{r}");
+/// The values of the cells keyed `key`, in page order.
+pub(super) fn column(cells: &[(String, Value)], key: &str) -> Vec<Value> {
+    cells
+        .iter()
+        .filter(|(k, _)| k == key)
+        .map(|(_, v)| v.clone())
+        .collect()
+}
+
+/// The one cell keyed `key`.
+pub(super) fn one(cells: &[(String, Value)], key: &str) -> Value {
+    match column(cells, key).as_slice() {
+        [v] => v.clone(),
+        other => panic!("{key}: {} cells", other.len()),
+    }
+}
+
+/// `data-<attr>` of the page's body (render time, ready flag).
+pub(super) fn body_data(dom: &str, attr: &str) -> String {
+    dom.split(&format!("data-{attr}=\""))
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// Renders `path`, checks it is clean and ready, and prints its render time.
+pub(super) fn render_ready(base: &str, path: &str, name: &str) -> Rendered {
+    let page = render(base, path, name, 15_000);
+    assert_clean(&page, name);
+    assert!(
+        page.dom.contains(r#"data-ready="true""#),
+        "{name}: {}",
+        page.dom
+    );
+    println!(
+        "{name}: rendered in {} ms in headless Chromium",
+        body_data(&page.dom, "render-ms")
+    );
+    page
+}
+
+/// A task's JSON once it finished with SUCCESS.
+pub(super) async fn finished(server: &TestServer, status_path: &str) -> Value {
+    let done = eventually(Duration::from_secs(120), || async {
+        server.get(status_path, DEMO).await.1["status"] == "SUCCESS"
+    })
+    .await;
+    let task = server.get(status_path, DEMO).await.1;
+    assert!(done, "{status_path}: {task}");
+    task
+}
+
+/// The id a submit answered 202 with.
+pub(super) async fn submit(server: &TestServer, path: &str, body: &Value) -> String {
+    let (status, r) = server.post(path, DEMO, body).await;
+    assert_eq!(status, 202, "{path}: {r}");
     r["task_id"].as_str().unwrap().to_string()
 }
 
-async fn finished(server: &TestServer, id: &str) -> Value {
-    let path = format!("/backtest/status/{id}");
-    let demo = Some((DEMO_EMAIL, DEMO_PASSWORD));
-    let done = eventually(Duration::from_secs(60), || async {
-        server.get(&path, demo).await.1["status"] == "SUCCESS"
-    })
-    .await;
-    assert!(done, "task {id} finished");
-    server.get(&path, demo).await.1
+/// Another tenant's request for the page is 404.
+pub(super) async fn hidden_from_others(server: &TestServer, path: &str) {
+    server.add_account(OTHER.0, OTHER.1, "pro").await;
+    let (status, _) = server.get(path, Some(OTHER)).await;
+    assert_eq!(status, 404, "{path} for another tenant");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
-    let (server, _dir) = TestServer::fresh().await;
-    // Thirty years of daily SPX, with a name that tries to be markup.
-    let hostile = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>";
-    let id = submit(&server, &{
-        let mut s = tests::server::optix_strategy();
-        s["name"] = json!(hostile);
-        s["start_date"] = json!("1995-01-03");
-        s
-    })
-    .await;
-    let task = finished(&server, &id).await;
-    let result = &task["result"];
-    // The task links its page.
-    assert_eq!(task["report_url"], format!("/backtest/report/{id}"));
-    let page = render(
-        &server.base,
-        task["report_url"].as_str().unwrap(),
-        "backtest",
-        15_000,
+/// Two numbers equal to a relative `tolerance`.
+pub(super) fn near(a: &Value, b: &Value, tolerance: f64, what: &str) {
+    let (x, y) = (
+        a.as_f64().unwrap_or(f64::NAN),
+        b.as_f64().unwrap_or(f64::NAN),
     );
-    assert_clean(&page, "backtest");
-    assert!(page.dom.contains(r#"data-ready="true""#), "{}", page.dom);
-    let render_ms = page
-        .dom
-        .split("data-render-ms=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or("?");
-    let bars = page
-        .dom
-        .split("<span id=\"points\">")
-        .nth(1)
-        .and_then(|r| r.split('<').next())
-        .unwrap_or("?")
-        .to_string();
-    println!(
-        "backtest report: {bars} daily bars, {} trades, rendered in {render_ms} ms in headless Chromium",
-        result["Total Trades"]
-    );
-    // The user's string is text, not markup.
-    assert!(page.dom.contains(
-        "&lt;script&gt;document.title='pwned'&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"
-    ));
-    assert!(!page.dom.contains("<img src=\"x\""));
-    assert!(!page.dom.contains("<title>pwned"));
-    // Every metric and every trade on the page is the task's own.
-    let cells = cells(&page.dom);
-    for key in [
-        "Total Return (%)",
-        "CAGR",
-        "Sharpe Ratio",
-        "Max Drawdown",
-        "Win Rate",
-        "Total Trades",
-        "Final Capital",
-    ] {
-        let shown = cells
-            .iter()
-            .find(|(k, _)| k == key)
-            .unwrap_or_else(|| panic!("{key} shown"));
-        assert_eq!(shown.1, result[key], "{key}");
-    }
-    let column = |key: &str| -> Vec<Value> {
-        cells
-            .iter()
-            .filter(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .collect()
-    };
-    for key in ["EntryDate", "ExitDate", "Each Return", "Exit Reason"] {
-        assert_eq!(Value::Array(column(key)), result[key], "{key}");
-    }
-    assert!(result["Total Trades"].as_u64().unwrap() > 5);
-    // Charts were drawn: lightweight-charts puts canvases in both containers.
-    assert!(page.dom.matches("<canvas").count() >= 4, "charts drawn");
-
-    // Another tenant's report reads as absent.
-    let other = ("other@example.test", "other-password");
-    server.add_account(other.0, other.1, "pro").await;
-    let (status, _) = server
-        .get(&format!("/backtest/report/{id}"), Some(other))
-        .await;
-    assert_eq!(status, 404);
-    server.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn an_unfinished_tasks_report_shows_its_status_and_reloads() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut options = Options::new(dir.path().join("db.sqlite"));
-    options.workers = 0;
-    let server = TestServer::start(options).await;
-    let id = submit(
-        &server,
-        &json!({
-            "symbol": "SPX", "risk_control": "//10",
-            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Relative Strength Index"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
-            "exit": {"rule_type": "RiskControlOnly"}
-        }),
-    )
-    .await;
-    let page = render(
-        &server.base,
-        &format!("/backtest/report/{id}"),
-        "backtest-pending",
-        1_000,
-    );
-    assert_clean(&page, "backtest-pending");
     assert!(
-        page.dom.contains(r#"<span id="status">PENDING</span>"#),
-        "{}",
-        page.dom
+        (x - y).abs() <= tolerance * y.abs().max(1.0),
+        "{what}: {x} against {y}"
     );
-    assert!(page.dom.contains(r#"http-equiv="refresh""#));
-    server.stop().await;
+}
+
+/// Numbers as `f64` throughout: a page's `45` is the answer's `45.0`.
+fn norm(v: Value) -> Value {
+    match v {
+        Value::Number(n) => {
+            serde_json::Number::from_f64(n.as_f64().unwrap()).map_or(Value::Null, Value::Number)
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(norm).collect()),
+        other => other,
+    }
+}
+
+/// What a page shows equals what the API answered, number for number.
+#[track_caller]
+pub(super) fn assert_same(shown: impl Into<Value>, want: impl Into<Value>, what: &str) {
+    let (shown, want) = (norm(shown.into()), norm(want.into()));
+    assert_eq!(shown, want, "{what}");
 }

@@ -1,0 +1,351 @@
+//! Task reports: a strategy backtest, pattern-match tasks (a universe scan
+//! and a backtest), a scanner backtest and a batch, each page against the
+//! task's own JSON.
+
+use super::*;
+use serde_json::json;
+use tests::server::Options;
+
+/// A name that tries to be markup; every page must show it as text.
+const HOSTILE: &str = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>";
+const HOSTILE_SHOWN: &str =
+    "&lt;script&gt;document.title='pwned'&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;";
+
+fn assert_escaped(page: &Rendered, name: &str) {
+    assert!(page.dom.contains(HOSTILE_SHOWN), "{name}: the name as text");
+    assert!(!page.dom.contains("<img src=\"x\""), "{name}: no markup");
+    assert!(!page.dom.contains("<title>pwned"), "{name}: no script");
+}
+
+fn canvases(page: &Rendered, at_least: usize, name: &str) {
+    let n = page.dom.matches("<canvas").count();
+    assert!(n >= at_least, "{name}: {n} canvases, charts drawn");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
+    let (server, _dir) = TestServer::fresh().await;
+    // Thirty years of daily SPX.
+    let id = submit(&server, "/backtest/start_backtest", &{
+        let mut s = tests::server::optix_strategy();
+        s["name"] = json!(HOSTILE);
+        s["start_date"] = json!("1995-01-03");
+        s
+    })
+    .await;
+    let task = finished(&server, &format!("/backtest/status/{id}")).await;
+    let result = &task["result"];
+    // The task links its page.
+    assert_eq!(task["report_url"], format!("/backtest/report/{id}"));
+    let page = render_ready(
+        &server.base,
+        task["report_url"].as_str().unwrap(),
+        "backtest",
+    );
+    let bars = page
+        .dom
+        .split("<span id=\"points\">")
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .unwrap_or("?")
+        .to_string();
+    println!(
+        "backtest report: {bars} daily bars, {} trades",
+        result["Total Trades"]
+    );
+    assert_escaped(&page, "backtest");
+    // Every metric and every trade on the page is the task's own.
+    let cells = cells(&page.dom);
+    for key in [
+        "Total Return (%)",
+        "CAGR",
+        "Sharpe Ratio",
+        "Max Drawdown",
+        "Win Rate",
+        "Total Trades",
+        "Final Capital",
+    ] {
+        assert_same(one(&cells, key), result[key].clone(), key);
+    }
+    for key in ["EntryDate", "ExitDate", "Each Return", "Exit Reason"] {
+        assert_same(column(&cells, key), result[key].clone(), key);
+    }
+    assert!(result["Total Trades"].as_u64().unwrap() > 5);
+    canvases(&page, 4, "backtest");
+    hidden_from_others(&server, &format!("/backtest/report/{id}")).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unfinished_tasks_report_shows_its_status_and_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::new(dir.path().join("db.sqlite"));
+    options.workers = 0;
+    let server = TestServer::start(options).await;
+    let id = submit(
+        &server,
+        "/backtest/start_backtest",
+        &json!({
+            "symbol": "SPX", "risk_control": "//10",
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Relative Strength Index"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+            "exit": {"rule_type": "RiskControlOnly"}
+        }),
+    )
+    .await;
+    let cpm = submit(
+        &server,
+        "/cpm/backtest/start",
+        &json!({"symbol": "SPX", "system_pattern": "double_bottom", "corr_per": 80, "time_in_market": 10}),
+    )
+    .await;
+    for (path, name) in [
+        (format!("/backtest/report/{id}"), "backtest-pending"),
+        (format!("/cpm/report/{cpm}"), "cpm-pending"),
+    ] {
+        let page = render(&server.base, &path, name, 1_000);
+        assert_clean(&page, name);
+        assert!(
+            page.dom.contains(r#"<span id="status">PENDING</span>"#),
+            "{}",
+            page.dom
+        );
+        assert!(page.dom.contains(r#"http-equiv="refresh""#));
+    }
+    server.stop().await;
+}
+
+/// The matches table of a pattern-match page against the answer's
+/// `patterns`; the drawn windows' correlation with the drawn template is
+/// the answer's `Corr`.
+fn assert_matches(cells: &[(String, Value)], data: &Value, universe: bool, name: &str) {
+    let patterns = data["patterns"].as_array().unwrap();
+    let mut keys = vec!["StartDate", "EndDate", "Corr", "Close", "BarsNum"];
+    if universe {
+        keys.push("Symbol");
+    }
+    for key in keys {
+        let want: Vec<Value> = patterns.iter().map(|p| p[key].clone()).collect();
+        assert_same(column(cells, key), want, &format!("{name}: {key}"));
+    }
+    let drawn = column(cells, "drawn-corr");
+    assert_eq!(drawn.len(), patterns.len());
+    let overlaid = drawn.iter().filter(|v| !v.is_null()).count();
+    assert_eq!(overlaid, patterns.len().min(10), "{name}: matches overlaid");
+    for (d, p) in drawn.iter().zip(patterns).take(overlaid) {
+        near(d, &p["Corr"], 1e-9, "the drawn window's correlation");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pattern_match_reports_lay_the_matches_over_the_template() {
+    let (server, _dir) = TestServer::fresh().await;
+    // A universe scan with a Customize template, and a backtest of a shape.
+    let scan = submit(
+        &server,
+        "/cpm/scan/start",
+        &json!({"symbol": "SPX", "start_date": "2024-03-01", "end_date": "2024-05-31", "corr_per": 80,
+            "time_in_market": 10, "universe": "sp500", "name": HOSTILE}),
+    )
+    .await;
+    let backtest = submit(
+        &server,
+        "/cpm/backtest/start",
+        &json!({"symbol": "SPX", "system_pattern": "double_bottom", "corr_per": 80, "time_in_market": 10}),
+    )
+    .await;
+
+    let task = finished(&server, &format!("/cpm/status/{scan}")).await;
+    assert_eq!(task["report_url"], format!("/cpm/report/{scan}"));
+    let data = &task["result"]["data"];
+    assert!(data["count"].as_u64().unwrap() > 10, "{data}");
+    let page = render_ready(&server.base, &format!("/cpm/report/{scan}"), "cpm-scan");
+    assert_escaped(&page, "cpm-scan");
+    assert_matches(&cells(&page.dom), data, true, "cpm-scan");
+    canvases(&page, 2, "cpm-scan");
+
+    let task = finished(&server, &format!("/cpm/status/{backtest}")).await;
+    let data = &task["result"]["data"];
+    let page = render_ready(
+        &server.base,
+        task["report_url"].as_str().unwrap(),
+        "cpm-backtest",
+    );
+    let cells = cells(&page.dom);
+    assert_matches(&cells, data, false, "cpm-backtest");
+    let info = &data["backtest_info"];
+    for key in [
+        "TOTAL RETURN",
+        "MEDIAN RETURN",
+        "AVERAGE RETURN",
+        "WIN RATE",
+        "TOTAL TRADES",
+        "BUY & HOLD",
+        "TIME IN MARKET",
+    ] {
+        assert_same(one(&cells, key), info[key].clone(), key);
+    }
+    let trades = info["trades"].as_array().unwrap();
+    assert!(trades.len() > 3, "{info}");
+    for key in [
+        "StartDate",
+        "EndDate",
+        "ExitDate",
+        "EachReturn",
+        "ExitPrice",
+        "MaxGain",
+    ] {
+        let want: Vec<Value> = trades.iter().map(|t| t[key].clone()).collect();
+        assert_same(column(&cells, &format!("trade:{key}")), want, key);
+    }
+    // The equity line compounds the trades to the task's total return.
+    near(
+        &one(&cells, "compounded-return"),
+        &info["TOTAL RETURN"],
+        1e-9,
+        "compounded on the chart",
+    );
+    canvases(&page, 6, "cpm-backtest");
+    hidden_from_others(&server, &format!("/cpm/report/{scan}")).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scanner_backtest_report_marks_the_trades_of_its_portfolio() {
+    let (server, _dir) = TestServer::fresh().await;
+    let id = submit(
+        &server,
+        "/smart-scanner-backtest/start",
+        &json!({"name": HOSTILE, "start_date": "2026-06-01", "end_date": "2026-11-20",
+            "find_type": "stock/etf", "signals": ["All"], "total_capital": 100000,
+            "long_short_ratio": "0.7/0.3", "commission": 0.05, "daily_limit": 3}),
+    )
+    .await;
+    let task = finished(&server, &format!("/smart-scanner-backtest/status/{id}")).await;
+    assert_eq!(
+        task["report_url"],
+        format!("/smart-scanner-backtest/report/{id}")
+    );
+    let data = &task["result"]["data"];
+    let page = render_ready(
+        &server.base,
+        task["report_url"].as_str().unwrap(),
+        "scanner-backtest",
+    );
+    assert_escaped(&page, "scanner-backtest");
+    let cells = cells(&page.dom);
+    for key in [
+        "TOTAL RETURN",
+        "WIN RATE",
+        "MAX RISK",
+        "TOTAL TRADES",
+        "TIME IN MARKET",
+        "Z-SCORE",
+        "BUY and HOLD",
+        "skipped_trades",
+    ] {
+        assert_same(one(&cells, key), data[key].clone(), key);
+    }
+    let arrays = &data["result"];
+    assert!(data["TOTAL TRADES"].as_u64().unwrap() > 10, "{data}");
+    for key in [
+        "Start Date",
+        "Exit Date",
+        "Symbol",
+        "Signal",
+        "Direction",
+        "Shares",
+        "Price",
+        "Close",
+        "FloatProfit",
+        "OrderStatus",
+    ] {
+        assert_same(column(&cells, key), arrays[key].clone(), key);
+    }
+    // The drawdown drawn from the daily equity is the task's MAX RISK.
+    near(
+        &one(&cells, "drawn-max-drawdown"),
+        &data["MAX RISK"],
+        1e-9,
+        "drawdown on the chart",
+    );
+    // The symbol chosen first is the most traded, its trades marked.
+    let symbols = arrays["Symbol"].as_array().unwrap();
+    let count = |s: &Value| symbols.iter().filter(|x| *x == s).count();
+    let most = symbols.iter().map(count).max().unwrap();
+    let first = page
+        .dom
+        .split("<option value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap();
+    assert_eq!(count(&json!(first)), most, "{first} first");
+    let exits = (0..symbols.len())
+        .filter(|i| symbols[*i] == first && !arrays["Exit Date"][*i].is_null())
+        .count();
+    assert!(
+        page.dom
+            .contains(&format!("data-markers=\"{}\"", most + exits)),
+        "entries and exits of {first} marked"
+    );
+    canvases(&page, 6, "scanner-backtest");
+    hidden_from_others(&server, &format!("/smart-scanner-backtest/report/{id}")).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_report_sorts_the_results_table() {
+    let (server, _dir) = TestServer::fresh().await;
+    let mut strategy = tests::server::optix_strategy();
+    strategy["name"] = json!(HOSTILE);
+    let id = submit(
+        &server,
+        "/backtest/batch",
+        &json!({"name": HOSTILE, "strategy": strategy,
+            "grid": {"risk_control": ["//5", "//10", "//15", "//20"], "symbol": ["SPX", "NDX"]}}),
+    )
+    .await;
+    let batch = finished(&server, &format!("/backtest/batch/{id}")).await;
+    assert_eq!(batch["report_url"], format!("/backtest/batch/{id}/report"));
+    let (status, rows) = server
+        .get(&format!("/backtest/batch/{id}/results"), DEMO)
+        .await;
+    assert_eq!(status, 200);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    let page = render_ready(
+        &server.base,
+        &format!("/backtest/batch/{id}/report"),
+        "batch",
+    );
+    assert_escaped(&page, "batch");
+    let cells = cells(&page.dom);
+    // Sorted by total return, best first; each row's cells are its own.
+    let mut order: Vec<&Value> = rows.iter().collect();
+    order.sort_by(|a, b| {
+        b["Total Return (%)"]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&a["Total Return (%)"].as_f64().unwrap())
+    });
+    assert_eq!(
+        column(&cells, "index"),
+        order.iter().map(|r| r["index"].clone()).collect::<Vec<_>>()
+    );
+    for key in [
+        "Symbol",
+        "Total Return (%)",
+        "Sharpe Ratio",
+        "Max Drawdown",
+        "Total Trades",
+    ] {
+        let want: Vec<Value> = order.iter().map(|r| r[key].clone()).collect();
+        assert_same(column(&cells, key), want, key);
+    }
+    for path in ["risk_control", "symbol"] {
+        let want: Vec<Value> = order.iter().map(|r| r["params"][path].clone()).collect();
+        assert_same(column(&cells, &format!("param:{path}")), want, path);
+    }
+    canvases(&page, 2, "batch");
+    hidden_from_others(&server, &format!("/backtest/batch/{id}/report")).await;
+    server.stop().await;
+}
