@@ -109,7 +109,7 @@ impl Modify for BasicAuth {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones. A finished backtest is also a page to open in a browser: [/backtest/report/{task_id}](#/backtest/backtest_report) (its `report_url`), with the price and trades, equity and drawdown charts, metrics and trade list. `GET /usage` shows the caller's usage beside the plan's limits."),
+    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones. Results are also pages to open in a browser, with charts: each task links its report as `report_url` ([backtest](#/backtest/backtest_report), [pattern match](#/analytics/cpm_report), [scanner backtest](#/analytics/scanner_report), [batch](#/backtest/batch_report)), and the analytics views draw [seasonality](/views/seasonality?ticker=SPX), [correlation](/views/correlation?benchmark=SPX&stock_comparison=IVV,TLT,GLD&start_date=2020-01-02&end_date=2024-12-31) and [a pattern search](/views/pattern?symbol=SPX&start_date=2024-03-01&end_date=2024-05-31&corr_per=80&time_in_market=10). `GET /usage` shows the caller's usage beside the plan's limits."),
     components(schemas(
         SubmitResponse, ValidateResponse, services::backtest::schema::StrategyCondition,
         EncodedBlock, EncodedSignal, EncodedCondition, BacktestResult,
@@ -147,7 +147,12 @@ fn asset(content_type: &'static str, body: &'static [u8]) -> Response {
 const DOCS_PAGE: &str = r##"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>marketlab API</title>
 <link rel="stylesheet" href="/docs/swagger-ui.css"></head>
-<body><div id="swagger-ui"></div>
+<body><p style="font: 14px system-ui, sans-serif; margin: 12px 20px">Pages with charts:
+<a href="/views/seasonality?ticker=SPX">seasonality</a> &middot;
+<a href="/views/correlation?benchmark=SPX&amp;stock_comparison=IVV,TLT,GLD&amp;start_date=2020-01-02&amp;end_date=2024-12-31">correlation</a> &middot;
+<a href="/views/pattern?symbol=SPX&amp;start_date=2024-03-01&amp;end_date=2024-05-31&amp;corr_per=80&amp;time_in_market=10">pattern search</a>
+&middot; and each task's <code>report_url</code>.</p>
+<div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script>window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui" });</script>
 </body></html>"##;

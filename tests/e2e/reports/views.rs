@@ -211,3 +211,50 @@ async fn the_pattern_view_answers_a_search_with_its_backtest() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_docs_page_and_the_api_description_link_the_views() {
+    let (server, _dir) = TestServer::fresh().await;
+    let http = reqwest::Client::new();
+    let docs = http.get(server.url("/docs")).send().await.unwrap();
+    let docs = docs.text().await.unwrap();
+    let (_, description) = server.get("/openapi.json", None).await;
+    let description = description["info"]["description"].as_str().unwrap();
+    let links: Vec<String> = docs
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|r| r.split('"').next())
+        .filter(|h| h.starts_with("/views/"))
+        .map(|h| h.replace("&amp;", "&"))
+        .collect();
+    assert_eq!(links.len(), 3, "{docs}");
+    for link in &links {
+        assert!(
+            description.contains(link.as_str()),
+            "{link} in the description"
+        );
+        let page = http
+            .get(server.url(link))
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), 200, "{link}");
+        assert!(
+            page.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/html"),
+            "{link}"
+        );
+    }
+    for op in [
+        "backtest_report",
+        "cpm_report",
+        "scanner_report",
+        "batch_report",
+    ] {
+        assert!(description.contains(op), "{op} in the description");
+    }
+    server.stop().await;
+}
