@@ -98,9 +98,16 @@ async fn an_unfinished_tasks_report_shows_its_status_and_reloads() {
         &json!({"symbol": "SPX", "system_pattern": "double_bottom", "corr_per": 80, "time_in_market": 10}),
     )
     .await;
+    let batch = submit(
+        &server,
+        "/backtest/batch",
+        &json!({"strategy": tests::server::optix_strategy(), "grid": {"risk_control": ["//5", "//10"]}}),
+    )
+    .await;
     for (path, name) in [
         (format!("/backtest/report/{id}"), "backtest-pending"),
         (format!("/cpm/report/{cpm}"), "cpm-pending"),
+        (format!("/backtest/batch/{batch}/report"), "batch-pending"),
     ] {
         let page = render(&server.base, &path, name, 1_000);
         assert_clean(&page, name);

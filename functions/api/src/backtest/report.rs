@@ -1,6 +1,7 @@
-//! `GET /backtest/report/{task_id}`: a backtest task as a page (see
-//! [`crate::report`]). Owner-checked like the status endpoint; a task not
-//! finished yet shows its status and reloads itself.
+//! `GET /backtest/report/{task_id}` and `GET /backtest/batch/{batch_id}/report`:
+//! a backtest task or a batch as a page (see [`crate::report`]).
+//! Owner-checked like the status endpoints; a task not finished yet shows
+//! its status and reloads itself.
 
 use crate::auth::Caller;
 use crate::error::ApiError;

@@ -1,8 +1,10 @@
 //! Report pages: HTML a person opens in a browser, with charts drawn by
 //! TradingView's lightweight-charts (Apache 2.0), vendored at a pinned
 //! version and served by the API itself, so pages work with no internet.
-//! A page carries its data inline as JSON (a 30-year daily backtest is a few
-//! hundred KB) and every user-supplied string reaches the DOM as text.
+//! A task's page carries its data inline as JSON (a 30-year daily backtest
+//! is a few hundred KB); pages over data that can run to MBs (a batch's
+//! table) and the analytics views fetch the API's JSON from the browser.
+//! Every user-supplied string reaches the DOM as text.
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
