@@ -4,6 +4,7 @@ mod analytics;
 mod backtest;
 mod batch;
 mod company;
+mod compression;
 mod contract_aws;
 mod contract_embedded;
 mod cpm;

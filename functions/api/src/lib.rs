@@ -9,6 +9,7 @@ pub mod auth;
 pub mod backtest;
 #[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
 pub mod cli;
+pub mod compression;
 #[cfg(feature = "data")]
 pub mod data;
 pub mod error;

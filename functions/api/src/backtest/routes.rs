@@ -1,6 +1,7 @@
 //! Backtest service endpoints (section 4).
 
 use crate::auth::Caller;
+use crate::compression::{Cached, Precompressed};
 use crate::error::ApiError;
 use crate::extract::{Params, json_body};
 use crate::openapi::{IndicatorListItem, IndicatorMetadata, MetadataByCode};
@@ -154,6 +155,7 @@ const TYPES: [&str; 4] = ["optix", "trend", "reltrend", "other"];
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn indicator_list(
     State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
     params: Params,
 ) -> Result<Response, ApiError> {
     let q = params.get("q").map(str::to_lowercase);
@@ -167,15 +169,30 @@ pub(crate) async fn indicator_list(
     }
     let symbol = params.get("symbol").map(str::to_uppercase);
     let idx = index(state.market.indicator_catalog().await?);
+    if q.is_none() && kind.is_none() && symbol.is_none() {
+        // The whole list is the same for everyone: made and compressed once.
+        static WHOLE: Cached<Index, Precompressed> = Cached::new();
+        let whole = WHOLE
+            .get_or(idx, |idx| {
+                Precompressed::new("application/json", list(idx, None, None, None))
+            })
+            .await;
+        return Ok(whole.respond(&headers));
+    }
+    let body = list(&idx, q.as_deref(), kind.as_deref(), symbol.as_deref());
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// The JSON array of the entries that pass the filters (lower-case `q` and
+/// `kind`, upper-case `symbol`).
+fn list(idx: &Index, q: Option<&str>, kind: Option<&str>, symbol: Option<&str>) -> String {
     let mut body = String::with_capacity(idx.entries.len() * 120);
     body.push('[');
     for (name, i, item) in &idx.entries {
         let m = &idx.catalog[*i];
-        if q.as_ref().is_some_and(|q| !name.contains(q.as_str()))
-            || kind.as_ref().is_some_and(|k| m.kind != *k)
-            || symbol
-                .as_ref()
-                .is_some_and(|s| !m.market_symbol.eq_ignore_ascii_case(s))
+        if q.is_some_and(|q| !name.contains(q))
+            || kind.is_some_and(|k| m.kind != k)
+            || symbol.is_some_and(|s| !m.market_symbol.eq_ignore_ascii_case(s))
         {
             continue;
         }
@@ -185,7 +202,7 @@ pub(crate) async fn indicator_list(
         body.push_str(item);
     }
     body.push(']');
-    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+    body
 }
 
 /// Metadata of one indicator, keyed by its code.

@@ -2,6 +2,7 @@
 
 use super::schemas::*;
 use crate::auth::Caller;
+use crate::compression::{Cached, Precompressed};
 use crate::error::ApiError;
 use crate::error::DataError;
 use crate::extract::Params;
@@ -9,7 +10,7 @@ use crate::openapi::DataErrors;
 use crate::state::AppState;
 use axum::Extension;
 use axum::extract::{Path, State};
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::NaiveDate;
@@ -64,19 +65,60 @@ pub(super) fn body(state: &AppState, json: String) -> Response {
         .metering
         .is_some()
         .then(|| crate::rows::json_rows(json.as_bytes()));
-    let text = if state.data_legacy_json {
+    let text = legacy(state, json);
+    let bytes = text.len() as u64;
+    let response = ([(header::CONTENT_TYPE, "application/json")], text).into_response();
+    with_volume(response, rows, bytes)
+}
+
+fn legacy(state: &AppState, json: String) -> String {
+    if state.data_legacy_json {
         serde_json::Value::String(json).to_string()
     } else {
         json
-    };
-    let bytes = text.len() as u64;
-    let mut response = ([(header::CONTENT_TYPE, "application/json")], text).into_response();
+    }
+}
+
+fn with_volume(mut response: Response, rows: Option<u64>, bytes: u64) -> Response {
     if let Some(rows) = rows {
         response
             .extensions_mut()
             .insert(crate::rows::DataVolume { rows, bytes });
     }
     response
+}
+
+/// A catalog answer: the same for everyone until the catalog is reloaded,
+/// so made and compressed once (with its row count for metering).
+type CatalogAnswer = (Precompressed, u64);
+
+async fn catalog_answer(
+    state: &AppState,
+    headers: &HeaderMap,
+    caches: &'static [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2],
+    make: fn(&[IndicatorMeta]) -> String,
+) -> Result<Response, ApiError> {
+    let catalog = data::catalog(&*state.market).await?;
+    let legacy_json = state.data_legacy_json;
+    // One cache per body form: servers in one process may differ in it.
+    let answer = caches[usize::from(legacy_json)]
+        .get_or(catalog, move |c| {
+            let json = make(c);
+            let rows = crate::rows::json_rows(json.as_bytes());
+            let text = if legacy_json {
+                serde_json::Value::String(json).to_string()
+            } else {
+                json
+            };
+            (Precompressed::new("application/json", text), rows)
+        })
+        .await;
+    let (body, rows) = (&answer.0, answer.1);
+    Ok(with_volume(
+        body.respond(headers),
+        state.metering.is_some().then_some(rows),
+        body.identity().len() as u64,
+    ))
 }
 
 pub(super) fn days(params: &Params) -> Result<usize, ApiError> {
@@ -106,27 +148,31 @@ fn date(params: &Params) -> Result<NaiveDate, ApiError> {
 
 /// All indicators except internal and relative-trend records.
 #[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn all_symbols(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    Ok(body(
-        &state,
+pub(crate) async fn all_symbols(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    static CACHE: [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2] = [Cached::new(), Cached::new()];
+    catalog_answer(&state, &headers, &CACHE, |c| {
         catalog_list(
             c.iter().filter(|m| !m.internal && m.kind != "reltrend"),
             false,
-        ),
-    ))
+        )
+    })
+    .await
 }
 
 /// The full catalog with each indicator's market symbol.
 #[utoipa::path(get, path = "/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn all_symbols_with_indexes(
     State(state): State<AppState>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    Ok(body(
-        &state,
-        catalog_list(c.iter().filter(|m| !m.internal), true),
-    ))
+    static CACHE: [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2] = [Cached::new(), Cached::new()];
+    catalog_answer(&state, &headers, &CACHE, |c| {
+        catalog_list(c.iter().filter(|m| !m.internal), true)
+    })
+    .await
 }
 
 /// The account's selections plus its plan's base indicators.

@@ -6,6 +6,7 @@
 //! table) and the analytics views fetch the API's JSON from the browser.
 //! Every user-supplied string reaches the DOM as text.
 
+use crate::compression::Precompressed;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
@@ -223,20 +224,28 @@ enum AssetName {
     responses((status = 200, description = "The file: a script, the style sheet or the licence text",
             content((String = "text/javascript"), (String = "text/css"), (String = "text/plain"))),
         (status = 404, description = "No such file", body = crate::openapi::ErrorDetail)))]
-pub async fn asset(axum::extract::Path(file): axum::extract::Path<String>) -> Response {
-    match ASSETS.iter().find(|a| a.name == file) {
-        Some(a) => (
-            [
-                (header::CONTENT_TYPE, a.content_type),
-                (header::CACHE_CONTROL, "public, max-age=86400"),
-            ],
-            a.body,
-        )
-            .into_response(),
-        None => {
-            crate::error::ApiError::not_found(format!("no asset named '{file}'")).into_response()
-        }
-    }
+pub async fn asset(
+    axum::extract::Path(file): axum::extract::Path<String>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    // Compressed once each, at first use (the chart library is 160 KB).
+    static COMPRESSED: std::sync::OnceLock<Vec<Precompressed>> = std::sync::OnceLock::new();
+    let Some(i) = ASSETS.iter().position(|a| a.name == file) else {
+        return crate::error::ApiError::not_found(format!("no asset named '{file}'"))
+            .into_response();
+    };
+    let all = COMPRESSED.get_or_init(|| {
+        ASSETS
+            .iter()
+            .map(|a| Precompressed::new(a.content_type, a.body.as_bytes()))
+            .collect()
+    });
+    let mut response = all[i].respond(&headers);
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("public, max-age=86400"),
+    );
+    response
 }
 
 /// The public assets of report pages.

@@ -319,7 +319,7 @@ pub fn service(state: &AppState, group: Group) -> Router {
     } else {
         app
     };
-    crate::logging::layer(app)
+    crate::logging::layer(app.layer(crate::compression::layer()))
 }
 
 /// Every group on one listener: backtest and analytics at the root, the data
@@ -335,5 +335,5 @@ pub fn embedded(state: &AppState) -> Router {
         .merge(data(state))
         .fallback(|| async { crate::ApiError::not_found("no such endpoint") })
         .layer(map_response_with_state(ErrorStyle::Data, render_errors));
-    crate::logging::layer(root.nest("/ws", ws))
+    crate::logging::layer(root.nest("/ws", ws).layer(crate::compression::layer()))
 }
