@@ -152,6 +152,10 @@ pub struct SampleArgs {
     /// Use the full 1500-stock universe (overrides --stocks).
     #[arg(long)]
     pub full_universe: bool,
+    /// The spec's sizes: 1500 stocks, option chains on 4200 underlyings, a
+    /// catalog of 22,000 indicators (6,284 sentiment), each with its series.
+    #[arg(long, env = "MARKETLAB_SPEC_SCALE")]
+    pub spec_scale: bool,
     /// Last session of the sample set.
     #[arg(long, default_value = "2026-11-20")]
     pub end: NaiveDate,
@@ -163,6 +167,7 @@ impl Default for SampleArgs {
             seed: DEFAULT_SEED,
             stocks: DEFAULT_STOCKS,
             full_universe: false,
+            spec_scale: false,
             end: SampleConfig::default().end,
         }
     }
@@ -170,7 +175,7 @@ impl Default for SampleArgs {
 
 impl SampleArgs {
     pub fn config(&self) -> SampleConfig {
-        SampleConfig {
+        let config = SampleConfig {
             seed: self.seed,
             stocks: if self.full_universe {
                 FULL_UNIVERSE
@@ -179,6 +184,11 @@ impl SampleArgs {
             },
             end: self.end,
             ..SampleConfig::default()
+        };
+        if self.spec_scale {
+            config.spec_scale()
+        } else {
+            config
         }
     }
 }

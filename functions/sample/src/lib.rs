@@ -48,6 +48,33 @@ pub struct SampleConfig {
     /// ETFs, then as many option-only underlyings (tickers `X0000` on, no
     /// other data) as it takes. The option scanner's scale; 0 adds none.
     pub option_underlyings: usize,
+    /// The indicator catalog topped up to at least this many entries, with
+    /// more indicator families on the stocks, each with its daily series;
+    /// 0 adds none.
+    pub catalog_entries: usize,
+    /// Of those, at least this many sentiment readings (type `optix`).
+    pub sentiment_entries: usize,
+}
+
+/// The spec's sizes: 1,500 stocks, option chains on 4,200 underlyings and a
+/// catalog of 22,100 indicators (the list shows 22k+) of which 6,284 are
+/// sentiment readings.
+pub const SPEC_STOCKS: usize = FULL_UNIVERSE;
+pub const SPEC_OPTION_UNDERLYINGS: usize = 4_200;
+pub const SPEC_CATALOG: usize = 22_100;
+pub const SPEC_SENTIMENT: usize = 6_284;
+
+impl SampleConfig {
+    /// The spec-scale set (docs/sample-data.md#spec-scale).
+    pub fn spec_scale(self) -> SampleConfig {
+        SampleConfig {
+            stocks: SPEC_STOCKS,
+            option_underlyings: SPEC_OPTION_UNDERLYINGS,
+            catalog_entries: SPEC_CATALOG,
+            sentiment_entries: SPEC_SENTIMENT,
+            ..self
+        }
+    }
 }
 
 impl Default for SampleConfig {
@@ -59,6 +86,8 @@ impl Default for SampleConfig {
             end: NaiveDate::from_ymd_opt(2026, 11, 20).expect("valid date"),
             intraday_days: 250,
             option_underlyings: 0,
+            catalog_entries: 0,
+            sentiment_entries: 0,
         }
     }
 }
@@ -218,6 +247,74 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
         &layout::table("us_recessions"),
         &recessions::us_recessions(),
     )?;
+
+    // Spec scale: more families on the stocks until the catalog is as large
+    // as asked, written as they are made, the stocks shared among threads.
+    let sentiment = catalog.iter().filter(|m| m.kind == "optix").count();
+    let more_sentiment = config.sentiment_entries.saturating_sub(sentiment);
+    let more = config
+        .catalog_entries
+        .saturating_sub(catalog.len())
+        .max(more_sentiment);
+    if more > 0 && !stocks.is_empty() {
+        let n = stocks.len();
+        let share = |total: usize, k: usize| total / n + usize::from(k < total % n);
+        let families: Vec<(usize, &AssetSpec, usize, usize)> = stocks
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| {
+                let s = share(more_sentiment, k);
+                (k, spec, s, share(more - more_sentiment, k))
+            })
+            .collect();
+        let chunk = families.len().div_ceil(threads).max(1);
+        let (dates, paths) = (&dates, &paths);
+        let made: Vec<Result<(Vec<IndicatorMeta>, usize, u64), PortError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = families
+                    .chunks(chunk)
+                    .map(|c| {
+                        scope.spawn(move || {
+                            let mut w = Writer {
+                                out,
+                                objects: 0,
+                                bytes: 0,
+                            };
+                            let mut metas = Vec::new();
+                            for (_, spec, s, o) in c {
+                                let bars = bars_of(config.seed, spec, dates, paths);
+                                let group = group_of(spec);
+                                for g in indicators::families(
+                                    config.seed,
+                                    &spec.symbol,
+                                    &spec.name,
+                                    group,
+                                    &bars,
+                                    (*s, *o),
+                                ) {
+                                    w.put(
+                                        &layout::indicator_series(&g.meta.url),
+                                        &codec::series_to_batch(&g.series, false),
+                                    )?;
+                                    metas.push(g.meta);
+                                }
+                            }
+                            Ok((metas, w.objects, w.bytes))
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("generator thread"))
+                    .collect()
+            });
+        for m in made {
+            let (metas, objects, bytes) = m?;
+            catalog.extend(metas);
+            w.objects += objects;
+            w.bytes += bytes;
+        }
+    }
 
     symbols.sort_by(|a, b| a.symbol.cmp(&b.symbol));
     catalog.sort_by(|a, b| a.url.cmp(&b.url));
