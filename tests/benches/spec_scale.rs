@@ -470,7 +470,10 @@ async fn send(client: &reqwest::Client, base: &str, op: &Op) -> (u16, usize) {
     }
     .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
     if op.idempotent {
-        req = req.header("idempotency-key", format!("spec-scale:{}", op.key.replace(' ', ":")));
+        req = req.header(
+            "idempotency-key",
+            format!("spec-scale:{}", op.key.replace(' ', ":")),
+        );
     }
     let r = req.send().await.unwrap();
     let status = r.status().as_u16();
@@ -505,7 +508,10 @@ async fn submit(client: &reqwest::Client, base: &str, op: Op) -> String {
     let r: Value = client
         .post(format!("{base}{}", op.path))
         .json(op.body.as_ref().unwrap())
-        .header("idempotency-key", format!("spec-scale:{}", op.key.replace(' ', ":")))
+        .header(
+            "idempotency-key",
+            format!("spec-scale:{}", op.key.replace(' ', ":")),
+        )
         .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
         .send()
         .await
@@ -593,6 +599,10 @@ fn main() {
         finished(&client, &base, format!("/smart-scanner-backtest/status/{}", ids.scanner)).await;
         let _ = submit(&client, &base, post("POST /cpm/scan/start", "/cpm/scan/start", pattern(), true)).await;
 
+        println!(
+            "peak resident memory after the tasks ran: {:.0} MB",
+            server.peak_rss_mb()
+        );
         let ops = operations(&ids);
         // Every documented operation is measured.
         let doc: Value = serde_json::from_str(api::routes::document()).unwrap();
@@ -606,11 +616,13 @@ fn main() {
         let missing: Vec<_> = documented.difference(&measured).collect();
         assert!(missing.is_empty(), "operations without a benchmark request: {missing:?}");
 
-        println!("\n| operation | answer | p50 ms | p99 ms | requests |");
-        println!("|---|---|---|---|---|");
+        println!("\n| operation | answer | first ms | p50 ms | p99 ms | requests | server peak MB |");
+        println!("|---|---|---|---|---|---|---|");
         let mut over = Vec::new();
         for op in &ops {
+            let first = Instant::now();
             let (status, size) = send(&client, &base, op).await;
+            let first = ms(first.elapsed());
             assert!((200..300).contains(&status), "{}: {status}", op.key);
             let mut times = Vec::with_capacity(REQUESTS);
             let t0 = Instant::now();
@@ -624,10 +636,11 @@ fn main() {
             let p50 = ms(times[times.len() / 2]);
             let p99 = ms(times[(times.len() * 99 / 100).min(times.len() - 1)]);
             println!(
-                "| `{}` | {} KB | {p50:.2} | {p99:.2} | {} |",
+                "| `{}` | {} KB | {first:.1} | {p50:.2} | {p99:.2} | {} | {:.0} |",
                 op.key,
                 (size + 512) / 1024,
-                times.len()
+                times.len(),
+                server.peak_rss_mb()
             );
             let target = if op.key == "GET /backtest/indicators/list" {
                 LIST_TARGET_MS

@@ -269,45 +269,44 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
             .collect();
         let chunk = families.len().div_ceil(threads).max(1);
         let (dates, paths) = (&dates, &paths);
-        let made: Vec<Result<(Vec<IndicatorMeta>, usize, u64), PortError>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = families
-                    .chunks(chunk)
-                    .map(|c| {
-                        scope.spawn(move || {
-                            let mut w = Writer {
-                                out,
-                                objects: 0,
-                                bytes: 0,
-                            };
-                            let mut metas = Vec::new();
-                            for (_, spec, s, o) in c {
-                                let bars = bars_of(config.seed, spec, dates, paths);
-                                let group = group_of(spec);
-                                for g in indicators::families(
-                                    config.seed,
-                                    &spec.symbol,
-                                    &spec.name,
-                                    group,
-                                    &bars,
-                                    (*s, *o),
-                                ) {
-                                    w.put(
-                                        &layout::indicator_series(&g.meta.url),
-                                        &codec::series_to_batch(&g.series, false),
-                                    )?;
-                                    metas.push(g.meta);
-                                }
+        let made: Vec<FamiliesMade> = std::thread::scope(|scope| {
+            let handles: Vec<_> = families
+                .chunks(chunk)
+                .map(|c| {
+                    scope.spawn(move || {
+                        let mut w = Writer {
+                            out,
+                            objects: 0,
+                            bytes: 0,
+                        };
+                        let mut metas = Vec::new();
+                        for (_, spec, s, o) in c {
+                            let bars = bars_of(config.seed, spec, dates, paths);
+                            let group = group_of(spec);
+                            for g in indicators::families(
+                                config.seed,
+                                &spec.symbol,
+                                &spec.name,
+                                group,
+                                &bars,
+                                (*s, *o),
+                            ) {
+                                w.put(
+                                    &layout::indicator_series(&g.meta.url),
+                                    &codec::series_to_batch(&g.series, false),
+                                )?;
+                                metas.push(g.meta);
                             }
-                            Ok((metas, w.objects, w.bytes))
-                        })
+                        }
+                        Ok((metas, w.objects, w.bytes))
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("generator thread"))
-                    .collect()
-            });
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("generator thread"))
+                .collect()
+        });
         for m in made {
             let (metas, objects, bytes) = m?;
             catalog.extend(metas);
@@ -340,6 +339,9 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
 }
 
 use chrono::Datelike;
+
+/// One thread's extra indicators: their catalog entries, objects and bytes written.
+type FamiliesMade = Result<(Vec<IndicatorMeta>, usize, u64), PortError>;
 
 fn bars_of(seed: u64, spec: &AssetSpec, dates: &[NaiveDate], paths: &FactorPaths) -> Bars {
     let mut rng = rng::stream(seed, &format!("prices-{}", spec.symbol));

@@ -88,6 +88,59 @@ fn with_volume(mut response: Response, rows: Option<u64>, bytes: u64) -> Respons
     response
 }
 
+/// An answer over every indicator an account reads (a snapshot, a date's
+/// readings, the bulk form): the same for every account reading the same
+/// indicators, several MB at spec scale and tens of milliseconds to write,
+/// so the latest [`KEPT_ANSWERS`] are kept until the catalog is replaced.
+async fn kept_answer(
+    state: &AppState,
+    key: String,
+    make: impl std::future::Future<Output = services::Result<String>>,
+) -> Result<Response, ApiError> {
+    type Kept = std::collections::VecDeque<(
+        std::sync::Arc<Vec<IndicatorMeta>>,
+        String,
+        std::sync::Arc<(bytes::Bytes, u64)>,
+    )>;
+    static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Kept::new());
+    let catalog = data::catalog(&*state.market).await?;
+    let key = format!("{}:{key}", state.data_legacy_json);
+    let found = KEPT
+        .lock()
+        .expect("kept answers")
+        .iter()
+        .find(|(c, k, _)| std::sync::Arc::ptr_eq(c, &catalog) && *k == key)
+        .map(|(_, _, a)| a.clone());
+    let answer = match found {
+        Some(a) => a,
+        None => {
+            let json = make.await?;
+            let rows = crate::rows::json_rows(json.as_bytes());
+            let a = std::sync::Arc::new((bytes::Bytes::from(legacy(state, json)), rows));
+            let mut kept = KEPT.lock().expect("kept answers");
+            kept.retain(|(c, _, _)| std::sync::Arc::ptr_eq(c, &catalog));
+            kept.push_back((catalog, key, a.clone()));
+            if kept.len() > KEPT_ANSWERS {
+                kept.pop_front();
+            }
+            a
+        }
+    };
+    let response = (
+        [(header::CONTENT_TYPE, "application/json")],
+        answer.0.clone(),
+    )
+        .into_response();
+    Ok(with_volume(
+        response,
+        state.metering.is_some().then_some(answer.1),
+        answer.0.len() as u64,
+    ))
+}
+
+/// Answers over every indicator kept at once.
+const KEPT_ANSWERS: usize = 32;
+
 /// A catalog answer: the same for everyone until the catalog is reloaded,
 /// so made and compressed once (with its row count for metering).
 type CatalogAnswer = (Precompressed, u64);
@@ -340,10 +393,8 @@ pub(crate) async fn today(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    Ok(body(
-        &state,
-        snapshot(&*state.market, &caller.0, false).await?,
-    ))
+    let key = format!("today:{}", data::view_key(&caller.0));
+    kept_answer(&state, key, snapshot(&*state.market, &caller.0, false)).await
 }
 
 /// The same with market symbols.
@@ -352,10 +403,8 @@ pub(crate) async fn today_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    Ok(body(
-        &state,
-        snapshot(&*state.market, &caller.0, true).await?,
-    ))
+    let key = format!("today-indexes:{}", data::view_key(&caller.0));
+    kept_answer(&state, key, snapshot(&*state.market, &caller.0, true)).await
 }
 
 /// The reading on one date (406 unless YYYYMMDD).
@@ -382,8 +431,13 @@ pub(crate) async fn all_for_date(
     params: Params,
 ) -> Result<Response, ApiError> {
     let d = date(&params)?;
-    let out = data::history::all_for_date(&*state.market, &caller.0, d).await?;
-    Ok(body(&state, out))
+    let key = format!("date {d}:{}", data::view_key(&caller.0));
+    kept_answer(
+        &state,
+        key,
+        data::history::all_for_date(&*state.market, &caller.0, d),
+    )
+    .await
 }
 
 /// Recent readings of every subscribed indicator (410 unless 1-90 days).
@@ -407,6 +461,15 @@ pub(crate) async fn bulk(
             ));
         }
     };
-    let out = data::history::bulk(&*state.market, &caller.0, n).await?;
-    Ok(body(&state, out))
+    let key = format!(
+        "bulk {n} {}:{}",
+        caller.0.plan.trial,
+        data::view_key(&caller.0)
+    );
+    kept_answer(
+        &state,
+        key,
+        data::history::bulk(&*state.market, &caller.0, n),
+    )
+    .await
 }

@@ -77,6 +77,88 @@ pub fn times(b: &RecordBatch, name: &str) -> Result<Vec<Option<NaiveDateTime>>, 
         .collect())
 }
 
+/// Columns read in place, row by row: for tables of millions of rows
+/// (option chains), where copying every column out would take GBs.
+pub mod view {
+    use super::*;
+    use arrow_array::{PrimitiveArray, StringArray};
+
+    pub struct Texts<'a>(&'a StringArray);
+    impl<'a> Texts<'a> {
+        pub fn get(&self, i: usize) -> Option<&'a str> {
+            (!self.0.is_null(i)).then(|| self.0.value(i))
+        }
+    }
+
+    pub enum Numbers<'a> {
+        F64(&'a PrimitiveArray<Float64Type>),
+        I64(&'a PrimitiveArray<Int64Type>),
+        I32(&'a PrimitiveArray<Int32Type>),
+    }
+    impl Numbers<'_> {
+        pub fn get(&self, i: usize) -> Option<f64> {
+            match self {
+                Numbers::F64(a) => (!a.is_null(i)).then(|| a.value(i)),
+                Numbers::I64(a) => (!a.is_null(i)).then(|| a.value(i) as f64),
+                Numbers::I32(a) => (!a.is_null(i)).then(|| f64::from(a.value(i))),
+            }
+        }
+    }
+
+    pub struct Integers<'a>(Numbers<'a>);
+    impl Integers<'_> {
+        pub fn get(&self, i: usize) -> Option<i64> {
+            match &self.0 {
+                Numbers::I64(a) => (!a.is_null(i)).then(|| a.value(i)),
+                Numbers::I32(a) => (!a.is_null(i)).then(|| i64::from(a.value(i))),
+                Numbers::F64(_) => None,
+            }
+        }
+    }
+
+    pub struct Dates<'a>(&'a PrimitiveArray<Date32Type>);
+    impl Dates<'_> {
+        pub fn get(&self, i: usize) -> Option<NaiveDate> {
+            (!self.0.is_null(i)).then(|| days_to_date(self.0.value(i)))
+        }
+    }
+
+    pub fn texts<'a>(b: &'a RecordBatch, name: &str) -> Result<Texts<'a>, PortError> {
+        column(b, name)?
+            .as_string_opt::<i32>()
+            .map(Texts)
+            .ok_or_else(|| wrong(name, "text"))
+    }
+
+    pub fn numbers<'a>(b: &'a RecordBatch, name: &str) -> Result<Numbers<'a>, PortError> {
+        let c = column(b, name)?;
+        if let Some(a) = c.as_primitive_opt::<Float64Type>() {
+            return Ok(Numbers::F64(a));
+        }
+        if let Some(a) = c.as_primitive_opt::<Int64Type>() {
+            return Ok(Numbers::I64(a));
+        }
+        if let Some(a) = c.as_primitive_opt::<Int32Type>() {
+            return Ok(Numbers::I32(a));
+        }
+        Err(wrong(name, "a number"))
+    }
+
+    pub fn integers<'a>(b: &'a RecordBatch, name: &str) -> Result<Integers<'a>, PortError> {
+        match numbers(b, name)? {
+            Numbers::F64(_) => Err(wrong(name, "an integer")),
+            n => Ok(Integers(n)),
+        }
+    }
+
+    pub fn dates<'a>(b: &'a RecordBatch, name: &str) -> Result<Dates<'a>, PortError> {
+        column(b, name)?
+            .as_primitive_opt::<Date32Type>()
+            .map(Dates)
+            .ok_or_else(|| wrong(name, "a date"))
+    }
+}
+
 /// Rows of the table.
 pub fn rows(b: &RecordBatch) -> usize {
     b.num_rows()

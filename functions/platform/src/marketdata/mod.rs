@@ -85,6 +85,11 @@ pub trait MarketData: Send + Sync {
     async fn indicator_catalog(&self) -> Result<Arc<Vec<IndicatorMeta>>, PortError>;
     async fn indicator_series(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError>;
     async fn indicator_intraday(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError>;
+    /// The latest readings of a daily series (at least the last 90): what
+    /// the snapshot and bulk answers read, kept small for every indicator.
+    async fn indicator_tail(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
+        self.indicator_series(code).await
+    }
     /// A named reference table (option chains, fundamentals, news, ...).
     async fn table(&self, name: &str) -> Result<Arc<RecordBatch>, PortError>;
 

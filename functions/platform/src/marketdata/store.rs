@@ -11,39 +11,141 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-/// A map from key to decoded value. Two concurrent misses may both decode; the
-/// result is the same, so that is cheaper than holding a lock across I/O.
+/// A map from key to decoded value, within a budget of bytes: past it, the
+/// least recently used entries go (down to nine tenths of the budget, so
+/// eviction runs now and then, not on every miss). Two concurrent misses may
+/// both decode; the result is the same, so that is cheaper than holding a
+/// lock across I/O.
 struct Cache<T> {
-    map: Mutex<HashMap<String, Arc<T>>>,
+    map: Mutex<Lru<T>>,
+    budget: usize,
+    weigh: fn(&T) -> usize,
+}
+
+struct Lru<T> {
+    entries: HashMap<String, Entry<T>>,
+    used: usize,
+    tick: u64,
+}
+
+struct Entry<T> {
+    value: Arc<T>,
+    weight: usize,
+    used: u64,
 }
 
 impl<T> Default for Cache<T> {
     fn default() -> Self {
-        Cache {
-            map: Mutex::new(HashMap::new()),
-        }
+        Cache::new(usize::MAX, |_| 0)
     }
 }
 
 impl<T> Cache<T> {
+    fn new(budget: usize, weigh: fn(&T) -> usize) -> Self {
+        Cache {
+            map: Mutex::new(Lru {
+                entries: HashMap::new(),
+                used: 0,
+                tick: 0,
+            }),
+            budget,
+            weigh,
+        }
+    }
+
     async fn get_or_load<F>(&self, key: &str, load: F) -> Result<Arc<T>, PortError>
     where
         F: Future<Output = Result<T, PortError>>,
     {
-        if let Some(v) = self.map.lock().expect("cache lock").get(key) {
-            return Ok(v.clone());
+        {
+            let mut lru = self.map.lock().expect("cache lock");
+            lru.tick += 1;
+            let tick = lru.tick;
+            if let Some(e) = lru.entries.get_mut(key) {
+                e.used = tick;
+                return Ok(e.value.clone());
+            }
         }
         let v = Arc::new(load.await?);
-        self.map
-            .lock()
-            .expect("cache lock")
-            .insert(key.to_string(), v.clone());
+        let weight = (self.weigh)(&v);
+        let mut lru = self.map.lock().expect("cache lock");
+        lru.tick += 1;
+        let used = lru.tick;
+        if let Some(old) = lru.entries.insert(
+            key.to_string(),
+            Entry {
+                value: v.clone(),
+                weight,
+                used,
+            },
+        ) {
+            lru.used -= old.weight;
+        }
+        lru.used += weight;
+        if lru.used > self.budget {
+            let mut order: Vec<(u64, String)> = lru
+                .entries
+                .iter()
+                .map(|(k, e)| (e.used, k.clone()))
+                .collect();
+            order.sort_unstable();
+            let target = self.budget / 10 * 9;
+            for (_, k) in order {
+                if lru.used <= target || k == key {
+                    break;
+                }
+                if let Some(e) = lru.entries.remove(&k) {
+                    lru.used -= e.weight;
+                }
+            }
+        }
         Ok(v)
     }
 
     fn invalidate(&self, key: &str) {
-        self.map.lock().expect("cache lock").remove(key);
+        let mut lru = self.map.lock().expect("cache lock");
+        if let Some(e) = lru.entries.remove(key) {
+            lru.used -= e.weight;
+        }
     }
+
+    /// Bytes held and entries, for tests.
+    #[cfg(test)]
+    fn held(&self) -> (usize, usize) {
+        let lru = self.map.lock().expect("cache lock");
+        (lru.used, lru.entries.len())
+    }
+}
+
+/// Decoded data kept in memory, by default: bars (every symbol of a spec-scale
+/// set fits, about 700 MB) and indicator series (a few thousand of 22,000;
+/// the rest are read again when asked for, a few hundred microseconds each).
+/// `MARKETLAB_CACHE_MB` scales both.
+pub const BARS_CACHE_MB: usize = 768;
+pub const SERIES_CACHE_MB: usize = 256;
+/// Readings kept per indicator for the snapshot and bulk answers (the bulk
+/// form's `days` is at most 90).
+pub const TAIL: usize = 90;
+
+fn budgets() -> (usize, usize) {
+    let scale = std::env::var("MARKETLAB_CACHE_MB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(1.0, |mb| {
+            mb as f64 / (BARS_CACHE_MB + SERIES_CACHE_MB) as f64
+        });
+    let mb = |n: usize| ((n as f64 * scale) as usize).max(1) << 20;
+    (mb(BARS_CACHE_MB), mb(SERIES_CACHE_MB))
+}
+
+fn bars_weight(b: &Bars) -> usize {
+    b.len() * (std::mem::size_of::<chrono::NaiveDateTime>() + 5 * 8) + 64
+}
+
+fn series_weight(s: &IndicatorSeries) -> usize {
+    s.time.len()
+        * (std::mem::size_of::<chrono::NaiveDateTime>() + 8 + std::mem::size_of::<Option<f64>>())
+        + 64
 }
 
 pub struct ParquetMarketData {
@@ -52,17 +154,20 @@ pub struct ParquetMarketData {
     symbols: Cache<Vec<SymbolInfo>>,
     catalog: Cache<Vec<IndicatorMeta>>,
     series: Cache<IndicatorSeries>,
+    tails: Cache<IndicatorSeries>,
     tables: Cache<RecordBatch>,
 }
 
 impl ParquetMarketData {
     pub fn new(blobs: Arc<dyn BlobStore>) -> Self {
+        let (bars, series) = budgets();
         ParquetMarketData {
             blobs,
-            bars: Cache::default(),
+            bars: Cache::new(bars, bars_weight),
             symbols: Cache::default(),
             catalog: Cache::default(),
-            series: Cache::default(),
+            series: Cache::new(series, series_weight),
+            tails: Cache::default(),
             tables: Cache::default(),
         }
     }
@@ -99,13 +204,19 @@ impl ParquetMarketData {
                     .await
                     .map_err(bad)?;
                 let schema = builder.schema().clone();
-                let batches: Vec<RecordBatch> = builder
-                    .with_batch_size(64 * 1024)
+                // One batch of every row: no second copy to concatenate
+                // (a table of millions of rows would briefly take twice its size).
+                let rows = builder.metadata().file_metadata().num_rows().max(1) as usize;
+                let mut batches: Vec<RecordBatch> = builder
+                    .with_batch_size(rows)
                     .build()
                     .map_err(bad)?
                     .try_collect()
                     .await
                     .map_err(bad)?;
+                if batches.len() == 1 {
+                    return Ok(batches.remove(0));
+                }
                 arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)
             })
         })
@@ -206,6 +317,21 @@ impl MarketData for ParquetMarketData {
             .await
     }
 
+    async fn indicator_tail(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
+        let key = layout::indicator_series(layout::check_name("indicator", code)?);
+        self.tails
+            .get_or_load(&key, async {
+                let s = self.indicator_series(code).await?;
+                let from = s.time.len().saturating_sub(TAIL);
+                Ok(IndicatorSeries {
+                    time: s.time[from..].to_vec(),
+                    close: s.close[from..].to_vec(),
+                    sentiment: s.sentiment[from..].to_vec(),
+                })
+            })
+            .await
+    }
+
     async fn indicator_intraday(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
         let key = layout::indicator_intraday(layout::check_name("indicator", code)?);
         self.series
@@ -226,5 +352,35 @@ impl MarketData for ParquetMarketData {
                 self.load(&key, format!("table '{name}'")).await
             })
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_cache_keeps_its_budget_and_the_recently_used() {
+        // Entries weigh their length; 100 bytes hold ten of ten.
+        let cache: Cache<Vec<u8>> = Cache::new(100, |v| v.len());
+        let load = |n: u8| async move { Ok(vec![n; 10]) };
+        for k in 0..10u8 {
+            cache.get_or_load(&k.to_string(), load(k)).await.unwrap();
+        }
+        assert_eq!(cache.held(), (100, 10));
+        // Key 0 is used again, so the oldest is now 1.
+        cache.get_or_load("0", load(99)).await.unwrap();
+        cache.get_or_load("10", load(10)).await.unwrap();
+        // Over budget: down to nine tenths, the least recently used first.
+        assert_eq!(cache.held(), (90, 9));
+        let kept = |k: &str| cache.map.lock().unwrap().entries.contains_key(k);
+        assert!(kept("0") && kept("10") && !kept("1") && !kept("2") && kept("3"));
+        // A kept entry is the one loaded first, not loaded again.
+        assert_eq!(
+            *cache.get_or_load("0", load(42)).await.unwrap(),
+            vec![0; 10]
+        );
+        cache.invalidate("0");
+        assert_eq!(cache.held(), (80, 8));
     }
 }

@@ -328,21 +328,22 @@ fn latest_date(table: &Arc<platform::marketdata::RecordBatch>) -> Result<Option<
 
 /// Lists the puts of `date` that pass the listing rules.
 fn listing(table: &platform::marketdata::RecordBatch, date: NaiveDate) -> Result<Listing> {
+    use platform::marketdata::columns::view;
     let bad = |e: PortError| Error::Port(e);
-    let as_of = columns::dates(table, "as_of").map_err(bad)?;
-    let kind = columns::texts(table, "option_type").map_err(bad)?;
-    let underlying = columns::texts(table, "underlying").map_err(bad)?;
-    let spot = columns::numbers(table, "underlying_price").map_err(bad)?;
-    let expiration = columns::dates(table, "expiration").map_err(bad)?;
-    let strike = columns::numbers(table, "strike").map_err(bad)?;
-    let bid = columns::numbers(table, "bid").map_err(bad)?;
-    let last = columns::numbers(table, "last").map_err(bad)?;
-    let volume = columns::integers(table, "volume").map_err(bad)?;
-    let oi = columns::integers(table, "open_interest").map_err(bad)?;
-    let iv = columns::numbers(table, "iv").map_err(bad)?;
-    let delta = columns::numbers(table, "delta").map_err(bad)?;
-    let vega = columns::numbers(table, "vega").map_err(bad)?;
-    let contract = columns::texts(table, "contract_symbol").map_err(bad)?;
+    let as_of = view::dates(table, "as_of").map_err(bad)?;
+    let kind = view::texts(table, "option_type").map_err(bad)?;
+    let underlying = view::texts(table, "underlying").map_err(bad)?;
+    let spot = view::numbers(table, "underlying_price").map_err(bad)?;
+    let expiration = view::dates(table, "expiration").map_err(bad)?;
+    let strike = view::numbers(table, "strike").map_err(bad)?;
+    let bid = view::numbers(table, "bid").map_err(bad)?;
+    let last = view::numbers(table, "last").map_err(bad)?;
+    let volume = view::integers(table, "volume").map_err(bad)?;
+    let oi = view::integers(table, "open_interest").map_err(bad)?;
+    let iv = view::numbers(table, "iv").map_err(bad)?;
+    let delta = view::numbers(table, "delta").map_err(bad)?;
+    let vega = view::numbers(table, "vega").map_err(bad)?;
+    let contract = view::texts(table, "contract_symbol").map_err(bad)?;
     let mut out = Listing {
         date,
         items: Vec::new(),
@@ -352,27 +353,27 @@ fn listing(table: &platform::marketdata::RecordBatch, date: NaiveDate) -> Result
         orders: Mutex::new(HashMap::new()),
     };
     let mut ticker_ids: HashMap<String, u32> = HashMap::new();
-    for i in 0..as_of.len() {
-        if as_of[i] != Some(date) || kind[i].as_deref() != Some("put") {
+    for i in 0..table.num_rows() {
+        if as_of.get(i) != Some(date) || kind.get(i) != Some("put") {
             continue;
         }
         let (Some(ticker), Some(s), Some(exp), Some(k), Some(l), Some(v)) = (
-            &underlying[i],
-            spot[i],
-            expiration[i],
-            strike[i],
-            last[i],
-            iv[i],
+            underlying.get(i),
+            spot.get(i),
+            expiration.get(i),
+            strike.get(i),
+            last.get(i),
+            iv.get(i),
         ) else {
             continue;
         };
         let dte = (exp - date).num_days();
-        let open_interest = oi[i].unwrap_or(0);
+        let open_interest = oi.get(i).unwrap_or(0);
         let listed = s > 0.0
             && k >= MIN_MONEYNESS * s
             && k < MAX_MONEYNESS * s
             && (MIN_DTE..=MAX_DTE).contains(&dte)
-            && bid[i].is_some_and(|b| b > 0.0)
+            && bid.get(i).is_some_and(|b| b > 0.0)
             && l >= MIN_CREDIT
             && open_interest >= MIN_OPEN_INTEREST
             && v > 0.0
@@ -381,17 +382,17 @@ fn listing(table: &platform::marketdata::RecordBatch, date: NaiveDate) -> Result
             continue;
         }
         let p = short_put(s, k, l, v, dte, RATE);
-        let id = *ticker_ids.entry(ticker.clone()).or_insert_with(|| {
-            out.tickers.push(ticker.clone());
+        let id = *ticker_ids.entry(ticker.to_string()).or_insert_with(|| {
+            out.tickers.push(ticker.to_string());
             (out.tickers.len() - 1) as u32
         });
         out.by_ticker
-            .entry(ticker.clone())
+            .entry(ticker.to_string())
             .or_default()
             .push(out.items.len() as u32);
         out.ticker_of.push(id);
         out.items.push(OptionItem {
-            ticker: ticker.clone(),
+            ticker: ticker.to_string(),
             close: s,
             expirDate: exp.to_string(),
             DTE: dte,
@@ -401,14 +402,14 @@ fn listing(table: &platform::marketdata::RecordBatch, date: NaiveDate) -> Result
             credit: p.credit,
             margin: p.margin,
             return_per: p.return_per,
-            ContractSymbol: contract[i].clone().unwrap_or_default(),
+            ContractSymbol: contract.get(i).unwrap_or_default().to_string(),
             cagr: p.cagr,
             ev_score: p.ev_score,
-            Volume: volume[i].unwrap_or(0),
+            Volume: volume.get(i).unwrap_or(0),
             OI: open_interest,
             IV: v,
-            Delta: delta[i].unwrap_or(f64::NAN),
-            Vega: vega[i].unwrap_or(f64::NAN),
+            Delta: delta.get(i).unwrap_or(f64::NAN),
+            Vega: vega.get(i).unwrap_or(f64::NAN),
         });
     }
     Ok(out)

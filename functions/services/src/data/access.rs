@@ -23,6 +23,19 @@ pub fn may_read(account: &Account, m: &IndicatorMeta) -> bool {
     !m.internal && (in_base(account, m) || selected(account, m))
 }
 
+/// What decides [`subscribed`] for an account: accounts with equal keys read
+/// the same indicators (every account of an all-access plan does).
+pub fn view_key(account: &Account) -> String {
+    match account.plan.base_groups {
+        None => "all".into(),
+        Some(_) => {
+            let mut selected = account.selected_indicators.clone();
+            selected.sort();
+            format!("{}:{}", account.plan.code, selected.join(","))
+        }
+    }
+}
+
 /// Every indicator the account may read, in catalog order.
 pub fn subscribed<'a>(account: &Account, catalog: &'a [IndicatorMeta]) -> Vec<&'a IndicatorMeta> {
     catalog.iter().filter(|m| may_read(account, m)).collect()

@@ -1,7 +1,7 @@
 //! History answers: records keyed by date, in each indicator's shape.
 
 use super::format::{push_key, push_num, push_str};
-use super::{catalog, recent, series, subscribed};
+use super::{catalog, recent, series, subscribed, tail};
 use crate::error::Result;
 use chrono::NaiveDate;
 use platform::accounts::Account;
@@ -99,8 +99,9 @@ pub async fn snapshot(
 ) -> Result<String> {
     let c = catalog(market).await?;
     let mut out = String::from("{");
-    for (n, m) in subscribed(account, &c).into_iter().enumerate() {
-        let s = series(market, &m.url).await?;
+    let subscribed = subscribed(account, &c);
+    let tails = tails(market, &subscribed).await?;
+    for (n, (m, s)) in subscribed.into_iter().zip(tails).enumerate() {
         let Some(i) = s.time.len().checked_sub(1) else {
             continue;
         };
@@ -130,6 +131,38 @@ pub async fn snapshot(
     Ok(out)
 }
 
+/// Series read at once by the answers over every indicator.
+const READ_AHEAD: usize = 16;
+
+/// What holds an indicator's reading on `d`: its tail for recent dates,
+/// else its whole series.
+async fn reading_source(
+    market: &dyn MarketData,
+    m: &IndicatorMeta,
+    d: NaiveDate,
+) -> Result<std::sync::Arc<IndicatorSeries>> {
+    let t = tail(market, &m.url).await?;
+    if t.time.first().is_some_and(|first| first.date() <= d) {
+        Ok(t)
+    } else {
+        series(market, &m.url).await
+    }
+}
+
+/// The tails of `metas`, in order, read a few at a time.
+async fn tails(
+    market: &dyn MarketData,
+    metas: &[&IndicatorMeta],
+) -> Result<Vec<std::sync::Arc<IndicatorSeries>>> {
+    let mut out = Vec::with_capacity(metas.len());
+    for chunk in metas.chunks(READ_AHEAD) {
+        for t in futures::future::join_all(chunk.iter().map(|m| tail(market, &m.url))).await {
+            out.push(t?);
+        }
+    }
+    Ok(out)
+}
+
 pub fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
     let i = s.time.partition_point(|t| t.date() < d);
     (i < s.time.len() && s.time[i].date() == d).then_some(i)
@@ -143,8 +176,16 @@ pub async fn all_for_date(
 ) -> Result<String> {
     let c = catalog(market).await?;
     let mut out = String::from("{");
-    for m in subscribed(account, &c) {
-        let s = series(market, &m.url).await?;
+    let subscribed = subscribed(account, &c);
+    // Recent dates are in every indicator's tail; older ones need the
+    // series, read a few at a time (decoding runs on the blocking pool).
+    let mut readings = Vec::with_capacity(subscribed.len());
+    for chunk in subscribed.chunks(READ_AHEAD) {
+        let reads = chunk.iter().map(|m| reading_source(market, m, d));
+        readings.extend(futures::future::join_all(reads).await);
+    }
+    for (m, s) in subscribed.iter().zip(readings) {
+        let s = s?;
         let Some(i) = on_date(&s, d) else { continue };
         if out.len() > 1 {
             out.push(',');
@@ -172,8 +213,9 @@ pub async fn all_for_date(
 pub async fn bulk(market: &dyn MarketData, account: &Account, n: usize) -> Result<String> {
     let c = catalog(market).await?;
     let mut out = String::from("{");
-    for m in subscribed(account, &c) {
-        let s = series(market, &m.url).await?;
+    let subscribed = subscribed(account, &c);
+    let tails = tails(market, &subscribed).await?;
+    for (m, s) in subscribed.into_iter().zip(tails) {
         if out.len() > 1 {
             out.push(',');
         }

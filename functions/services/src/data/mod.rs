@@ -18,7 +18,7 @@ use platform::marketdata::{IndicatorMeta, IndicatorSeries, MarketData};
 use serde::Serialize;
 use std::sync::Arc;
 
-pub use access::{subscribed, user_selected};
+pub use access::{subscribed, user_selected, view_key};
 
 /// Full-history requests of trial accounts return only the last records.
 pub const TRIAL_RECORDS: usize = 90;
@@ -35,6 +35,12 @@ pub async fn catalog(market: &dyn MarketData) -> Result<Arc<Vec<IndicatorMeta>>>
 
 pub async fn series(market: &dyn MarketData, code: &str) -> Result<Arc<IndicatorSeries>> {
     Ok(market.indicator_series(code).await?)
+}
+
+/// The latest readings of an indicator (at least 90), for the answers over
+/// every indicator (snapshots, bulk): small enough to keep for all of them.
+pub async fn tail(market: &dyn MarketData, code: &str) -> Result<Arc<IndicatorSeries>> {
+    Ok(market.indicator_tail(code).await?)
 }
 
 /// One catalog entry (4.1).
