@@ -50,8 +50,6 @@ pub struct Authenticator {
     buffers: Arc<Mutex<Vec<Vec<Block>>>>,
     secret: [u8; 32],
     ttl: Duration,
-    /// Verified against for unknown users so their answer takes as long as a wrong password.
-    dummy_hash: String,
 }
 
 /// The shared outcome of one credential check.
@@ -101,7 +99,6 @@ impl Authenticator {
             buffers: Arc::new(Mutex::new(Vec::new())),
             secret,
             ttl,
-            dummy_hash: hash_password("not a real password")?,
         })
     }
 
@@ -191,10 +188,10 @@ impl Authenticator {
 
     async fn check(&self, email: &str, password: &str) -> Result<Option<Account>, PortError> {
         let record = self.store.get(email).await?;
-        let hash = record
-            .as_ref()
-            .map(|r| r.password_hash.clone())
-            .unwrap_or_else(|| self.dummy_hash.clone());
+        let hash = match &record {
+            Some(r) => r.password_hash.clone(),
+            None => dummy_hash().await?,
+        };
         let matches = self.matches(hash, password.to_string()).await?;
         Ok(match record {
             Some(r) if matches => plan(&r.plan).map(|p| Account {
@@ -299,6 +296,20 @@ fn verify_with(phc: &str, password: &[u8], blocks: &mut Vec<Block>) -> bool {
         return false;
     }
     Output::new(&out).is_ok_and(|computed| computed == expected)
+}
+
+/// The hash an unknown account's password is checked against, so that an
+/// unknown e-mail takes as long as a wrong password. Made on first need, not
+/// at start: a function's cold start does not pay for an Argon2 hash.
+async fn dummy_hash() -> Result<String, PortError> {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(h) = DUMMY.get() {
+        return Ok(h.clone());
+    }
+    let made = tokio::task::spawn_blocking(|| hash_password("not a real password"))
+        .await
+        .map_err(PortError::internal)??;
+    Ok(DUMMY.get_or_init(|| made).clone())
 }
 
 #[cfg(test)]
