@@ -300,16 +300,19 @@ fn verify_with(phc: &str, password: &[u8], blocks: &mut Vec<Block>) -> bool {
 
 /// The hash an unknown account's password is checked against, so that an
 /// unknown e-mail takes as long as a wrong password. Made on first need, not
-/// at start: a function's cold start does not pay for an Argon2 hash.
+/// at start (a function's cold start does not pay for an Argon2 hash), and
+/// once: a flood of unknown e-mails waits for the one hash rather than each
+/// making one outside the hashing permits.
 async fn dummy_hash() -> Result<String, PortError> {
-    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    if let Some(h) = DUMMY.get() {
-        return Ok(h.clone());
-    }
-    let made = tokio::task::spawn_blocking(|| hash_password("not a real password"))
+    static DUMMY: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    DUMMY
+        .get_or_try_init(|| async {
+            tokio::task::spawn_blocking(|| hash_password("not a real password"))
+                .await
+                .map_err(PortError::internal)?
+        })
         .await
-        .map_err(PortError::internal)??;
-    Ok(DUMMY.get_or_init(|| made).clone())
+        .cloned()
 }
 
 #[cfg(test)]
