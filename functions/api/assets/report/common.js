@@ -130,6 +130,17 @@
     return JSON.parse(document.getElementById("report-data").textContent);
   }
 
+  // A task answer without data (code 407: nothing matched or traded): its
+  // message in #nothing, the page ready; true when so.
+  function nothing(result) {
+    if (result.data) return false;
+    const el = document.getElementById("nothing");
+    el.hidden = false;
+    el.textContent = result.msg;
+    ready();
+    return true;
+  }
+
   function ready() {
     requestAnimationFrame(() => {
       document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
@@ -137,5 +148,5 @@
     });
   }
 
-  window.Report = { fail, fmt, cell, th, metrics, rows, time, chart, categories, drawdown, palette, api, data, ready };
+  window.Report = { fail, fmt, cell, th, metrics, rows, time, chart, categories, drawdown, palette, api, data, nothing, ready };
 })();

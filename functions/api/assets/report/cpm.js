@@ -8,13 +8,7 @@
   const { mode, result, chart } = R.data();
   const data = result.data;
 
-  if (!data) {
-    const nothing = document.getElementById("nothing");
-    nothing.hidden = false;
-    nothing.textContent = result.msg;
-    R.ready();
-    return;
-  }
+  if (R.nothing(result)) return;
   const warnings = document.getElementById("warnings");
   for (const w of data.warnings || []) {
     const li = document.createElement("li");

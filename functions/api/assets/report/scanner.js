@@ -8,13 +8,7 @@
   const { result, prices, capital } = R.data();
   const data = result.data;
 
-  if (!data) {
-    const nothing = document.getElementById("nothing");
-    nothing.hidden = false;
-    nothing.textContent = result.msg;
-    R.ready();
-    return;
-  }
+  if (R.nothing(result)) return;
   const a = data.result;
   const n = a["Symbol"].length;
   const trades = Array.from({ length: n }, (_, i) => i);
