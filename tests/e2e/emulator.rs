@@ -81,23 +81,36 @@ pub async fn clients() -> Clients {
 
 /// A bucket holding the test sample set, uploaded once per process.
 pub async fn sample_bucket(c: &Clients) -> String {
-    use platform::marketdata::{BlobStore, LocalDir};
     static BUCKET: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
     BUCKET
-        .get_or_init(|| async {
-            let bucket = crate::contract::unique("market");
-            aws_adapters::provision::bucket(c, &bucket).await.unwrap();
-            let local = LocalDir::new(crate::server::market_dir());
-            let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.clone());
-            for key in local.list("").await.unwrap() {
-                s3.put(&key, local.get(&key).await.unwrap().unwrap())
-                    .await
-                    .unwrap();
-            }
-            bucket
-        })
+        .get_or_init(|| bucket_of(c, crate::server::market_dir()))
         .await
         .clone()
+}
+
+/// A new bucket holding the market directory `dir`, as `marketlab
+/// load-data` would upload it.
+pub async fn bucket_of(c: &Clients, dir: &std::path::Path) -> String {
+    use platform::marketdata::{BlobStore, LocalDir};
+    let bucket = crate::contract::unique("market");
+    aws_adapters::provision::bucket(c, &bucket).await.unwrap();
+    let local = LocalDir::new(dir);
+    let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.clone());
+    let keys = local.list("").await.unwrap();
+    // Eight uploads at a time.
+    for chunk in keys.chunks(8) {
+        let mut uploads = tokio::task::JoinSet::new();
+        for key in chunk {
+            let (local, s3, key) = (local.clone(), s3.clone(), key.clone());
+            uploads.spawn(async move {
+                s3.put(&key, local.get(&key).await.unwrap().unwrap())
+                    .await
+                    .unwrap()
+            });
+        }
+        uploads.join_all().await;
+    }
+    bucket
 }
 
 /// The environment the template gives a function, for a deployment's names
@@ -128,16 +141,22 @@ pub struct Deployment {
 }
 
 pub async fn deployment() -> Deployment {
+    let c = clients().await;
+    let bucket = sample_bucket(&c).await;
+    deployment_on(c, bucket).await
+}
+
+/// A deployment as [`deployment`] makes it, over a bucket of the caller's.
+pub async fn deployment_on(c: Clients, bucket: String) -> Deployment {
     use crate::contract::unique;
     use aws_adapters::provision;
-    let c = clients().await;
     let names = aws_adapters::Names {
         tasks_table: unique("tasks"),
         accounts_table: unique("accounts"),
         limits_table: unique("limits"),
         usage_table: unique("usage"),
         queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
-        bucket: sample_bucket(&c).await,
+        bucket,
     };
     provision::tasks_table(&c, &names.tasks_table)
         .await

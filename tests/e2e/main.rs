@@ -7,6 +7,7 @@ mod company;
 mod compression;
 mod contract_aws;
 mod contract_embedded;
+mod cost_meter;
 mod cpm;
 mod data;
 mod hardening;

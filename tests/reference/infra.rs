@@ -175,3 +175,31 @@ fn every_documented_operation_is_routed_to_its_function() {
     }
     println!("{checked} operations routed to their functions");
 }
+
+/// Every plan's monthly compute limit, at the worst a counted minute can
+/// cost (the template's worker memory, the listed price, 60 tasks' fixed
+/// costs), stays within the plan's budget.
+#[test]
+fn plan_compute_limits_stay_within_their_budgets() {
+    use tests::plan_costs::{
+        MONTHLY_COMPUTE_BUDGET_USD, counted_minute_at_most, lambda_gb_second_price,
+    };
+    let minute = counted_minute_at_most(
+        tests::runtime_api::template_memory_mb("worker"),
+        lambda_gb_second_price(),
+    );
+    for plan in platform::accounts::PLANS {
+        let budget = MONTHLY_COMPUTE_BUDGET_USD
+            .iter()
+            .find(|(code, _)| *code == plan.code)
+            .unwrap_or_else(|| panic!("plan {} has no compute budget", plan.code))
+            .1;
+        let limit = platform::quota::default_limits(plan.code).monthly_compute_minutes;
+        let worst = limit as f64 * minute;
+        assert!(
+            worst <= budget,
+            "plan {}: {limit} minutes may cost ${worst:.2}, over its ${budget:.2} budget",
+            plan.code
+        );
+    }
+}

@@ -23,9 +23,11 @@ pub const OWNER_INDEX: &str = "by_owner";
 
 type Item = HashMap<String, AttributeValue>;
 
-/// Params or results larger than this go to S3; the item keeps a reference
-/// (DynamoDB items are limited to 400 KB).
-pub const SPILL_BYTES: usize = 300 * 1024;
+/// Params or results larger than this go to S3 and the item keeps a
+/// reference. Inline, every write of the item pays a write unit per KB of
+/// it, every read a unit per 4 KB; past 8 KB one S3 PUT and GET cost less
+/// (docs/deploy.md#cost). Items stop at 400 KB anyway.
+pub const SPILL_BYTES: usize = 8 * 1024;
 
 pub struct DynamoTaskStore {
     client: Client,

@@ -71,6 +71,12 @@ pub fn requests_counter(service: Service) -> &'static str {
     }
 }
 pub const COMPUTE_PREFIX: &str = "compute_ms:";
+/// The least compute an attempt is counted for. A task's fixed costs (its
+/// submit, queue message, task-store writes and result read) are those of
+/// about half a second of worker time (docs/deploy.md#cost), so a month's
+/// compute limit bounds what a plan can cost only if short tasks count at
+/// least this.
+pub const MIN_ATTEMPT_COMPUTE_MS: u64 = 1_000;
 pub const DATA_ROWS: &str = "rows:data";
 pub const DATA_BYTES: &str = "bytes:data";
 

@@ -2,7 +2,7 @@
 //! handler, long-running poller), plus the embedded pool and restart recovery.
 
 use crate::PortError;
-use crate::metering::{COMPUTE_PREFIX, Metering};
+use crate::metering::{COMPUTE_PREFIX, MIN_ATTEMPT_COMPUTE_MS, Metering};
 use crate::queue::{JobMessage, JobQueue, LocalReceiver};
 use crate::tasks::{Claim, Outcome, Task, TaskKind, TaskStore, now};
 use async_trait::async_trait;
@@ -199,7 +199,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     let job = tokio::spawn(async move { handler.run(task, progress).await }).await;
     reporter.abort();
     if let Some(m) = &deps.metering {
-        let ms = started.elapsed().as_millis().max(1) as u64;
+        let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
         m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
     }
     let outcome = match job {

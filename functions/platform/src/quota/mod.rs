@@ -32,7 +32,9 @@ pub fn default_limits(plan: &str) -> PlanLimits {
         "backtest" | "analytics" => (6_000, 4, 3_000),
         "premium-data-yearly" | "data" => (3_000, 2, 600),
         "light-data-yearly" => (1_200, 2, 300),
-        "trial" => (300, 2, 60),
+        // The trial is not billed: its rate is the lowest a paid-for
+        // plan's evaluation needs (docs/usage.md#what-a-plan-can-cost).
+        "trial" => (60, 2, 60),
         _ => (60, 1, 0),
     };
     PlanLimits {
