@@ -692,7 +692,7 @@ fn main() {
         let ops = operations(&ids);
         let (reqs, flushes) = requests(&b, &ops).await;
 
-        println!("cost model: measured on the emulator with the release binaries; prices {} {} ({})", p.region, p.as_of, "infra/prices.json");
+        println!("cost model: measured on the emulator with the release binaries; prices {} {} (infra/prices.json)", p.region, p.as_of);
         println!("\n### Inputs per unit of work (warm instance)\n");
         println!("{INPUTS_HEAD}");
         for t in &tasks {
