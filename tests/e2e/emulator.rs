@@ -185,3 +185,62 @@ pub async fn deployment_on(c: Clients, bucket: String) -> Deployment {
         state,
     }
 }
+
+/// Up to 10 messages of the queue as SQS's event source mapping hands a
+/// batch to the worker function (each message's id is its receipt handle,
+/// so a reported failure names the message to keep), with their handles.
+pub async fn receive_batch(
+    c: &Clients,
+    queue_url: &str,
+) -> Option<(aws_lambda_events::event::sqs::SqsEvent, Vec<String>)> {
+    use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+    let got = c
+        .sqs
+        .receive_message()
+        .queue_url(queue_url)
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    let messages = got.messages();
+    if messages.is_empty() {
+        return None;
+    }
+    let mut event = SqsEvent::default();
+    let mut handles = Vec::new();
+    for m in messages {
+        let mut s = SqsMessage::default();
+        s.message_id = m.receipt_handle().map(str::to_string);
+        s.body = m.body().map(str::to_string);
+        s.event_source = Some("aws:sqs".into());
+        event.records.push(s);
+        handles.push(m.receipt_handle().unwrap_or_default().to_string());
+    }
+    Some((event, handles))
+}
+
+/// Deletes the batch's messages the worker did not report as failed, as the
+/// event source mapping does; answers how many failed.
+pub async fn settle_batch(
+    c: &Clients,
+    queue_url: &str,
+    handles: &[String],
+    answer: &aws_lambda_events::event::sqs::SqsBatchResponse,
+) -> usize {
+    let failed: Vec<&str> = answer
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    for handle in handles.iter().filter(|h| !failed.contains(&h.as_str())) {
+        c.sqs
+            .delete_message()
+            .queue_url(queue_url)
+            .receipt_handle(handle)
+            .send()
+            .await
+            .unwrap();
+    }
+    failed.len()
+}

@@ -25,8 +25,11 @@ struct Runtime {
     answered: Arc<Notify>,
 }
 
-async fn next(State(rt): State<Runtime>) -> impl IntoResponse {
-    let (id, event) = rt.events.lock().await.recv().await.expect("an event");
+async fn next(State(rt): State<Runtime>) -> axum::response::Response {
+    // No more events: the function is being stopped.
+    let Some((id, event)) = rt.events.lock().await.recv().await else {
+        return axum::http::StatusCode::GONE.into_response();
+    };
     let mut headers = HeaderMap::new();
     headers.insert("lambda-runtime-aws-request-id", id.parse().unwrap());
     let deadline = chrono::Utc::now().timestamp_millis() + 900_000;
@@ -44,7 +47,7 @@ async fn next(State(rt): State<Runtime>) -> impl IntoResponse {
         "lambda-runtime-trace-id",
         "Root=1-00000000-000000000000000000000000".parse().unwrap(),
     );
-    (headers, axum::Json(event))
+    (headers, axum::Json(event)).into_response()
 }
 
 async fn respond(State(rt): State<Runtime>, Path(id): Path<String>, body: axum::body::Bytes) {

@@ -268,7 +268,7 @@ async fn ensure_account(
 }
 
 /// Two worked examples for the demo account's custom indicators.
-fn demo_custom_indicators() -> Vec<platform::accounts::CustomIndicator> {
+pub fn demo_custom_indicators() -> Vec<platform::accounts::CustomIndicator> {
     let at = chrono::NaiveDate::from_ymd_opt(2026, 1, 5)
         .and_then(|d| d.and_hms_opt(12, 0, 0))
         .unwrap_or_default();

@@ -2,7 +2,7 @@
 //! worker function, and requests as the demo or another tenant.
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
+use aws_lambda_events::event::sqs::SqsBatchResponse;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Child;
@@ -39,27 +39,9 @@ pub(super) async fn deliver(
     c: &aws_adapters::Clients,
     queue_url: &str,
 ) -> (usize, usize) {
-    let got = c
-        .sqs
-        .receive_message()
-        .queue_url(queue_url)
-        .max_number_of_messages(10)
-        .wait_time_seconds(1)
-        .send()
-        .await
-        .unwrap();
-    let messages = got.messages();
-    if messages.is_empty() {
+    let Some((event, handles)) = tests::emulator::receive_batch(c, queue_url).await else {
         return (0, 0);
-    }
-    let mut event = SqsEvent::default();
-    for m in messages {
-        let mut s = SqsMessage::default();
-        s.message_id = m.receipt_handle().map(str::to_string);
-        s.body = m.body().map(str::to_string);
-        s.event_source = Some("aws:sqs".into());
-        event.records.push(s);
-    }
+    };
     let answer: SqsBatchResponse = http
         .post(format!("{base}/2015-03-31/functions/worker/invocations"))
         .json(&event)
@@ -69,24 +51,8 @@ pub(super) async fn deliver(
         .json()
         .await
         .unwrap();
-    let failed: Vec<&str> = answer
-        .batch_item_failures
-        .iter()
-        .map(|f| f.item_identifier.as_str())
-        .collect();
-    for m in messages {
-        let handle = m.receipt_handle().unwrap_or_default();
-        if !failed.contains(&handle) {
-            c.sqs
-                .delete_message()
-                .queue_url(queue_url)
-                .receipt_handle(handle)
-                .send()
-                .await
-                .unwrap();
-        }
-    }
-    (messages.len(), failed.len())
+    let failed = tests::emulator::settle_batch(c, queue_url, &handles, &answer).await;
+    (handles.len(), failed)
 }
 
 /// The status another tenant gets for `url`.
