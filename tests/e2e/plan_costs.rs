@@ -10,7 +10,7 @@
 use platform::metering::MIN_ATTEMPT_COMPUTE_MS;
 
 /// A task's cost beyond its counted compute, at most (the cost benchmark
-/// measures $0.000012-0.000020 per kind).
+/// measures $0.000012-0.000021 per kind).
 pub const FIXED_TASK_COST_USD: f64 = 0.000_03;
 
 /// Each plan's monthly compute limit may cost this much at most.
