@@ -22,4 +22,5 @@ mod restart;
 mod scanner;
 mod scanner_backtest;
 mod screens;
+mod shapes;
 mod usage;

@@ -24,6 +24,7 @@ pub mod routes;
 pub mod rows;
 pub mod serve;
 pub mod server;
+pub mod shape;
 pub mod state;
 pub mod submit;
 

@@ -1,7 +1,8 @@
 //! Request limits every route enforces, on both runtimes: URI and header
-//! size, body size and how long a client may take to send it, and how long
-//! the answer may take. Each refusal is an [`ApiError`], so it reaches the
-//! client in the service's JSON envelope.
+//! size, body size and how long a client may take to send it, the shape of
+//! a JSON body ([`crate::shape`]), and how long the answer may take. Each
+//! refusal is an [`ApiError`], so it reaches the client in the service's
+//! JSON envelope.
 
 use crate::error::ApiError;
 use axum::body::Body;
@@ -154,6 +155,16 @@ pub async fn enforce(State(limits): State<Limits>, request: Request, next: Next)
             }
             Ok(Ok(bytes)) => bytes,
         };
+    let content_type = parts
+        .headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if crate::shape::is_json(content_type, &bytes)
+        && let Err(e) = crate::shape::check(&bytes)
+    {
+        return e.into_response();
+    }
     let request = Request::from_parts(parts, Body::from(bytes));
     match tokio::time::timeout(limits.request_timeout, next.run(request)).await {
         Ok(response) => response,

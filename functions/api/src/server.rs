@@ -252,17 +252,44 @@ async fn ensure_account(
     password: &str,
     plan_code: &str,
 ) -> Result<(), PortError> {
-    if store.get(email).await?.is_none() {
-        store
-            .put(AccountRecord {
-                email: email.into(),
-                password_hash: hash_password(password)?,
-                plan: plan_code.into(),
-                selected_indicators: vec!["SPX_OPTIX".into(), "AAII_BULL".into()],
-                created_at: platform::tasks::now(),
-                custom_indicators: demo_custom_indicators(),
-            })
-            .await?;
+    let custom = demo_custom_indicators();
+    // Every shipped custom indicator's inputs are selected, so the trial
+    // (Core indicators only) can calculate them too.
+    let mut selected = vec!["SPX_OPTIX".to_string(), "AAII_BULL".to_string()];
+    for c in &custom {
+        for input in [&c.indicator_1_url, &c.indicator_2_url] {
+            if !selected.contains(input) {
+                selected.push(input.clone());
+            }
+        }
+    }
+    match store.get(email).await? {
+        None => {
+            store
+                .put(AccountRecord {
+                    email: email.into(),
+                    password_hash: hash_password(password)?,
+                    plan: plan_code.into(),
+                    selected_indicators: selected,
+                    created_at: platform::tasks::now(),
+                    custom_indicators: custom,
+                })
+                .await?;
+        }
+        // An account made by an earlier version gains what it lacks.
+        Some(mut record)
+            if selected
+                .iter()
+                .any(|s| !record.selected_indicators.contains(s)) =>
+        {
+            for s in selected {
+                if !record.selected_indicators.contains(&s) {
+                    record.selected_indicators.push(s);
+                }
+            }
+            store.put(record).await?;
+        }
+        Some(_) => {}
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The indicator data service over HTTP, checked against the Parquet files.
 
 mod derived;
+mod trial;
 
 use api::server::{DEMO_EMAIL, DEMO_PASSWORD, TRIAL_EMAIL, TRIAL_PASSWORD};
 use chrono::Datelike;
@@ -96,11 +97,12 @@ async fn catalog_endpoints_and_plan_filtering() {
         .unwrap();
     assert_eq!(spx["market_symbol"], "XLK");
 
-    // Pro (all indicators): its selections. Data plan: Core and Sectors plus its selection.
+    // Pro (all indicators): its selections (the inputs of its custom
+    // indicators among them). Data plan: Core and Sectors plus its selection.
     let (_, sel) = s.get("/ws/getAllUserSelectedSymbols", DEMO).await;
     assert_eq!(
         items(&sel).into_iter().map(|(_, u)| u).collect::<Vec<_>>(),
-        ["AAII_BULL", "SPX_OPTIX"]
+        ["AAII_BULL", "SPX_OPTIX", "XLK_OPTIX"]
     );
     let (_, sel) = s
         .get("/ws/getAllUserSelectedSymbolsWithIndexes", PLAN_DATA)

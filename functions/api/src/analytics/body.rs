@@ -158,6 +158,9 @@ impl Fields {
             None => return Err(ApiError::bad_request(format!("field '{name}' is required"))),
             Some(Value::Array(a)) => a.clone(),
             Some(Value::String(s)) if s.trim_start().starts_with('[') => {
+                // JSON text inside a form: bounded like a JSON body.
+                crate::shape::check(s.as_bytes())
+                    .map_err(|e| ApiError::bad_request(format!("field '{name}': {}", e.message)))?;
                 match serde_json::from_str::<Value>(s) {
                     Ok(Value::Array(a)) => a,
                     _ => {

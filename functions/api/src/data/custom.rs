@@ -1,4 +1,5 @@
-//! Custom indicators (4.6): an account's definitions, and their calculation.
+//! Custom indicators (4.6): thin handlers over `services::data::custom`,
+//! with the calculation's time limit.
 
 use super::routes::body;
 use super::schemas::*;
@@ -11,9 +12,8 @@ use crate::state::AppState;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
-use services::data::format::{push_key, push_num, push_str};
+use services::data::custom;
 use services::data::schemas::*;
-use services::data::{catalog, full_range, indicator, series};
 
 /// Longest a custom-indicator calculation may take before the answer is 504:
 /// `MARKETLAB_CUSTOM_TIMEOUT_MS`, 10 seconds by default.
@@ -23,27 +23,6 @@ fn custom_timeout() -> std::time::Duration {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
     std::time::Duration::from_millis(ms)
-}
-
-fn custom_json(c: &platform::accounts::CustomIndicator) -> serde_json::Value {
-    serde_json::json!({
-        "indicator_1_url": c.indicator_1_url,
-        "indicator_2_url": c.indicator_2_url,
-        "name": c.name,
-        "url": c.url,
-        "upper_extreme_value": c.upper_extreme_value,
-        "lower_extreme_value": c.lower_extreme_value,
-        "timeframe": c.timeframe,
-        "ma": c.ma,
-        "calculate": c.calculate,
-        "create_date": c.create_date.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
-        "indicator_weight": null,
-        "mul_indicator": null,
-        "combine_type": null,
-        "benchmark": null,
-        "next_process": null,
-        "tech_code": null,
-    })
 }
 
 /// The account's custom indicators.
@@ -72,7 +51,7 @@ pub(crate) async fn user_indicators(
     }
     Ok(body(
         &state,
-        serde_json::Value::Array(list.iter().map(custom_json).collect()).to_string(),
+        serde_json::Value::Array(list.iter().map(custom::listed).collect()).to_string(),
     ))
 }
 
@@ -84,37 +63,8 @@ pub(crate) async fn user_indicator_data(
     params: Params,
 ) -> Result<Response, ApiError> {
     let url = params.required("url")?;
-    let def = caller
-        .0
-        .custom_indicators
-        .iter()
-        .find(|c| c.url == url)
-        .ok_or_else(|| ApiError::not_found(format!("custom indicator '{url}' not found")))?
-        .clone();
-    let how = engine::custom::Combine::parse(&def.calculate).ok_or_else(|| ApiError::bad_request(format!("custom indicator '{url}': calculate '{}' is not ratio, difference, sum, product or average", def.calculate)))?;
-    let freq = match def.timeframe.to_ascii_lowercase().as_str() {
-        "daily" => engine::Frequency::Daily,
-        "weekly" => engine::Frequency::Weekly,
-        "monthly" => engine::Frequency::Monthly,
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "custom indicator '{url}': timeframe '{other}' is not Daily, Weekly or Monthly"
-            )));
-        }
-    };
-    let ma: usize = def.ma.trim().parse().map_err(|_| {
-        ApiError::bad_request(format!(
-            "custom indicator '{url}': ma '{}' is not a whole number",
-            def.ma
-        ))
-    })?;
-    let c = catalog(&*state.market).await?;
-    indicator(&caller.0, &c, &def.indicator_1_url)?;
-    indicator(&caller.0, &c, &def.indicator_2_url)?;
-    let (a, b) = (
-        series(&*state.market, &def.indicator_1_url).await?,
-        series(&*state.market, &def.indicator_2_url).await?,
-    );
+    let calculation = custom::definition(&caller.0, url)?;
+    let inputs = custom::inputs(&*state.market, &caller.0, &calculation).await?;
     let limit = custom_timeout();
     let started = std::time::Instant::now();
     let timed_out = || {
@@ -123,10 +73,8 @@ pub(crate) async fn user_indicator_data(
             format!("calculating custom indicator '{url}' timed out; retry shortly"),
         )
     };
-    let work = tokio::task::spawn_blocking(move || {
-        engine::custom::calculate((&a.time, &a.close), (&b.time, &b.close), how, freq, ma)
-    });
-    let (time, value) = tokio::time::timeout(limit, work)
+    let work = tokio::task::spawn_blocking(move || custom::calculate(&calculation, &inputs));
+    let calculated = tokio::time::timeout(limit, work)
         .await
         .map_err(|_| timed_out())?
         .map_err(|_| ApiError::internal())?;
@@ -134,21 +82,5 @@ pub(crate) async fn user_indicator_data(
     if started.elapsed() > limit {
         return Err(timed_out());
     }
-    let mut out = String::with_capacity(time.len() * 70 + 2);
-    out.push('[');
-    let shown = full_range(&caller.0, time.len());
-    for (i, (t, v)) in time[shown.clone()].iter().zip(&value[shown]).enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"DT\":\"");
-        push_key(&mut out, *t);
-        out.push_str("\",\"close\":");
-        push_num(&mut out, *v);
-        out.push_str(",\"symbol\":");
-        push_str(&mut out, url);
-        out.push('}');
-    }
-    out.push(']');
-    Ok(body(&state, out))
+    Ok(body(&state, custom::answer(&caller.0, url, calculated)))
 }

@@ -15,12 +15,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::NaiveDate;
 use platform::marketdata::IndicatorMeta;
-use services::data::history::{on_date, records, snapshot};
+use services::data::history::{records, snapshot};
 use services::data::schemas::*;
-use services::data::{
-    self, CatalogItem, catalog_list, full_range, indicator, recent, series, subscribed,
-    user_selected,
-};
+use services::data::{self, CatalogItem, catalog_list, readable, subscribed, user_selected};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -321,12 +318,8 @@ pub(crate) async fn symbol_data(
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
     let c = data::catalog(&*state.market).await?;
-    let m = indicator(&caller.0, &c, &code)?;
-    let s = series(&*state.market, &code).await?;
-    Ok(body(
-        &state,
-        records(m, &s, full_range(&caller.0, s.time.len()), false, None),
-    ))
+    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
+    Ok(body(&state, records(m, &r, r.all(), false, None)))
 }
 
 /// Full history with sentiment.
@@ -337,12 +330,8 @@ pub(crate) async fn symbol_sentiment(
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
     let c = data::catalog(&*state.market).await?;
-    let m = indicator(&caller.0, &c, &code)?;
-    let s = series(&*state.market, &code).await?;
-    Ok(body(
-        &state,
-        records(m, &s, full_range(&caller.0, s.time.len()), true, None),
-    ))
+    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
+    Ok(body(&state, records(m, &r, r.all(), true, None)))
 }
 
 /// The last `days` periods of the indicator's own frequency.
@@ -355,12 +344,8 @@ pub(crate) async fn symbol_limit_days(
 ) -> Result<Response, ApiError> {
     let n = days(&params)?;
     let c = data::catalog(&*state.market).await?;
-    let m = indicator(&caller.0, &c, &code)?;
-    let s = series(&*state.market, &code).await?;
-    Ok(body(
-        &state,
-        records(m, &s, recent(&caller.0, n, s.time.len()), false, None),
-    ))
+    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
+    Ok(body(&state, records(m, &r, r.last(n), false, None)))
 }
 
 /// The last `days` periods with sentiment and market symbol.
@@ -373,17 +358,10 @@ pub(crate) async fn symbol_sentiment_limit_days(
 ) -> Result<Response, ApiError> {
     let n = days(&params)?;
     let c = data::catalog(&*state.market).await?;
-    let m = indicator(&caller.0, &c, &code)?;
-    let s = series(&*state.market, &code).await?;
+    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
     Ok(body(
         &state,
-        records(
-            m,
-            &s,
-            recent(&caller.0, n, s.time.len()),
-            true,
-            Some(&m.market_symbol),
-        ),
+        records(m, &r, r.last(n), true, Some(&m.market_symbol)),
     ))
 }
 
@@ -417,10 +395,8 @@ pub(crate) async fn symbol_for_date(
 ) -> Result<Response, ApiError> {
     let d = date(&params)?;
     let c = data::catalog(&*state.market).await?;
-    let m = indicator(&caller.0, &c, &code)?;
-    let s = series(&*state.market, &code).await?;
-    let range = on_date(&s, d).map(|i| i..i + 1).unwrap_or(0..0);
-    Ok(body(&state, records(m, &s, range, false, None)))
+    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
+    Ok(body(&state, records(m, &r, r.on(d), false, None)))
 }
 
 /// Every subscribed indicator's reading on one date.

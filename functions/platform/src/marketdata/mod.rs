@@ -12,7 +12,7 @@ pub mod ranged;
 mod store;
 
 pub use blob::{BlobStore, LocalDir};
-pub use store::ParquetMarketData;
+pub use store::{ParquetMarketData, TAIL};
 
 use crate::PortError;
 pub use arrow_array::RecordBatch;

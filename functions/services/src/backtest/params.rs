@@ -571,6 +571,21 @@ mod tests {
     }
 
     #[test]
+    fn a_block_holds_at_most_fifty_conditions() {
+        let cond =
+            json!({"signal": {"name": "X"}, "rule": {"type_name": "<", "comparison_value": 10}});
+        let mut b = minimal();
+        b["entry"] = json!({"rule_type": "Scoring", "condition": vec![cond.clone(); 50], "score_threshold": 1});
+        assert_eq!(parse(&b).unwrap().params.entry.conditions.len(), 50);
+        b["entry"]["condition"] = json!(vec![cond; 51]);
+        let e = parse(&b).unwrap_err().0;
+        assert!(
+            e.contains("entry.condition") && e.contains("at most 50"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn qualifier_beside_or_inside_rule_and_voters_spelling() {
         let cond = |q_inside: bool| {
             let q = json!({"comparison_operator": "Range Rank", "calculation_period": "252", "ma_type": "S"});

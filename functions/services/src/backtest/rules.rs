@@ -241,6 +241,10 @@ fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
     })
 }
 
+/// Conditions one rule block may hold: each is a signal computed over the
+/// whole history, so the count bounds a backtest's work and memory.
+pub const MAX_CONDITIONS: usize = 50;
+
 pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
     let o = object(v, side)?;
     let rt_path = format!("{side}.rule_type");
@@ -285,6 +289,12 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
             .ok_or_else(|| FieldError::at(path, "expected an array of conditions"))?;
         if items.is_empty() {
             return Err(FieldError::at(path, "needs at least one condition"));
+        }
+        if items.len() > MAX_CONDITIONS {
+            return Err(FieldError::at(
+                path,
+                format!("has {} conditions; at most {MAX_CONDITIONS}", items.len()),
+            ));
         }
         items
             .iter()

@@ -1,22 +1,18 @@
 //! History answers: records keyed by date, in each indicator's shape.
 
 use super::format::{push_key, push_num, push_str};
-use super::{catalog, recent, series, subscribed, tail};
+use super::{Readable, Records, catalog, series, subscribed, tail};
 use crate::error::Result;
 use chrono::NaiveDate;
 use platform::accounts::Account;
-use platform::marketdata::{IndicatorMeta, IndicatorSeries, MarketData};
+use platform::marketdata::{IndicatorMeta, MarketData};
 
-/// `{key: {"close": x[, "sentiment": s][, "market_symbol": m]}}` for records `range`.
-pub fn history(
-    s: &IndicatorSeries,
-    range: std::ops::Range<usize>,
-    sentiment: bool,
-    market: Option<&str>,
-) -> String {
-    let mut out = String::with_capacity(range.len() * 64 + 2);
+/// `{key: {"close": x[, "sentiment": s][, "market_symbol": m]}}` for `records`.
+pub fn history(r: &Readable, records: Records, sentiment: bool, market: Option<&str>) -> String {
+    let s = r.series();
+    let mut out = String::with_capacity(records.len() * 64 + 2);
     out.push('{');
-    for i in range {
+    for i in records.range() {
         if out.len() > 1 {
             out.push(',');
         }
@@ -44,8 +40,9 @@ pub fn history(
 /// Seasonality-month records: `{key: {symbol, month, TotReturn, AvgReturn, std}}`,
 /// the month's return with the average and sample deviation of that calendar
 /// month's returns up to and including it.
-fn seasonality_history(s: &IndicatorSeries, range: std::ops::Range<usize>, symbol: &str) -> String {
+fn seasonality_history(r: &Readable, records: Records, symbol: &str) -> String {
     use chrono::Datelike;
+    let (s, range) = (r.series(), records.range());
     let mut by_month: [Vec<f64>; 12] = Default::default();
     let mut out = String::from("{");
     for i in 0..range.end {
@@ -79,15 +76,15 @@ fn seasonality_history(s: &IndicatorSeries, range: std::ops::Range<usize>, symbo
 /// History records in the indicator's own shape.
 pub fn records(
     m: &IndicatorMeta,
-    s: &IndicatorSeries,
-    range: std::ops::Range<usize>,
+    r: &Readable,
+    records: Records,
     sentiment: bool,
     market: Option<&str>,
 ) -> String {
     if m.subtype == "seasonality_month" {
-        seasonality_history(s, range, &m.market_symbol)
+        seasonality_history(r, records, &m.market_symbol)
     } else {
-        history(s, range, sentiment, market)
+        history(r, records, sentiment, market)
     }
 }
 
@@ -100,11 +97,12 @@ pub async fn snapshot(
     let c = catalog(market).await?;
     let mut out = String::from("{");
     let subscribed = subscribed(account, &c);
-    let tails = tails(market, &subscribed).await?;
-    for (n, (m, s)) in subscribed.into_iter().zip(tails).enumerate() {
-        let Some(i) = s.time.len().checked_sub(1) else {
+    let tails = tails(market, account, &subscribed).await?;
+    for (n, (m, r)) in subscribed.into_iter().zip(tails).enumerate() {
+        let Some(i) = r.latest() else {
             continue;
         };
+        let s = r.series();
         if out.len() > 1 {
             out.push(',');
         }
@@ -134,38 +132,35 @@ pub async fn snapshot(
 /// Series read at once by the answers over every indicator.
 const READ_AHEAD: usize = 16;
 
-/// What holds an indicator's reading on `d`: its tail for recent dates,
-/// else its whole series.
+/// What holds an indicator's reading on `d`: its tail for recent dates (and
+/// always for a trial, whose window the tail holds), else its whole series.
 async fn reading_source(
     market: &dyn MarketData,
+    account: &Account,
     m: &IndicatorMeta,
     d: NaiveDate,
-) -> Result<std::sync::Arc<IndicatorSeries>> {
+) -> Result<Readable> {
     let t = tail(market, &m.url).await?;
-    if t.time.first().is_some_and(|first| first.date() <= d) {
-        Ok(t)
+    if account.plan.trial || t.time.first().is_some_and(|first| first.date() <= d) {
+        Ok(Readable::new(account, t))
     } else {
-        series(market, &m.url).await
+        Ok(Readable::new(account, series(market, &m.url).await?))
     }
 }
 
-/// The tails of `metas`, in order, read a few at a time.
+/// The tails of `metas` as `account` may read them, in order, read a few at a time.
 async fn tails(
     market: &dyn MarketData,
+    account: &Account,
     metas: &[&IndicatorMeta],
-) -> Result<Vec<std::sync::Arc<IndicatorSeries>>> {
+) -> Result<Vec<Readable>> {
     let mut out = Vec::with_capacity(metas.len());
     for chunk in metas.chunks(READ_AHEAD) {
         for t in futures::future::join_all(chunk.iter().map(|m| tail(market, &m.url))).await {
-            out.push(t?);
+            out.push(Readable::new(account, t?));
         }
     }
     Ok(out)
-}
-
-pub fn on_date(s: &IndicatorSeries, d: NaiveDate) -> Option<usize> {
-    let i = s.time.partition_point(|t| t.date() < d);
-    (i < s.time.len() && s.time[i].date() == d).then_some(i)
 }
 
 /// Every subscribed indicator's reading on `d`, keyed by code.
@@ -181,12 +176,15 @@ pub async fn all_for_date(
     // series, read a few at a time (decoding runs on the blocking pool).
     let mut readings = Vec::with_capacity(subscribed.len());
     for chunk in subscribed.chunks(READ_AHEAD) {
-        let reads = chunk.iter().map(|m| reading_source(market, m, d));
+        let reads = chunk.iter().map(|m| reading_source(market, account, m, d));
         readings.extend(futures::future::join_all(reads).await);
     }
-    for (m, s) in subscribed.iter().zip(readings) {
-        let s = s?;
-        let Some(i) = on_date(&s, d) else { continue };
+    for (m, r) in subscribed.iter().zip(readings) {
+        let r = r?;
+        let Some(i) = r.on(d).range().next() else {
+            continue;
+        };
+        let s = r.series();
         if out.len() > 1 {
             out.push(',');
         }
@@ -214,14 +212,15 @@ pub async fn bulk(market: &dyn MarketData, account: &Account, n: usize) -> Resul
     let c = catalog(market).await?;
     let mut out = String::from("{");
     let subscribed = subscribed(account, &c);
-    let tails = tails(market, &subscribed).await?;
-    for (m, s) in subscribed.into_iter().zip(tails) {
+    let tails = tails(market, account, &subscribed).await?;
+    for (m, r) in subscribed.into_iter().zip(tails) {
         if out.len() > 1 {
             out.push(',');
         }
         push_str(&mut out, &m.url);
         out.push_str(":[");
-        for (k, i) in recent(account, n, s.time.len()).enumerate() {
+        let s = r.series();
+        for (k, i) in r.last(n).range().enumerate() {
             if k > 0 {
                 out.push(',');
             }

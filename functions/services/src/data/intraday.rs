@@ -2,11 +2,10 @@
 
 use super::format::{push_key, push_num, push_str};
 use super::history::history;
-use super::{catalog, full_range, indicator, recent, subscribed};
+use super::{Readable, catalog, indicator, subscribed};
 use crate::error::{Error, Result};
 use platform::accounts::Account;
-use platform::marketdata::{IndicatorMeta, IndicatorSeries, MarketData};
-use std::sync::Arc;
+use platform::marketdata::{IndicatorMeta, MarketData};
 
 /// Indicators with 30-minute series, keyed by chart name.
 pub async fn symbols(market: &dyn MarketData, account: &Account) -> Result<String> {
@@ -27,20 +26,22 @@ pub async fn symbols(market: &dyn MarketData, account: &Account) -> Result<Strin
     Ok(out)
 }
 
-/// A readable indicator with a 30-minute series, and that series.
+/// A readable indicator with a 30-minute series, and that series as the
+/// account may read it.
 async fn series_of<'a>(
     market: &dyn MarketData,
     account: &Account,
     c: &'a [IndicatorMeta],
     code: &str,
-) -> Result<(&'a IndicatorMeta, Arc<IndicatorSeries>)> {
+) -> Result<(&'a IndicatorMeta, Readable)> {
     let m = indicator(account, c, code)?;
     if !m.intraday {
         return Err(Error::NotFound(format!(
             "symbol '{code}' has no intraday data"
         )));
     }
-    Ok((m, market.indicator_intraday(code).await?))
+    let s = market.indicator_intraday(code).await?;
+    Ok((m, Readable::new(account, s)))
 }
 
 /// The full 30-minute history, keys with time of day.
@@ -50,13 +51,8 @@ pub async fn full_history(
     code: &str,
 ) -> Result<String> {
     let c = catalog(market).await?;
-    let (m, s) = series_of(market, account, &c, code).await?;
-    Ok(history(
-        &s,
-        full_range(account, s.time.len()),
-        false,
-        Some(&m.market_symbol),
-    ))
+    let (m, r) = series_of(market, account, &c, code).await?;
+    Ok(history(&r, r.all(), false, Some(&m.market_symbol)))
 }
 
 /// The last `n` market days of 30-minute readings.
@@ -67,7 +63,8 @@ pub async fn limit_days(
     n: usize,
 ) -> Result<String> {
     let c = catalog(market).await?;
-    let (m, s) = series_of(market, account, &c, code).await?;
+    let (m, r) = series_of(market, account, &c, code).await?;
+    let s = r.series();
     // The last n market days present (about 13 records each).
     let mut start = s.time.len();
     let mut seen = 0;
@@ -81,13 +78,7 @@ pub async fn limit_days(
         }
         start -= 1;
     }
-    let start = start.max(recent(account, usize::MAX, s.time.len()).start);
-    Ok(history(
-        &s,
-        start..s.time.len(),
-        false,
-        Some(&m.market_symbol),
-    ))
+    Ok(history(&r, r.from(start), false, Some(&m.market_symbol)))
 }
 
 /// Every 30-minute reading of the latest date, keyed "0", "1", ...
@@ -95,16 +86,18 @@ pub async fn today(market: &dyn MarketData, account: &Account) -> Result<String>
     let c = catalog(market).await?;
     let mut all = Vec::new();
     for m in subscribed(account, &c).into_iter().filter(|m| m.intraday) {
-        all.push((m, market.indicator_intraday(&m.url).await?));
+        let s = market.indicator_intraday(&m.url).await?;
+        all.push((m, Readable::new(account, s)));
     }
     let latest = all
         .iter()
-        .filter_map(|(_, s)| s.time.last().map(|t| t.date()))
+        .filter_map(|(_, r)| r.latest().map(|i| r.series().time[i].date()))
         .max();
     let mut out = String::from("{");
     let mut n = 0;
-    for (m, s) in &all {
-        for i in 0..s.time.len() {
+    for (m, r) in &all {
+        let s = r.series();
+        for i in r.all().range() {
             if Some(s.time[i].date()) != latest {
                 continue;
             }

@@ -4,11 +4,13 @@
 //! columns (`format`); their schemas are described once in `schemas`.
 
 pub mod access;
+pub mod custom;
 pub mod format;
 pub mod history;
 pub mod intraday;
 #[cfg(feature = "openapi")]
 pub mod schemas;
+pub mod window;
 
 use crate::error::{Error, Result};
 use access::may_read;
@@ -19,9 +21,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 pub use access::{subscribed, user_selected, view_key};
-
-/// Full-history requests of trial accounts return only the last records.
-pub const TRIAL_RECORDS: usize = 90;
+pub use window::{Readable, Records, TRIAL_RECORDS};
 
 /// The indicator catalog; missing, the service is unavailable rather than empty.
 pub async fn catalog(market: &dyn MarketData) -> Result<Arc<Vec<IndicatorMeta>>> {
@@ -33,14 +33,28 @@ pub async fn catalog(market: &dyn MarketData) -> Result<Arc<Vec<IndicatorMeta>>>
     })
 }
 
-pub async fn series(market: &dyn MarketData, code: &str) -> Result<Arc<IndicatorSeries>> {
+/// A whole series; answers read it through [`Readable`].
+pub(crate) async fn series(market: &dyn MarketData, code: &str) -> Result<Arc<IndicatorSeries>> {
     Ok(market.indicator_series(code).await?)
 }
 
-/// The latest readings of an indicator (at least 90), for the answers over
-/// every indicator (snapshots, bulk): small enough to keep for all of them.
-pub async fn tail(market: &dyn MarketData, code: &str) -> Result<Arc<IndicatorSeries>> {
+/// The latest readings of an indicator (at least [`TRIAL_RECORDS`]), for the
+/// answers over every indicator (snapshots, bulk): small enough to keep for
+/// all of them.
+pub(crate) async fn tail(market: &dyn MarketData, code: &str) -> Result<Arc<IndicatorSeries>> {
     Ok(market.indicator_tail(code).await?)
+}
+
+/// The indicator of a path `{symbol}` and its history as the caller may read it.
+pub async fn readable<'a>(
+    market: &dyn MarketData,
+    account: &Account,
+    catalog: &'a [IndicatorMeta],
+    code: &str,
+) -> Result<(&'a IndicatorMeta, Readable)> {
+    let m = indicator(account, catalog, code)?;
+    let s = series(market, code).await?;
+    Ok((m, Readable::new(account, s)))
 }
 
 /// One catalog entry (4.1).
@@ -90,26 +104,4 @@ pub fn indicator<'a>(
         )));
     }
     Ok(m)
-}
-
-/// Index range of the last `n` records.
-pub fn last(n: usize, len: usize) -> std::ops::Range<usize> {
-    len.saturating_sub(n)..len
-}
-
-pub fn full_range(account: &Account, len: usize) -> std::ops::Range<usize> {
-    recent(account, usize::MAX, len)
-}
-
-/// The last `n` of `len` records, never more than [`TRIAL_RECORDS`] for a
-/// trial account: every path that returns history goes through here, so no
-/// form of request (a large `days`, a custom indicator, bulk, intraday) gives a
-/// trial more.
-pub fn recent(account: &Account, n: usize, len: usize) -> std::ops::Range<usize> {
-    let n = if account.plan.trial {
-        n.min(TRIAL_RECORDS)
-    } else {
-        n
-    };
-    last(n, len)
 }

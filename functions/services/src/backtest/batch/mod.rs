@@ -16,6 +16,13 @@ use utoipa::ToSchema;
 /// Strategies per chunk: one queue message, run by one worker.
 pub const CHUNK: usize = 250;
 
+/// Bounds on a grid, checked before any path is walked: a strategy is 5
+/// fields deep, so longer paths can only build deep structures for nothing.
+pub const MAX_AXES: usize = 16;
+pub const MAX_KEY_BYTES: usize = 256;
+pub const MAX_LINKED_PATHS: usize = 8;
+pub const MAX_SEGMENTS: usize = 12;
+
 /// The documented body of `POST /backtest/batch`: one of two shapes.
 #[cfg(feature = "openapi")]
 #[derive(ToSchema)]
@@ -119,6 +126,44 @@ pub fn apply(base: &Value, varied: &Map<String, Value>) -> Result<Value, String>
     Ok(s)
 }
 
+/// A grid key's size, its linked paths and their segments, within bounds.
+fn check_key(key: &str) -> Result<(), PrepareError> {
+    let shown = || {
+        let mut end = key.len().min(60);
+        while !key.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < key.len() {
+            format!("{}...", &key[..end])
+        } else {
+            key.to_string()
+        }
+    };
+    if key.len() > MAX_KEY_BYTES {
+        return Err(invalid(format!(
+            "'grid.{}' is a key of {} bytes; at most {MAX_KEY_BYTES}",
+            shown(),
+            key.len()
+        )));
+    }
+    let paths = key.split(',').count();
+    if paths > MAX_LINKED_PATHS {
+        return Err(invalid(format!(
+            "'grid.{}' links {paths} paths; at most {MAX_LINKED_PATHS}",
+            shown()
+        )));
+    }
+    if let Some(long) = key.split(',').find(|p| p.split('.').count() > MAX_SEGMENTS) {
+        return Err(invalid(format!(
+            "'grid.{}': the path '{}' has {} segments; at most {MAX_SEGMENTS}",
+            shown(),
+            long.trim(),
+            long.split('.').count()
+        )));
+    }
+    Ok(())
+}
+
 fn invalid(m: impl Into<String>) -> PrepareError {
     PrepareError::Invalid(m.into())
 }
@@ -127,6 +172,9 @@ fn invalid(m: impl Into<String>) -> PrepareError {
 fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), String> {
     let mut at = v;
     let parts: Vec<&str> = path.split('.').collect();
+    if parts.len() > MAX_SEGMENTS {
+        return Err(format!("'{path}' has more than {MAX_SEGMENTS} segments"));
+    }
     for (k, part) in parts.iter().enumerate() {
         if part.is_empty() {
             return Err(format!("'{path}' has an empty segment"));
@@ -194,7 +242,14 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
         (None, Some(base), grid) => {
             let grid = grid.unwrap_or_default();
             let mut axes: Vec<(&String, &Vec<Value>)> = Vec::new();
+            if grid.len() > MAX_AXES {
+                return Err(invalid(format!(
+                    "'grid' has {} paths; at most {MAX_AXES} may vary",
+                    grid.len()
+                )));
+            }
             for (path, values) in &grid {
+                check_key(path)?;
                 let values = values.as_array().filter(|v| !v.is_empty()).ok_or_else(|| {
                     invalid(format!("'grid.{path}' must be a non-empty list of values"))
                 })?;
@@ -329,6 +384,22 @@ mod tests {
                 "index 3",
             ),
             (json!({"strategies": [{}], "strategy": {}}), "not both"),
+            (
+                json!({"strategy": {}, "grid": {vec!["a"; 4500].join("."): [1]}}),
+                "'grid.a.a.a",
+            ),
+            (
+                json!({"strategy": {}, "grid": {vec!["a"; 13].join("."): [1]}}),
+                "13 segments; at most 12",
+            ),
+            (
+                json!({"strategy": {}, "grid": {vec!["a"; 9].join(","): [1]}}),
+                "links 9 paths",
+            ),
+            (
+                json!({"strategy": {}, "grid": (0..17).map(|k| (format!("p{k}"), json!([1]))).collect::<Map<String, Value>>()}),
+                "at most 16 may vary",
+            ),
             (json!({"name": "x"}), "required"),
         ] {
             match expand(&body, 10) {
