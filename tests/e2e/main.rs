@@ -10,6 +10,7 @@ mod contract_embedded;
 mod cost_meter;
 mod cpm;
 mod data;
+mod dates;
 mod hardening;
 mod http_auth;
 mod http_tasks;

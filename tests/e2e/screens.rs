@@ -165,3 +165,62 @@ async fn every_screen_over_http_with_its_fields() {
     assert!(r["msg"].as_str().unwrap().contains("date"), "{r}");
     s.stop().await;
 }
+
+/// Each screen's answer, empty or not, matches exactly one form of the
+/// document's `ScreenAnswer`: the one whose `type` lists its category, whose
+/// records hold every field it requires and no other.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_screen_answer_matches_exactly_one_documented_form() {
+    let (s, _dir) = TestServer::fresh().await;
+    let doc: serde_json::Value = serde_json::from_str(api::routes::document()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let forms: Vec<&serde_json::Value> = schemas["ScreenAnswer"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &schemas[r["$ref"].as_str().unwrap().rsplit('/').next().unwrap()])
+        .collect();
+    assert_eq!(forms.len(), 7);
+    let (_, list) = s.get("/screens/get-predefined-screens", USER).await;
+    let mut empty = 0;
+    for screen in list["data"]["screens"].as_array().unwrap() {
+        let key = screen["key"].as_str().unwrap();
+        // Today's answer, and one for a day with no data (1990: empty lists).
+        for query in [String::new(), "&date=1990-01-02".to_string()] {
+            let (status, answer) = s.get(&format!("/screens?key={key}{query}"), USER).await;
+            assert_eq!(status, 200, "{key}: {answer}");
+            let category = answer["type"].as_str().unwrap();
+            let matching: Vec<&&serde_json::Value> = forms
+                .iter()
+                .filter(|f| {
+                    f["properties"]["type"]["enum"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|c| c == category)
+                })
+                .collect();
+            assert_eq!(matching.len(), 1, "{key}: '{category}'");
+            let item_ref = matching[0]["properties"]["data"]["items"]["$ref"]
+                .as_str()
+                .unwrap();
+            let item = &schemas[item_ref.rsplit('/').next().unwrap()];
+            let records = answer["data"].as_array().unwrap();
+            empty += records.is_empty() as usize;
+            for r in records {
+                let r = r.as_object().unwrap();
+                for need in item["required"].as_array().unwrap() {
+                    assert!(r.contains_key(need.as_str().unwrap()), "{key}: {need}");
+                }
+                for field in r.keys() {
+                    assert!(
+                        item["properties"].get(field).is_some(),
+                        "{key}: '{field}' is not in {item_ref}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(empty > 0, "some answer had empty data");
+    s.stop().await;
+}

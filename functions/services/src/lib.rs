@@ -7,6 +7,7 @@
 pub mod analytics;
 pub mod backtest;
 pub mod data;
+pub mod dates;
 pub mod error;
 pub mod jobs;
 pub mod usage;

@@ -102,8 +102,12 @@ pub struct UsageReport {
 
 /// A month named `YYYY-MM`, as its first day.
 pub fn parse_month(text: &str) -> Result<NaiveDate, String> {
-    NaiveDate::parse_from_str(&format!("{}-01", text.trim()), "%Y-%m-%d")
-        .map_err(|_| format!("'month' must be YYYY-MM, got '{text}'"))
+    let text = text.trim();
+    let first = NaiveDate::parse_from_str(&format!("{text}-01"), "%Y-%m-%d").ok();
+    match crate::dates::why_not(text, first, "YYYY-MM") {
+        Some(why) => Err(format!("'month' {why}")),
+        None => Ok(first.expect("checked")),
+    }
 }
 
 /// The report from the stored days of one month.

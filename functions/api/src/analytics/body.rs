@@ -144,9 +144,7 @@ impl Fields {
     /// A required `YYYY-MM-DD` date.
     pub fn date(&self, name: &str) -> Result<NaiveDate, ApiError> {
         let s = self.text(name)?;
-        NaiveDate::parse_from_str(&s, "%Y-%m-%d").map_err(|_| {
-            ApiError::bad_request(format!("field '{name}': '{s}' is not a date (YYYY-MM-DD)"))
-        })
+        services::dates::parse(&s).map_err(|why| ApiError::bad_request(format!("field '{name}' {why}")))
     }
 
     /// A required list of tickers: a JSON array of strings, or in forms its

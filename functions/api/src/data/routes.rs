@@ -184,16 +184,14 @@ pub(super) fn days(params: &Params) -> Result<usize, ApiError> {
 /// `date` in exactly `YYYYMMDD` form, else 406.
 fn date(params: &Params) -> Result<NaiveDate, ApiError> {
     let raw = params.get("date").unwrap_or("");
-    let bad = || {
-        ApiError::new(
+    if raw.len() != 8 || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ApiError::new(
             406,
             format!("query parameter 'date' must be YYYYMMDD (8 digits), got '{raw}'"),
-        )
-    };
-    if raw.len() != 8 || !raw.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
+        ));
     }
-    NaiveDate::parse_from_str(raw, "%Y%m%d").map_err(|_| bad())
+    services::dates::parse_in(raw, "%Y%m%d", "YYYYMMDD")
+        .map_err(|why| ApiError::new(406, format!("query parameter 'date' {why}")))
 }
 
 /// All indicators except internal and relative-trend records.

@@ -144,11 +144,7 @@ fn integer(field: &str, v: &Option<String>, lo: i64, hi: i64) -> Result<Option<i
 impl OptionParams {
     pub fn validate(&self) -> Result<OptionQuery> {
         let date = present(&self.date)
-            .map(|s| {
-                NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| {
-                    Error::invalid("date", format!("must be a date YYYY-MM-DD, got '{s}'"))
-                })
-            })
+            .map(|s| crate::dates::field("date", s))
             .transpose()?;
         let ticker = match present(&self.ticker) {
             None => None,

@@ -90,8 +90,7 @@ pub(super) fn text(v: &Value, path: &str) -> Result<String> {
 
 pub(super) fn date(v: &Value, path: &str) -> Result<NaiveDate> {
     let s = text(v, path)?;
-    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-        .map_err(|_| FieldError::at(path, format!("'{s}' is not a date in YYYY-MM-DD form")))
+    crate::dates::parse(&s).map_err(|why| FieldError::at(path, why))
 }
 
 pub(super) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {

@@ -304,12 +304,7 @@ fn range(field: &str, v: Int, min: i64, max: i64) -> Result<i64> {
 }
 
 fn date(field: &str, v: &str) -> Result<NaiveDate> {
-    NaiveDate::parse_from_str(v.trim(), "%Y-%m-%d").map_err(|_| {
-        Error::invalid(
-            field,
-            format!("must be a date YYYY-MM-DD, got '{}'", v.trim()),
-        )
-    })
+    crate::dates::field(field, v)
 }
 
 fn present(v: &Option<String>) -> Option<&str> {

@@ -84,10 +84,7 @@ fn present(v: &Option<String>) -> Option<&str> {
 
 fn date(field: &str, v: &Option<String>) -> Result<Option<NaiveDate>> {
     present(v)
-        .map(|s| {
-            NaiveDate::parse_from_str(s, "%Y-%m-%d")
-                .map_err(|_| Error::invalid(field, format!("must be a date YYYY-MM-DD, got '{s}'")))
-        })
+        .map(|s| crate::dates::field(field, s))
         .transpose()
 }
 

@@ -149,6 +149,25 @@ pub struct ScreenList {
     pub screens: Vec<ScreenInfo>,
 }
 
+/// The category names of each kind of record, in [`ScreenRecords`]' order:
+/// an answer's `type` tells which records its `data` holds.
+pub fn categories_by_records() -> [Vec<&'static str>; 7] {
+    let mut out: [Vec<&'static str>; 7] = Default::default();
+    for (_, category, kind) in SCREENS {
+        let k = match kind {
+            Kind::SentimentSeasonality(_) => 0,
+            Kind::SentimentTrend(_) => 1,
+            Kind::Ideas { .. } => 2,
+            Kind::HedgerExtremes => 3,
+            Kind::SectorMa => 4,
+            Kind::OptixExhaustion => 5,
+            Kind::Dividend(_) => 6,
+        };
+        out[k].push(category);
+    }
+    out
+}
+
 pub fn predefined() -> ScreenList {
     ScreenList {
         screens: SCREENS
@@ -200,11 +219,7 @@ impl ScreenParams {
             .as_deref()
             .map(str::trim)
             .filter(|d| !d.is_empty())
-            .map(|d| {
-                NaiveDate::parse_from_str(d, "%Y-%m-%d").map_err(|_| {
-                    Error::invalid("date", format!("must be a date YYYY-MM-DD, got '{d}'"))
-                })
-            })
+            .map(|d| crate::dates::field("date", d))
             .transpose()?;
         Ok(ScreenQuery {
             key,

@@ -114,7 +114,6 @@ pub struct Dividend {
 
 /// A screen's records: their fields depend on the key's category.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[serde(untagged)]
 pub enum ScreenRecords {
     SentimentSeasonality(Vec<SentimentSeasonality>),
@@ -126,12 +125,91 @@ pub enum ScreenRecords {
     Dividend(Vec<Dividend>),
 }
 
-/// `GET /screens`: `{code, data, type}`.
+/// `GET /screens`: `{code, data, type}`. Described as one form per kind of
+/// record, told apart by `type` (the category names of that kind), so an
+/// answer matches exactly one form even when `data` is empty.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct ScreenAnswer {
     pub code: u16,
     pub data: ScreenRecords,
     /// The screen's category name.
     pub r#type: &'static str,
+}
+
+#[cfg(feature = "openapi")]
+mod schema {
+    use super::*;
+    use utoipa::openapi::schema::{
+        ArrayBuilder, Discriminator, ObjectBuilder, OneOfBuilder, SchemaType, Type,
+    };
+    use utoipa::openapi::{Ref, RefOr, Schema};
+
+    /// The forms' schema names and their records' schemas, in [`ScreenRecords`]' order.
+    fn forms() -> [(&'static str, String, RefOr<Schema>); 7] {
+        fn of<T: ToSchema>(form: &'static str) -> (&'static str, String, RefOr<Schema>) {
+            (form, T::name().into_owned(), T::schema())
+        }
+        [
+            of::<SentimentSeasonality>("ScreenSentimentSeasonality"),
+            of::<SentimentTrend>("ScreenSentimentTrend"),
+            of::<Idea>("ScreenIdeas"),
+            of::<HedgerExtreme>("ScreenHedgerExtremes"),
+            of::<SectorMa>("ScreenSectorMa"),
+            of::<Exhaustion>("ScreenOptixExhaustion"),
+            of::<Dividend>("ScreenDividend"),
+        ]
+    }
+
+    fn form(records: &str, categories: &[&'static str]) -> ObjectBuilder {
+        ObjectBuilder::new()
+            .property(
+                "code",
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::Integer))
+                    .minimum(Some(0)),
+            )
+            .required("code")
+            .property(
+                "data",
+                ArrayBuilder::new().items(Ref::from_schema_name(records)),
+            )
+            .required("data")
+            .property(
+                "type",
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::String))
+                    .enum_values(Some(categories.iter().copied()))
+                    .description(Some("The screen's category name.")),
+            )
+            .required("type")
+    }
+
+    impl utoipa::PartialSchema for ScreenAnswer {
+        fn schema() -> RefOr<Schema> {
+            let categories = crate::analytics::screens::categories_by_records();
+            let mut discriminator = Discriminator::new("type");
+            let mut one_of = OneOfBuilder::new().description(Some(
+                "`GET /screens`: `{code, data, type}`; `type` (the category) tells which records `data` holds.",
+            ));
+            for ((name, _, _), cats) in forms().iter().zip(&categories) {
+                one_of = one_of.item(Ref::from_schema_name(*name));
+                for c in cats {
+                    discriminator
+                        .mapping
+                        .insert(c.to_string(), format!("#/components/schemas/{name}"));
+                }
+            }
+            one_of.discriminator(Some(discriminator)).into()
+        }
+    }
+
+    impl ToSchema for ScreenAnswer {
+        fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+            let categories = crate::analytics::screens::categories_by_records();
+            for ((name, records, schema), cats) in forms().into_iter().zip(&categories) {
+                schemas.push((name.to_string(), form(&records, cats).into()));
+                schemas.push((records, schema));
+            }
+        }
+    }
 }

@@ -158,8 +158,7 @@ fn number(field: &str, v: &Option<Value>) -> Result<Option<f64>> {
 
 fn date(field: &str, v: &Option<Value>) -> Result<NaiveDate> {
     let s = text(field, v)?.ok_or_else(|| Error::invalid(field, "is required"))?;
-    NaiveDate::parse_from_str(&s, "%Y-%m-%d")
-        .map_err(|_| Error::invalid(field, format!("must be a date YYYY-MM-DD, got '{s}'")))
+    crate::dates::field(field, &s)
 }
 
 fn span(field: &str, v: &Option<Value>) -> Result<Option<Span>> {
