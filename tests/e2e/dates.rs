@@ -22,7 +22,9 @@ fn example(p: &Value) -> Option<Value> {
 
 fn is_date(schema: &Value) -> bool {
     schema["format"] == "date"
-        || schema["pattern"].as_str().is_some_and(|p| p.starts_with("^[0-9]{4}("))
+        || schema["pattern"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("^[0-9]{4}("))
         || schema["pattern"] == "^[0-9]{4}-(0[1-9]|1[0-2])$"
 }
 
@@ -71,7 +73,9 @@ async fn a_date_in_year_81_is_refused_on_every_operation_naming_its_field() {
                 let status = resp.status().as_u16();
                 let text = resp.text().await.unwrap();
                 assert!(
-                    (400..500).contains(&status) && text.contains(name) && text.contains("1800-01-01"),
+                    (400..500).contains(&status)
+                        && text.contains(name)
+                        && text.contains("1800-01-01"),
                     "{method} {url} {query:?}: {status} {text:.300}"
                 );
                 checked.push(format!("{method} {path} ?{name}"));
@@ -95,7 +99,11 @@ async fn a_date_in_year_81_is_refused_on_every_operation_naming_its_field() {
                 let mut body = base.clone();
                 body.insert(field.clone(), json!(year_81(p)));
                 let (status, answer) = s
-                    .post(path, Some((DEMO_EMAIL, DEMO_PASSWORD)), &Value::Object(body))
+                    .post(
+                        path,
+                        Some((DEMO_EMAIL, DEMO_PASSWORD)),
+                        &Value::Object(body),
+                    )
                     .await;
                 let text = answer.to_string();
                 assert!(

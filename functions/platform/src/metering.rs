@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 
 /// How often gathered counts are written; a crash loses at most this much.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(2);
-/// How long an instance uses a plan's limits before reading them again.
-pub const PLAN_CACHE: Duration = Duration::from_secs(30);
+/// How long an instance uses a plan's limits (and a task owner's plan)
+/// before reading them again: an operator's change reaches every instance
+/// within this.
+pub const PLAN_CACHE: Duration = Duration::from_secs(5);
 /// How long a month's stored compute total is reused for submit checks.
 const COMPUTE_CACHE: Duration = Duration::from_secs(5);
 
@@ -42,8 +44,9 @@ struct Window {
     minute: i64,
     granted: u32,
     used: u32,
-    /// The shared counter had nothing left for this minute.
+    /// The shared counter had nothing left for this minute under `limit`.
     full: bool,
+    limit: u32,
 }
 
 pub struct Metering {
@@ -170,7 +173,7 @@ impl Metering {
         let limit = self.limits(plan).await.requests_per_minute;
         let minute = now.timestamp().div_euclid(60);
         let slot = service_index(service);
-        match self.use_reserved(account, slot, minute) {
+        match self.use_reserved(account, slot, minute, limit) {
             Some(true) => {
                 self.record(account, requests_counter(service), 1);
                 return Ok(());
@@ -190,7 +193,7 @@ impl Metering {
                 .or_default()
                 .clone();
             let _turn = gate.lock().await;
-            match self.use_reserved(account, slot, minute) {
+            match self.use_reserved(account, slot, minute, limit) {
                 Some(true) => {
                     self.record(account, requests_counter(service), 1);
                     return Ok(());
@@ -219,6 +222,7 @@ impl Metering {
                 granted: 0,
                 used: 0,
                 full: false,
+                limit,
             });
             if w.minute != minute {
                 *w = Window {
@@ -226,10 +230,12 @@ impl Metering {
                     granted: 0,
                     used: 0,
                     full: false,
+                    limit,
                 };
             }
+            w.limit = limit;
+            w.full = granted == 0;
             if granted == 0 {
-                w.full = true;
                 return Err(Self::over_rate(plan, limit, service, now));
             }
             w.granted += granted;
@@ -241,16 +247,17 @@ impl Metering {
 
     /// Uses one request of the instance's reservation for this minute, if
     /// any is left; `None` when the store must be asked.
-    fn use_reserved(&self, account: &str, slot: usize, minute: i64) -> Option<bool> {
+    fn use_reserved(&self, account: &str, slot: usize, minute: i64, limit: u32) -> Option<bool> {
         let mut windows = self.windows.lock().expect("windows lock");
         match windows.get_mut(account).and_then(|w| w[slot].as_mut()) {
             Some(w) if w.minute == minute && w.used < w.granted => {
                 w.used += 1;
                 Some(true)
             }
-            // A full counter stays full until its minute ends: refused
-            // here, without a store call per refused request.
-            Some(w) if w.minute == minute && w.full => Some(false),
+            // A full counter stays full until its minute ends, unless the
+            // plan's limit was raised since: refused here, without a store
+            // call per refused request.
+            Some(w) if w.minute == minute && w.full && limit <= w.limit => Some(false),
             _ => None,
         }
     }
@@ -475,6 +482,51 @@ mod tests {
         let days = a.month("x@y", day).await.unwrap();
         assert_eq!(days[0].counters["requests:data"], 46);
         assert_eq!(days[0].counters["requests:backtest"], 1);
+    }
+
+    #[tokio::test]
+    async fn a_limit_raised_mid_minute_lets_a_refused_tenant_through() {
+        let db = Database::in_memory().unwrap();
+        let m = metering(&db);
+        let set = |n| PlanLimits {
+            requests_per_minute: n,
+            concurrent_tasks: 1,
+            monthly_compute_minutes: 1,
+        };
+        m.quota_store()
+            .set_plan_limits("pro", set(3))
+            .await
+            .unwrap();
+        let minute = Utc::now().timestamp().div_euclid(60) * 60;
+        let at = DateTime::from_timestamp(minute + 5, 0).unwrap();
+        for _ in 0..3 {
+            m.admit("x@y", "pro", Service::Data, at).await.unwrap();
+        }
+        let over = m.admit("x@y", "pro", Service::Data, at).await.unwrap_err();
+        assert_eq!(over.value, 3);
+        m.quota_store()
+            .set_plan_limits("pro", set(5))
+            .await
+            .unwrap();
+        // Until the plan cache passes, the old limit holds...
+        assert_eq!(
+            m.admit("x@y", "pro", Service::Data, at)
+                .await
+                .unwrap_err()
+                .value,
+            3
+        );
+        // ...then the new one, in the same minute.
+        m.plans.lock().unwrap().clear();
+        m.admit("x@y", "pro", Service::Data, at).await.unwrap();
+        m.admit("x@y", "pro", Service::Data, at).await.unwrap();
+        let over = m.admit("x@y", "pro", Service::Data, at).await.unwrap_err();
+        assert_eq!(over.value, 5);
+        assert!(
+            over.message.contains("allows 5 requests"),
+            "{}",
+            over.message
+        );
     }
 
     #[tokio::test(flavor = "multi_thread")]

@@ -57,7 +57,11 @@ mod tests {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(why) && e.contains(bad), "{bad}: {e}");
         }
-        assert!(parse_in("00810105", "%Y%m%d", "YYYYMMDD").unwrap_err().contains("between"));
+        assert!(
+            parse_in("00810105", "%Y%m%d", "YYYYMMDD")
+                .unwrap_err()
+                .contains("between")
+        );
         let e = field("start_date", "0081-01-01").unwrap_err().to_string();
         assert!(e.starts_with("'start_date' must be a date between"), "{e}");
     }

@@ -144,7 +144,8 @@ impl Fields {
     /// A required `YYYY-MM-DD` date.
     pub fn date(&self, name: &str) -> Result<NaiveDate, ApiError> {
         let s = self.text(name)?;
-        services::dates::parse(&s).map_err(|why| ApiError::bad_request(format!("field '{name}' {why}")))
+        services::dates::parse(&s)
+            .map_err(|why| ApiError::bad_request(format!("field '{name}' {why}")))
     }
 
     /// A required list of tickers: a JSON array of strings, or in forms its

@@ -43,17 +43,35 @@ pub struct Authenticator {
     store: Arc<dyn AccountStore>,
     failures: Arc<dyn FailureLog>,
     /// Keyed by SHA-256(secret || email || password): the cache never holds a password.
-    cache: Mutex<HashMap<[u8; 32], (Account, Instant)>>,
+    cache: Mutex<HashMap<[u8; 32], Verified>>,
     /// Checks under way, by the same key: later arrivals wait for the first.
     inflight: Mutex<HashMap<[u8; 32], Arc<Check>>>,
     hashing: Arc<Semaphore>,
     buffers: Arc<Mutex<Vec<Vec<Block>>>>,
     secret: [u8; 32],
     ttl: Duration,
+    refresh: Duration,
 }
 
-/// The shared outcome of one credential check.
-type Check = OnceCell<Option<Account>>;
+/// The shared outcome of one credential check: the account and the hash
+/// its password was checked against.
+type Check = OnceCell<Option<(Account, String)>>;
+
+/// A cached verification.
+#[derive(Clone)]
+struct Verified {
+    account: Account,
+    /// The stored hash the password matched: a changed one ends the entry.
+    hash: String,
+    at: Instant,
+    /// When the account record was last read.
+    read: Instant,
+}
+
+/// How long a cached verification uses its account record before reading it
+/// again: plan changes, selections, custom indicators and password changes
+/// made by an operator reach every instance within this.
+pub const ACCOUNT_REFRESH: Duration = Duration::from_secs(5);
 
 /// Hashes at once: one core stays free to serve requests that need no hash.
 fn default_permits() -> usize {
@@ -99,7 +117,14 @@ impl Authenticator {
             buffers: Arc::new(Mutex::new(Vec::new())),
             secret,
             ttl,
+            refresh: ACCOUNT_REFRESH,
         })
+    }
+
+    /// Reads a cached account again after `refresh` instead of [`ACCOUNT_REFRESH`].
+    pub fn with_account_refresh(mut self, refresh: Duration) -> Self {
+        self.refresh = refresh;
+        self
     }
 
     pub fn store(&self) -> &Arc<dyn AccountStore> {
@@ -117,7 +142,7 @@ impl Authenticator {
     ) -> Result<Verdict, PortError> {
         let email = normalize_email(email);
         let key = self.cache_key(&email, password);
-        if let Some(hit) = self.cached(&key) {
+        if let Some(hit) = self.cached(&key, &email).await {
             return Ok(Verdict::Valid(hit));
         }
         let keys = failure_keys(&email, client);
@@ -177,16 +202,28 @@ impl Authenticator {
             inflight.remove(&key);
         }
         drop(inflight);
-        if let Ok(Some(a)) = &result {
+        if let Ok(Some((a, hash))) = &result {
             let mut cache = self.cache.lock().expect("auth cache lock");
             let now = Instant::now();
-            cache.retain(|_, (_, at)| now.duration_since(*at) < self.ttl);
-            cache.insert(key, (a.clone(), now));
+            cache.retain(|_, v| now.duration_since(v.at) < self.ttl);
+            cache.insert(
+                key,
+                Verified {
+                    account: a.clone(),
+                    hash: hash.clone(),
+                    at: now,
+                    read: now,
+                },
+            );
         }
-        result
+        result.map(|r| r.map(|(a, _)| a))
     }
 
-    async fn check(&self, email: &str, password: &str) -> Result<Option<Account>, PortError> {
+    async fn check(
+        &self,
+        email: &str,
+        password: &str,
+    ) -> Result<Option<(Account, String)>, PortError> {
         let record = self.store.get(email).await?;
         let hash = match &record {
             Some(r) => r.password_hash.clone(),
@@ -194,12 +231,10 @@ impl Authenticator {
         };
         let matches = self.matches(hash, password.to_string()).await?;
         Ok(match record {
-            Some(r) if matches => plan(&r.plan).map(|p| Account {
-                email: r.email,
-                plan: p,
-                selected_indicators: r.selected_indicators,
-                custom_indicators: r.custom_indicators,
-            }),
+            Some(r) if matches => {
+                let hash = r.password_hash.clone();
+                account(r).map(|a| (a, hash))
+            }
             _ => None,
         })
     }
@@ -229,12 +264,37 @@ impl Authenticator {
         .map_err(PortError::internal)
     }
 
-    fn cached(&self, key: &[u8; 32]) -> Option<Account> {
-        let cache = self.cache.lock().expect("auth cache lock");
-        cache
-            .get(key)
-            .filter(|(_, at)| at.elapsed() < self.ttl)
-            .map(|(a, _)| a.clone())
+    /// A cached verification, its account read again when
+    /// [`ACCOUNT_REFRESH`] old; none when the account is gone, its password
+    /// or plan changed (the credentials are then checked again in full).
+    async fn cached(&self, key: &[u8; 32], email: &str) -> Option<Account> {
+        let hit = {
+            let mut cache = self.cache.lock().expect("auth cache lock");
+            let v = cache.get_mut(key).filter(|v| v.at.elapsed() < self.ttl)?;
+            if v.read.elapsed() < self.refresh {
+                return Some(v.account.clone());
+            }
+            // Concurrent requests keep using the entry while one reads.
+            v.read = Instant::now();
+            v.clone()
+        };
+        match self.store.get(email).await {
+            Ok(Some(r)) if r.password_hash == hit.hash && plan(&r.plan).is_some() => {
+                let fresh = account(r)?;
+                if let Some(v) = self.cache.lock().expect("auth cache lock").get_mut(key) {
+                    v.account = fresh.clone();
+                }
+                Some(fresh)
+            }
+            Ok(_) => {
+                self.cache.lock().expect("auth cache lock").remove(key);
+                None
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "account not read again; the cached one is used");
+                Some(hit.account)
+            }
+        }
     }
 
     fn cache_key(&self, email: &str, password: &str) -> [u8; 32] {
@@ -245,6 +305,16 @@ impl Authenticator {
         h.update(password.as_bytes());
         h.finalize().into()
     }
+}
+
+/// The account of a record, if its plan code is known.
+fn account(r: super::AccountRecord) -> Option<Account> {
+    plan(&r.plan).map(|p| Account {
+        email: r.email,
+        plan: p,
+        selected_indicators: r.selected_indicators,
+        custom_indicators: r.custom_indicators,
+    })
 }
 
 /// The failure-log keys of an attempt: the account first, then the address.
@@ -426,6 +496,83 @@ mod tests {
         assert!(matches!(
             a.verify("a@b.test", "right-password", ip).await.unwrap(),
             Verdict::Locked(_)
+        ));
+    }
+
+    /// Accounts an operator changes while the authenticator runs.
+    #[derive(Default)]
+    struct Records(Mutex<HashMap<String, AccountRecord>>);
+
+    #[async_trait]
+    impl AccountStore for Records {
+        async fn get(&self, email: &str) -> Result<Option<AccountRecord>, PortError> {
+            Ok(self.0.lock().unwrap().get(email).cloned())
+        }
+        async fn put(&self, r: AccountRecord) -> Result<(), PortError> {
+            self.0.lock().unwrap().insert(r.email.clone(), r);
+            Ok(())
+        }
+        async fn list(&self) -> Result<Vec<AccountRecord>, PortError> {
+            Ok(self.0.lock().unwrap().values().cloned().collect())
+        }
+    }
+
+    #[tokio::test]
+    async fn cached_logins_see_operator_changes_after_the_refresh() {
+        let store = Arc::new(Records::default());
+        let record = AccountRecord {
+            email: "a@b.test".into(),
+            password_hash: hash_password("right-password").unwrap(),
+            plan: "trial".into(),
+            ..Default::default()
+        };
+        store.put(record.clone()).await.unwrap();
+        let refresh = Duration::from_millis(50);
+        let a = Authenticator::with_permits(
+            store.clone(),
+            Duration::from_secs(60),
+            Arc::new(MemoryFailureLog::default()),
+            1,
+        )
+        .unwrap()
+        .with_account_refresh(refresh);
+        let plan_of = |v: Verdict| match v {
+            Verdict::Valid(a) => a.plan.code,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            plan_of(a.verify("a@b.test", "right-password", None).await.unwrap()),
+            "trial"
+        );
+        // A new plan and a new custom selection: seen after the refresh, with no new hash.
+        let mut changed = record.clone();
+        changed.plan = "pro".into();
+        changed.selected_indicators = vec!["XLK_OPTIX".into()];
+        store.put(changed.clone()).await.unwrap();
+        assert_eq!(
+            plan_of(a.verify("a@b.test", "right-password", None).await.unwrap()),
+            "trial",
+            "within the refresh the cached account answers"
+        );
+        tokio::time::sleep(refresh * 2).await;
+        match a.verify("a@b.test", "right-password", None).await.unwrap() {
+            Verdict::Valid(acc) => {
+                assert_eq!(acc.plan.code, "pro");
+                assert_eq!(acc.selected_indicators, ["XLK_OPTIX"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A new password ends the cached login.
+        changed.password_hash = hash_password("new-password").unwrap();
+        store.put(changed).await.unwrap();
+        tokio::time::sleep(refresh * 2).await;
+        assert_eq!(
+            a.verify("a@b.test", "right-password", None).await.unwrap(),
+            Verdict::Denied
+        );
+        assert!(matches!(
+            a.verify("a@b.test", "new-password", None).await.unwrap(),
+            Verdict::Valid(_)
         ));
     }
 
