@@ -396,3 +396,135 @@ async fn numbers_that_would_overflow_are_refused_naming_the_field() {
     }
     s.stop().await;
 }
+
+/// A client bound to a loopback address of its own (the server sees it as
+/// that client address).
+fn client_from(ip: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .local_address(ip.parse::<std::net::IpAddr>().unwrap())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// Signs in (retrying after each 429 as its Retry-After says) and answers
+/// how long the first 200 took.
+async fn sign_in(
+    s: &TestServer,
+    client: &reqwest::Client,
+    email: &str,
+    password: &str,
+) -> Duration {
+    let started = Instant::now();
+    loop {
+        let r = client
+            .get(s.url("/backtest/tasks?limit=1"))
+            .basic_auth(email, Some(password))
+            .send()
+            .await
+            .unwrap();
+        match r.status().as_u16() {
+            200 => return started.elapsed(),
+            429 => {
+                let wait: u64 = r.headers()["retry-after"]
+                    .to_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                tokio::time::sleep(Duration::from_secs(wait)).await;
+            }
+            other => panic!("{email}: {other}"),
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{email}: never signed in"
+        );
+    }
+}
+
+/// A wrong-password flood from one address (16 clients, a new e-mail each
+/// time) does not keep users behind that address out: a new account signs in
+/// from it during the flood within a few seconds, another address is not
+/// slowed, and once the flood ends the address signs in at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flooding_address_slows_but_does_not_lock_out_its_neighbours() {
+    let (s, _dir) = TestServer::fresh().await;
+    for k in 0..3 {
+        s.add_account(&format!("new{k}@example.test"), "a long password", "pro")
+            .await;
+    }
+    let flooding = "127.0.2.1";
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let counts = std::sync::Arc::new([(); 3].map(|_| std::sync::atomic::AtomicU64::new(0)));
+    let mut flood = tokio::task::JoinSet::new();
+    for k in 0..16 {
+        let (client, url, stop, counts) = (
+            client_from(flooding),
+            s.url("/backtest/tasks"),
+            stop.clone(),
+            counts.clone(),
+        );
+        flood.spawn(async move {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                let r = client
+                    .get(&url)
+                    .basic_auth(format!("guess{k}-{n}@flood.test"), Some("guess"))
+                    .send()
+                    .await
+                    .unwrap();
+                let slot = match r.status().as_u16() {
+                    401 => 0,
+                    429 => 1,
+                    _ => 2,
+                };
+                counts[slot].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    }
+    // The address passes its 20 free failures, then trickles.
+    assert!(
+        tests::server::eventually(Duration::from_secs(10), || async {
+            counts[0].load(std::sync::atomic::Ordering::Relaxed) > 40
+        })
+        .await
+    );
+    let behind = sign_in(
+        &s,
+        &client_from(flooding),
+        "new0@example.test",
+        "a long password",
+    )
+    .await;
+    let elsewhere = sign_in(
+        &s,
+        &client_from("127.0.3.1"),
+        "new1@example.test",
+        "a long password",
+    )
+    .await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    while flood.join_next().await.is_some() {}
+    let after = sign_in(
+        &s,
+        &client_from(flooding),
+        "new2@example.test",
+        "a long password",
+    )
+    .await;
+    let c: Vec<u64> = counts
+        .iter()
+        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        .collect();
+    println!(
+        "flood of {} wrong logins ({} refused): sign-in behind the flooding address {behind:?}, from another {elsewhere:?}, after the flood {after:?}",
+        c[0] + c[1],
+        c[1]
+    );
+    assert_eq!(c[2], 0, "every flood request was answered 401 or 429");
+    assert!(behind < Duration::from_secs(5), "{behind:?}");
+    assert!(elsewhere < Duration::from_secs(2), "{elsewhere:?}");
+    assert!(after < Duration::from_secs(1), "{after:?}");
+    s.stop().await;
+}

@@ -4,6 +4,7 @@
 //! cost under a flood.
 
 use super::throttle::{FailureLog, LoginPolicy};
+use super::trickle::Trickle;
 use super::{Account, AccountStore, normalize_email, plan};
 use crate::PortError;
 use argon2::password_hash::{Output, PasswordHash, PasswordHasher, SaltString, rand_core::OsRng};
@@ -30,18 +31,21 @@ pub enum Verdict {
     Valid(Account),
     /// Unknown user, wrong password, or an account whose plan code is unknown.
     Denied,
-    /// Too many recent failures for this account or client address.
+    /// Too many recent failures for this account (or this account from this
+    /// address), or the address's trickle is full: retry after this long.
     Locked(Duration),
 }
 
 /// Verifies credentials with bounded cost: a cache of verified credentials,
-/// at most `permits` argon2 hashes at once (each on the blocking pool, each
-/// with a reused memory buffer, so memory stays at `permits` buffers however
-/// many logins arrive), one hash for a burst of the same credentials, and
-/// failed-login locks per account and client address.
+/// at most `permits` argon2 hashes at once, in order of arrival (each on the
+/// blocking pool, each with a reused memory buffer, so memory stays at
+/// `permits` buffers however many logins arrive), one hash for a burst of the
+/// same credentials, failed-login locks per account and per account from one
+/// address, and a trickle of checks for an address past its failures.
 pub struct Authenticator {
     store: Arc<dyn AccountStore>,
     failures: Arc<dyn FailureLog>,
+    trickle: Trickle,
     /// Keyed by SHA-256(secret || email || password): the cache never holds a password.
     cache: Mutex<HashMap<[u8; 32], Verified>>,
     /// Checks under way, by the same key: later arrivals wait for the first.
@@ -111,6 +115,7 @@ impl Authenticator {
         Ok(Authenticator {
             store,
             failures,
+            trickle: Trickle::default(),
             cache: Mutex::new(HashMap::new()),
             inflight: Mutex::new(HashMap::new()),
             hashing: Arc::new(Semaphore::new(permits.max(1))),
@@ -119,6 +124,12 @@ impl Authenticator {
             ttl,
             refresh: ACCOUNT_REFRESH,
         })
+    }
+
+    /// Spaces a busy address's checks by `trickle` instead of the default.
+    pub fn with_trickle(mut self, trickle: Trickle) -> Self {
+        self.trickle = trickle;
+        self
     }
 
     /// Reads a cached account again after `refresh` instead of [`ACCOUNT_REFRESH`].
@@ -147,26 +158,37 @@ impl Authenticator {
         }
         let keys = failure_keys(&email, client);
         let now = epoch_ms();
-        let (mut locked, mut account_failed) = (None, false);
-        for (i, (k, policy)) in keys.iter().enumerate() {
+        let (mut locked, mut busy, mut failed) = (None, false, Vec::new());
+        for (k, policy, slows) in &keys {
             let f = self.failures.get(k, now, policy.window).await?;
-            account_failed |= i == 0 && f.is_some();
-            locked = locked.max(policy.locked_for(f, now));
+            if *slows {
+                busy = policy.exceeded(f, now);
+            } else {
+                locked = locked.max(policy.locked_for(f, now));
+                if f.is_some() {
+                    failed.push(k);
+                }
+            }
         }
         if let Some(d) = locked {
             return Ok(Verdict::Locked(d));
         }
+        if busy && let Some(ip) = client {
+            if let Err(retry) = self.trickle.turn(ip).await {
+                return Ok(Verdict::Locked(retry));
+            }
+        }
         let account = self.check_once(key, &email, password).await?;
         match account {
             Some(a) => {
-                if account_failed {
-                    self.failures.clear(&keys[0].0).await?;
+                for k in failed {
+                    self.failures.clear(k).await?;
                 }
                 Ok(Verdict::Valid(a))
             }
             None => {
                 let now = epoch_ms();
-                for (k, policy) in &keys {
+                for (k, policy, _) in &keys {
                     self.failures.record(k, now, policy.window).await?;
                 }
                 Ok(Verdict::Denied)
@@ -317,11 +339,17 @@ fn account(r: super::AccountRecord) -> Option<Account> {
     })
 }
 
-/// The failure-log keys of an attempt: the account first, then the address.
-fn failure_keys(email: &str, client: Option<IpAddr>) -> Vec<(String, LoginPolicy)> {
-    let mut keys = vec![(format!("login-account#{email}"), LoginPolicy::ACCOUNT)];
+/// The failure-log keys of an attempt: the account and the account from
+/// this address (which lock), the address (which slows, `true`).
+fn failure_keys(email: &str, client: Option<IpAddr>) -> Vec<(String, LoginPolicy, bool)> {
+    let mut keys = vec![(
+        format!("login-account#{email}"),
+        LoginPolicy::ACCOUNT,
+        false,
+    )];
     if let Some(ip) = client {
-        keys.push((format!("login-address#{ip}"), LoginPolicy::ADDRESS));
+        keys.push((format!("login-pair#{ip}#{email}"), LoginPolicy::PAIR, false));
+        keys.push((format!("login-address#{ip}"), LoginPolicy::ADDRESS, true));
     }
     keys
 }
@@ -596,8 +624,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn one_address_is_locked_across_accounts() {
+    async fn a_busy_address_trickles_and_its_innocent_user_signs_in() {
         let (_, a) = auth();
+        let a = a.with_trickle(Trickle::new(
+            Duration::from_millis(100),
+            4,
+            Duration::from_secs(5),
+        ));
         let ip: Option<IpAddr> = Some("198.51.100.1".parse().unwrap());
         for i in 0..21 {
             let v = a
@@ -606,20 +639,62 @@ mod tests {
                 .unwrap();
             assert_eq!(v, Verdict::Denied, "attempt {i}");
         }
+        // Past its 20 free failures the address is slowed, not locked: its
+        // checks start at most one per 100 ms, and the right password passes.
+        let started = Instant::now();
+        for i in 0..3 {
+            let v = a
+                .verify(&format!("more{i}@x.test"), "pw", ip)
+                .await
+                .unwrap();
+            assert_eq!(v, Verdict::Denied);
+        }
+        assert!(
+            started.elapsed() >= Duration::from_millis(200),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(matches!(
-            a.verify("someone@x.test", "pw", ip).await.unwrap(),
+            a.verify("a@b.test", "right-password", ip).await.unwrap(),
+            Verdict::Valid(_)
+        ));
+        // Another address is not slowed.
+        let other = Some("198.51.100.2".parse().unwrap());
+        let started = Instant::now();
+        assert_eq!(
+            a.verify("someone@x.test", "pw", other).await.unwrap(),
+            Verdict::Denied
+        );
+        assert!(started.elapsed() < Duration::from_millis(100));
+    }
+
+    #[tokio::test]
+    async fn guesses_from_one_address_stay_locked_after_the_owner_signs_in() {
+        let (_, a) = auth();
+        let attacker: Option<IpAddr> = Some("203.0.113.5".parse().unwrap());
+        let owner: Option<IpAddr> = Some("203.0.113.6".parse().unwrap());
+        for _ in 0..6 {
+            a.verify("a@b.test", "guess", attacker).await.unwrap();
+        }
+        assert!(matches!(
+            a.verify("a@b.test", "guess", attacker).await.unwrap(),
             Verdict::Locked(_)
         ));
+        // The owner waits out the account's lock, signs in, and so clears it...
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert!(matches!(
+            a.verify("a@b.test", "right-password", owner).await.unwrap(),
+            Verdict::Valid(_)
+        ));
+        // ...but not the attacker's count on the account from its address:
+        // one more guess, and it is locked again (not five free ones).
         assert_eq!(
-            a.verify(
-                "someone@x.test",
-                "pw",
-                Some("198.51.100.2".parse().unwrap())
-            )
-            .await
-            .unwrap(),
-            Verdict::Denied,
-            "another address is not locked"
+            a.verify("a@b.test", "guess", attacker).await.unwrap(),
+            Verdict::Denied
         );
+        assert!(matches!(
+            a.verify("a@b.test", "guess", attacker).await.unwrap(),
+            Verdict::Locked(d) if d > Duration::from_secs(1)
+        ));
     }
 }

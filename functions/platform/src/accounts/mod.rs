@@ -4,11 +4,13 @@ mod auth;
 mod plans;
 mod sqlite;
 mod throttle;
+mod trickle;
 
 pub use auth::{Authenticator, Verdict, hash_password};
 pub use plans::{PLANS, Plan, Service, plan};
 pub use sqlite::SqliteAccountStore;
 pub use throttle::{FailureLog, Failures, LoginPolicy, MemoryFailureLog};
+pub use trickle::Trickle;
 
 use crate::PortError;
 use async_trait::async_trait;

@@ -1,8 +1,11 @@
-//! Failed-login limits: failures are counted per account and per client
-//! address, and past a free allowance each further failure locks the key for
-//! twice as long as the last (1 s, 2 s, 4 s, ... up to 15 minutes). A locked
-//! key is answered without hashing, so a flood of wrong passwords costs a
-//! counter read, not an argon2 hash.
+//! Failed-login limits: failures are counted per account, per client
+//! address and account together, and per client address. Past a free
+//! allowance each further failure of an account, or of an account from one
+//! address, locks that key for twice as long as the last (1 s, 2 s, 4 s, ...
+//! up to 15 minutes); a locked key is answered without hashing, so guessing
+//! one password costs a counter read, not an argon2 hash. An address past
+//! its allowance is not locked but slowed ([`super::Trickle`]), so users
+//! sharing it with a flood still sign in.
 
 use crate::PortError;
 use async_trait::async_trait;
@@ -46,13 +49,27 @@ impl LoginPolicy {
         max: Duration::from_secs(15 * 60),
         window: Duration::from_secs(15 * 60),
     };
-    /// Per client address: room for several users behind one address.
+    /// Per account from one client address: its guesses stay locked even
+    /// after the account's owner signs in elsewhere (which clears the account's count).
+    pub const PAIR: LoginPolicy = LoginPolicy {
+        free: 5,
+        base: Duration::from_secs(1),
+        max: Duration::from_secs(15 * 60),
+        window: Duration::from_secs(15 * 60),
+    };
+    /// Per client address: room for several users behind one address before
+    /// its checks trickle.
     pub const ADDRESS: LoginPolicy = LoginPolicy {
         free: 20,
         base: Duration::from_secs(1),
         max: Duration::from_secs(15 * 60),
         window: Duration::from_secs(15 * 60),
     };
+
+    /// Whether `failures` are past the free allowance at `now_ms`.
+    pub fn exceeded(&self, failures: Option<Failures>, now_ms: i64) -> bool {
+        failures.is_some_and(|f| f.count > self.free && f.within(now_ms, self.window))
+    }
 
     /// How much longer `failures` lock their key at `now_ms`, if at all.
     pub fn locked_for(&self, failures: Option<Failures>, now_ms: i64) -> Option<Duration> {
