@@ -228,7 +228,7 @@ mod tests {
         let m = message(&format!(r#"{{"grid": {{{}}}}}"#, keys.join(",")));
         assert!(m.starts_with("field 'grid"), "{m}");
         assert!(m.contains("more than 100000 fields"), "{m}");
-        let many = format!("[{}]", vec!["[1,2,3]"; 10].join(","));
+        let many = format!("[{}]", ["[1,2,3]"; 10].join(","));
         assert!(check_within(many.as_bytes(), 8, 100, 30).is_err());
         assert!(check_within(many.as_bytes(), 8, 100, 41).is_ok());
     }

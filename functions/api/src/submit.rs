@@ -78,18 +78,53 @@ fn store_error(e: PortError) -> ApiError {
 /// is queued again while still PENDING: its first message may have been lost
 /// with a crashed instance, and a second message is harmless (claims are
 /// conditional). The same key with different parameters is 422.
-/// A tenant past its plan's monthly compute gets 429 before anything is stored.
+/// The task's estimated compute is reserved first (`services::compute`): a
+/// tenant whose month is used up gets 429 before anything is stored, and a
+/// reservation whose task is not created (a replay, a failure) is given back.
 pub async fn submit(
     state: &AppState,
     caller: &Account,
     new: NewTask,
     key: Option<&str>,
 ) -> Result<Submitted, ApiError> {
-    if let Some(m) = &state.metering {
-        m.admit_task(&caller.email, caller.plan.code, chrono::Utc::now())
-            .await
-            .map_err(crate::auth::over_limit)?;
+    let now = chrono::Utc::now();
+    let reserved = match &state.metering {
+        Some(m) => {
+            let r = services::compute::reserved(new.kind, &new.params, now.date_naive());
+            m.reserve_compute(&caller.email, caller.plan.code, r.total(), now)
+                .await
+                .map_err(crate::auth::over_limit)?;
+            r.total()
+        }
+        None => 0,
+    };
+    let give_back = || async {
+        if let Some(m) = &state.metering
+            && reserved > 0
+        {
+            m.release_compute(&caller.email, reserved, now.date_naive())
+                .await;
+        }
+    };
+    let stored = store_and_queue(state, new, key).await;
+    if !matches!(
+        stored,
+        Ok(Submitted {
+            replayed: false,
+            ..
+        })
+    ) {
+        give_back().await;
     }
+    stored
+}
+
+/// Stores `new` (under `key`) and queues it.
+async fn store_and_queue(
+    state: &AppState,
+    new: NewTask,
+    key: Option<&str>,
+) -> Result<Submitted, ApiError> {
     let (task, replayed) = match key {
         None => (state.tasks.create(new).await.map_err(store_error)?, false),
         Some(key) => {

@@ -2,6 +2,8 @@
 //! by every instance of every function:
 //! - a window's request counter, `rate#…`: `n` grown by a conditional `ADD`
 //!   that never passes the limit, expired by TTL on `expires_at`;
+//! - an account's month of task compute, `compute#…`: reservations set `n`
+//!   under a condition that it is below the limit, settlements `ADD` to it;
 //! - an account's running-task slots, `slots#…`: a map of holder to lease
 //!   end, replaced under a version check (optimistic concurrency);
 //! - a plan's limits set by an operator, `plan#<code>`: the JSON in `limits`.
@@ -168,6 +170,70 @@ impl QuotaStore for DynamoQuotaStore {
             Err(e) if conditional(&e) => Ok(()),
             Err(e) => Err(sdk_error("release a task slot", e)),
         }
+    }
+
+    async fn reserve(
+        &self,
+        key: &str,
+        k: u64,
+        limit: u64,
+        start: u64,
+        expires_s: i64,
+    ) -> Result<bool, PortError> {
+        // An absent counter starts at `start`: reserved only if that is below the limit.
+        let condition = if start < limit {
+            "attribute_not_exists(n) OR n < :limit"
+        } else {
+            "n < :limit"
+        };
+        let r = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("key", AttributeValue::S(key.into()))
+            .update_expression("SET n = if_not_exists(n, :start) + :k, expires_at = :exp")
+            .condition_expression(condition)
+            .expression_attribute_values(":k", n(k))
+            .expression_attribute_values(":start", n(start))
+            .expression_attribute_values(":limit", n(limit))
+            .expression_attribute_values(":exp", n(expires_s))
+            .send()
+            .await;
+        match r {
+            Ok(_) => Ok(true),
+            Err(e) if conditional(&e) => Ok(false),
+            Err(e) => Err(sdk_error("reserve compute", e)),
+        }
+    }
+
+    async fn adjust(&self, key: &str, delta: i64, expires_s: i64) -> Result<(), PortError> {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .key("key", AttributeValue::S(key.into()))
+            .update_expression("ADD n :d SET expires_at = :exp")
+            .expression_attribute_values(":d", n(delta))
+            .expression_attribute_values(":exp", n(expires_s))
+            .send()
+            .await
+            .map_err(|e| sdk_error("settle compute", e))?;
+        Ok(())
+    }
+
+    async fn count(&self, key: &str) -> Result<Option<i64>, PortError> {
+        let item = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("key", AttributeValue::S(key.into()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("read a counter", e))?
+            .item;
+        Ok(item
+            .and_then(|i| i.get("n").and_then(|v| v.as_n().ok()).cloned())
+            .and_then(|v| v.parse().ok()))
     }
 
     async fn plan_limits(&self, plan: &str) -> Result<Option<PlanLimits>, PortError> {

@@ -2,7 +2,7 @@
 //! handler, long-running poller), plus the embedded pool and restart recovery.
 
 use crate::PortError;
-use crate::metering::{COMPUTE_PREFIX, MIN_ATTEMPT_COMPUTE_MS, Metering};
+use crate::metering::{COMPUTE_PREFIX, MIN_ATTEMPT_COMPUTE_MS, Metering, Reserved};
 use crate::queue::{JobMessage, JobQueue, LocalReceiver};
 use crate::tasks::{Claim, Outcome, Task, TaskKind, TaskStore, now};
 use async_trait::async_trait;
@@ -44,6 +44,13 @@ impl From<PortError> for JobError {
 #[async_trait]
 pub trait JobHandler: Send + Sync {
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError>;
+
+    /// What the task's submit reserved of its owner's monthly compute,
+    /// worked out again from the task; the worker settles each attempt
+    /// against it. Tasks no submit reserved for (the default) settle nothing.
+    fn reserved(&self, _task: &Task) -> Reserved {
+        Reserved::default()
+    }
 }
 
 /// How far a running job has come, 0-100: set from any thread (the engine's
@@ -172,14 +179,27 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         Claim::Busy => return Ok(Disposition::Retry("task is running elsewhere".into())),
     };
     let (id, attempt) = (task.id, task.attempts);
+    let handler = deps.handlers.get(task.kind);
     if attempt > deps.max_attempts {
         let msg = format!("gave up after {} attempts", deps.max_attempts);
         deps.tasks
             .finish(id, attempt, Outcome::Failed(msg), now())
             .await?;
+        // What it reserved for tasks it never created goes back.
+        if let (Some(m), Some(h)) = (&deps.metering, &handler) {
+            let back = h.reserved(&task).children_ms;
+            m.settle_compute(
+                &task.owner,
+                0,
+                back,
+                task.created_at.date(),
+                chrono::Utc::now(),
+            )
+            .await;
+        }
         return Ok(Disposition::Done);
     }
-    let Some(handler) = deps.handlers.get(task.kind) else {
+    let Some(handler) = handler else {
         let msg = format!("task kind '{}' is not served by this deployment", task.kind);
         deps.tasks
             .finish(id, attempt, Outcome::Failed(msg), now())
@@ -194,13 +214,21 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         attempt,
         progress.clone(),
     ));
-    let (owner, kind) = (task.owner.clone(), task.kind);
+    let (owner, kind, created) = (task.owner.clone(), task.kind, task.created_at.date());
+    let reserved = handler.reserved(&task);
     let started = std::time::Instant::now();
     let job = tokio::spawn(async move { handler.run(task, progress).await }).await;
     reporter.abort();
     if let Some(m) = &deps.metering {
         let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
         m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
+        // The first attempt settles the task's own reservation; a failure
+        // gives back what was reserved for the tasks it would have created.
+        let failed = matches!(job, Ok(Err(JobError::Permanent(_))) | Err(_));
+        let back = if attempt == 1 { reserved.own_ms } else { 0 }
+            + if failed { reserved.children_ms } else { 0 };
+        m.settle_compute(&owner, ms, back, created, chrono::Utc::now())
+            .await;
     }
     let outcome = match job {
         Ok(Ok(value)) => Outcome::Success(value),

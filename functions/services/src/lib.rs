@@ -6,6 +6,7 @@
 
 pub mod analytics;
 pub mod backtest;
+pub mod compute;
 pub mod data;
 pub mod dates;
 pub mod error;

@@ -1,6 +1,8 @@
 //! What every quota store promises: a counter never passes its limit however
 //! many instances take from it at once; slots are held by at most `limit`
-//! holders, an expired hold frees its slot; plan limits read back as set.
+//! holders, an expired hold frees its slot; a reservation is taken only
+//! below its limit, so concurrent ones pass it by at most one, and
+//! settlements move the counter both ways; plan limits read back as set.
 
 use super::unique;
 use platform::quota::{PlanLimits, QuotaStore};
@@ -112,4 +114,41 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     };
     store.set_plan_limits(&plan, changed).await.unwrap();
     assert_eq!(store.plan_limits(&plan).await.unwrap(), Some(changed));
+
+    // Compute reservations: taken while the counter is below the limit.
+    let month = unique("compute");
+    assert!(store.reserve(&month, 700, 1_000, 0, far).await.unwrap());
+    assert!(
+        store.reserve(&month, 700, 1_000, 0, far).await.unwrap(),
+        "700 is below 1,000: taken whole"
+    );
+    assert!(!store.reserve(&month, 1, 1_000, 0, far).await.unwrap());
+    assert_eq!(store.count(&month).await.unwrap(), Some(1_400));
+    store.adjust(&month, -500, far).await.unwrap();
+    assert_eq!(store.count(&month).await.unwrap(), Some(900));
+    assert!(store.reserve(&month, 10, 1_000, 0, far).await.unwrap());
+    store.adjust(&month, 90, far).await.unwrap();
+    assert!(!store.reserve(&month, 10, 1_000, 0, far).await.unwrap());
+    assert_eq!(store.count(&month).await.unwrap(), Some(1_000));
+    // An absent counter starts where the caller says (the month's stored use).
+    let fresh = unique("compute");
+    assert!(!store.reserve(&fresh, 5, 1_000, 1_000, far).await.unwrap());
+    assert_eq!(store.count(&fresh).await.unwrap(), None);
+    assert!(store.reserve(&fresh, 5, 1_000, 999, far).await.unwrap());
+    assert_eq!(store.count(&fresh).await.unwrap(), Some(1_004));
+    let settled = unique("compute");
+    store.adjust(&settled, 250, far).await.unwrap();
+    assert_eq!(store.count(&settled).await.unwrap(), Some(250));
+    // Twenty at once, 100 each, on 1,000: ten are taken, the counter ends at 1,000.
+    let month = unique("compute");
+    let reserves = (0..20).map(|_| {
+        let (store, month) = (store.clone(), month.clone());
+        tokio::spawn(async move { store.reserve(&month, 100, 1_000, 0, far).await.unwrap() })
+    });
+    let mut taken = 0;
+    for r in reserves {
+        taken += u32::from(r.await.unwrap());
+    }
+    assert_eq!(taken, 10, "concurrent reservations stop at the limit");
+    assert_eq!(store.count(&month).await.unwrap(), Some(1_000));
 }

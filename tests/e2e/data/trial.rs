@@ -17,8 +17,11 @@ const SYMBOL: &str = "SPX_OPTIX";
 /// The trial's daily custom indicator.
 const CUSTOM: &str = "CUSTOM_TECH_SPREAD";
 
-/// The data group's GET operations and their parameters `(name, in, required)`.
-fn data_routes() -> Vec<(String, Vec<(String, String, bool)>)> {
+/// A parameter of an operation: `(name, in, required)`.
+type Param = (String, String, bool);
+
+/// The data group's GET operations and their parameters.
+fn data_routes() -> Vec<(String, Vec<Param>)> {
     let doc: Value = serde_json::from_str(api::routes::document()).unwrap();
     let mut out = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
@@ -46,7 +49,7 @@ fn data_routes() -> Vec<(String, Vec<(String, String, bool)>)> {
 }
 
 /// The request that asks a route for the most history it can give.
-fn widest(path: &str, params: &[(String, String, bool)], days: &str) -> String {
+fn widest(path: &str, params: &[Param], days: &str) -> String {
     let mut url = path.to_string();
     let mut query = Vec::new();
     for (name, place, required) in params {

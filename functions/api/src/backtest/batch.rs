@@ -48,6 +48,8 @@ pub(crate) async fn submit_batch(
         request: body,
         total: expanded.len(),
         paths,
+        strategy_us: expanded.strategy_us(chrono::Utc::now().date_naive()),
+        reserved: true,
     };
     let submitted = crate::submit::submit(
         &state,

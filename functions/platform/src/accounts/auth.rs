@@ -173,10 +173,11 @@ impl Authenticator {
         if let Some(d) = locked {
             return Ok(Verdict::Locked(d));
         }
-        if busy && let Some(ip) = client {
-            if let Err(retry) = self.trickle.turn(ip).await {
-                return Ok(Verdict::Locked(retry));
-            }
+        if busy
+            && let Some(ip) = client
+            && let Err(retry) = self.trickle.turn(ip).await
+        {
+            return Ok(Verdict::Locked(retry));
         }
         let account = self.check_once(key, &email, password).await?;
         match account {

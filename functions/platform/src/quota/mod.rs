@@ -74,4 +74,24 @@ pub trait QuotaStore: Send + Sync {
     /// Sets a plan's limits for every instance (each picks them up within
     /// its cache time, [`crate::metering::PLAN_CACHE`]).
     async fn set_plan_limits(&self, plan: &str, limits: PlanLimits) -> Result<(), PortError>;
+
+    /// Adds `n` to counter `key` if it is below `limit`, an absent counter
+    /// starting at `start`; false, adding nothing, when it is not below.
+    /// Concurrent reservations are decided one at a time, so a counter passes
+    /// its limit by at most one reservation.
+    async fn reserve(
+        &self,
+        key: &str,
+        n: u64,
+        limit: u64,
+        start: u64,
+        expires_s: i64,
+    ) -> Result<bool, PortError>;
+
+    /// Adds `delta` (negative to give back) to counter `key`, an absent one
+    /// starting at 0.
+    async fn adjust(&self, key: &str, delta: i64, expires_s: i64) -> Result<(), PortError>;
+
+    /// The counter's value, if it exists.
+    async fn count(&self, key: &str) -> Result<Option<i64>, PortError>;
 }

@@ -108,6 +108,69 @@ impl QuotaStore for SqliteQuotaStore {
             .await
     }
 
+    async fn reserve(
+        &self,
+        key: &str,
+        n: u64,
+        limit: u64,
+        start: u64,
+        expires_s: i64,
+    ) -> Result<bool, PortError> {
+        let key = key.to_string();
+        let (n, limit, start) = (n as i64, limit as i64, start as i64);
+        self.db
+            .run(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let used: i64 = tx
+                    .query_row(
+                        "SELECT n FROM quota_counters WHERE key = ?1",
+                        params![key],
+                        |r| r.get(0),
+                    )
+                    .optional()?
+                    .unwrap_or(start);
+                let added = used < limit;
+                if added {
+                    tx.execute(
+                        "INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (key) DO UPDATE SET n = excluded.n, expires_s = excluded.expires_s",
+                        params![key, used + n, expires_s],
+                    )?;
+                }
+                tx.commit()?;
+                Ok(added)
+            })
+            .await
+    }
+
+    async fn adjust(&self, key: &str, delta: i64, expires_s: i64) -> Result<(), PortError> {
+        let key = key.to_string();
+        self.db
+            .run(move |c| {
+                c.execute(
+                    "INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (key) DO UPDATE SET n = n + excluded.n, expires_s = excluded.expires_s",
+                    params![key, delta, expires_s],
+                )
+                .map(|_| ())
+            })
+            .await
+    }
+
+    async fn count(&self, key: &str) -> Result<Option<i64>, PortError> {
+        let key = key.to_string();
+        self.db
+            .run(move |c| {
+                c.query_row(
+                    "SELECT n FROM quota_counters WHERE key = ?1",
+                    params![key],
+                    |r| r.get(0),
+                )
+                .optional()
+            })
+            .await
+    }
+
     async fn plan_limits(&self, plan: &str) -> Result<Option<PlanLimits>, PortError> {
         let plan = plan.to_string();
         let text: Option<String> = self

@@ -148,6 +148,8 @@ async fn submit(
         request,
         total: expanded.len(),
         paths: Vec::new(),
+        strategy_us: 0,
+        reserved: false,
     };
     // Keyed by the file: a sweep after a crash finds the batch it created.
     let task = inbox

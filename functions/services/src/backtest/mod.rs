@@ -31,6 +31,10 @@ pub struct BacktestJob {
 
 #[async_trait]
 impl JobHandler for BacktestJob {
+    fn reserved(&self, task: &Task) -> platform::metering::Reserved {
+        crate::compute::reserved(task.kind, &task.params, task.created_at.date())
+    }
+
     async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
         let prepared = prepare(self.market.as_ref(), &task.params)
             .await

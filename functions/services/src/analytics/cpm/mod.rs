@@ -486,6 +486,10 @@ pub struct CpmJob {
 
 #[async_trait]
 impl JobHandler for CpmJob {
+    fn reserved(&self, task: &Task) -> platform::metering::Reserved {
+        crate::compute::reserved(task.kind, &task.params, task.created_at.date())
+    }
+
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
         let params: CpmParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid parameters: {e}")))?;

@@ -31,6 +31,12 @@ pub struct ChunkParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Value>,
     pub varied: Vec<Map<String, Value>>,
+    /// The batch's estimate of one strategy's engine time and whether its
+    /// submit reserved compute for it (`crate::compute`).
+    #[serde(default)]
+    pub strategy_us: u64,
+    #[serde(default)]
+    pub reserved: bool,
 }
 
 /// A strategy of a batch: its index, itself, and the grid's values for it.
@@ -135,6 +141,10 @@ pub struct BatchChunkJob {
 
 #[async_trait]
 impl JobHandler for BatchChunkJob {
+    fn reserved(&self, task: &Task) -> platform::metering::Reserved {
+        crate::compute::reserved(task.kind, &task.params, task.created_at.date())
+    }
+
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
         let p: ChunkParams = serde_json::from_value(task.params)
             .map_err(|e| JobError::Permanent(format!("invalid chunk: {e}")))?;
@@ -152,6 +162,14 @@ pub struct BatchParams {
     pub total: usize,
     /// The grid's paths, in order: the varied columns of the table.
     pub paths: Vec<String>,
+    /// The longest of its strategies' estimated engine time
+    /// (`crate::compute::strategy_us`).
+    #[serde(default)]
+    pub strategy_us: u64,
+    /// Whether its submit reserved monthly compute for it (the HTTP submit
+    /// does; the batch-file inbox does not yet).
+    #[serde(default)]
+    pub reserved: bool,
 }
 
 /// A batch record's result once fanned out.
@@ -170,6 +188,10 @@ pub struct BatchJob {
 
 #[async_trait]
 impl JobHandler for BatchJob {
+    fn reserved(&self, task: &Task) -> platform::metering::Reserved {
+        crate::compute::reserved(task.kind, &task.params, task.created_at.date())
+    }
+
     async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
         use platform::queue::JobMessage;
         use platform::tasks::{NewTask, TaskKind};
@@ -191,6 +213,8 @@ impl JobHandler for BatchJob {
                 },
                 base: e.base.clone(),
                 varied: varied.to_vec(),
+                strategy_us: p.strategy_us,
+                reserved: p.reserved,
             };
             let new = NewTask {
                 owner: task.owner.clone(),

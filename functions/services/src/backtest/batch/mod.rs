@@ -295,6 +295,22 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
     }
 }
 
+impl Expanded {
+    /// The longest estimated engine time of its strategies, for the
+    /// compute it reserves (a grid's base stands for its strategies).
+    pub fn strategy_us(&self, today: chrono::NaiveDate) -> u64 {
+        match &self.base {
+            Some(base) => crate::compute::strategy_us(base, today),
+            None => self
+                .strategies
+                .iter()
+                .map(|s| crate::compute::strategy_us(s, today))
+                .max()
+                .unwrap_or(0),
+        }
+    }
+}
+
 /// Checks every strategy; the first invalid one names its index and field.
 pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<(), PrepareError> {
     for i in 0..e.len() {
@@ -389,11 +405,11 @@ mod tests {
                 "'grid.a.a.a",
             ),
             (
-                json!({"strategy": {}, "grid": {vec!["a"; 13].join("."): [1]}}),
+                json!({"strategy": {}, "grid": {["a"; 13].join("."): [1]}}),
                 "13 segments; at most 12",
             ),
             (
-                json!({"strategy": {}, "grid": {vec!["a"; 9].join(","): [1]}}),
+                json!({"strategy": {}, "grid": {["a"; 9].join(","): [1]}}),
                 "links 9 paths",
             ),
             (

@@ -476,6 +476,10 @@ pub struct ScannerBacktestJob {
 
 #[async_trait]
 impl JobHandler for ScannerBacktestJob {
+    fn reserved(&self, task: &Task) -> platform::metering::Reserved {
+        crate::compute::reserved(task.kind, &task.params, task.created_at.date())
+    }
+
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
         let params: ScannerBacktestParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid parameters: {e}")))?;
