@@ -59,7 +59,9 @@ pub struct StrategyGrid {
     /// Dotted field paths of `strategy` to non-empty lists of values; the
     /// batch is every combination (the first path varies slowest; a number
     /// in a path indexes a list; a key of comma-separated paths sets them
-    /// all to each value). Each combination must be a valid strategy.
+    /// all to each value). Each combination must be a valid strategy. At
+    /// most 16 keys, each at most 256 bytes linking at most 8 paths of at
+    /// most 12 segments.
     #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}))]
     grid: Option<Value>,
 }
