@@ -209,7 +209,7 @@ async fn errors_of_section_seven() {
         ),
         (
             with(&["start_date"], json!("2020-02-30")),
-            "start_date: '2020-02-30' is not a date",
+            "start_date: must be a date YYYY-MM-DD, got '2020-02-30'",
         ),
         (
             with(&["symbol"], json!("ZZZZ")),

@@ -24,15 +24,14 @@ fn is_date(schema: &Value) -> bool {
     schema["format"] == "date"
         || schema["pattern"]
             .as_str()
-            .is_some_and(|p| p.starts_with("^[0-9]{4}("))
-        || schema["pattern"] == "^[0-9]{4}-(0[1-9]|1[0-2])$"
+            .is_some_and(|p| p.starts_with("^(18|19|20|21)[0-9]{2}"))
 }
 
 /// A date of year 0081 in the form the field takes.
 fn year_81(schema: &Value) -> &'static str {
     if schema["format"] == "date" {
         "0081-01-05"
-    } else if schema["pattern"] == "^[0-9]{4}-(0[1-9]|1[0-2])$" {
+    } else if schema["pattern"] == "^(18|19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$" {
         "0081-01"
     } else {
         "00810105"

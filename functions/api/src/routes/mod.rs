@@ -187,6 +187,7 @@ pub fn document() -> &'static str {
         let mut value = serde_json::to_value(&doc).expect("the OpenAPI document serialises");
         camel_case_links(&mut value);
         common_responses(&mut value);
+        date_range(&mut value);
         serde_json::to_string_pretty(&value).expect("the OpenAPI document serialises")
     })
 }
@@ -252,6 +253,27 @@ fn common_responses(doc: &mut serde_json::Value) {
         }
     }
 }
+
+/// Every `format: date` string also carries the years it is accepted in
+/// (`services::dates`: 1800-2199), which JSON Schema says with a pattern.
+fn date_range(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if map.get("format").and_then(Value::as_str) == Some("date")
+                && !map.contains_key("pattern")
+            {
+                map.insert("pattern".into(), Value::String(DATE_PATTERN.into()));
+            }
+            map.values_mut().for_each(date_range);
+        }
+        Value::Array(items) => items.iter_mut().for_each(date_range),
+        _ => {}
+    }
+}
+
+/// A `YYYY-MM-DD` date of the years 1800-2199.
+pub const DATE_PATTERN: &str = "^(18|19|20|21)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
 
 /// utoipa 5 writes a link's fields in snake case (`operation_id`); OpenAPI
 /// spells them `operationId`, `operationRef` and `requestBody`, and clients

@@ -18,7 +18,10 @@ use utoipa_axum::routes;
 #[allow(dead_code)]
 pub struct MonthParam {
     /// `YYYY-MM` (UTC); the current month by default.
-    #[param(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$", example = "2026-11")]
+    #[param(
+        pattern = "^(18|19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$",
+        example = "2026-11"
+    )]
     month: Option<String>,
 }
 

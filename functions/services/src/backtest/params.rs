@@ -478,7 +478,7 @@ mod tests {
             (
                 "start_date",
                 json!("2020-13-01"),
-                "start_date: '2020-13-01' is not a date",
+                "start_date: must be a date YYYY-MM-DD, got '2020-13-01'",
             ),
             ("trade_price", json!(3), "trade_price: 3 is not"),
             ("capital_alloc", json!("1.5"), "capital_alloc: 1.5 must be"),
