@@ -266,14 +266,7 @@ async fn ensure_account(
     match store.get(email).await? {
         None => {
             store
-                .put(AccountRecord {
-                    email: email.into(),
-                    password_hash: hash_password(password)?,
-                    plan: plan_code.into(),
-                    selected_indicators: selected,
-                    created_at: platform::tasks::now(),
-                    custom_indicators: custom,
-                })
+                .put(new_record(email, password, plan_code, selected, custom)?)
                 .await?;
         }
         // An account made by an earlier version gains what it lacks.
@@ -348,15 +341,32 @@ pub async fn add_account(
         ));
     }
     store
-        .put(AccountRecord {
-            email: email.into(),
-            password_hash: hash_password(password)?,
-            plan: plan_code.into(),
-            selected_indicators: selected,
-            created_at: platform::tasks::now(),
-            custom_indicators: Vec::new(),
-        })
+        .put(new_record(
+            email,
+            password,
+            plan_code,
+            selected,
+            Vec::new(),
+        )?)
         .await
+}
+
+/// A new account's record, its password hashed.
+fn new_record(
+    email: &str,
+    password: &str,
+    plan_code: &str,
+    selected_indicators: Vec<String>,
+    custom_indicators: Vec<platform::accounts::CustomIndicator>,
+) -> Result<AccountRecord, PortError> {
+    Ok(AccountRecord {
+        email: email.into(),
+        password_hash: hash_password(password)?,
+        plan: plan_code.into(),
+        selected_indicators,
+        created_at: platform::tasks::now(),
+        custom_indicators,
+    })
 }
 
 #[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]

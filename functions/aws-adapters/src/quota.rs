@@ -29,6 +29,24 @@ impl DynamoQuotaStore {
         }
     }
 
+    /// The item under `key`, read consistently.
+    async fn item(
+        &self,
+        key: &str,
+        what: &str,
+    ) -> Result<Option<HashMap<String, AttributeValue>>, PortError> {
+        Ok(self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("key", AttributeValue::S(key.into()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error(what, e))?
+            .item)
+    }
+
     /// Adds `k` to the counter if it stays within `limit`; false when it would not.
     async fn add(&self, key: &str, k: u32, limit: u64, expires_s: i64) -> Result<bool, PortError> {
         let r = self
@@ -90,16 +108,7 @@ impl QuotaStore for DynamoQuotaStore {
         until_ms: i64,
     ) -> Result<bool, PortError> {
         for attempt in 0..HOLD_TRIES {
-            let item = self
-                .client
-                .get_item()
-                .table_name(&self.table)
-                .key("key", AttributeValue::S(key.into()))
-                .consistent_read(true)
-                .send()
-                .await
-                .map_err(|e| sdk_error("read task slots", e))?
-                .item;
+            let item = self.item(key, "read task slots").await?;
             let version = item
                 .as_ref()
                 .and_then(|i| i.get("v"))
@@ -221,16 +230,7 @@ impl QuotaStore for DynamoQuotaStore {
     }
 
     async fn count(&self, key: &str) -> Result<Option<i64>, PortError> {
-        let item = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error("read a counter", e))?
-            .item;
+        let item = self.item(key, "read a counter").await?;
         Ok(item
             .and_then(|i| i.get("n").and_then(|v| v.as_n().ok()).cloned())
             .and_then(|v| v.parse().ok()))
@@ -238,15 +238,8 @@ impl QuotaStore for DynamoQuotaStore {
 
     async fn plan_limits(&self, plan: &str) -> Result<Option<PlanLimits>, PortError> {
         let item = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(format!("plan#{plan}")))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error("read plan limits", e))?
-            .item;
+            .item(&format!("plan#{plan}"), "read plan limits")
+            .await?;
         item.and_then(|i| i.get("limits").and_then(|l| l.as_s().ok()).cloned())
             .map(|text| serde_json::from_str(&text).map_err(PortError::internal))
             .transpose()

@@ -654,21 +654,24 @@ mod tests {
         assert_eq!(taken, 12_000 - 600, "one block reserved");
     }
 
+    /// The trial plan with one minute of compute a month.
+    async fn one_minute_trial(m: &Metering) {
+        let limits = PlanLimits {
+            requests_per_minute: 10,
+            concurrent_tasks: 1,
+            monthly_compute_minutes: 1,
+        };
+        m.quota_store()
+            .set_plan_limits("trial", limits)
+            .await
+            .unwrap();
+    }
+
     #[tokio::test]
     async fn monthly_compute_counts_stored_and_pending_time() {
         let db = Database::in_memory().unwrap();
         let m = metering(&db);
-        m.quota_store()
-            .set_plan_limits(
-                "trial",
-                PlanLimits {
-                    requests_per_minute: 10,
-                    concurrent_tasks: 1,
-                    monthly_compute_minutes: 1,
-                },
-            )
-            .await
-            .unwrap();
+        one_minute_trial(&m).await;
         let now = Utc::now();
         // A ledger starts at the month's stored and pending use.
         m.record("t@y", "compute_ms:cpm_scan", 59_000);
@@ -693,17 +696,7 @@ mod tests {
     async fn concurrent_reservations_pass_the_limit_by_at_most_one() {
         let db = Database::in_memory().unwrap();
         let m = Arc::new(metering(&db));
-        m.quota_store()
-            .set_plan_limits(
-                "trial",
-                PlanLimits {
-                    requests_per_minute: 10,
-                    concurrent_tasks: 1,
-                    monthly_compute_minutes: 1,
-                },
-            )
-            .await
-            .unwrap();
+        one_minute_trial(&m).await;
         let now = Utc::now();
         let tries: Vec<_> = (0..150)
             .map(|_| {

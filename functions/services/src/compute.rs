@@ -85,6 +85,14 @@ fn universe_size(universe: &Value) -> u64 {
     }
 }
 
+/// A batch's or chunk's parameters, if its submit reserved compute for it.
+fn reserved_for<T: serde::de::DeserializeOwned>(
+    params: &Value,
+    reserved: fn(&T) -> bool,
+) -> Option<T> {
+    serde_json::from_value(params.clone()).ok().filter(reserved)
+}
+
 /// What a task of `kind` with `params`, created on `today`, reserves.
 pub fn reserved(kind: TaskKind, params: &Value, today: NaiveDate) -> Reserved {
     let own = |ms| Reserved {
@@ -103,14 +111,11 @@ pub fn reserved(kind: TaskKind, params: &Value, today: NaiveDate) -> Reserved {
             today,
         ) * MS_PER_SCANNER_SESSION),
         TaskKind::BatchBacktest => {
-            let p: crate::backtest::batch::BatchParams =
-                match serde_json::from_value(params.clone()) {
-                    Ok(p) => p,
-                    Err(_) => return Reserved::default(),
-                };
-            if !p.reserved {
+            let Some(p) =
+                reserved_for::<crate::backtest::batch::BatchParams>(params, |p| p.reserved)
+            else {
                 return Reserved::default();
-            }
+            };
             let chunk = crate::backtest::batch::CHUNK;
             let (full, rest) = (p.total / chunk, p.total % chunk);
             let mut children = full as u64 * chunk_ms(chunk, p.strategy_us);
@@ -123,14 +128,11 @@ pub fn reserved(kind: TaskKind, params: &Value, today: NaiveDate) -> Reserved {
             }
         }
         TaskKind::BatchChunk => {
-            let p: crate::backtest::batch::ChunkParams =
-                match serde_json::from_value(params.clone()) {
-                    Ok(p) => p,
-                    Err(_) => return Reserved::default(),
-                };
-            if !p.reserved {
+            let Some(p) =
+                reserved_for::<crate::backtest::batch::ChunkParams>(params, |p| p.reserved)
+            else {
                 return Reserved::default();
-            }
+            };
             Reserved {
                 own_ms: chunk_ms(p.varied.len(), p.strategy_us),
                 children_ms: 0,

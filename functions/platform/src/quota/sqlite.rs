@@ -17,6 +17,16 @@ impl SqliteQuotaStore {
     }
 }
 
+/// A counter's value, if it exists.
+fn counter(c: &rusqlite::Connection, key: &str) -> rusqlite::Result<Option<i64>> {
+    c.query_row(
+        "SELECT n FROM quota_counters WHERE key = ?1",
+        params![key],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
 fn now_s() -> i64 {
     chrono::Utc::now().timestamp()
 }
@@ -34,14 +44,7 @@ impl QuotaStore for SqliteQuotaStore {
                      (SELECT key FROM quota_counters WHERE expires_s < ?1 LIMIT 16)",
                     params![now_s()],
                 )?;
-                let used: i64 = tx
-                    .query_row(
-                        "SELECT n FROM quota_counters WHERE key = ?1",
-                        params![key],
-                        |r| r.get(0),
-                    )
-                    .optional()?
-                    .unwrap_or(0);
+                let used = counter(&tx, &key)?.unwrap_or(0);
                 let room = (limit as i64 - used).max(0);
                 let granted = room.min(i64::from(n));
                 if granted > 0 {
@@ -121,14 +124,7 @@ impl QuotaStore for SqliteQuotaStore {
         self.db
             .run(move |c| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let used: i64 = tx
-                    .query_row(
-                        "SELECT n FROM quota_counters WHERE key = ?1",
-                        params![key],
-                        |r| r.get(0),
-                    )
-                    .optional()?
-                    .unwrap_or(start);
+                let used = counter(&tx, &key)?.unwrap_or(start);
                 let added = used < limit;
                 if added {
                     tx.execute(
@@ -159,16 +155,7 @@ impl QuotaStore for SqliteQuotaStore {
 
     async fn count(&self, key: &str) -> Result<Option<i64>, PortError> {
         let key = key.to_string();
-        self.db
-            .run(move |c| {
-                c.query_row(
-                    "SELECT n FROM quota_counters WHERE key = ?1",
-                    params![key],
-                    |r| r.get(0),
-                )
-                .optional()
-            })
-            .await
+        self.db.run(move |c| counter(c, &key)).await
     }
 
     async fn plan_limits(&self, plan: &str) -> Result<Option<PlanLimits>, PortError> {
