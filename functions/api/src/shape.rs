@@ -95,10 +95,19 @@ pub fn check_within(
     while i < json.len() {
         match json[i] {
             b'"' => {
+                // To the closing quote, skipping escapes (memchr: long
+                // strings such as an uploaded CSV pass at memory speed).
                 let start = i + 1;
                 i += 1;
-                while i < json.len() && json[i] != b'"' {
-                    i += if json[i] == b'\\' { 2 } else { 1 };
+                while let Some(k) = memchr::memchr2(b'"', b'\\', &json[i.min(json.len())..]) {
+                    i += k;
+                    if json[i] == b'"' {
+                        break;
+                    }
+                    i += 2;
+                }
+                if i >= json.len() || json[i] != b'"' {
+                    i = json.len();
                 }
                 let text = &json[start..i.min(json.len())];
                 match frames.last_mut() {
