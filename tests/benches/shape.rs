@@ -40,7 +40,10 @@ fn main() {
     let batch = json!({"strategies": vec![strategy; 20_000]});
     println!("| body | bytes | shape check (median) | JSON parse (median) | check / parse |");
     println!("|---|---|---|---|---|");
-    for (name, body) in [("backtest with 4.4 MB csv_data", upload), ("batch of 20,000 strategies", batch)] {
+    for (name, body) in [
+        ("backtest with 4.4 MB csv_data", upload),
+        ("batch of 20,000 strategies", batch),
+    ] {
         let bytes = serde_json::to_vec(&body).unwrap();
         let (mut check, mut parse) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {

@@ -14,30 +14,29 @@ pub const MAX_ITEMS: usize = 100_000;
 /// Most values in one body (every number, string, array and object counts).
 pub const MAX_VALUES: usize = 1_000_000;
 
-/// One open array or object, and where it is.
+/// One open array or object, and where it is; nothing is allocated per value.
 struct Frame {
     array: bool,
+    /// Items so far: in an array the latest one's index is `items - 1`.
     items: usize,
-    /// The key or index of the latest item, for the error's path.
-    at: String,
+    /// In an object, where the latest key lies in the body.
+    key: (usize, usize),
     /// An object expects a key next (after `{` and `,`).
     expect_key: bool,
 }
 
 /// The path of the open frames, `entry.condition[0].rule`, at most 200 bytes.
-fn path(frames: &[Frame]) -> String {
+fn path(json: &[u8], frames: &[Frame]) -> String {
     let mut out = String::new();
-    for f in frames {
-        if f.at.is_empty() {
-            continue;
-        }
+    for f in frames.iter().filter(|f| f.items > 0) {
         if f.array {
-            out.push_str(&format!("[{}]", f.at));
+            out.push_str(&format!("[{}]", f.items - 1));
         } else {
             if !out.is_empty() {
                 out.push('.');
             }
-            out.push_str(&f.at);
+            let (start, end) = f.key;
+            out.push_str(&String::from_utf8_lossy(&json[start..end.min(start + 64)]));
         }
         if out.len() > 200 {
             let mut cut = 200;
@@ -68,9 +67,9 @@ pub fn check_within(
     let mut values = 0usize;
     let mut i = 0;
     let too = |frames: &[Frame], what: String| {
-        ApiError::bad_request(format!("field '{}': {what}", path(frames)))
+        ApiError::bad_request(format!("field '{}': {what}", path(json, frames)))
     };
-    // A value starts: count it, and an item of the enclosing frame.
+    // A value starts: count it, and an item of the enclosing array.
     let mut start_value = |frames: &mut Vec<Frame>| -> Result<(), ApiError> {
         values += 1;
         if values > max_values {
@@ -81,7 +80,6 @@ pub fn check_within(
         if let Some(f) = frames.last_mut()
             && f.array
         {
-            f.at = f.items.to_string();
             f.items += 1;
             if f.items > max_items {
                 return Err(too(
@@ -109,13 +107,11 @@ pub fn check_within(
                 if i >= json.len() || json[i] != b'"' {
                     i = json.len();
                 }
-                let text = &json[start..i.min(json.len())];
                 match frames.last_mut() {
                     Some(f) if !f.array && f.expect_key => {
                         f.expect_key = false;
                         f.items += 1;
-                        let key = String::from_utf8_lossy(&text[..text.len().min(64)]);
-                        f.at = key.into_owned();
+                        f.key = (start, i.min(json.len()));
                         if f.items > max_items {
                             return Err(too(
                                 frames.as_slice(),
@@ -137,7 +133,7 @@ pub fn check_within(
                 frames.push(Frame {
                     array: open == b'[',
                     items: 0,
-                    at: String::new(),
+                    key: (0, 0),
                     expect_key: open == b'{',
                 });
             }
