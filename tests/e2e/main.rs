@@ -3,8 +3,10 @@
 mod analytics;
 mod backtest;
 mod batch;
+mod changes;
 mod company;
 mod compression;
+mod compute;
 mod contract_aws;
 mod contract_embedded;
 mod cost_meter;

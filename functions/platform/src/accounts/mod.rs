@@ -1,12 +1,14 @@
 //! Accounts, plans and credential checks.
 
 mod auth;
+mod hashing;
 mod plans;
 mod sqlite;
 mod throttle;
 mod trickle;
 
-pub use auth::{Authenticator, Verdict, hash_password};
+pub use auth::{ACCOUNT_REFRESH, Authenticator, Verdict};
+pub use hashing::hash_password;
 pub use plans::{PLANS, Plan, Service, plan};
 pub use sqlite::SqliteAccountStore;
 pub use throttle::{FailureLog, Failures, LoginPolicy, MemoryFailureLog};
