@@ -226,22 +226,17 @@ impl Metering {
                 }
             };
             let mut windows = self.windows.lock().expect("windows lock");
-            let w = windows.entry(account.to_string()).or_default()[slot].get_or_insert(Window {
-                minute,
-                granted: 0,
-                used: 0,
-                full: false,
-                limit,
-            });
-            if w.minute != minute {
-                *w = Window {
+            let entry = &mut windows.entry(account.to_string()).or_default()[slot];
+            if entry.as_ref().is_none_or(|w| w.minute != minute) {
+                *entry = Some(Window {
                     minute,
                     granted: 0,
                     used: 0,
                     full: false,
                     limit,
-                };
+                });
             }
+            let w = entry.as_mut().expect("set above");
             w.limit = limit;
             w.full = granted == 0;
             if granted == 0 {
