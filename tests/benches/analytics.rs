@@ -5,11 +5,11 @@
 //! implementations of the same computations timed in the same run (when the
 //! reference venv exists), and the endpoints end to end over HTTP.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::{Datelike, NaiveDate};
 use engine::correlation::{align, matrix, rolling_beta, rolling_corr};
 use engine::event_days;
 use engine::seasonality::{DayCategory, Seasonal};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

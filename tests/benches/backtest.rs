@@ -4,13 +4,13 @@
 //! timed in the same run on the same bars (when the reference venv exists),
 //! and the end-to-end task latency goes through the embedded server over HTTP.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDate;
 use engine::Bars;
 use engine::backtest::{Direction, RiskControl, Settings, TradePrice, run};
 use engine::indicators::sma;
 use engine::rules::{MaKind, Op, Target, Transform, evaluate};
 use engine::strategy::{Block, BlockKind, Column, Comparison, Condition, Source, Technical};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use sample::{SampleConfig, generate};
 use serde_json::json;

@@ -13,11 +13,11 @@
 //! `-- engine` runs the engine alone without the peer, `-- http` the end to
 //! end part alone.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use engine::Bars;
 use engine::backtest::{Metrics, simulate};
 use engine::rules::Op;
 use engine::workspace::Workspace;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use serde_json::{Value, json};
 use services::analytics::scanner::nightly::Schedule;

@@ -22,7 +22,7 @@ fn main() {
             "Basic {}",
             base64::Engine::encode(
                 &base64::engine::general_purpose::STANDARD,
-                format!("{}:{}", api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD)
+                format!("{}:{}", marketlab::server::DEMO_EMAIL, marketlab::server::DEMO_PASSWORD)
             )
         );
         println!("cold starts of the release Lambda binaries (Runtime API on 127.0.0.1, AWS on the emulator)");

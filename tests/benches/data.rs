@@ -3,7 +3,7 @@
 //! Full-history requests through the embedded server over HTTP (loopback),
 //! after a warm-up request fills the decoded-column cache.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use std::time::{Duration, Instant};
 use tests::server::{Options, TestServer};
 

@@ -6,7 +6,7 @@
 //! rounds so drift in the machine falls on both alike. A third round set
 //! reads a data answer, which metering also scans for rows and bytes.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use std::time::{Duration, Instant};
 use tests::server::{Options, TestServer};
 

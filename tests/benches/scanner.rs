@@ -9,7 +9,7 @@
 //! - `latest-day-all` through the embedded server over HTTP (loopback,
 //!   keep-alive): median and p99 of 300 requests per form.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use platform::scanner::{ParquetScannerStore, READ_TTL};
 use platform::worker::Progress;

@@ -8,7 +8,7 @@
 //! 127.0.0.1: p50 and p99, then the server's peak resident memory. The
 //! table it prints is the one in docs/sample-data.md#spec-scale.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::LocalDir;
 use sample::{SampleConfig, generate};
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ fn du(path: &Path) -> u64 {
 /// on stdout, until stdin closes.
 async fn serve(dir: PathBuf) {
     let state = tempfile::tempdir().unwrap();
-    let config = api::server::ServerConfig {
+    let config = marketlab::server::ServerConfig {
         market_dir: dir,
         database: state.path().join("db.sqlite"),
         addr: "127.0.0.1:0".parse().unwrap(),
@@ -72,9 +72,9 @@ async fn serve(dir: PathBuf) {
     let quotas = platform::quota::SqliteQuotaStore::new(
         platform::sqlite::Database::open(&config.database).unwrap(),
     );
-    api::operator::plans(
+    marketlab::operator::plans(
         &quotas,
-        Some(api::operator::PlansCommand::Set {
+        Some(marketlab::operator::PlansCommand::Set {
             code: "pro".into(),
             requests_per_minute: Some(1_000_000),
             concurrent_tasks: None,
@@ -84,7 +84,7 @@ async fn serve(dir: PathBuf) {
     )
     .await
     .unwrap();
-    let embedded = api::server::start(&config, api::jobs::registry)
+    let embedded = marketlab::server::start(&config, api::jobs::registry)
         .await
         .expect("server starts");
     let listener = tokio::net::TcpListener::bind(config.addr).await.unwrap();

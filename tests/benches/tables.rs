@@ -6,7 +6,7 @@
 //! underlyings); the embedded server on loopback with keep-alive; median
 //! and p99 of 300 requests per form after a first one.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use services::analytics::scanner::nightly::Schedule;
 use std::sync::Arc;

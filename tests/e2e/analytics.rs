@@ -2,7 +2,7 @@
 //! answered with a 4xx (or a 411 in an HTTP 200) whose message names the field.
 //! The numbers themselves are checked against pandas in tests/reference.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use tests::server::TestServer;
 

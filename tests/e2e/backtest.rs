@@ -1,9 +1,9 @@
 //! The backtest service over HTTP: validate encodings, errors of section 7,
 //! and strategies run by the worker, checked against trades computed here.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDate;
 use engine::Frequency;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tests::server::{TestServer, eventually};
@@ -638,7 +638,7 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
 
     let db = Database::in_memory().unwrap();
     let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
-    api::server::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
+    marketlab::server::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
         .await
         .unwrap();
     // A queue nobody consumes: every enqueue is refused, as by a broker that is down.

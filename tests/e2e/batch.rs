@@ -1,7 +1,7 @@
 //! Batch backtests over HTTP: lists and grids, progress, the results table
 //! as JSON, CSV and Parquet, failing rows, refusals, caps and tenants.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tests::server::{Options, TestServer, eventually, private_market};
@@ -386,7 +386,7 @@ async fn marketlab_batch_run_writes_the_table() {
     let data = tempfile::tempdir().unwrap();
     tests::server::sample_into(&data.path().join("market"));
     let run = |file: &std::path::Path| {
-        api::cli::run(api::cli::Cli::parse_from([
+        marketlab::cli::run(marketlab::cli::Cli::parse_from([
             "marketlab",
             "--data-dir",
             data.path().to_str().unwrap(),

@@ -3,7 +3,7 @@
 //! seconds without a restart.
 
 use crate::usage::{TRIAL, early_in_a_minute};
-use api::server::TRIAL_EMAIL;
+use marketlab::server::TRIAL_EMAIL;
 use std::time::Duration;
 use tests::server::{Options, TestServer, eventually};
 
@@ -21,7 +21,7 @@ async fn operator_changes_reach_a_running_server_within_seconds() {
     let cli = |args: &[&str]| {
         let mut all = vec!["marketlab", "--data-dir", dir.path().to_str().unwrap()];
         all.extend_from_slice(args);
-        api::cli::run(api::cli::Cli::parse_from(all))
+        marketlab::cli::run(marketlab::cli::Cli::parse_from(all))
     };
     let trial = Some(TRIAL);
     let within = Duration::from_secs(platform::metering::PLAN_CACHE.as_secs() + 3);

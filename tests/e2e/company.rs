@@ -1,7 +1,7 @@
 //! Company detail, reports over HTTP: exact field names, values recomputed
 //! from the tables, and the refusals.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData, columns};
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! catalogs (compressed once and kept), a computed answer and errors in
 //! each service's envelope.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::Value;
 use std::io::Read;
 use tests::server::TestServer;

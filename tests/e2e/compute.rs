@@ -154,3 +154,55 @@ async fn monthly_compute_holds_within_one_estimate_under_a_burst() {
     assert_eq!(status, 429, "{body}");
     server.stop().await;
 }
+
+/// A batch file dropped by a tenant whose month of compute is used up is
+/// refused like the same batch over HTTP: nothing is stored, and the file's
+/// refusal carries the 429's message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_file_over_the_monthly_compute_is_refused_like_a_submit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = tests::server::Options::new(dir.path().join("db.sqlite"));
+    opts.inbox = Some(dir.path().join("inbox"));
+    let server = TestServer::start(opts).await;
+    one_minute(&server).await;
+    let spent = "spent@example.test";
+    server
+        .add_account(spent, "a long password", "backtest")
+        .await;
+    let m = server.state.metering.as_ref().unwrap();
+    m.record(spent, "compute_ms:strategy_backtest", 60_000);
+    m.flush().await.unwrap();
+
+    let strategy = optix_strategy();
+    let over_http = reqwest::Client::new()
+        .post(server.url("/backtest/batch"))
+        .basic_auth(spent, Some("a long password"))
+        .json(&serde_json::json!({"strategies": [strategy]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(over_http.status().as_u16(), 429);
+    let refused: serde_json::Value = over_http.json().await.unwrap();
+    let message = refused["detail"].as_str().unwrap().to_string();
+    assert!(message.starts_with("monthly compute used up"), "{message}");
+
+    let folder = dir.path().join("inbox").join(spent);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("late.jsonl"), format!("{strategy}\n")).unwrap();
+    let why = folder.join("late.error.txt");
+    assert!(eventually(Duration::from_secs(30), || async { why.exists() }).await);
+    assert_eq!(std::fs::read_to_string(&why).unwrap().trim(), message);
+    assert!(!folder.join("late.batch").exists());
+    let tasks = server
+        .state
+        .tasks
+        .list(spent, &TaskFilter::default(), 10, 0)
+        .await
+        .unwrap();
+    assert_eq!(tasks.total, 0, "nothing was stored for either refusal");
+
+    let (used, ledger) = compute_used(&server, spent).await;
+    assert_eq!(used, 60_000);
+    assert!(ledger <= 60_000, "no reservation is left behind: {ledger}");
+    server.stop().await;
+}

@@ -126,7 +126,7 @@ async fn dynamodb_task_store() {
     assert!(
         matches!(
             store.create_idempotent(new(), "crashed").await,
-            Err(platform::PortError::Unavailable(_))
+            Err(platform::PortError::Unavailable { .. })
         ),
         "a fresh claim without its task: retry later"
     );

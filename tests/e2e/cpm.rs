@@ -2,9 +2,9 @@
 //! figure is worked out by hand, then the endpoints over HTTP (both
 //! synchronous forms, both task kinds, universe searches, tenants).
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDate;
 use engine::Bars;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{BlobStore, LocalDir, MarketData, ParquetMarketData, codec, layout};
 use platform::worker::Progress;
 use serde_json::{Value, json};

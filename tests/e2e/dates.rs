@@ -3,7 +3,7 @@
 //! dates, the usage month), is held to 1800-01-01..=2199-12-31: year 0081 is a
 //! 4xx naming the field, whatever the operation.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Map, Value, json};
 use tests::server::TestServer;
 

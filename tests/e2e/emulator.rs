@@ -172,10 +172,13 @@ pub async fn deployment_on(c: Clients, bucket: String) -> Deployment {
         .unwrap();
     let state = lambda_functions::state_from(&c, &names);
     for (email, password) in [
-        (api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD),
+        (
+            marketlab::server::DEMO_EMAIL,
+            marketlab::server::DEMO_PASSWORD,
+        ),
         ("other@example.test", "other-password"),
     ] {
-        api::server::add_account(state.auth.store().as_ref(), email, password, "pro", vec![])
+        marketlab::server::add_account(state.auth.store().as_ref(), email, password, "pro", vec![])
             .await
             .unwrap();
     }

@@ -2,7 +2,7 @@
 //! service's JSON envelope, connection deadlines, idempotent submits and
 //! numeric bounds, over real HTTP on 127.0.0.1.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tests::server::{Options, TestServer};

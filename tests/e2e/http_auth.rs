@@ -1,6 +1,6 @@
 //! Authentication, plans and tenant isolation over HTTP.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::tasks::{NewTask, TaskKind};
 use serde_json::json;
 use tests::server::TestServer;

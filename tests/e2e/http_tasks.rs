@@ -1,8 +1,8 @@
 //! Task views over HTTP: each service's record and summary shapes, paging,
 //! filters, and errors that name the parameter.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::NaiveDateTime;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::tasks::{Claim, NewTask, Outcome, TaskKind, now};
 use serde_json::{Value, json};
 use tests::server::TestServer;

@@ -1,6 +1,6 @@
 //! Reference tables imported from CSV and Parquet, and served.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData, columns};
 use std::sync::Arc;
 use tests::server::{TestServer, market_dir};
@@ -54,7 +54,7 @@ async fn every_table_imports_from_csv_and_parquet_and_is_served() {
             "table".into(),
         ];
         argv.extend(args);
-        api::cli::run(api::cli::Cli::parse_from(argv))
+        marketlab::cli::run(marketlab::cli::Cli::parse_from(argv))
     };
     let files = tempfile::tempdir().unwrap();
     for (name, _) in sample::schema::TABLES {

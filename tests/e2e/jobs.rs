@@ -1,8 +1,8 @@
 //! The worker through the embedded server: results, permanent failures,
 //! panics, retries, and redelivery of finished tasks.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use async_trait::async_trait;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{MarketData, codec, layout};
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, Task, TaskKind, TaskStatus};

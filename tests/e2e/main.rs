@@ -19,6 +19,7 @@ mod http_tasks;
 mod imports;
 mod jobs;
 mod lambda_watch;
+mod layers;
 mod options;
 mod reports;
 mod restart;

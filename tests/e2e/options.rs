@@ -1,6 +1,6 @@
 //! The smart option scanner over HTTP: filters, order, paging and refusals.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use tests::server::TestServer;
 

@@ -1,9 +1,9 @@
 //! A restart loses nothing: tasks left PENDING or RUNNING run again and finish once.
 
 use crate::jobs::{registry_with_stats, submit, wait_finished};
-use api::server::DEMO_EMAIL;
 use async_trait::async_trait;
 use chrono::TimeDelta;
+use marketlab::server::DEMO_EMAIL;
 use platform::sqlite::Database;
 use platform::tasks::{
     Claim, NewTask, SqliteTaskStore, Task, TaskKind, TaskStatus, TaskStore, now,

@@ -1,7 +1,7 @@
 //! The smart stock scanner over HTTP.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use engine::scanner::{Inputs, signal, stats, trend};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::scanner::ScannerStore;
 use platform::worker::Progress;
 use serde_json::{Value, json};
@@ -489,7 +489,7 @@ async fn marketlab_scan_by_hand() {
             "scan",
         ];
         argv.extend_from_slice(args);
-        api::cli::run(api::cli::Cli::parse_from(argv))
+        marketlab::cli::run(marketlab::cli::Cli::parse_from(argv))
     };
     run(&[]).await.unwrap();
     run(&["--date", "2026-11-19"]).await.unwrap();
@@ -521,7 +521,7 @@ async fn marketlab_scan_by_hand() {
     let e = run(&["--date", "2026-11-21"]).await.unwrap_err();
     assert!(e.to_string().contains("date"), "{e}");
     let empty = tempfile::tempdir().unwrap();
-    let e = api::cli::run(api::cli::Cli::parse_from([
+    let e = marketlab::cli::run(marketlab::cli::Cli::parse_from([
         "marketlab",
         "--data-dir",
         empty.path().to_str().unwrap(),

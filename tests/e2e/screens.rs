@@ -1,6 +1,6 @@
 //! Every screen over HTTP with its exact fields and values recomputed.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use serde_json::json;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! sample market directory generated per test process.
 
 use api::AppState;
-use api::server::{Embedded, ServerConfig, add_account};
+use marketlab::server::{Embedded, ServerConfig, add_account};
 use platform::accounts::AccountStore;
 use platform::marketdata::LocalDir;
 use platform::worker::JobRegistry;
@@ -140,7 +140,7 @@ impl TestServer {
             metering: opts.metering,
         };
         let registry = opts.registry.clone();
-        let embedded: Embedded = api::server::start(&config, move |s| registry(s))
+        let embedded: Embedded = marketlab::server::start(&config, move |s| registry(s))
             .await
             .expect("server starts");
         let (state, accounts) = (embedded.state.clone(), embedded.accounts.clone());

@@ -3,7 +3,7 @@
 //! documented): each is refused with a 4xx before any work, and the server
 //! keeps serving.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::Value;
 use tests::server::TestServer;
 

@@ -3,8 +3,8 @@
 //! concurrency limit wait in PENDING, one tenant's backlog does not hold
 //! back another's task, and the operator's plan and usage commands.
 
-use api::server::{TRIAL_EMAIL, TRIAL_PASSWORD};
 use async_trait::async_trait;
+use marketlab::server::{TRIAL_EMAIL, TRIAL_PASSWORD};
 use platform::quota::PlanLimits;
 use platform::tasks::{Task, TaskFilter, TaskKind, TaskStatus};
 use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
@@ -110,7 +110,10 @@ async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers
     let (status, _) = server
         .get(
             "/backtest/tasks",
-            Some((api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD)),
+            Some((
+                marketlab::server::DEMO_EMAIL,
+                marketlab::server::DEMO_PASSWORD,
+            )),
         )
         .await;
     assert_eq!(status, 200);
@@ -182,7 +185,10 @@ async fn a_task_over_the_concurrency_limit_waits_in_pending() {
         },
     )
     .await;
-    let demo = (api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD);
+    let demo = (
+        marketlab::server::DEMO_EMAIL,
+        marketlab::server::DEMO_PASSWORD,
+    );
     let mut ids = Vec::new();
     for who in [TRIAL, TRIAL, TRIAL, demo, demo, demo] {
         let (status, body) = server
@@ -221,7 +227,7 @@ async fn a_task_over_the_concurrency_limit_waits_in_pending() {
             let page = server
                 .state
                 .tasks
-                .list(api::server::DEMO_EMAIL, &TaskFilter::default(), 10, 0)
+                .list(marketlab::server::DEMO_EMAIL, &TaskFilter::default(), 10, 0)
                 .await
                 .unwrap();
             page.tasks.iter().all(|t| t.status == TaskStatus::Success)
@@ -236,7 +242,7 @@ async fn a_task_over_the_concurrency_limit_waits_in_pending() {
     );
     // The pro plan's limit of 8 lets the same tasks run side by side.
     assert!(
-        overlapping(&spans(&server, api::server::DEMO_EMAIL).await),
+        overlapping(&spans(&server, marketlab::server::DEMO_EMAIL).await),
         "the control overlaps"
     );
     server.stop().await;
@@ -334,11 +340,11 @@ async fn one_tenants_backlog_does_not_hold_back_anothers_task() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn operators_set_plan_limits_and_export_usage() {
-    use api::operator::{PlansCommand, UsageArgs};
+    use marketlab::operator::{PlansCommand, UsageArgs};
     let (server, _dir) = TestServer::fresh().await;
     let metering = server.state.metering.clone().unwrap();
     let mut out = Vec::new();
-    api::operator::plans(
+    marketlab::operator::plans(
         metering.quota_store().as_ref(),
         Some(PlansCommand::Set {
             code: "trial".into(),
@@ -368,13 +374,13 @@ async fn operators_set_plan_limits_and_export_usage() {
         }
     );
     let mut out = Vec::new();
-    api::operator::plans(metering.quota_store().as_ref(), None, &mut out)
+    marketlab::operator::plans(metering.quota_store().as_ref(), None, &mut out)
         .await
         .unwrap();
     let listing = String::from_utf8(out).unwrap();
     let trial = listing.lines().find(|l| l.starts_with("trial ")).unwrap();
     assert!(trial.contains("42") && trial.ends_with("(set)"), "{trial}");
-    let err = api::operator::plans(
+    let err = marketlab::operator::plans(
         metering.quota_store().as_ref(),
         Some(PlansCommand::Set {
             code: "gold".into(),
@@ -400,7 +406,7 @@ async fn operators_set_plan_limits_and_export_usage() {
         200
     );
     metering.flush().await.unwrap();
-    let stores = api::operator::Stores {
+    let stores = marketlab::operator::Stores {
         usage: metering.usage_store().as_ref(),
         quotas: metering.quota_store().as_ref(),
         accounts: server.accounts.as_ref(),
@@ -411,7 +417,7 @@ async fn operators_set_plan_limits_and_export_usage() {
         month: None,
         csv: true,
     };
-    api::operator::usage(&stores, &args, &mut out)
+    marketlab::operator::usage(&stores, &args, &mut out)
         .await
         .unwrap();
     let csv = String::from_utf8(out).unwrap();
@@ -436,14 +442,16 @@ async fn operators_set_plan_limits_and_export_usage() {
         month: Some(chrono::Utc::now().format("%Y-%m").to_string()),
         csv: false,
     };
-    api::operator::usage(&stores, &all, &mut out).await.unwrap();
+    marketlab::operator::usage(&stores, &all, &mut out)
+        .await
+        .unwrap();
     let summary = String::from_utf8(out).unwrap();
     let line = summary
         .lines()
         .find(|l| l.starts_with(TRIAL_EMAIL))
         .unwrap();
     assert!(line.split_whitespace().nth(2) == Some("3"), "{line}");
-    assert!(summary.contains(api::server::DEMO_EMAIL));
+    assert!(summary.contains(marketlab::server::DEMO_EMAIL));
     server.stop().await;
 }
 
@@ -498,7 +506,7 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let (function, operator) = tokio::task::spawn_blocking(|| {
         (
             binary("backtest-lambda", "backtest"),
-            binary("lambda-functions", "operator"),
+            binary("marketlab", "operator"),
         )
     })
     .await
@@ -560,7 +568,10 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     for k in 0..16 {
         let r = http
             .get(format!("{}/backtest/tasks", bases[k % 2]))
-            .basic_auth(api::server::DEMO_EMAIL, Some(api::server::DEMO_PASSWORD))
+            .basic_auth(
+                marketlab::server::DEMO_EMAIL,
+                Some(marketlab::server::DEMO_PASSWORD),
+            )
             .send()
             .await
             .unwrap();
@@ -582,7 +593,7 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let today = chrono::Utc::now().date_naive();
     let counted = eventually(Duration::from_secs(10), || async {
         metering
-            .month(api::server::DEMO_EMAIL, today)
+            .month(marketlab::server::DEMO_EMAIL, today)
             .await
             .unwrap()
             .iter()
@@ -597,7 +608,7 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     );
     drop(processes);
     // The operator's export reads the same table.
-    let csv = operate(&["usage", "--account", api::server::DEMO_EMAIL, "--csv"]);
+    let csv = operate(&["usage", "--account", marketlab::server::DEMO_EMAIL, "--csv"]);
     let row = csv
         .lines()
         .find(|l| l.contains(",requests,backtest,"))

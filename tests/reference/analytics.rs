@@ -3,8 +3,8 @@
 //! and numpy's interpolation and `corrcoef`, to 1e-9; plus the comparison
 //! helpers the seasonality reference test shares.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use chrono::Datelike;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::MarketData;
 use serde_json::{Value, json};
 use tests::server::TestServer;

@@ -4,7 +4,7 @@
 //! the match lists (best first, with and without overlap exclusion) are
 //! identical.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use tests::server::TestServer;
 

@@ -2,7 +2,7 @@
 //! same views computed independently with pandas, to 1e-9.
 
 use super::analytics::{closes, same};
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use tests::server::TestServer;
 

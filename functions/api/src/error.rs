@@ -59,12 +59,12 @@ impl From<PortError> for ApiError {
         match e {
             PortError::NotFound(_) => ApiError::not_found(e.to_string()),
             PortError::Invalid(m) => ApiError::bad_request(m),
-            PortError::Unavailable(_) => {
-                tracing::warn!(error = %e, "dependency unavailable");
+            PortError::Unavailable { .. } => {
+                tracing::warn!(error = %platform::error::chain(&e), "dependency unavailable");
                 ApiError::new(503, format!("{e}; retry shortly"))
             }
-            PortError::Internal(_) => {
-                tracing::error!(error = %e, "internal error");
+            PortError::Internal { .. } => {
+                tracing::error!(error = %platform::error::chain(&e), "internal error");
                 ApiError::internal()
             }
         }
@@ -213,4 +213,22 @@ fn is_json(r: &Response) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("json"))
+}
+
+/// A submit refused: over the month's compute is 429 until the month ends,
+/// a reused key 422, a store or queue that failed 503 or 500.
+impl From<services::submit::SubmitError> for ApiError {
+    fn from(e: services::submit::SubmitError) -> Self {
+        use services::submit::SubmitError;
+        match e {
+            SubmitError::OverLimit(over) => crate::auth::over_limit(over),
+            SubmitError::KeyReused { .. } => ApiError::new(422, e.to_string()),
+            SubmitError::StoreUnavailable(ref cause) => {
+                tracing::warn!(error = %platform::error::chain(&e), "task store unavailable");
+                ApiError::new(503, format!("{e} ({cause})"))
+            }
+            SubmitError::NotQueued(_) => ApiError::new(500, e.to_string()),
+            SubmitError::Store(p) => p.into(),
+        }
+    }
 }

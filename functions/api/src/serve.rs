@@ -139,3 +139,12 @@ async fn connection(
         tracing::debug!(error = %e, %peer, "connection closed");
     }
 }
+
+/// A background task that ends when its owner does.
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

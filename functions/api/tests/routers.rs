@@ -22,9 +22,13 @@ const USER: (&str, &str) = ("router@example.test", "router-password");
 
 /// Every port in memory; the market directory is empty.
 async fn state(market: &std::path::Path) -> AppState {
-    let db = Database::in_memory().unwrap();
+    state_on(Database::in_memory().unwrap(), market).await
+}
+
+/// The ports over `db`.
+async fn state_on(db: Database, market: &std::path::Path) -> AppState {
     let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
-    api::server::add_account(accounts.as_ref(), USER.0, USER.1, "pro", vec![])
+    platform::accounts::add_account(accounts.as_ref(), USER.0, USER.1, "pro", vec![])
         .await
         .unwrap();
     let (queue, _receiver) = LocalQueue::new();
@@ -283,5 +287,63 @@ async fn data_router() {
         (status, body["status"].as_i64()),
         (503, Some(503)),
         "an empty market directory: {body}"
+    );
+}
+
+/// A captured log, written by the production formatter.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A fault deep in a store answers a bare 500, and its one log line at the
+/// edge carries the whole cause chain: the failed statement's message and
+/// SQLite's own error under it.
+#[tokio::test]
+async fn an_internal_error_is_logged_once_with_its_cause_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::in_memory().unwrap();
+    let s = state_on(db.clone(), dir.path()).await;
+    db.run(|c| c.execute_batch("DROP TABLE tasks")).await.unwrap();
+
+    let log = Captured::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (status, body) = call(
+        Group::Backtest,
+        &s,
+        "GET",
+        "/backtest/tasks",
+        Some(USER),
+        None,
+    )
+    .await;
+    assert_eq!(status, 500);
+    assert_eq!(body, json!({"detail": "internal server error"}));
+
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l["fields"]["message"] == "internal error")
+        .collect();
+    assert_eq!(lines.len(), 1, "logged once: {text}");
+    let chain = lines[0]["fields"]["error"].as_str().unwrap();
+    assert!(
+        chain.starts_with("internal error: no such table: tasks: ")
+            && chain.split(": ").count() >= 4,
+        "{chain}"
     );
 }

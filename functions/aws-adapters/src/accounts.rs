@@ -30,7 +30,7 @@ fn from_item(i: &HashMap<String, AttributeValue>) -> Result<AccountRecord, PortE
         i.get(k)
             .and_then(|v| v.as_s().ok())
             .cloned()
-            .ok_or_else(|| PortError::Internal(format!("account item: missing {k}")))
+            .ok_or_else(|| PortError::internal(format!("account item: missing {k}")))
     };
     Ok(AccountRecord {
         email: text("email")?,

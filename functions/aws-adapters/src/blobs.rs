@@ -40,13 +40,13 @@ impl BlobStore for S3Blobs {
                 .await
                 .map(|b| Some(b.into_bytes()))
                 .map_err(|e| {
-                    PortError::Unavailable(format!("read s3://{}/{key}: {e}", self.bucket))
+                    PortError::unavailable_by(format!("read s3://{}/{key}", self.bucket), e)
                 }),
             Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => Ok(None),
-            Err(e) => Err(PortError::Unavailable(format!(
-                "get s3://{}/{key}: {e:?}",
-                self.bucket
-            ))),
+            Err(e) => Err(PortError::unavailable_by(
+                format!("get s3://{}/{key}", self.bucket),
+                e,
+            )),
         }
     }
 
@@ -59,7 +59,7 @@ impl BlobStore for S3Blobs {
             .send()
             .await
             .map(|_| ())
-            .map_err(|e| PortError::Unavailable(format!("put s3://{}/{key}: {e:?}", self.bucket)))
+            .map_err(|e| PortError::unavailable_by(format!("put s3://{}/{key}", self.bucket), e))
     }
 
     async fn size(&self, key: &str) -> Result<Option<u64>, PortError> {
@@ -73,10 +73,10 @@ impl BlobStore for S3Blobs {
         {
             Ok(out) => Ok(Some(out.content_length().unwrap_or(0) as u64)),
             Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => Ok(None),
-            Err(e) => Err(PortError::Unavailable(format!(
-                "head s3://{}/{key}: {e:?}",
-                self.bucket
-            ))),
+            Err(e) => Err(PortError::unavailable_by(
+                format!("head s3://{}/{key}", self.bucket),
+                e,
+            )),
         }
     }
 
@@ -100,13 +100,16 @@ impl BlobStore for S3Blobs {
                 .await
                 .map(|b| Some(b.into_bytes()))
                 .map_err(|e| {
-                    PortError::Unavailable(format!("read s3://{}/{key}: {e}", self.bucket))
+                    PortError::unavailable_by(format!("read s3://{}/{key}", self.bucket), e)
                 }),
             Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => Ok(None),
-            Err(e) => Err(PortError::Unavailable(format!(
-                "get s3://{}/{key} {}..{}: {e:?}",
-                self.bucket, range.start, range.end
-            ))),
+            Err(e) => Err(PortError::unavailable_by(
+                format!(
+                    "get s3://{}/{key} {}..{}",
+                    self.bucket, range.start, range.end
+                ),
+                e,
+            )),
         }
     }
 
@@ -123,7 +126,7 @@ impl BlobStore for S3Blobs {
                 .send()
                 .await
                 .map_err(|e| {
-                    PortError::Unavailable(format!("list s3://{}/{prefix}: {e:?}", self.bucket))
+                    PortError::unavailable_by(format!("list s3://{}/{prefix}", self.bucket), e)
                 })?;
             keys.extend(
                 out.contents()

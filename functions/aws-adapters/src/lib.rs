@@ -25,19 +25,19 @@ use platform::PortError;
 
 /// Maps an SDK failure: throttling, timeouts and transport errors are
 /// retryable; everything else is an adapter fault.
-pub(crate) fn sdk_error<E: std::fmt::Debug>(
+pub(crate) fn sdk_error<E: std::error::Error + Send + Sync + 'static>(
     what: &str,
     e: aws_sdk_dynamodb::error::SdkError<E>,
 ) -> PortError {
     use aws_sdk_dynamodb::error::SdkError;
     match &e {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            PortError::Unavailable(format!("{what}: {e:?}"))
+            PortError::unavailable_by(what, e)
         }
         SdkError::ServiceError(s) if matches!(s.raw().status().as_u16(), 429 | 500..=599) => {
-            PortError::Unavailable(format!("{what}: {e:?}"))
+            PortError::unavailable_by(what, e)
         }
-        _ => PortError::Internal(format!("{what}: {e:?}")),
+        _ => PortError::fault(what, e),
     }
 }
 

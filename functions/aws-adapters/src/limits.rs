@@ -99,9 +99,10 @@ impl FailureLog for DynamoFailureLog {
                 .await;
             match counted {
                 Ok(out) => {
-                    return out.attributes().and_then(failures).ok_or_else(|| {
-                        PortError::Internal("login failure item without a count".into())
-                    });
+                    return out
+                        .attributes()
+                        .and_then(failures)
+                        .ok_or_else(|| PortError::internal("login failure item without a count"));
                 }
                 Err(e) if !conditional(&e) => return Err(sdk_error("record a login failure", e)),
                 Err(_) => {}
@@ -130,8 +131,8 @@ impl FailureLog for DynamoFailureLog {
                 Err(_) => {}
             }
         }
-        Err(PortError::Unavailable(
-            "login failure count stayed contended; retry".into(),
+        Err(PortError::unavailable(
+            "login failure count stayed contended; retry",
         ))
     }
 

@@ -33,16 +33,17 @@ fn exists<E: std::fmt::Debug>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool 
 }
 
 /// A table creation's outcome: made now or already there is fine.
-fn created<T, E: std::fmt::Debug>(
+fn created<T, E: std::error::Error + Send + Sync + 'static>(
     table: &str,
     r: Result<T, aws_sdk_dynamodb::error::SdkError<E>>,
 ) -> Result<(), PortError> {
     match r {
         Ok(_) => Ok(()),
         Err(e) if exists(&e) => Ok(()),
-        Err(e) => Err(PortError::Unavailable(format!(
-            "create table {table}: {e:?}"
-        ))),
+        Err(e) => Err(PortError::unavailable_by(
+            format!("create table {table}"),
+            e,
+        )),
     }
 }
 
@@ -125,14 +126,13 @@ pub async fn queue(
     max_receives: u32,
     visibility_seconds: u32,
 ) -> Result<String, PortError> {
-    let unavailable = |e: String| PortError::Unavailable(e);
     let dlq = c
         .sqs
         .create_queue()
         .queue_name(format!("{name}-dlq"))
         .send()
         .await
-        .map_err(|e| unavailable(format!("create queue {name}-dlq: {e:?}")))?;
+        .map_err(|e| PortError::unavailable_by(format!("create queue {name}-dlq"), e))?;
     let dlq_url = dlq.queue_url().unwrap_or_default().to_string();
     let arn = c
         .sqs
@@ -141,7 +141,7 @@ pub async fn queue(
         .attribute_names(QueueAttributeName::QueueArn)
         .send()
         .await
-        .map_err(|e| unavailable(format!("dead-letter queue arn: {e:?}")))?
+        .map_err(|e| PortError::unavailable_by(format!("dead-letter queue arn"), e))?
         .attributes()
         .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
         .unwrap_or_default();
@@ -158,7 +158,7 @@ pub async fn queue(
         )
         .send()
         .await
-        .map_err(|e| unavailable(format!("create queue {name}: {e:?}")))?;
+        .map_err(|e| PortError::unavailable_by(format!("create queue {name}"), e))?;
     Ok(q.queue_url().unwrap_or_default().to_string())
 }
 
@@ -167,9 +167,10 @@ pub async fn bucket(c: &Clients, name: &str) -> Result<(), PortError> {
     match c.s3.create_bucket().bucket(name).send().await {
         Ok(_) => Ok(()),
         Err(e) if format!("{e:?}").contains("BucketAlready") => Ok(()),
-        Err(e) => Err(PortError::Unavailable(format!(
-            "create bucket {name}: {e:?}"
-        ))),
+        Err(e) => Err(PortError::unavailable_by(
+            format!("create bucket {name}"),
+            e,
+        )),
     }
 }
 
@@ -186,7 +187,6 @@ pub async fn batch_notifications(
         Event, FilterRule, FilterRuleName, NotificationConfiguration,
         NotificationConfigurationFilter, QueueConfiguration, S3KeyFilter,
     };
-    let unavailable = |e: String| PortError::Unavailable(e);
     let arn = c
         .sqs
         .get_queue_attributes()
@@ -194,7 +194,7 @@ pub async fn batch_notifications(
         .attribute_names(QueueAttributeName::QueueArn)
         .send()
         .await
-        .map_err(|e| unavailable(format!("queue arn: {e:?}")))?
+        .map_err(|e| PortError::unavailable_by(format!("queue arn"), e))?
         .attributes()
         .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
         .unwrap_or_default();
@@ -224,6 +224,6 @@ pub async fn batch_notifications(
         )
         .send()
         .await
-        .map_err(|e| unavailable(format!("bucket notification: {e:?}")))?;
+        .map_err(|e| PortError::unavailable_by(format!("bucket notification"), e))?;
     Ok(())
 }

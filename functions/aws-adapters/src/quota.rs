@@ -158,7 +158,7 @@ impl QuotaStore for DynamoQuotaStore {
                 Err(e) => return Err(sdk_error("hold a task slot", e)),
             }
         }
-        Err(PortError::Unavailable("task slots stayed contended".into()))
+        Err(PortError::unavailable("task slots stayed contended"))
     }
 
     async fn release(&self, key: &str, holder: &str) -> Result<(), PortError> {

@@ -298,7 +298,7 @@ fn to_item(t: &Task) -> Item {
 }
 
 fn corrupt(what: &str) -> PortError {
-    PortError::Internal(format!("task item: {what}"))
+    PortError::internal(format!("task item: {what}"))
 }
 
 fn from_item(i: &Item) -> Result<Task, PortError> {
@@ -431,8 +431,8 @@ impl TaskStore for DynamoTaskStore {
                 return Ok(Created::New(task));
             }
         }
-        Err(PortError::Unavailable(
-            "a submit with this idempotency key is still being stored; retry shortly".into(),
+        Err(PortError::unavailable(
+            "a submit with this idempotency key is still being stored; retry shortly",
         ))
     }
 

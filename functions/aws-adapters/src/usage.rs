@@ -90,7 +90,7 @@ impl UsageStore for DynamoUsageStore {
                     .get("day")
                     .and_then(|d| d.as_s().ok())
                     .and_then(|d| d.parse().ok())
-                    .ok_or_else(|| PortError::Internal("usage item without a day".into()))?;
+                    .ok_or_else(|| PortError::internal("usage item without a day"))?;
                 let mut counters = BTreeMap::new();
                 for (name, v) in item {
                     if let Some(counter) = name.strip_prefix(PREFIX) {
@@ -98,7 +98,7 @@ impl UsageStore for DynamoUsageStore {
                             .as_n()
                             .ok()
                             .and_then(|n| n.parse::<u64>().ok())
-                            .ok_or_else(|| PortError::Internal(format!("usage counter {name}")))?;
+                            .ok_or_else(|| PortError::internal(format!("usage counter {name}")))?;
                         counters.insert(counter.to_string(), n);
                     }
                 }

@@ -57,7 +57,7 @@ pub async fn serve_http(state: &AppState, app: axum::Router) -> Result<(), lambd
                 }));
         return lambda_http::run(app).await;
     }
-    let _flusher = metering.map(|m| api::server::AbortOnDrop(tokio::spawn(m.flush_forever())));
+    let _flusher = metering.map(|m| api::serve::AbortOnDrop(tokio::spawn(m.flush_forever())));
     let port: u16 = std::env::var("PORT")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -68,7 +68,7 @@ pub async fn serve_http(state: &AppState, app: axum::Router) -> Result<(), lambd
         listener,
         app,
         api::serve::ConnectionLimits::default(),
-        api::server::shutdown_signal(),
+        platform::worker::shutdown_signal(),
     )
     .await?;
     Ok(())

@@ -12,6 +12,7 @@ pub mod metering;
 pub mod queue;
 pub mod quota;
 pub mod scanner;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod tasks;
 pub mod usage;

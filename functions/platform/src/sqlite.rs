@@ -143,13 +143,13 @@ impl Database {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             made = !dir.exists();
             std::fs::create_dir_all(dir).map_err(|e| {
-                PortError::Unavailable(format!("state directory {}: {e}", dir.display()))
+                PortError::unavailable_by(format!("state directory {}", dir.display()), e)
             })?;
         }
         private(path, made)
-            .map_err(|e| PortError::Unavailable(format!("database {}: {e}", path.display())))?;
+            .map_err(|e| PortError::unavailable_by(format!("database {}", path.display()), e))?;
         let conn = Connection::open(path)
-            .map_err(|e| PortError::Unavailable(format!("database {}: {e}", path.display())))?;
+            .map_err(|e| PortError::unavailable_by(format!("database {}", path.display()), e))?;
         Self::init(conn)
     }
 
@@ -202,7 +202,7 @@ impl Database {
         tokio::task::spawn_blocking(move || {
             let mut guard = conn
                 .lock()
-                .map_err(|_| PortError::Internal("database lock poisoned".into()))?;
+                .map_err(|_| PortError::internal("database lock poisoned"))?;
             f(&mut guard).map_err(|e| match e {
                 rusqlite::Error::SqliteFailure(code, _)
                     if matches!(
@@ -210,7 +210,7 @@ impl Database {
                         rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
                     ) =>
                 {
-                    PortError::Unavailable("task database".into())
+                    PortError::unavailable("task database")
                 }
                 other => PortError::internal(other),
             })

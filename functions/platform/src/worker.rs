@@ -28,9 +28,9 @@ pub enum JobError {
 impl From<PortError> for JobError {
     fn from(e: PortError) -> Self {
         match e {
-            PortError::Unavailable(_) => JobError::Retryable(e.to_string()),
-            PortError::Internal(_) => {
-                tracing::error!(error = %e, "job hit an internal error");
+            PortError::Unavailable { .. } => JobError::Retryable(crate::error::chain(&e)),
+            PortError::Internal { .. } => {
+                tracing::error!(error = %crate::error::chain(&e), "job hit an internal error");
                 JobError::Permanent("internal error while running the task".into())
             }
             PortError::NotFound(_) | PortError::Invalid(_) => JobError::Permanent(e.to_string()),

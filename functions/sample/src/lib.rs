@@ -319,8 +319,8 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
     catalog.sort_by(|a, b| a.url.cmp(&b.url));
     let distinct: BTreeSet<&str> = catalog.iter().map(|m| m.url.as_str()).collect();
     if distinct.len() != catalog.len() {
-        return Err(PortError::Internal(
-            "duplicate indicator codes in the sample set".into(),
+        return Err(PortError::internal(
+            "duplicate indicator codes in the sample set",
         ));
     }
     w.put(

@@ -11,6 +11,7 @@ pub mod data;
 pub mod dates;
 pub mod error;
 pub mod jobs;
+pub mod submit;
 pub mod usage;
 
 pub use error::{Error, Result};

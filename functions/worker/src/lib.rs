@@ -54,10 +54,17 @@ pub struct BucketInbox {
     tasks: aws_adapters::DynamoTaskStore,
     queue: aws_adapters::SqsQueue,
     accounts: aws_adapters::DynamoAccountStore,
+    metering: Option<Arc<platform::metering::Metering>>,
 }
 
 impl BucketInbox {
-    pub fn new(clients: &Clients, names: &Names) -> Self {
+    /// `metering` admits each file's batch against its tenant's month, as
+    /// an HTTP submit is (the worker's own, so its ledger is shared).
+    pub fn new(
+        clients: &Clients,
+        names: &Names,
+        metering: Option<Arc<platform::metering::Metering>>,
+    ) -> Self {
         BucketInbox {
             files: aws_adapters::S3Blobs::new(clients.s3.clone(), &names.bucket),
             market: wiring::market_data(clients, names),
@@ -67,6 +74,7 @@ impl BucketInbox {
                 clients.dynamodb.clone(),
                 &names.accounts_table,
             ),
+            metering,
         }
     }
 
@@ -80,6 +88,7 @@ impl BucketInbox {
             tasks: &self.tasks,
             queue: &self.queue,
             accounts: &self.accounts,
+            metering: self.metering.as_deref(),
         })
         .await
     }

@@ -2,10 +2,10 @@
 //! S3, and the worker's SQS batch handler fed from the real queue.
 
 use api::routes::{Group, service};
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use aws_adapters::SqsQueue;
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use chrono::TimeDelta;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::queue::JobMessage;
 use platform::tasks::{Claim, NewTask, Outcome, TaskKind, TaskStatus, now};
 use serde_json::{Value, json};

@@ -36,7 +36,7 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
         let t = state
             .tasks
             .create(NewTask {
-                owner: api::server::DEMO_EMAIL.into(),
+                owner: marketlab::server::DEMO_EMAIL.into(),
                 kind: TaskKind::StrategyBacktest,
                 params: strategy.clone(),
             })
@@ -92,7 +92,10 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
         .metering
         .as_ref()
         .unwrap()
-        .month(api::server::DEMO_EMAIL, chrono::Utc::now().date_naive())
+        .month(
+            marketlab::server::DEMO_EMAIL,
+            chrono::Utc::now().date_naive(),
+        )
         .await
         .unwrap();
     let compute: u64 = days

@@ -89,8 +89,8 @@ fn main() {
         let d = tests::emulator::deployment_on(clients.clone(), bucket).await;
         // The demo account's custom indicators, as the embedded server has them.
         let accounts = d.state.auth.store();
-        let mut demo = accounts.get(api::server::DEMO_EMAIL).await.unwrap().unwrap();
-        demo.custom_indicators = api::server::demo_custom_indicators();
+        let mut demo = accounts.get(marketlab::server::DEMO_EMAIL).await.unwrap().unwrap();
+        demo.custom_indicators = marketlab::server::demo_custom_indicators();
         accounts.put(demo).await.unwrap();
         let meter = Meter::start(&tests::emulator::endpoint()).await;
         let mut env = tests::emulator::function_env(&d.names);
@@ -106,7 +106,7 @@ fn main() {
             "Basic {}",
             base64::Engine::encode(
                 &base64::engine::general_purpose::STANDARD,
-                format!("{}:{}", api::server::DEMO_EMAIL, api::server::DEMO_PASSWORD)
+                format!("{}:{}", marketlab::server::DEMO_EMAIL, marketlab::server::DEMO_PASSWORD)
             )
         );
         let b = Bench {

@@ -127,7 +127,7 @@ pub async fn run_all(store: &dyn ScannerStore, fresh: &dyn ScannerStore) {
     // (a retry reads the new one), never another item's trades.
     assert!(matches!(
         fresh.trades(&old, &[150, 299]).await,
-        Err(platform::PortError::Unavailable(_) | platform::PortError::Invalid(_))
+        Err(platform::PortError::Unavailable { .. } | platform::PortError::Invalid(_))
     ));
 
     // Dates in order, whoever wrote them; an empty day is still a scan.

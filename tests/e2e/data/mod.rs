@@ -3,8 +3,8 @@
 mod derived;
 mod trial;
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD, TRIAL_EMAIL, TRIAL_PASSWORD};
 use chrono::Datelike;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD, TRIAL_EMAIL, TRIAL_PASSWORD};
 use platform::marketdata::{IndicatorMeta, IndicatorSeries, codec, layout};
 use serde_json::{Value, json};
 use tests::server::{Options, TestServer, market_dir};
@@ -40,7 +40,7 @@ async fn server() -> (TestServer, tempfile::TempDir) {
     let (s, dir) = TestServer::fresh().await;
     s.add_account("light@example.test", "light-password", "light-data-yearly")
         .await;
-    api::server::add_account(
+    marketlab::server::add_account(
         s.accounts.as_ref(),
         "data@example.test",
         "data-password",

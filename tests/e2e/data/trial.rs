@@ -5,8 +5,8 @@
 //! readings of any series, and nothing older.
 
 use super::DEMO;
-use api::server::{TRIAL_EMAIL, TRIAL_PASSWORD};
 use chrono::NaiveDateTime;
+use marketlab::server::{TRIAL_EMAIL, TRIAL_PASSWORD};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use tests::server::TestServer;

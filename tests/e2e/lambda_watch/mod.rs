@@ -6,9 +6,9 @@
 
 mod support;
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use aws_adapters::{SqsQueue, provision};
 use chrono::TimeDelta;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::queue::{JobMessage, JobQueue};
 use platform::tasks::{Claim, NewTask, TaskKind, TaskStatus, now};
 use serde_json::{Value, json};

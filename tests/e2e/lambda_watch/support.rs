@@ -1,8 +1,8 @@
 //! What the functions test shares: the watch process, queue delivery to the
 //! worker function, and requests as the demo or another tenant.
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use aws_lambda_events::event::sqs::SqsBatchResponse;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Child;

@@ -7,7 +7,7 @@
 mod tasks;
 mod views;
 
-use api::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

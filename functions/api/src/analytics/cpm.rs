@@ -134,7 +134,7 @@ async fn start(
     for w in &prepared.query.warnings {
         message.push_str(&format!(" (warning: {w})"));
     }
-    Ok(submitted.accepted(message))
+    Ok(crate::submit::accepted(&submitted, message))
 }
 
 /// `POST /cpm/scan/start`: a scan task (a universe search too).

@@ -95,7 +95,8 @@ pub(crate) async fn scanner_backtest_start(
         key.as_deref(),
     )
     .await?;
-    Ok(submitted.accepted(
+    Ok(crate::submit::accepted(
+        &submitted,
         "Scanner backtest submitted; poll /smart-scanner-backtest/status/{task_id}".into(),
     ))
 }

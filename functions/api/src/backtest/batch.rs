@@ -8,13 +8,13 @@ use crate::routes::tasks::{TaskList, owned_task};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use platform::marketdata::columns;
 use platform::tasks::{NewTask, TaskFilter, TaskKind};
 use serde_json::Value;
-use services::backtest::batch::{self, BatchParams, BatchRow, BatchStatus};
+use services::backtest::batch::{self, BatchRow, BatchStatus};
 use services::backtest::batch_files;
 
 /// `POST /backtest/batch`: every strategy is checked first; the batch is
@@ -37,20 +37,8 @@ pub(crate) async fn submit_batch(
 ) -> Result<Response, ApiError> {
     let key = crate::submit::idempotency_key(&headers)?;
     let body: Value = json_body(&body)?;
-    let expanded = batch::expand(&body, caller.0.plan.max_batch)?;
-    batch::check(state.market.as_ref(), &expanded).await?;
-    let paths = expanded
-        .varied
-        .first()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
-    let params = BatchParams {
-        request: body,
-        total: expanded.len(),
-        paths,
-        strategy_us: expanded.strategy_us(chrono::Utc::now().date_naive()),
-        reserved: true,
-    };
+    let params = batch::submission(state.market.as_ref(), body, caller.0.plan.max_batch).await?;
+    let total = params.total;
     let submitted = crate::submit::submit(
         &state,
         &caller.0,
@@ -63,21 +51,12 @@ pub(crate) async fn submit_batch(
         key.as_deref(),
     )
     .await?;
-    let answer = crate::openapi::SubmitResponse {
-        message: format!(
-            "Batch of {} strategies submitted; poll /backtest/batch/{{task_id}}",
-            expanded.len()
+    Ok(crate::submit::accepted(
+        &submitted,
+        format!(
+            "Batch of {total} strategies submitted; poll /backtest/batch/{{task_id}}"
         ),
-        task_id: submitted.task.id.to_string(),
-    };
-    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
-    if submitted.replayed {
-        response.headers_mut().insert(
-            crate::submit::REPLAYED,
-            axum::http::HeaderValue::from_static("true"),
-        );
-    }
-    Ok(response)
+    ))
 }
 
 async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchStatus, ApiError> {

@@ -8,7 +8,7 @@ use crate::openapi::{IndicatorListItem, IndicatorMetadata, MetadataByCode};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use platform::marketdata::IndicatorMeta;
@@ -78,19 +78,10 @@ pub(crate) async fn start_backtest(
         key.as_deref(),
     )
     .await?;
-    let task = submitted.task;
-    let answer = crate::openapi::SubmitResponse {
-        message: "Backtest task submitted; poll /backtest/status/{task_id}".into(),
-        task_id: task.id.to_string(),
-    };
-    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
-    if submitted.replayed {
-        response.headers_mut().insert(
-            crate::submit::REPLAYED,
-            axum::http::HeaderValue::from_static("true"),
-        );
-    }
-    Ok(response)
+    Ok(crate::submit::accepted(
+        &submitted,
+        "Backtest task submitted; poll /backtest/status/{task_id}".into(),
+    ))
 }
 
 /// Check a strategy: the merged parameters and encoded signals, no task.

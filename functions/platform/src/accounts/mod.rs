@@ -3,6 +3,8 @@
 mod auth;
 mod hashing;
 mod plans;
+mod records;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod throttle;
 mod trickle;
@@ -10,6 +12,8 @@ mod trickle;
 pub use auth::{ACCOUNT_REFRESH, Authenticator, Verdict};
 pub use hashing::hash_password;
 pub use plans::{PLANS, Plan, Service, plan};
+pub use records::{add_account, new_record};
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteAccountStore;
 pub use throttle::{FailureLog, Failures, LoginPolicy, MemoryFailureLog};
 pub use trickle::Trickle;

@@ -46,7 +46,7 @@ impl LocalDir {
         let path = self.root.join(key);
         let dir = path.parent().expect("keys have a parent");
         std::fs::create_dir_all(dir)
-            .map_err(|e| PortError::Unavailable(format!("{}: {e}", dir.display())))?;
+            .map_err(|e| PortError::unavailable_by(format!("{}", dir.display()), e))?;
         let tmp = dir.join(format!(
             ".{}.{}.tmp",
             path.file_name()
@@ -58,7 +58,7 @@ impl LocalDir {
             .and_then(|_| std::fs::rename(&tmp, &path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
-                PortError::Unavailable(format!("{}: {e}", path.display()))
+                PortError::unavailable_by(format!("{}", path.display()), e)
             })
     }
 }
@@ -69,7 +69,7 @@ impl BlobStore for LocalDir {
         match tokio::fs::read(self.root.join(key)).await {
             Ok(data) => Ok(Some(Bytes::from(data))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(PortError::Unavailable(format!("{key}: {e}"))),
+            Err(e) => Err(PortError::unavailable_by(format!("{key}"), e)),
         }
     }
 
@@ -85,7 +85,7 @@ impl BlobStore for LocalDir {
         match tokio::fs::metadata(self.root.join(key)).await {
             Ok(m) => Ok(Some(m.len())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(PortError::Unavailable(format!("{key}: {e}"))),
+            Err(e) => Err(PortError::unavailable_by(format!("{key}"), e)),
         }
     }
 
@@ -94,9 +94,9 @@ impl BlobStore for LocalDir {
         let mut file = match tokio::fs::File::open(self.root.join(key)).await {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(PortError::Unavailable(format!("{key}: {e}"))),
+            Err(e) => return Err(PortError::unavailable_by(format!("{key}"), e)),
         };
-        let io = |e: std::io::Error| PortError::Unavailable(format!("{key}: {e}"));
+        let io = |e: std::io::Error| PortError::unavailable_by(format!("{key}"), e);
         file.seek(std::io::SeekFrom::Start(range.start))
             .await
             .map_err(io)?;
@@ -116,7 +116,7 @@ impl BlobStore for LocalDir {
                     Ok(e) => e,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(e) => {
-                        return Err(PortError::Unavailable(format!("{}: {e}", dir.display())));
+                        return Err(PortError::unavailable_by(format!("{}", dir.display()), e));
                     }
                 };
                 for entry in entries.flatten() {

@@ -194,10 +194,10 @@ impl ParquetMarketData {
                 parquet::errors::ParquetError::External(inner) => {
                     match inner.downcast::<PortError>() {
                         Ok(port) => *port,
-                        Err(other) => PortError::Internal(format!("{what}: {other}")),
+                        Err(other) => PortError::internal(format!("{what}: {other}")),
                     }
                 }
-                other => PortError::Internal(format!("{what}: {other}")),
+                other => PortError::internal(format!("{what}: {other}")),
             };
             handle.block_on(async {
                 let builder = ParquetRecordBatchStreamBuilder::new(reader)

@@ -127,7 +127,7 @@ fn compute_expiry(day: NaiveDate) -> i64 {
         .timestamp()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
     use crate::metering::tests::metering;

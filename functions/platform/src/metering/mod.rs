@@ -398,7 +398,7 @@ pub fn compute_ms(days: &[UsageDay]) -> u64 {
         .sum()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
     use crate::accounts::SqliteAccountStore;

@@ -95,7 +95,7 @@ impl LocalQueue {
 
     fn send(&self, message: JobMessage) -> Result<(), PortError> {
         if self.shared.receivers.load(Ordering::SeqCst) == 0 {
-            return Err(PortError::Unavailable("job queue".into()));
+            return Err(PortError::unavailable("job queue"));
         }
         self.shared.lanes.lock().expect("queue lock").push(message);
         self.shared.ready.notify_one();

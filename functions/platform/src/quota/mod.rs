@@ -9,8 +9,10 @@ use crate::PortError;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteQuotaStore;
 
 /// What a plan allows. Each service counts its own requests against

@@ -47,8 +47,8 @@ pub fn to_bytes(month: &HistoryMonth) -> Result<Bytes, PortError> {
         .iter()
         .any(|r| r.session as usize >= n.0 || r.symbol as usize >= n.1 || r.signal as usize >= n.2)
     {
-        return Err(PortError::Internal(
-            "scanner history: an item outside its month's sessions, symbols or signals".into(),
+        return Err(PortError::internal(
+            "scanner history: an item outside its month's sessions, symbols or signals",
         ));
     }
     let x = |f: &dyn Fn(&HistoryItem) -> f64| {

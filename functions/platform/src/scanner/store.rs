@@ -84,7 +84,7 @@ impl ParquetScannerStore {
 }
 
 fn replaced(date: NaiveDate) -> PortError {
-    PortError::Unavailable(format!(
+    PortError::unavailable(format!(
         "the scan of {date} was replaced while being read; ask again"
     ))
 }
@@ -128,9 +128,9 @@ async fn read(
     let bad = move |e: parquet::errors::ParquetError| match e {
         parquet::errors::ParquetError::External(inner) => match inner.downcast::<PortError>() {
             Ok(port) => *port,
-            Err(other) => PortError::Internal(format!("{key}: {other}")),
+            Err(other) => PortError::internal(format!("{key}: {other}")),
         },
-        other => PortError::Internal(format!("{key}: {other}")),
+        other => PortError::internal(format!("{key}: {other}")),
     };
     // Decoding is CPU work: the read runs on the blocking pool, its ranged
     // fetches driven there through the runtime handle.

@@ -12,8 +12,10 @@ use chrono::NaiveDate;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteUsageStore;
 
 /// An amount to add to one counter of an account on a day.
@@ -128,7 +130,7 @@ impl Meter {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
 
@@ -138,7 +140,7 @@ mod tests {
         #[async_trait]
         impl UsageStore for Refuses {
             async fn add(&self, _: &[Count]) -> Result<(), PortError> {
-                Err(PortError::Unavailable("down".into()))
+                Err(PortError::unavailable("down"))
             }
             async fn days(
                 &self,

@@ -68,7 +68,7 @@ impl UsageStore for SqliteUsageStore {
         for (day, counter, n) in rows {
             let day: NaiveDate = day
                 .parse()
-                .map_err(|e| PortError::Internal(format!("usage day '{day}': {e}")))?;
+                .map_err(|e| PortError::fault(format!("usage day '{day}'"), e))?;
             if out.last().is_none_or(|d| d.day != day) {
                 out.push(UsageDay {
                     day,

@@ -9,7 +9,8 @@
 //! sweeps its inbox directory every few seconds; on AWS an S3 event on the
 //! bucket's `batches/` prefix runs a sweep on the worker.
 
-use super::batch::{self, BatchParams, BatchRow, METRICS};
+use super::batch::{self, BatchRow, METRICS};
+use crate::submit::{SubmitError, Submitter};
 use super::prepare::PrepareError;
 use crate::error::Result;
 use bytes::Bytes;
@@ -17,7 +18,8 @@ use platform::PortError;
 use platform::accounts::AccountStore;
 use platform::marketdata::columns::{self, Column};
 use platform::marketdata::{BlobStore, MarketData};
-use platform::queue::{JobMessage, JobQueue};
+use platform::metering::Metering;
+use platform::queue::JobQueue;
 use platform::tasks::{NewTask, TaskKind, TaskStore};
 use serde_json::Value;
 
@@ -30,6 +32,8 @@ pub struct Inbox<'a> {
     pub tasks: &'a dyn TaskStore,
     pub queue: &'a dyn JobQueue,
     pub accounts: &'a dyn AccountStore,
+    /// Admission against the month's compute, as for an HTTP submit.
+    pub metering: Option<&'a Metering>,
 }
 
 /// What a sweep did.
@@ -134,42 +138,39 @@ async fn submit(
         Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
-    let expanded = match batch::expand(&request, plan.max_batch) {
-        Ok(e) => e,
+    let params = match batch::submission(inbox.market, request, plan.max_batch).await {
+        Ok(p) => p,
         Err(PrepareError::Invalid(m)) => return Ok(Err(m)),
         Err(PrepareError::Port(p)) => return Err(p.into()),
     };
-    match batch::check(inbox.market, &expanded).await {
-        Ok(_) => {}
-        Err(PrepareError::Invalid(m)) => return Ok(Err(m)),
-        Err(PrepareError::Port(p)) => return Err(p.into()),
-    }
-    let params = BatchParams {
-        request,
-        total: expanded.len(),
-        paths: Vec::new(),
-        strategy_us: 0,
-        reserved: false,
+    let new = NewTask {
+        owner,
+        kind: TaskKind::BatchBacktest,
+        params: serde_json::to_value(params).map_err(PortError::internal)?,
     };
     // Keyed by the file: a sweep after a crash finds the batch it created.
-    let task = inbox
-        .tasks
-        .create_idempotent(
-            NewTask {
-                owner,
-                kind: TaskKind::BatchBacktest,
-                params: serde_json::to_value(params).map_err(PortError::internal)?,
-            },
-            &format!("inbox:{key}"),
-        )
-        .await?
-        .task()
-        .clone();
+    let submitter = Submitter {
+        tasks: inbox.tasks,
+        queue: inbox.queue,
+        metering: inbox.metering,
+    };
+    let task = match submitter
+        .submit(plan.code, new, Some(&format!("inbox:{key}")))
+        .await
+    {
+        Ok(s) => s.task,
+        // Refused like the same batch over HTTP.
+        Err(e @ (SubmitError::OverLimit(_) | SubmitError::KeyReused { .. })) => {
+            return Ok(Err(e.to_string()));
+        }
+        Err(SubmitError::StoreUnavailable(p) | SubmitError::NotQueued(p) | SubmitError::Store(p)) => {
+            return Err(p.into());
+        }
+    };
     inbox
         .files
         .put(&format!("{base}.batch"), Bytes::from(task.id.to_string()))
         .await?;
-    inbox.queue.enqueue(JobMessage::for_task(&task)).await?;
     Ok(Ok(task.id.to_string()))
 }
 

@@ -27,7 +27,7 @@ pub use window::{Readable, Records, TRIAL_RECORDS};
 pub async fn catalog(market: &dyn MarketData) -> Result<Arc<Vec<IndicatorMeta>>> {
     market.indicator_catalog().await.map_err(|e| match e {
         PortError::NotFound(_) => {
-            PortError::Unavailable("the indicator catalog is not available".into()).into()
+            PortError::unavailable("the indicator catalog is not available").into()
         }
         other => other.into(),
     })

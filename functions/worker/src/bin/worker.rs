@@ -9,7 +9,7 @@ async fn main() -> Result<(), Error> {
     let clients = aws_adapters::Clients::from_env().await;
     let names = aws_adapters::Names::from_env();
     let deps = worker::deps(&clients, &names);
-    let inbox = worker::BucketInbox::new(&clients, &names);
+    let inbox = worker::BucketInbox::new(&clients, &names, deps.metering.clone());
     run(service_fn(|event: LambdaEvent<SqsEvent>| {
         let (deps, inbox) = (deps.clone(), &inbox);
         async move {

@@ -116,7 +116,7 @@ pub async fn load(market: &dyn MarketData, name: &'static str, key: &str) -> Res
     let (b, key) = (batch.clone(), key.to_string());
     let table = tokio::task::spawn_blocking(move || Arc::new(Table::new(&b, &key)))
         .await
-        .map_err(|e| PortError::Internal(format!("decoding {name} failed: {e}")))?;
+        .map_err(|e| PortError::fault(format!("decoding {name} failed"), e))?;
     KEPT.lock()
         .expect("company tables")
         .get_or_insert_with(HashMap::new)

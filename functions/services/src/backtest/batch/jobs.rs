@@ -87,11 +87,11 @@ pub async fn run_strategies(
         let ready = match prepare(market, &s).await {
             Ok(p) => match plan(market, &p, &mut inputs).await {
                 Ok(pl) => Ok((p.params().symbol.clone(), pl)),
-                Err(e @ PortError::Unavailable(_)) => return Err(e.into()),
+                Err(e @ PortError::Unavailable { .. }) => return Err(e.into()),
                 Err(e) => Err(e.to_string()),
             },
             Err(PrepareError::Invalid(m)) => Err(m),
-            Err(PrepareError::Port(e @ PortError::Unavailable(_))) => return Err(e.into()),
+            Err(PrepareError::Port(e @ PortError::Unavailable { .. })) => return Err(e.into()),
             Err(PrepareError::Port(e)) => Err(e.to_string()),
         };
         planned.push((index, varied, ready));
@@ -193,8 +193,12 @@ impl JobHandler for BatchJob {
     }
 
     async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
-        use platform::queue::JobMessage;
         use platform::tasks::{NewTask, TaskKind};
+        let submitter = crate::submit::Submitter {
+            tasks: self.tasks.as_ref(),
+            queue: self.queue.as_ref(),
+            metering: None,
+        };
         let p: BatchParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid batch: {e}")))?;
         let e = expand(&p.request, usize::MAX).map_err(|e| match e {
@@ -222,14 +226,9 @@ impl JobHandler for BatchJob {
                 params: serde_json::to_value(params)
                     .map_err(|e| JobError::Permanent(format!("chunk not serializable: {e}")))?,
             };
-            let created = self
-                .tasks
-                .create_idempotent(new, &format!("batch:{}:{k}", task.id))
+            let chunk = submitter
+                .submit_child(new, &format!("batch:{}:{k}", task.id))
                 .await?;
-            let chunk = created.task();
-            if !chunk.status.is_finished() {
-                self.queue.enqueue(JobMessage::for_task(chunk)).await?;
-            }
             chunks.push(chunk.id);
         }
         serde_json::to_value(FannedOut { chunks })
@@ -269,7 +268,7 @@ pub async fn status(
 ) -> Result<BatchStatus, platform::PortError> {
     use platform::tasks::TaskStatus;
     let p: BatchParams = serde_json::from_value(record.params.clone())
-        .map_err(|e| platform::PortError::Internal(format!("batch record: {e}")))?;
+        .map_err(|e| platform::PortError::fault(format!("batch record"), e))?;
     let mut s = BatchStatus {
         report_url: format!("/backtest/batch/{}/report", record.id),
         batch_id: record.id.to_string(),
@@ -300,7 +299,7 @@ pub async fn status(
         TaskStatus::Success => {}
     }
     let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
-        .map_err(|e| platform::PortError::Internal(format!("batch record: {e}")))?;
+        .map_err(|e| platform::PortError::fault(format!("batch record"), e))?;
     // Progress from the chunks' statuses alone; their rows are read once
     // every chunk has finished.
     let standing = tasks.statuses(&fanned.chunks).await?;
@@ -320,16 +319,16 @@ pub async fn status(
         let chunk = tasks
             .get(id)
             .await?
-            .ok_or_else(|| platform::PortError::Internal(format!("chunk {id} vanished")))?;
+            .ok_or_else(|| platform::PortError::internal(format!("chunk {id} vanished")))?;
         match chunk.status {
             TaskStatus::Success => {
                 let r: ChunkResult = serde_json::from_value(chunk.result.unwrap_or_default())
-                    .map_err(|e| platform::PortError::Internal(format!("chunk result: {e}")))?;
+                    .map_err(|e| platform::PortError::fault(format!("chunk result"), e))?;
                 rows.extend(r.rows);
             }
             _ => {
                 let c: ChunkParams = serde_json::from_value(chunk.params)
-                    .map_err(|e| platform::PortError::Internal(format!("chunk: {e}")))?;
+                    .map_err(|e| platform::PortError::fault(format!("chunk"), e))?;
                 let why = chunk.error.unwrap_or_else(|| "the chunk failed".into());
                 rows.extend(
                     c.varied

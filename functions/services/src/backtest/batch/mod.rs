@@ -325,6 +325,30 @@ pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<(), PrepareE
     Ok(())
 }
 
+/// A batch request made ready to submit: every strategy checked, the grid's
+/// paths named and its compute estimated, for the HTTP submit and the
+/// batch-file inbox alike.
+pub async fn submission(
+    market: &dyn MarketData,
+    request: Value,
+    cap: usize,
+) -> Result<BatchParams, PrepareError> {
+    let expanded = expand(&request, cap)?;
+    check(market, &expanded).await?;
+    let paths = expanded
+        .varied
+        .first()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    Ok(BatchParams {
+        total: expanded.len(),
+        paths,
+        strategy_us: expanded.strategy_us(chrono::Utc::now().date_naive()),
+        reserved: true,
+        request,
+    })
+}
+
 mod jobs;
 mod rows;
 

@@ -350,12 +350,12 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         workers: args.workers,
         data_legacy_json: args.data_legacy_json,
         sample: args.sample.config(),
-        limits: crate::limits::Limits {
+        limits: api::limits::Limits {
             body_bytes: args.body_limit.max(1),
             body_timeout: seconds("body-timeout", args.body_timeout)?,
             request_timeout: seconds("request-timeout", args.request_timeout)?,
         },
-        connections: crate::serve::ConnectionLimits {
+        connections: api::serve::ConnectionLimits {
             header_timeout: seconds("header-timeout", args.header_timeout)?,
             max_connections: args.max_connections.max(1),
             ..Default::default()
@@ -366,7 +366,7 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         },
         ..ServerConfig::in_dir(data_dir, SocketAddr::new(args.host, args.port))
     };
-    let embedded = server::start(&config, crate::jobs::registry)
+    let embedded = server::start(&config, api::jobs::registry)
         .await
         .context("starting the embedded server")?;
     let listener = tokio::net::TcpListener::bind(config.addr)
@@ -470,10 +470,10 @@ async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?
     };
     let expanded = batch::expand(&request, usize::MAX)
-        .map_err(|e| anyhow::anyhow!("{}", crate::error::ApiError::from(e).message))?;
+        .map_err(|e| anyhow::anyhow!("{}", api::error::ApiError::from(e).message))?;
     batch::check(&market, &expanded)
         .await
-        .map_err(|e| anyhow::anyhow!("{}", crate::error::ApiError::from(e).message))?;
+        .map_err(|e| anyhow::anyhow!("{}", api::error::ApiError::from(e).message))?;
     let progress = Progress::default();
     let bar = indicatif::ProgressBar::new(100).with_style(
         indicatif::ProgressStyle::with_template("backtesting [{bar:40}] {pos:>3}% {elapsed}")

@@ -82,14 +82,14 @@ async fn main() -> Result<()> {
         if state
             .auth
             .store()
-            .get(api::server::DEMO_EMAIL)
+            .get(marketlab::server::DEMO_EMAIL)
             .await?
             .is_none()
         {
-            api::server::add_account(
+            marketlab::server::add_account(
                 state.auth.store().as_ref(),
-                api::server::DEMO_EMAIL,
-                api::server::DEMO_PASSWORD,
+                marketlab::server::DEMO_EMAIL,
+                marketlab::server::DEMO_PASSWORD,
                 "pro",
                 vec![],
             )

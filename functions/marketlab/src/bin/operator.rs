@@ -4,9 +4,9 @@
 //! and `marketlab usage` on the embedded server.
 
 use anyhow::Result;
-use api::operator::{PlansArgs, Stores, UsageArgs};
 use aws_adapters::{Clients, DynamoAccountStore, DynamoQuotaStore, DynamoUsageStore, Names};
 use clap::{Parser, Subcommand};
+use marketlab::operator::{PlansArgs, Stores, UsageArgs};
 
 #[derive(Parser)]
 #[command(
@@ -33,14 +33,14 @@ async fn main() -> Result<()> {
     let quotas = DynamoQuotaStore::new(clients.dynamodb.clone(), &names.limits_table);
     let mut out = std::io::stdout().lock();
     match cli.command {
-        Command::Plans(args) => api::operator::plans(&quotas, args.command, &mut out).await,
+        Command::Plans(args) => marketlab::operator::plans(&quotas, args.command, &mut out).await,
         Command::Usage(args) => {
             let stores = Stores {
                 usage: &DynamoUsageStore::new(clients.dynamodb.clone(), names.usage_table.clone()),
                 quotas: &quotas,
                 accounts: &DynamoAccountStore::new(clients.dynamodb.clone(), &names.accounts_table),
             };
-            api::operator::usage(&stores, &args, &mut out).await
+            marketlab::operator::usage(&stores, &args, &mut out).await
         }
     }
 }

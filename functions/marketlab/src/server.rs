@@ -1,18 +1,13 @@
 //! The embedded default: every service on one 127.0.0.1 port, a SQLite task
 //! and account store, an in-process queue with a worker pool, and a local
 //! Parquet directory that is filled with the sample set on first start.
-// A build with one group (a Lambda function) uses only the account helpers.
-#![cfg_attr(
-    not(all(feature = "backtest", feature = "analytics", feature = "data")),
-    allow(dead_code, unused_imports)
-)]
 
-use crate::state::AppState;
+use api::serve::AbortOnDrop;
+use api::state::AppState;
 use chrono::TimeDelta;
 use platform::PortError;
-use platform::accounts::{
-    AccountRecord, AccountStore, Authenticator, SqliteAccountStore, hash_password, plan,
-};
+pub use platform::accounts::add_account;
+use platform::accounts::{AccountStore, Authenticator, SqliteAccountStore};
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::metering::Metering;
 use platform::queue::{JobQueue, LocalQueue};
@@ -53,9 +48,9 @@ pub struct ServerConfig {
     /// Data service: legacy double-encoded JSON bodies (off by default).
     pub data_legacy_json: bool,
     /// Body size and time limits of each request.
-    pub limits: crate::limits::Limits,
+    pub limits: api::limits::Limits,
     /// Request-head deadline and open-connection cap of the listener.
-    pub connections: crate::serve::ConnectionLimits,
+    pub connections: api::serve::ConnectionLimits,
     /// When the nightly scanner runs in this process.
     pub scan: services::analytics::scanner::nightly::Schedule,
     /// A directory swept for batch files (`<e-mail>/<name>.jsonl`), or none.
@@ -101,6 +96,7 @@ async fn sweep_inbox(dir: PathBuf, state: AppState, accounts: Arc<dyn AccountSto
                 tasks: state.tasks.as_ref(),
                 queue: state.queue.as_ref(),
                 accounts: accounts.as_ref(),
+                metering: state.metering.as_deref(),
             };
             match sweep(&inbox).await {
                 Ok(s) if s != Default::default() => tracing::info!(
@@ -117,15 +113,6 @@ async fn sweep_inbox(dir: PathBuf, state: AppState, accounts: Arc<dyn AccountSto
     }
 }
 
-/// A background task that ends when its owner does.
-pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// A started embedded deployment: its state and its workers.
 pub struct Embedded {
     pub state: AppState,
@@ -138,7 +125,7 @@ pub struct Embedded {
     /// Writes usage counts every few seconds; a last flush at shutdown.
     flusher: Option<AbortOnDrop>,
     shutdown_grace: Duration,
-    connections: crate::serve::ConnectionLimits,
+    connections: api::serve::ConnectionLimits,
 }
 
 /// Prepares data, stores, accounts and workers, and re-queues any task a
@@ -266,7 +253,9 @@ async fn ensure_account(
     match store.get(email).await? {
         None => {
             store
-                .put(new_record(email, password, plan_code, selected, custom)?)
+                .put(platform::accounts::new_record(
+                    email, password, plan_code, selected, custom,
+                )?)
                 .await?;
         }
         // An account made by an earlier version gains what it lacks.
@@ -320,56 +309,6 @@ pub fn demo_custom_indicators() -> Vec<platform::accounts::CustomIndicator> {
     ]
 }
 
-/// Adds or replaces an account; refuses unknown plan codes.
-pub async fn add_account(
-    store: &dyn AccountStore,
-    email: &str,
-    password: &str,
-    plan_code: &str,
-    selected: Vec<String>,
-) -> Result<(), PortError> {
-    if plan(plan_code).is_none() {
-        let codes: Vec<&str> = platform::accounts::PLANS.iter().map(|p| p.code).collect();
-        return Err(PortError::Invalid(format!(
-            "unknown plan '{plan_code}' (one of: {})",
-            codes.join(", ")
-        )));
-    }
-    if !email.contains('@') || password.len() < 8 {
-        return Err(PortError::Invalid(
-            "an account needs an e-mail address and a password of at least 8 characters".into(),
-        ));
-    }
-    store
-        .put(new_record(
-            email,
-            password,
-            plan_code,
-            selected,
-            Vec::new(),
-        )?)
-        .await
-}
-
-/// A new account's record, its password hashed.
-fn new_record(
-    email: &str,
-    password: &str,
-    plan_code: &str,
-    selected_indicators: Vec<String>,
-    custom_indicators: Vec<platform::accounts::CustomIndicator>,
-) -> Result<AccountRecord, PortError> {
-    Ok(AccountRecord {
-        email: email.into(),
-        password_hash: hash_password(password)?,
-        plan: plan_code.into(),
-        selected_indicators,
-        created_at: platform::tasks::now(),
-        custom_indicators,
-    })
-}
-
-#[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
 impl Embedded {
     /// Serves every group on `listener` until `shutdown` resolves, then lets
     /// running jobs finish within the grace period; the rest resume on the next start.
@@ -378,8 +317,8 @@ impl Embedded {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let app = crate::routes::embedded(&self.state);
-        crate::serve::serve(listener, app, self.connections, shutdown).await?;
+        let app = api::routes::embedded(&self.state);
+        api::serve::serve(listener, app, self.connections, shutdown).await?;
         tracing::info!("http server stopped; waiting for running jobs");
         drop(self.scanner);
         drop(self.inbox);

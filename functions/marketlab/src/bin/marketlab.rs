@@ -5,5 +5,5 @@ use clap::Parser;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     api::logging::init();
-    api::cli::run(api::cli::Cli::parse()).await
+    marketlab::cli::run(marketlab::cli::Cli::parse()).await
 }
