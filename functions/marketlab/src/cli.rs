@@ -667,3 +667,12 @@ async fn accounts(data_dir: &Path, cmd: AccountCommand) -> Result<()> {
     }
     Ok(())
 }
+
+/// Whether `e` is a write to a pipe whose reader has gone.
+pub fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

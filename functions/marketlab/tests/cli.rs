@@ -193,3 +193,22 @@ fn accounts_import_and_plans_commands() {
         "{out}"
     );
 }
+
+/// `marketlab usage --csv | head`: a reader that stops early ends the
+/// command quietly, with success.
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = marketlab(dir.path())
+        .args(["usage", "--csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The read end is closed before anything is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}

@@ -3,7 +3,16 @@
 use clap::Parser;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> std::process::ExitCode {
     api::logging::init();
-    marketlab::cli::run(marketlab::cli::Cli::parse()).await
+    match marketlab::cli::run(marketlab::cli::Cli::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // A reader that stopped early (`marketlab usage --csv | head`) is
+        // not a failure of the command.
+        Err(e) if marketlab::cli::closed_pipe(&e) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:?}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
