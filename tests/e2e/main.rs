@@ -13,6 +13,7 @@ mod cost_meter;
 mod cpm;
 mod data;
 mod dates;
+mod docs;
 mod hardening;
 mod http_auth;
 mod http_tasks;

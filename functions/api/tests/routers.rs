@@ -312,7 +312,9 @@ async fn an_internal_error_is_logged_once_with_its_cause_chain() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::in_memory().unwrap();
     let s = state_on(db.clone(), dir.path()).await;
-    db.run(|c| c.execute_batch("DROP TABLE tasks")).await.unwrap();
+    db.run(|c| c.execute_batch("DROP TABLE tasks"))
+        .await
+        .unwrap();
 
     let log = Captured::default();
     let writer = log.clone();

@@ -53,9 +53,7 @@ pub(crate) async fn submit_batch(
     .await?;
     Ok(crate::submit::accepted(
         &submitted,
-        format!(
-            "Batch of {total} strategies submitted; poll /backtest/batch/{{task_id}}"
-        ),
+        format!("Batch of {total} strategies submitted; poll /backtest/batch/{{task_id}}"),
     ))
 }
 

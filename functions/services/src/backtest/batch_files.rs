@@ -10,9 +10,9 @@
 //! bucket's `batches/` prefix runs a sweep on the worker.
 
 use super::batch::{self, BatchRow, METRICS};
-use crate::submit::{SubmitError, Submitter};
 use super::prepare::PrepareError;
 use crate::error::Result;
+use crate::submit::{SubmitError, Submitter};
 use bytes::Bytes;
 use platform::PortError;
 use platform::accounts::AccountStore;
@@ -163,7 +163,9 @@ async fn submit(
         Err(e @ (SubmitError::OverLimit(_) | SubmitError::KeyReused { .. })) => {
             return Ok(Err(e.to_string()));
         }
-        Err(SubmitError::StoreUnavailable(p) | SubmitError::NotQueued(p) | SubmitError::Store(p)) => {
+        Err(
+            SubmitError::StoreUnavailable(p) | SubmitError::NotQueued(p) | SubmitError::Store(p),
+        ) => {
             return Err(p.into());
         }
     };
