@@ -141,7 +141,7 @@ pub async fn queue(
         .attribute_names(QueueAttributeName::QueueArn)
         .send()
         .await
-        .map_err(|e| PortError::unavailable_by(format!("dead-letter queue arn"), e))?
+        .map_err(|e| PortError::unavailable_by("dead-letter queue arn", e))?
         .attributes()
         .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
         .unwrap_or_default();
@@ -194,7 +194,7 @@ pub async fn batch_notifications(
         .attribute_names(QueueAttributeName::QueueArn)
         .send()
         .await
-        .map_err(|e| PortError::unavailable_by(format!("queue arn"), e))?
+        .map_err(|e| PortError::unavailable_by("queue arn", e))?
         .attributes()
         .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
         .unwrap_or_default();
@@ -224,6 +224,6 @@ pub async fn batch_notifications(
         )
         .send()
         .await
-        .map_err(|e| PortError::unavailable_by(format!("bucket notification"), e))?;
+        .map_err(|e| PortError::unavailable_by("bucket notification", e))?;
     Ok(())
 }

@@ -39,7 +39,7 @@ impl SqsQueue {
             .wait_time_seconds(wait_seconds.clamp(0, 20))
             .send()
             .await
-            .map_err(|e| PortError::unavailable_by(format!("receive from SQS"), e))?;
+            .map_err(|e| PortError::unavailable_by("receive from SQS", e))?;
         let mut got = Vec::new();
         for m in out.messages() {
             let (Some(body), Some(handle)) = (m.body(), m.receipt_handle()) else {
@@ -78,7 +78,7 @@ impl SqsQueue {
             .send()
             .await
             .map(|_| ())
-            .map_err(|e| PortError::unavailable_by(format!("send to SQS"), e))
+            .map_err(|e| PortError::unavailable_by("send to SQS", e))
     }
 
     /// Acknowledges a message so it is not delivered again.
@@ -90,7 +90,7 @@ impl SqsQueue {
             .send()
             .await
             .map(|_| ())
-            .map_err(|e| PortError::unavailable_by(format!("delete from SQS"), e))
+            .map_err(|e| PortError::unavailable_by("delete from SQS", e))
     }
 }
 

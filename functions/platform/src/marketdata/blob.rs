@@ -69,7 +69,7 @@ impl BlobStore for LocalDir {
         match tokio::fs::read(self.root.join(key)).await {
             Ok(data) => Ok(Some(Bytes::from(data))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(PortError::unavailable_by(format!("{key}"), e)),
+            Err(e) => Err(PortError::unavailable_by(key, e)),
         }
     }
 
@@ -85,7 +85,7 @@ impl BlobStore for LocalDir {
         match tokio::fs::metadata(self.root.join(key)).await {
             Ok(m) => Ok(Some(m.len())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(PortError::unavailable_by(format!("{key}"), e)),
+            Err(e) => Err(PortError::unavailable_by(key, e)),
         }
     }
 
@@ -94,9 +94,9 @@ impl BlobStore for LocalDir {
         let mut file = match tokio::fs::File::open(self.root.join(key)).await {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(PortError::unavailable_by(format!("{key}"), e)),
+            Err(e) => return Err(PortError::unavailable_by(key, e)),
         };
-        let io = |e: std::io::Error| PortError::unavailable_by(format!("{key}"), e);
+        let io = |e: std::io::Error| PortError::unavailable_by(key, e);
         file.seek(std::io::SeekFrom::Start(range.start))
             .await
             .map_err(io)?;

@@ -444,7 +444,7 @@ async fn listing_of(
     let t = table.clone();
     let l = tokio::task::spawn_blocking(move || listing(&t, date))
         .await
-        .map_err(|e| Error::Port(PortError::fault(format!("option listing failed"), e)))??;
+        .map_err(|e| Error::Port(PortError::fault("option listing failed", e)))??;
     let l = Arc::new(l);
     let mut kept = KEPT.lock().expect("option listings");
     kept.retain(|(t, _)| Arc::ptr_eq(t, &table));

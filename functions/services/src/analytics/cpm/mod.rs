@@ -289,7 +289,7 @@ pub async fn run(market: &dyn MarketData, p: Prepared, progress: &Progress) -> R
         }
     })
     .await
-    .map_err(|e| Error::Port(PortError::fault(format!("pattern search failed"), e)))
+    .map_err(|e| Error::Port(PortError::fault("pattern search failed", e)))
 }
 
 /// The matches found, best first, or 407 without any.
@@ -425,7 +425,7 @@ async fn universe_scan(
         let (p2, s2) = (p.clone(), search.clone());
         let hits = tokio::task::spawn_blocking(move || search_symbols(&p2, &s2, loaded))
             .await
-            .map_err(|e| Error::Port(PortError::fault(format!("universe search failed"), e)))?;
+            .map_err(|e| Error::Port(PortError::fault("universe search failed", e)))?;
         found.extend(hits);
         // Keep only what can still make the cut.
         if found.len() > 4 * p.query.max_matches {

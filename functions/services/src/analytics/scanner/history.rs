@@ -122,7 +122,7 @@ pub async fn backfill(
             })
         })
         .await
-        .map_err(|e| Error::Port(PortError::fault(format!("backfill failed"), e)))?;
+        .map_err(|e| Error::Port(PortError::fault("backfill failed", e)))?;
         for (name, it) in found.into_iter().flatten() {
             by_session[it.session as usize].push((name, it));
         }

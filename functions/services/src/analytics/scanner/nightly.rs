@@ -249,7 +249,7 @@ pub async fn run(
             crate::analytics::on_cores(&loaded, |s| stock_rows(s, date, b.as_deref()))
         })
         .await
-        .map_err(|e| Error::Port(PortError::fault(format!("scan failed"), e)))?;
+        .map_err(|e| Error::Port(PortError::fault("scan failed", e)))?;
         for r in found.into_iter().flatten() {
             stocks += 1;
             rows.extend(r);

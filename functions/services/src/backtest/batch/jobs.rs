@@ -268,7 +268,7 @@ pub async fn status(
 ) -> Result<BatchStatus, platform::PortError> {
     use platform::tasks::TaskStatus;
     let p: BatchParams = serde_json::from_value(record.params.clone())
-        .map_err(|e| platform::PortError::fault(format!("batch record"), e))?;
+        .map_err(|e| platform::PortError::fault("batch record", e))?;
     let mut s = BatchStatus {
         report_url: format!("/backtest/batch/{}/report", record.id),
         batch_id: record.id.to_string(),
@@ -299,7 +299,7 @@ pub async fn status(
         TaskStatus::Success => {}
     }
     let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
-        .map_err(|e| platform::PortError::fault(format!("batch record"), e))?;
+        .map_err(|e| platform::PortError::fault("batch record", e))?;
     // Progress from the chunks' statuses alone; their rows are read once
     // every chunk has finished.
     let standing = tasks.statuses(&fanned.chunks).await?;
@@ -323,12 +323,12 @@ pub async fn status(
         match chunk.status {
             TaskStatus::Success => {
                 let r: ChunkResult = serde_json::from_value(chunk.result.unwrap_or_default())
-                    .map_err(|e| platform::PortError::fault(format!("chunk result"), e))?;
+                    .map_err(|e| platform::PortError::fault("chunk result", e))?;
                 rows.extend(r.rows);
             }
             _ => {
                 let c: ChunkParams = serde_json::from_value(chunk.params)
-                    .map_err(|e| platform::PortError::fault(format!("chunk"), e))?;
+                    .map_err(|e| platform::PortError::fault("chunk", e))?;
                 let why = chunk.error.unwrap_or_else(|| "the chunk failed".into());
                 rows.extend(
                     c.varied

@@ -236,7 +236,7 @@ async fn from_history(
                     (day.into_iter().flatten().collect(), orders)
                 })
                 .await
-                .map_err(|e| Error::Port(PortError::fault(format!("scanner backtest failed"), e)))
+                .map_err(|e| Error::Port(PortError::fault("scanner backtest failed", e)))
             }
         })
         .buffered(MONTHS_AT_ONCE)
@@ -348,7 +348,7 @@ async fn items(
             })
         })
         .await
-        .map_err(|e| Error::Port(PortError::fault(format!("scanner backtest failed"), e)))?;
+        .map_err(|e| Error::Port(PortError::fault("scanner backtest failed", e)))?;
         for it in found.into_iter().flatten() {
             out.push(it);
         }
