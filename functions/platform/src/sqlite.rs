@@ -7,6 +7,9 @@ use rusqlite::Connection;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+/// Timestamps as stored: sortable text with microseconds.
+pub(crate) const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6f";
+
 #[derive(Clone)]
 pub struct Database {
     conn: Arc<Mutex<Connection>>,

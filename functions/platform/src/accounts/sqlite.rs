@@ -3,7 +3,7 @@
 use super::{AccountRecord, AccountStore, normalize_email};
 use crate::PortError;
 use crate::sqlite::Database;
-use crate::tasks::TIME_FORMAT;
+use crate::sqlite::TIME_FORMAT;
 use async_trait::async_trait;
 use chrono::NaiveDateTime;
 use rusqlite::{OptionalExtension, Row, params};

@@ -293,9 +293,6 @@ pub trait TaskStore: Send + Sync {
     async fn unfinished(&self) -> Result<Vec<Task>, PortError>;
 }
 
-/// Timestamps as stored: sortable text with microseconds.
-pub(crate) const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6f";
-
 /// The current UTC time truncated to microseconds, the precision every store keeps.
 pub fn now() -> NaiveDateTime {
     let t = chrono::Utc::now().naive_utc();

@@ -2,11 +2,11 @@
 //! the same shape as the DynamoDB adapter's condition expressions.
 
 use super::{
-    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, TIME_FORMAT, Task, TaskFilter, TaskPage,
-    TaskStatus, TaskStore,
+    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStatus,
+    TaskStore,
 };
 use crate::PortError;
-use crate::sqlite::Database;
+use crate::sqlite::{Database, TIME_FORMAT};
 use async_trait::async_trait;
 use chrono::{NaiveDateTime, TimeDelta};
 use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
