@@ -23,6 +23,8 @@ pub mod serve;
 pub mod shape;
 pub mod state;
 pub mod submit;
+#[cfg(any(feature = "backtest", feature = "analytics"))]
+pub mod tasks;
 
 pub use error::{ApiError, ErrorStyle};
 pub use state::AppState;

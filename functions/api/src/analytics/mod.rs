@@ -12,6 +12,7 @@ pub mod scanner;
 pub mod screens;
 pub mod seasonality;
 mod task_pages;
+pub mod tasks;
 mod views;
 
 use crate::error::ApiError;
@@ -27,7 +28,7 @@ use utoipa_axum::routes;
 
 /// The analytics routes with their documentation.
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+    tasks::routes()
         .routes(routes!(seasonality::all_in_one))
         .routes(routes!(seasonality::predefined_holidays))
         .routes(routes!(seasonality::by_week))

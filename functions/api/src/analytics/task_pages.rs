@@ -3,12 +3,12 @@
 //! Owner-checked like the status endpoints; a task not finished yet shows
 //! its status and reloads itself.
 
+use crate::analytics::tasks::CPM_KINDS;
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::report::{chart_page, task_heading};
-use crate::routes::analytics_tasks::CPM_KINDS;
-use crate::routes::tasks::owned_task;
 use crate::state::AppState;
+use crate::tasks::owned_task;
 use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::Response;

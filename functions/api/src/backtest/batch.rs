@@ -4,8 +4,8 @@
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Params, json_body};
-use crate::routes::tasks::{TaskList, owned_task};
 use crate::state::AppState;
+use crate::tasks::{TaskList, owned_task};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::header;
@@ -139,7 +139,7 @@ pub(crate) async fn batch_results(
 
 /// `GET /backtest/batches`: the caller's batches, newest first.
 #[utoipa::path(get, path = "/backtest/batches", tag = "backtest",
-    params(crate::routes::tasks::Paging),
+    params(crate::tasks::Paging),
     responses((status = 200, description = "A page of batches (without their rows)", body = TaskList<BatchStatus>),
         (status = 400, description = "Bad paging", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]

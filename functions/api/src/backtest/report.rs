@@ -24,8 +24,7 @@ pub(crate) async fn backtest_report(
     Path(task_id): Path<String>,
 ) -> Result<Response, ApiError> {
     let task =
-        crate::routes::tasks::owned_task(&state, &caller, &task_id, &[TaskKind::StrategyBacktest])
-            .await?;
+        crate::tasks::owned_task(&state, &caller, &task_id, &[TaskKind::StrategyBacktest]).await?;
     let text = |k: &str| task.params.get(k).and_then(|v| v.as_str()).unwrap_or("");
     let name = match text("name") {
         "" => format!("{} backtest", text("symbol")),
@@ -64,8 +63,7 @@ pub(crate) async fn batch_report(
     Path(batch_id): Path<String>,
 ) -> Result<Response, ApiError> {
     let record =
-        crate::routes::tasks::owned_task(&state, &caller, &batch_id, &[TaskKind::BatchBacktest])
-            .await?;
+        crate::tasks::owned_task(&state, &caller, &batch_id, &[TaskKind::BatchBacktest]).await?;
     let s = services::backtest::batch::status(state.tasks.as_ref(), &record).await?;
     let name = match s.name.as_str() {
         "" => "Batch".to_string(),

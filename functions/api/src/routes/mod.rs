@@ -2,13 +2,7 @@
 //! envelope; `health` is added by whoever serves the group, so the embedded
 //! server can merge groups without route clashes.
 
-#[cfg(feature = "analytics")]
-pub mod analytics_tasks;
-#[cfg(feature = "backtest")]
-pub mod backtest_tasks;
 pub mod health;
-#[cfg(any(feature = "backtest", feature = "analytics"))]
-pub mod tasks;
 pub mod usage;
 
 use crate::error::{ErrorStyle, render_errors};
@@ -99,7 +93,7 @@ pub fn backtest(state: &AppState) -> Router {
         .merge(crate::openapi::routes(served_document));
     let public =
         limited(state, public).layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
-    let routes = backtest_tasks::routes().merge(crate::backtest::routes::routes());
+    let routes = crate::backtest::routes();
     protected(state, Service::Backtest, ErrorStyle::Backtest, routes)
         .merge(gated(
             state,
@@ -118,7 +112,7 @@ pub fn analytics(state: &AppState) -> Router {
         state,
         Service::Analytics,
         ErrorStyle::Analytics,
-        analytics_tasks::routes().merge(crate::analytics::routes()),
+        crate::analytics::routes(),
     )
 }
 
@@ -170,13 +164,10 @@ pub fn document() -> &'static str {
         #[cfg(feature = "backtest")]
         let groups = groups
             .merge(crate::backtest::routes::public_routes())
-            .merge(crate::backtest::routes::routes())
-            .merge(backtest_tasks::routes())
+            .merge(crate::backtest::routes())
             .merge(usage::backtest_routes());
         #[cfg(feature = "analytics")]
-        let groups = groups
-            .merge(analytics_tasks::routes())
-            .merge(crate::analytics::routes());
+        let groups = groups.merge(crate::analytics::routes());
         #[cfg(feature = "data")]
         let groups = groups.nest(
             "/ws",

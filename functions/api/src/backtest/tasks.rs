@@ -1,10 +1,10 @@
 //! The backtest service's task record (2.10) and summaries (2.12).
 
-use super::tasks::{TaskList, list_page, owned_task, param_str};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
+use crate::tasks::{TaskList, list_page, owned_task, param_str};
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use platform::tasks::{Task, TaskKind, TaskStatus};
@@ -128,7 +128,7 @@ pub(crate) async fn backtest_status(
 
 /// The caller's tasks, newest first.
 #[utoipa::path(get, path = "/backtest/tasks", tag = "backtest",
-    params(super::tasks::Paging),
+    params(crate::tasks::Paging),
     responses((status = 200, description = "A page of tasks", body = TaskList<TaskSummary>),
         (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]

@@ -1,11 +1,11 @@
 //! The analytics service's task object (2.8) for pattern-match and
 //! scanner-backtest tasks, and their lists.
 
-use super::tasks::{TaskList, list_page, owned_task, param_str};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
+use crate::tasks::{TaskList, list_page, owned_task, param_str};
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use platform::tasks::{Task, TaskKind, TaskStatus};
@@ -138,7 +138,7 @@ async fn cpm_status(
 
 /// The caller's pattern-match tasks, newest first.
 #[utoipa::path(get, path = "/cpm/tasks", tag = "analytics",
-    params(super::tasks::Paging,
+    params(crate::tasks::Paging,
         ("mode" = Option<String>, Query, description = "backtest or scan", pattern = "^(backtest|scan)$")),
     responses((status = 200, description = "A page of tasks", body = TaskList<CpmTaskSummary>),
         crate::analytics::AnalyticsErrors))]
@@ -189,7 +189,7 @@ async fn scanner_status(
 
 /// The caller's scanner backtest tasks, newest first.
 #[utoipa::path(get, path = "/smart-scanner-backtest/tasks", tag = "analytics",
-    params(super::tasks::Paging),
+    params(crate::tasks::Paging),
     responses((status = 200, description = "A page of tasks", body = TaskList<ScannerTaskSummary>),
         crate::analytics::AnalyticsErrors))]
 async fn scanner_tasks(
