@@ -37,11 +37,14 @@ async fn dynamodb_task_store() {
     provision::tasks_table(&c, &table).await.unwrap();
     provision::bucket(&c, &bucket).await.unwrap();
     let spill = S3Blobs::new(c.s3.clone(), bucket);
-    contract::tasks::run_all(Arc::new(DynamoTaskStore::new(
-        c.dynamodb.clone(),
-        table.clone(),
-        spill.clone(),
-    )))
+    contract::tasks::run_all(
+        Arc::new(DynamoTaskStore::new(
+            c.dynamodb.clone(),
+            table.clone(),
+            spill.clone(),
+        )),
+        2_000,
+    )
     .await;
 
     // With a TTL, finished tasks carry `expires_at` for DynamoDB's expiry.
@@ -211,14 +214,23 @@ async fn parquet_market_data_on_s3() {
     let c = clients().await;
     let bucket = unique("market");
     provision::bucket(&c, &bucket).await.unwrap();
-    // Upload the sample set exactly as it lies on disk.
+    // Upload the sample set exactly as it lies on disk, 16 objects at a time.
+    use futures::StreamExt;
     let local = LocalDir::new(tests::server::market_dir());
     let s3 = S3Blobs::new(c.s3.clone(), bucket);
-    for key in local.list("").await.unwrap() {
-        s3.put(&key, local.get(&key).await.unwrap().unwrap())
-            .await
-            .unwrap();
-    }
+    let keys = local.list("").await.unwrap();
+    futures::stream::iter(keys)
+        .map(|key| {
+            let (local, s3) = (&local, &s3);
+            async move {
+                s3.put(&key, local.get(&key).await.unwrap().unwrap())
+                    .await
+                    .unwrap()
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<()>>()
+        .await;
     let blobs = Arc::new(s3.clone());
     let md = Arc::new(ParquetMarketData::new(blobs));
     contract::market::run_all(md, move |key| {

@@ -11,9 +11,10 @@ use tests::server::market_dir;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_task_store_in_memory() {
-    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(
-        Database::in_memory().unwrap(),
-    )))
+    contract::tasks::run_all(
+        Arc::new(SqliteTaskStore::new(Database::in_memory().unwrap())),
+        10_000,
+    )
     .await;
 }
 
@@ -21,9 +22,10 @@ async fn sqlite_task_store_in_memory() {
 async fn sqlite_task_store_on_disk_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state/tasks.sqlite");
-    contract::tasks::run_all(Arc::new(SqliteTaskStore::new(
-        Database::open(&path).unwrap(),
-    )))
+    contract::tasks::run_all(
+        Arc::new(SqliteTaskStore::new(Database::open(&path).unwrap())),
+        10_000,
+    )
     .await;
     let reopened = SqliteTaskStore::new(Database::open(&path).unwrap());
     use platform::tasks::TaskStore;
