@@ -161,7 +161,7 @@ async fn idempotent_creates(store: Arc<dyn TaskStore>) {
 /// kind and status, the first and the last page, newest first, and nothing
 /// of another owner's.
 async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
-    assert!(n >= 1_000 && n % 10 == 0);
+    assert!(n >= 1_000 && n.is_multiple_of(10));
     let (strategy_tasks, scans) = (n / 10 * 9, n / 10);
     let (owner, other) = (unique("big"), unique("owner"));
     let mut joins = tokio::task::JoinSet::new();
