@@ -189,179 +189,60 @@ pub fn parse_risk(s: &str) -> Result<RiskControl> {
     })
 }
 
-/// Parses a request body (already decoded JSON, duplicate keys resolved).
-pub fn parse(body: &Value) -> Result<Parsed> {
-    let o = body
-        .as_object()
-        .ok_or_else(|| FieldError("the body must be a JSON object".into()))?;
-    // Each field as given, else its default.
-    let fields = |k: &str| -> &Value {
-        given(body, k).unwrap_or_else(|| {
+/// The request's fields: each as given, else its default of 2.1.
+struct Fields<'a>(&'a Value);
+
+impl<'a> Fields<'a> {
+    fn get(&self, k: &str) -> &'a Value {
+        given(self.0, k).unwrap_or_else(|| {
             &DEFAULTS
                 .iter()
                 .find(|(d, _)| *d == k)
                 .expect("a field with a default")
                 .1
         })
-    };
-    let symbol = text(
-        o.get("symbol")
-            .ok_or_else(|| FieldError::at("symbol", "is required"))?,
-        "symbol",
-    )?
-    .trim()
-    .to_ascii_uppercase();
+    }
+
+    /// A required field.
+    fn required(&self, k: &str) -> Result<&'a Value> {
+        self.0
+            .get(k)
+            .ok_or_else(|| FieldError::at(k, "is required"))
+    }
+
+    /// An optional field (null counts as not given).
+    fn optional(&self, k: &str) -> Option<&'a Value> {
+        given(self.0, k)
+    }
+}
+
+/// Parses a request body (already decoded JSON, duplicate keys resolved).
+pub fn parse(body: &Value) -> Result<Parsed> {
+    if !body.is_object() {
+        return Err(FieldError("the body must be a JSON object".into()));
+    }
+    let f = Fields(body);
+    let symbol = upper(text(f.required("symbol")?, "symbol")?);
     if symbol.is_empty() {
         return Err(FieldError::at("symbol", "must not be empty"));
     }
-    let entry = parse_block(
-        o.get("entry")
-            .ok_or_else(|| FieldError::at("entry", "is required"))?,
-        "entry",
-    )?;
-    let exit = parse_block(
-        o.get("exit")
-            .ok_or_else(|| FieldError::at("exit", "is required"))?,
-        "exit",
-    )?;
-    let direction = match text(fields("direction"), "direction")?
-        .trim()
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "long" => Direction::Long,
-        "short" => Direction::Short,
-        other => {
-            return Err(FieldError::at(
-                "direction",
-                format!("'{other}' is not Long or Short"),
-            ));
-        }
-    };
-    let frequency = match text(fields("frequency"), "frequency")?
-        .trim()
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "daily" => BtFrequency::Daily,
-        "hourly" => BtFrequency::Hourly,
-        "weekly" => BtFrequency::Weekly,
-        "monthly" => BtFrequency::Monthly,
-        other => {
-            return Err(FieldError::at(
-                "frequency",
-                format!("'{other}' is not Daily, Hourly, Weekly or Monthly"),
-            ));
-        }
-    };
-    let trade_price = match integer(fields("trade_price"), "trade_price")? {
-        0 => TradePrice::NextOpen,
-        1 => TradePrice::NextClose,
-        2 => TradePrice::CurrentClose,
-        other => {
-            return Err(FieldError::at(
-                "trade_price",
-                format!("{other} is not 0 (next open), 1 (next close) or 2 (current close)"),
-            ));
-        }
-    };
-    let capital = number(fields("capital"), "capital")?;
-    if capital <= 0.0 {
-        return Err(FieldError::at("capital", "must be positive"));
-    }
-    if capital > MAX_CAPITAL {
-        return Err(FieldError::at(
-            "capital",
-            format!(
-                "{} is above the largest capital, 1e12",
-                sent(fields("capital"))
-            ),
-        ));
-    }
-    let capital_alloc = number(fields("capital_alloc"), "capital_alloc")?;
-    if !(capital_alloc > 0.0 && capital_alloc <= 1.0) {
-        return Err(FieldError::at(
-            "capital_alloc",
-            format!("{capital_alloc} must be above 0 and at most 1 (1.0 = 100%)"),
-        ));
-    }
-    let fraction = |k: &str| -> Result<f64> {
-        let x = number(fields(k), k)?;
-        if (0.0..0.5).contains(&x) {
-            Ok(x)
-        } else {
-            Err(FieldError::at(
-                k,
-                format!("{x} must be a fraction per side between 0 and 0.5 (0.001 = 0.1%)"),
-            ))
-        }
-    };
-    let (commission, slippage) = (fraction("commission")?, fraction("slippage")?);
-    let start_date = date(fields("start_date"), "start_date")?;
-    let end_date = match o.get("end_date").filter(|x| !x.is_null()) {
-        Some(v) => Some(date(v, "end_date")?),
-        None => None,
-    };
-    if let Some(e) = end_date
-        && e < start_date
-    {
-        return Err(FieldError::at(
-            "end_date",
-            format!("{e} is before start_date {start_date}"),
-        ));
-    }
-    let risk = parse_risk(&text(fields("risk_control"), "risk_control")?)?;
-    let mut warnings = Vec::new();
-    for k in INERT {
-        let v = number(fields(k), k)?;
-        if v != 0.0 {
-            warnings.push(format!(
-                "{k} = {v} has no effect in this service and was ignored"
-            ));
-        }
-    }
-    let strategy = text(fields("strategy"), "strategy")?;
-    let model = text(fields("model"), "model")?;
-    if strategy != "Single" {
-        warnings.push(format!(
-            "strategy '{strategy}' is run as a single-symbol strategy"
-        ));
-    }
-    if model != "cash" {
-        warnings.push(format!("model '{model}' is run as a cash account"));
-    }
-    let csv_mode = match o.get("csv_mode") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            return Err(FieldError::at(
-                "csv_mode",
-                format!("expected true or false, got {other}"),
-            ));
-        }
-    };
-    let csv = if csv_mode {
-        Some(super::csv::parse_csv(o.get("csv_data").ok_or_else(
-            || FieldError::at("csv_data", "is required when csv_mode is true"),
-        )?)?)
-    } else {
-        None
-    };
+    let entry = parse_block(f.required("entry")?, "entry")?;
+    let exit = parse_block(f.required("exit")?, "exit")?;
+    let (direction, frequency, trade_price) = trading(&f)?;
+    let (capital, capital_alloc, commission, slippage) = money(&f)?;
+    let (start_date, end_date) = period(&f)?;
+    let risk = parse_risk(&text(f.get("risk_control"), "risk_control")?)?;
+    let (strategy, model, mut warnings) = inert(&f)?;
+    let csv = csv_rows(&f)?;
     if exit.rule_type == RuleType::RiskControlOnly && risk == RiskControl::default() {
         warnings.push("the exit is RiskControlOnly and risk_control sets nothing: positions stay open until the end".into());
     }
-    let name = o
-        .get("name")
-        .filter(|x| !x.is_null())
-        .map(|n| text(n, "name"))
-        .transpose()?;
+    let name = f.optional("name").map(|n| text(n, "name")).transpose()?;
     Ok(Parsed {
         params: StrategyParams {
             symbol,
             name,
-            benchmark: text(fields("benchmark"), "benchmark")?
-                .trim()
-                .to_ascii_uppercase(),
+            benchmark: upper(text(f.get("benchmark"), "benchmark")?),
             direction,
             frequency,
             strategy,
@@ -381,6 +262,154 @@ pub fn parse(body: &Value) -> Result<Parsed> {
         user_supplied: body.clone(),
         warnings,
     })
+}
+
+fn upper(s: String) -> String {
+    s.trim().to_ascii_uppercase()
+}
+
+/// `direction`, `frequency` and `trade_price`.
+fn trading(f: &Fields) -> Result<(Direction, BtFrequency, TradePrice)> {
+    let word = |k: &str| -> Result<String> { Ok(text(f.get(k), k)?.trim().to_ascii_lowercase()) };
+    let direction = match word("direction")?.as_str() {
+        "long" => Direction::Long,
+        "short" => Direction::Short,
+        other => {
+            return Err(FieldError::at(
+                "direction",
+                format!("'{other}' is not Long or Short"),
+            ));
+        }
+    };
+    let frequency = match word("frequency")?.as_str() {
+        "daily" => BtFrequency::Daily,
+        "hourly" => BtFrequency::Hourly,
+        "weekly" => BtFrequency::Weekly,
+        "monthly" => BtFrequency::Monthly,
+        other => {
+            return Err(FieldError::at(
+                "frequency",
+                format!("'{other}' is not Daily, Hourly, Weekly or Monthly"),
+            ));
+        }
+    };
+    let trade_price = match integer(f.get("trade_price"), "trade_price")? {
+        0 => TradePrice::NextOpen,
+        1 => TradePrice::NextClose,
+        2 => TradePrice::CurrentClose,
+        other => {
+            return Err(FieldError::at(
+                "trade_price",
+                format!("{other} is not 0 (next open), 1 (next close) or 2 (current close)"),
+            ));
+        }
+    };
+    Ok((direction, frequency, trade_price))
+}
+
+/// `capital`, `capital_alloc`, `commission` and `slippage`.
+fn money(f: &Fields) -> Result<(f64, f64, f64, f64)> {
+    let capital = number(f.get("capital"), "capital")?;
+    if capital <= 0.0 {
+        return Err(FieldError::at("capital", "must be positive"));
+    }
+    if capital > MAX_CAPITAL {
+        return Err(FieldError::at(
+            "capital",
+            format!(
+                "{} is above the largest capital, 1e12",
+                sent(f.get("capital"))
+            ),
+        ));
+    }
+    let capital_alloc = number(f.get("capital_alloc"), "capital_alloc")?;
+    if !(capital_alloc > 0.0 && capital_alloc <= 1.0) {
+        return Err(FieldError::at(
+            "capital_alloc",
+            format!("{capital_alloc} must be above 0 and at most 1 (1.0 = 100%)"),
+        ));
+    }
+    let fraction = |k: &str| -> Result<f64> {
+        let x = number(f.get(k), k)?;
+        if (0.0..0.5).contains(&x) {
+            Ok(x)
+        } else {
+            Err(FieldError::at(
+                k,
+                format!("{x} must be a fraction per side between 0 and 0.5 (0.001 = 0.1%)"),
+            ))
+        }
+    };
+    Ok((
+        capital,
+        capital_alloc,
+        fraction("commission")?,
+        fraction("slippage")?,
+    ))
+}
+
+/// `start_date` and `end_date` (none: the latest date in the data).
+fn period(f: &Fields) -> Result<(NaiveDate, Option<NaiveDate>)> {
+    let start_date = date(f.get("start_date"), "start_date")?;
+    let end_date = f
+        .optional("end_date")
+        .map(|v| date(v, "end_date"))
+        .transpose()?;
+    if let Some(e) = end_date
+        && e < start_date
+    {
+        return Err(FieldError::at(
+            "end_date",
+            format!("{e} is before start_date {start_date}"),
+        ));
+    }
+    Ok((start_date, end_date))
+}
+
+/// `strategy`, `model` and the fields this service takes but does not use,
+/// with a warning for each that asks for what it does not do.
+fn inert(f: &Fields) -> Result<(String, String, Vec<String>)> {
+    let mut warnings = Vec::new();
+    for k in INERT {
+        let v = number(f.get(k), k)?;
+        if v != 0.0 {
+            warnings.push(format!(
+                "{k} = {v} has no effect in this service and was ignored"
+            ));
+        }
+    }
+    let strategy = text(f.get("strategy"), "strategy")?;
+    let model = text(f.get("model"), "model")?;
+    if strategy != "Single" {
+        warnings.push(format!(
+            "strategy '{strategy}' is run as a single-symbol strategy"
+        ));
+    }
+    if model != "cash" {
+        warnings.push(format!("model '{model}' is run as a cash account"));
+    }
+    Ok((strategy, model, warnings))
+}
+
+/// `csv_data` when `csv_mode` is true.
+fn csv_rows(f: &Fields) -> Result<Option<Vec<super::csv::CsvRow>>> {
+    let csv_mode = match f.0.get("csv_mode") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(FieldError::at(
+                "csv_mode",
+                format!("expected true or false, got {other}"),
+            ));
+        }
+    };
+    if !csv_mode {
+        return Ok(None);
+    }
+    let data =
+        f.0.get("csv_data")
+            .ok_or_else(|| FieldError::at("csv_data", "is required when csv_mode is true"))?;
+    Ok(Some(super::csv::parse_csv(data)?))
 }
 
 #[cfg(test)]

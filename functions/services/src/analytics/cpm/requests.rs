@@ -315,20 +315,7 @@ impl CpmParams {
     /// Checks every field; dates, symbols and universes are checked against
     /// the market data later, by the use case.
     pub fn validate(&self, mode: Mode) -> Result<CpmQuery> {
-        let symbol = ticker(&self.symbol);
-        if symbol.is_empty() {
-            return Err(Error::invalid("symbol", "is required"));
-        }
-        if !symbol
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._^-=".contains(c))
-            || symbol.len() > 32
-        {
-            return Err(Error::invalid(
-                "symbol",
-                format!("'{}' is not a ticker", self.symbol.trim()),
-            ));
-        }
+        let symbol = self.ticker()?;
         let corr = range("corr_per", self.corr_per, 0, 100)?;
         let hold = range("time_in_market", self.time_in_market, 3, 252)? as usize;
         let mut warnings = Vec::new();
@@ -337,139 +324,22 @@ impl CpmParams {
                 "corr_per {corr} is below {EFFECTIVE_CORR}: such weak correlations match shapes that look little alike"
             ));
         }
-        let freq = match present(&self.timeframe)
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("daily") => Frequency::Daily,
-            Some("weekly") => Frequency::Weekly,
-            Some("monthly") => Frequency::Monthly,
-            Some(_) => {
-                return Err(Error::invalid(
-                    "timeframe",
-                    format!(
-                        "must be Daily, Weekly or Monthly, got '{}'",
-                        self.timeframe.as_deref().unwrap_or("").trim()
-                    ),
-                ));
-            }
-        };
-        let lookback_years = match self
-            .lookback_period
-            .as_ref()
-            .map(|t| t.0.trim().to_ascii_lowercase())
-            .as_deref()
-        {
-            None | Some("") | Some("20") => Some(20),
-            Some("10") => Some(10),
-            Some("all") => None,
-            Some(other) => {
-                return Err(Error::invalid(
-                    "lookback_period",
-                    format!("must be 20, 10 or All, got '{other}'"),
-                ));
-            }
-        };
-        let condition = self
-            .ma_condition
-            .map(|v| range("ma_condition", v, 0, 2))
-            .transpose()?
-            .unwrap_or(0) as u8;
-        let period = self.ma.map(|v| range("ma", v, 1, 252)).transpose()?;
-        let ma = match (condition, period) {
-            (0, _) => None,
-            (c, Some(p)) => Some((p as usize, c)),
-            (c, None) => {
-                return Err(Error::invalid(
-                    "ma",
-                    format!("is required when ma_condition is {c}"),
-                ));
-            }
-        };
-        let short = match present(&self.direction)
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("long") => false,
-            Some("short") => true,
-            Some(_) => {
-                return Err(Error::invalid(
-                    "direction",
-                    format!(
-                        "must be Long or Short, got '{}'",
-                        self.direction.as_deref().unwrap_or("").trim()
-                    ),
-                ));
-            }
-        };
+        let freq = self.frequency()?;
+        let lookback_years = self.lookback_years()?;
+        let ma = self.moving_average()?;
+        let short = self.short()?;
         let exclude_overlap = self
             .exclude_overlap
             .map(|v| range("exclude_overlap", v, 0, 1))
             .transpose()?
             .unwrap_or(1)
             == 1;
-        let template = match present(&self.system_pattern) {
-            Some(p) => TemplateSpec::Pattern(shape(&p.to_ascii_lowercase()).ok_or_else(|| {
-                Error::invalid(
-                    "system_pattern",
-                    format!(
-                        "'{p}' is not a predefined pattern ({})",
-                        SHAPES.map(|s| s.name).join(", ")
-                    ),
-                )
-            })?),
-            None => {
-                let start = present(&self.start_date)
-                    .ok_or_else(|| {
-                        Error::invalid(
-                            "start_date",
-                            "is required without system_pattern (Customize mode)",
-                        )
-                    })
-                    .and_then(|v| date("start_date", v))?;
-                let end = present(&self.end_date)
-                    .ok_or_else(|| {
-                        Error::invalid(
-                            "end_date",
-                            "is required without system_pattern (Customize mode)",
-                        )
-                    })
-                    .and_then(|v| date("end_date", v))?;
-                if start > end {
-                    return Err(Error::invalid(
-                        "start_date",
-                        format!("({start}) is after 'end_date' ({end})"),
-                    ));
-                }
-                TemplateSpec::Range { start, end }
-            }
-        };
-        if let TemplateSpec::Pattern(_) = template {
-            // Common Pattern mode ignores the dates, but a malformed one is still a mistake.
-            for (field, v) in [
-                ("start_date", &self.start_date),
-                ("end_date", &self.end_date),
-            ] {
-                if let Some(v) = present(v) {
-                    date(field, v)?;
-                }
-            }
-        }
+        let template = self.template()?;
         let name = present(&self.name).map(str::to_string);
         if name.as_ref().is_some_and(|n| n.chars().count() > 200) {
             return Err(Error::invalid("name", "must be at most 200 characters"));
         }
-        let universe = match &self.universe {
-            None => None,
-            Some(u) if u.0.is_empty() => None,
-            Some(_) if mode == Mode::Backtest => {
-                return Err(Error::invalid(
-                    "universe",
-                    "is for scans only: a backtest trades the symbol's own matches",
-                ));
-            }
-            Some(u) => Some(universe(u)?),
-        };
+        let universe = self.universe_for(mode)?;
         let max_matches = self
             .max_matches
             .map(|v| range("max_matches", v, 1, 1000))
@@ -491,6 +361,149 @@ impl CpmParams {
             max_matches,
             warnings,
         })
+    }
+
+    fn ticker(&self) -> Result<String> {
+        let symbol = ticker(&self.symbol);
+        if symbol.is_empty() {
+            return Err(Error::invalid("symbol", "is required"));
+        }
+        if !symbol
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._^-=".contains(c))
+            || symbol.len() > 32
+        {
+            return Err(Error::invalid(
+                "symbol",
+                format!("'{}' is not a ticker", self.symbol.trim()),
+            ));
+        }
+        Ok(symbol)
+    }
+
+    fn frequency(&self) -> Result<Frequency> {
+        match present(&self.timeframe)
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("daily") => Ok(Frequency::Daily),
+            Some("weekly") => Ok(Frequency::Weekly),
+            Some("monthly") => Ok(Frequency::Monthly),
+            Some(_) => Err(Error::invalid(
+                "timeframe",
+                format!(
+                    "must be Daily, Weekly or Monthly, got '{}'",
+                    self.timeframe.as_deref().unwrap_or("").trim()
+                ),
+            )),
+        }
+    }
+
+    /// Years searched; `None` is all.
+    fn lookback_years(&self) -> Result<Option<u32>> {
+        match self
+            .lookback_period
+            .as_ref()
+            .map(|t| t.0.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("") | Some("20") => Ok(Some(20)),
+            Some("10") => Ok(Some(10)),
+            Some("all") => Ok(None),
+            Some(other) => Err(Error::invalid(
+                "lookback_period",
+                format!("must be 20, 10 or All, got '{other}'"),
+            )),
+        }
+    }
+
+    /// (period, condition 1 above or 2 below), when a condition is set.
+    fn moving_average(&self) -> Result<Option<(usize, u8)>> {
+        let condition = self
+            .ma_condition
+            .map(|v| range("ma_condition", v, 0, 2))
+            .transpose()?
+            .unwrap_or(0) as u8;
+        let period = self.ma.map(|v| range("ma", v, 1, 252)).transpose()?;
+        match (condition, period) {
+            (0, _) => Ok(None),
+            (c, Some(p)) => Ok(Some((p as usize, c))),
+            (c, None) => Err(Error::invalid(
+                "ma",
+                format!("is required when ma_condition is {c}"),
+            )),
+        }
+    }
+
+    fn short(&self) -> Result<bool> {
+        match present(&self.direction)
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("long") => Ok(false),
+            Some("short") => Ok(true),
+            Some(_) => Err(Error::invalid(
+                "direction",
+                format!(
+                    "must be Long or Short, got '{}'",
+                    self.direction.as_deref().unwrap_or("").trim()
+                ),
+            )),
+        }
+    }
+
+    /// A predefined pattern, or the symbol's own dates (Customize mode).
+    fn template(&self) -> Result<TemplateSpec> {
+        let Some(p) = present(&self.system_pattern) else {
+            let start = self.template_date("start_date", &self.start_date)?;
+            let end = self.template_date("end_date", &self.end_date)?;
+            if start > end {
+                return Err(Error::invalid(
+                    "start_date",
+                    format!("({start}) is after 'end_date' ({end})"),
+                ));
+            }
+            return Ok(TemplateSpec::Range { start, end });
+        };
+        let pattern = shape(&p.to_ascii_lowercase()).ok_or_else(|| {
+            Error::invalid(
+                "system_pattern",
+                format!(
+                    "'{p}' is not a predefined pattern ({})",
+                    SHAPES.map(|s| s.name).join(", ")
+                ),
+            )
+        })?;
+        // Common Pattern mode ignores the dates, but a malformed one is still a mistake.
+        for (field, v) in [
+            ("start_date", &self.start_date),
+            ("end_date", &self.end_date),
+        ] {
+            if let Some(v) = present(v) {
+                date(field, v)?;
+            }
+        }
+        Ok(TemplateSpec::Pattern(pattern))
+    }
+
+    fn template_date(&self, field: &str, v: &Option<String>) -> Result<NaiveDate> {
+        present(v)
+            .ok_or_else(|| {
+                Error::invalid(field, "is required without system_pattern (Customize mode)")
+            })
+            .and_then(|v| date(field, v))
+    }
+
+    fn universe_for(&self, mode: Mode) -> Result<Option<UniverseSpec>> {
+        match &self.universe {
+            None => Ok(None),
+            Some(u) if u.0.is_empty() => Ok(None),
+            Some(_) if mode == Mode::Backtest => Err(Error::invalid(
+                "universe",
+                "is for scans only: a backtest trades the symbol's own matches",
+            )),
+            Some(u) => Ok(Some(universe(u)?)),
+        }
     }
 }
 

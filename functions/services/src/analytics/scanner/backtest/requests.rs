@@ -192,6 +192,65 @@ impl ScannerBacktestParams {
                 format!("must not be after end_date ({start} > {end})"),
             ));
         }
+        let (stocks, etfs) = self.find_type()?;
+        let signals = self.signals()?;
+        let capital = number("total_capital", &self.total_capital)?
+            .ok_or_else(|| Error::invalid("total_capital", "is required"))?;
+        if !(capital > 0.0 && capital <= 1e12) {
+            return Err(Error::invalid(
+                "total_capital",
+                format!("must be above 0 and at most 1e12, got {capital}"),
+            ));
+        }
+        let (long_share, short_share) = self.long_short()?;
+        let commission = number("commission", &self.commission)?.unwrap_or(0.0);
+        if !(0.0..=10.0).contains(&commission) {
+            return Err(Error::invalid(
+                "commission",
+                format!("must be a percent from 0 to 10, got {commission}"),
+            ));
+        }
+        let name = text("name", &self.name)?;
+        if name.as_ref().is_some_and(|n| n.chars().count() > 200) {
+            return Err(Error::invalid("name", "must be at most 200 characters"));
+        }
+        let allocation = self.allocation()?;
+        let daily_limit = match number("daily_limit", &self.daily_limit)? {
+            None => 3,
+            Some(x) if x.fract() == 0.0 && (1.0..=100.0).contains(&x) => x as usize,
+            Some(x) => {
+                return Err(Error::invalid(
+                    "daily_limit",
+                    format!("must be an integer from 1 to 100, got {x}"),
+                ));
+            }
+        };
+        let rank = self.rank()?;
+        Ok(ScannerBacktest {
+            start,
+            end,
+            stocks,
+            etfs,
+            signals,
+            capital,
+            long_share,
+            short_share,
+            commission,
+            name,
+            profit_target: span("profit_target_range", &self.profit_target_range)?,
+            stop_loss: span("stop_loss_range", &self.stop_loss_range)?,
+            time_in_market: span("time_in_market_range", &self.time_in_market_range)?,
+            trend: span("trend_range", &self.trend_range)?,
+            reltrend: span("reltrend_range", &self.reltrend_range)?,
+            optix: span("optix_range", &self.optix_range)?,
+            allocation,
+            daily_limit,
+            rank,
+        })
+    }
+
+    /// (stocks, ETFs) from `stock`, `etf` or `stock/etf`.
+    fn find_type(&self) -> Result<(bool, bool)> {
         let find = text("find_type", &self.find_type)?
             .ok_or_else(|| Error::invalid("find_type", "is required"))?
             .to_ascii_lowercase();
@@ -205,49 +264,46 @@ impl ScannerBacktestParams {
                 format!("must be stock, etf or stock/etf, got '{find}'"),
             ));
         }
-        let signals = match required("signals", &self.signals)? {
-            Value::Array(names) if !names.is_empty() => {
-                let mut picked = Vec::new();
-                for n in names {
-                    let Some(name) = n.as_str().map(str::trim) else {
-                        return Err(Error::invalid(
-                            "signals",
-                            "must be an array of signal names",
-                        ));
-                    };
-                    if name.eq_ignore_ascii_case("all") {
-                        picked.extend(0..SIGNALS.len());
-                        continue;
-                    }
-                    let k = signal(name)
-                        .and_then(|s| SIGNALS.iter().position(|x| x.name == s.name))
-                        .ok_or_else(|| {
-                            Error::invalid(
-                                "signals",
-                                format!("unknown signal '{name}' (see GET /smart-stock-scanner/get-predefined-signals)"),
-                            )
-                        })?;
-                    picked.push(k);
-                }
-                picked.sort_unstable();
-                picked.dedup();
-                picked
-            }
-            _ => {
+        Ok((kinds.contains(&"stock"), kinds.contains(&"etf")))
+    }
+
+    /// The signals' indexes in `SIGNALS`, sorted and without repeats.
+    fn signals(&self) -> Result<Vec<usize>> {
+        let Value::Array(names) = required("signals", &self.signals)? else {
+            return Err(none_named());
+        };
+        if names.is_empty() {
+            return Err(none_named());
+        }
+        let mut picked = Vec::new();
+        for n in names {
+            let Some(name) = n.as_str().map(str::trim) else {
                 return Err(Error::invalid(
                     "signals",
-                    "must be a non-empty array of signal names, or [\"All\"]",
+                    "must be an array of signal names",
                 ));
+            };
+            if name.eq_ignore_ascii_case("all") {
+                picked.extend(0..SIGNALS.len());
+                continue;
             }
-        };
-        let capital = number("total_capital", &self.total_capital)?
-            .ok_or_else(|| Error::invalid("total_capital", "is required"))?;
-        if !(capital > 0.0 && capital <= 1e12) {
-            return Err(Error::invalid(
-                "total_capital",
-                format!("must be above 0 and at most 1e12, got {capital}"),
-            ));
+            let k = signal(name)
+                .and_then(|s| SIGNALS.iter().position(|x| x.name == s.name))
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "signals",
+                        format!("unknown signal '{name}' (see GET /smart-stock-scanner/get-predefined-signals)"),
+                    )
+                })?;
+            picked.push(k);
         }
+        picked.sort_unstable();
+        picked.dedup();
+        Ok(picked)
+    }
+
+    /// The long and short shares of the capital.
+    fn long_short(&self) -> Result<(f64, f64)> {
         let ratio = text("long_short_ratio", &self.long_short_ratio)?
             .ok_or_else(|| Error::invalid("long_short_ratio", "is required"))?;
         let bad_ratio = || {
@@ -271,80 +327,48 @@ impl ScannerBacktestParams {
         {
             return Err(bad_ratio());
         }
-        let commission = number("commission", &self.commission)?.unwrap_or(0.0);
-        if !(0.0..=10.0).contains(&commission) {
-            return Err(Error::invalid(
-                "commission",
-                format!("must be a percent from 0 to 10, got {commission}"),
-            ));
-        }
-        let name = text("name", &self.name)?;
-        if name.as_ref().is_some_and(|n| n.chars().count() > 200) {
-            return Err(Error::invalid("name", "must be at most 200 characters"));
-        }
-        let allocation = match text("capital_allocate", &self.capital_allocate)? {
-            None => Allocation::Kelly,
-            Some(k) if k.eq_ignore_ascii_case("kelly") => Allocation::Kelly,
-            Some(f) => match f.parse::<f64>() {
-                Ok(x) if x > 0.0 && x <= 1.0 => Allocation::Fixed(x),
-                _ => {
-                    return Err(Error::invalid(
-                        "capital_allocate",
-                        format!("must be Kelly or a fraction above 0 and at most 1, got '{f}'"),
-                    ));
-                }
-            },
-        };
-        let daily_limit = match number("daily_limit", &self.daily_limit)? {
-            None => 3,
-            Some(x) if x.fract() == 0.0 && (1.0..=100.0).contains(&x) => x as usize,
-            Some(x) => {
-                return Err(Error::invalid(
-                    "daily_limit",
-                    format!("must be an integer from 1 to 100, got {x}"),
-                ));
-            }
-        };
-        let rank = match text("rank_condition", &self.rank_condition)?.as_deref() {
-            None => Rank::StdDev,
-            Some(r) => match r.to_ascii_lowercase().replace([' ', '_'], "").as_str() {
-                "winrate" => Rank::WinRate,
-                "zscore" => Rank::ZScore,
-                "stddev" => Rank::StdDev,
-                "expectedreturn" => Rank::ExpectedReturn,
-                "sharperatio" => Rank::SharpeRatio,
-                _ => {
-                    return Err(Error::invalid(
-                        "rank_condition",
-                        format!(
-                            "must be WinRate, Z_Score, StdDev, Expected Return or SharpeRatio, got '{r}'"
-                        ),
-                    ));
-                }
-            },
-        };
-        Ok(ScannerBacktest {
-            start,
-            end,
-            stocks: kinds.contains(&"stock"),
-            etfs: kinds.contains(&"etf"),
-            signals,
-            capital,
-            long_share,
-            short_share,
-            commission,
-            name,
-            profit_target: span("profit_target_range", &self.profit_target_range)?,
-            stop_loss: span("stop_loss_range", &self.stop_loss_range)?,
-            time_in_market: span("time_in_market_range", &self.time_in_market_range)?,
-            trend: span("trend_range", &self.trend_range)?,
-            reltrend: span("reltrend_range", &self.reltrend_range)?,
-            optix: span("optix_range", &self.optix_range)?,
-            allocation,
-            daily_limit,
-            rank,
-        })
+        Ok((long_share, short_share))
     }
+
+    fn allocation(&self) -> Result<Allocation> {
+        match text("capital_allocate", &self.capital_allocate)? {
+            None => Ok(Allocation::Kelly),
+            Some(k) if k.eq_ignore_ascii_case("kelly") => Ok(Allocation::Kelly),
+            Some(f) => match f.parse::<f64>() {
+                Ok(x) if x > 0.0 && x <= 1.0 => Ok(Allocation::Fixed(x)),
+                _ => Err(Error::invalid(
+                    "capital_allocate",
+                    format!("must be Kelly or a fraction above 0 and at most 1, got '{f}'"),
+                )),
+            },
+        }
+    }
+
+    fn rank(&self) -> Result<Rank> {
+        let Some(r) = text("rank_condition", &self.rank_condition)? else {
+            return Ok(Rank::StdDev);
+        };
+        match r.to_ascii_lowercase().replace([' ', '_'], "").as_str() {
+            "winrate" => Ok(Rank::WinRate),
+            "zscore" => Ok(Rank::ZScore),
+            "stddev" => Ok(Rank::StdDev),
+            "expectedreturn" => Ok(Rank::ExpectedReturn),
+            "sharperatio" => Ok(Rank::SharpeRatio),
+            _ => Err(Error::invalid(
+                "rank_condition",
+                format!(
+                    "must be WinRate, Z_Score, StdDev, Expected Return or SharpeRatio, got '{r}'"
+                ),
+            )),
+        }
+    }
+}
+
+fn none_named() -> Error {
+    Error::invalid(
+        "signals",
+        "must be a non-empty array of signal names, or [\"All\"]",
+    )
 }
 
 #[cfg(test)]
