@@ -18,37 +18,11 @@ pub struct SubmitResponse {
     pub task_id: String,
 }
 
-/// Indicator list item (2.13).
-#[derive(Serialize, ToSchema)]
-pub struct IndicatorListItem {
-    pub chart_name: String,
-    pub url: String,
-    pub market_symbol: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub updated: String,
-}
-
-/// Indicator metadata (2.14), keyed by indicator code.
-#[derive(Serialize, ToSchema)]
-pub struct IndicatorMetadata {
-    pub sentiment: String,
-    pub description: String,
-    pub opt_extreme: f64,
-    pub pess_extreme: f64,
-    pub contrary: String,
-    pub premium: String,
-    pub chart_type: String,
-    pub updated: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct MetadataByCode(pub BTreeMap<String, IndicatorMetadata>);
-
 pub use crate::error::{AnalyticsError, DataError, ErrorDetail};
 pub use services::backtest::answers::{
     BacktestResult, EncodedBlock, EncodedCondition, EncodedSignal, ValidateResponse,
 };
+pub use services::backtest::indicators::{IndicatorListItem, IndicatorMetadata, MetadataByCode};
 
 /// The error answers every data operation shares (401, 404, 405).
 pub struct DataErrors;

@@ -4,20 +4,19 @@ use crate::auth::Caller;
 use crate::compression::{Cached, Precompressed};
 use crate::error::ApiError;
 use crate::extract::{Params, json_body};
-use crate::openapi::{IndicatorListItem, IndicatorMetadata, MetadataByCode};
+use crate::openapi::MetadataByCode;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use platform::marketdata::IndicatorMeta;
 use platform::tasks::{NewTask, TaskKind};
 use serde_json::{Value, json};
 use services::backtest::answers::ValidateResponse;
 use services::backtest::encode::validate_response;
+use services::backtest::indicators::{self, Index, ListFilter, TYPES, index, list};
 use services::backtest::prepare::prepare;
-use std::sync::{Arc, Mutex};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -98,44 +97,6 @@ pub(crate) async fn validate(
     Ok(Json(validate_response(&prepared)))
 }
 
-/// The catalog prepared for listing: each public entry's JSON written once,
-/// with lower-cased names for matching.
-struct Index {
-    catalog: Arc<Vec<IndicatorMeta>>,
-    entries: Vec<(String, usize, String)>,
-}
-
-fn index(catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
-    static CACHE: Mutex<Option<Arc<Index>>> = Mutex::new(None);
-    let mut cache = CACHE.lock().expect("index lock");
-    if let Some(i) = cache.as_ref()
-        && Arc::ptr_eq(&i.catalog, &catalog)
-    {
-        return i.clone();
-    }
-    let entries = catalog
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| !m.internal)
-        .map(|(i, m)| {
-            let item = IndicatorListItem {
-                chart_name: m.chart_name.clone(),
-                url: m.url.clone(),
-                market_symbol: m.market_symbol.clone(),
-                kind: m.kind.clone(),
-                updated: m.updated.clone(),
-            };
-            let json = serde_json::to_string(&item).expect("list items serialize");
-            (m.chart_name.to_lowercase(), i, json)
-        })
-        .collect();
-    let built = Arc::new(Index { catalog, entries });
-    *cache = Some(built.clone());
-    built
-}
-
-const TYPES: [&str; 4] = ["optix", "trend", "reltrend", "other"];
-
 /// Indicators that can be used as Sentiment signals; filters combine.
 #[utoipa::path(get, path = "/backtest/indicators/list", tag = "backtest",
     params(("q" = Option<String>, Query, description = "Case-insensitive part of the name"),
@@ -149,51 +110,31 @@ pub(crate) async fn indicator_list(
     headers: axum::http::HeaderMap,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let q = params.get("q").map(str::to_lowercase);
-    let kind = params.get("type").map(str::to_lowercase);
-    if let Some(k) = &kind
+    let filter = ListFilter {
+        q: params.get("q").map(str::to_lowercase),
+        kind: params.get("type").map(str::to_lowercase),
+        symbol: params.get("symbol").map(str::to_uppercase),
+    };
+    if let Some(k) = &filter.kind
         && !TYPES.contains(&k.as_str())
     {
         return Err(ApiError::bad_request(format!(
             "query parameter 'type': '{k}' is not optix, trend, reltrend or other"
         )));
     }
-    let symbol = params.get("symbol").map(str::to_uppercase);
     let idx = index(state.market.indicator_catalog().await?);
-    if q.is_none() && kind.is_none() && symbol.is_none() {
+    if filter.is_empty() {
         // The whole list is the same for everyone: made and compressed once.
         static WHOLE: Cached<Index, Precompressed> = Cached::new();
         let whole = WHOLE
             .get_or(idx, |idx| {
-                Precompressed::new("application/json", list(idx, None, None, None))
+                Precompressed::new("application/json", list(idx, &ListFilter::default()))
             })
             .await;
         return Ok(whole.respond(&headers));
     }
-    let body = list(&idx, q.as_deref(), kind.as_deref(), symbol.as_deref());
+    let body = list(&idx, &filter);
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
-}
-
-/// The JSON array of the entries that pass the filters (lower-case `q` and
-/// `kind`, upper-case `symbol`).
-fn list(idx: &Index, q: Option<&str>, kind: Option<&str>, symbol: Option<&str>) -> String {
-    let mut body = String::with_capacity(idx.entries.len() * 120);
-    body.push('[');
-    for (name, i, item) in &idx.entries {
-        let m = &idx.catalog[*i];
-        if q.is_some_and(|q| !name.contains(q))
-            || kind.is_some_and(|k| m.kind != k)
-            || symbol.is_some_and(|s| !m.market_symbol.eq_ignore_ascii_case(s))
-        {
-            continue;
-        }
-        if body.len() > 1 {
-            body.push(',');
-        }
-        body.push_str(item);
-    }
-    body.push(']');
-    body
 }
 
 /// Metadata of one indicator, keyed by its code.
@@ -209,21 +150,7 @@ pub(crate) async fn indicator_metadata(
 ) -> Result<Json<MetadataByCode>, ApiError> {
     let code = params.required("indicator")?;
     let catalog = state.market.indicator_catalog().await?;
-    let m = catalog
-        .iter()
-        .find(|m| m.url == code && !m.internal)
-        .ok_or_else(|| ApiError::not_found(format!("indicator '{code}' not found")))?;
-    let metadata = IndicatorMetadata {
-        sentiment: m.sentiment.clone(),
-        description: m.description.clone(),
-        opt_extreme: m.opt_extreme,
-        pess_extreme: m.pess_extreme,
-        contrary: if m.contrary { "1.0" } else { "0" }.into(),
-        premium: if m.premium { "1" } else { "0" }.into(),
-        chart_type: m.chart_type.clone(),
-        updated: m.updated.clone(),
-    };
-    Ok(Json(MetadataByCode([(m.url.clone(), metadata)].into())))
+    Ok(Json(indicators::metadata(&catalog, code)?))
 }
 
 /// A worked example a new user can paste.

@@ -7,6 +7,7 @@ pub mod batch_files;
 pub mod chart;
 pub mod csv;
 pub mod encode;
+pub mod indicators;
 pub mod params;
 pub mod prepare;
 pub mod rules;
