@@ -15,9 +15,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::NaiveDate;
 use platform::marketdata::IndicatorMeta;
-use services::data::history::{records, snapshot};
+use services::data::history::{Extras, Span, indicator_history, snapshot};
 use services::data::schemas::*;
-use services::data::{self, CatalogItem, catalog_list, readable, subscribed, user_selected};
+use services::data::{self, CatalogItem, Listing, catalog_list};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -229,11 +229,7 @@ pub(crate) async fn user_selected_symbols(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    Ok(body(
-        &state,
-        catalog_list(user_selected(&caller.0, &c).into_iter(), false),
-    ))
+    listed(&state, &caller, Listing::UserSelected, false).await
 }
 
 /// The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes).
@@ -242,11 +238,7 @@ pub(crate) async fn user_selected_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    Ok(body(
-        &state,
-        catalog_list(user_selected(&caller.0, &c).into_iter(), true),
-    ))
+    listed(&state, &caller, Listing::UserSelected, true).await
 }
 
 /// Subscribed model indicators.
@@ -255,16 +247,7 @@ pub(crate) async fn model_data(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    Ok(body(
-        &state,
-        catalog_list(
-            subscribed(&caller.0, &c)
-                .into_iter()
-                .filter(|m| m.subtype == "model"),
-            false,
-        ),
-    ))
+    listed(&state, &caller, Listing::Model, false).await
 }
 
 /// Subscribed model indicators with market symbols.
@@ -273,16 +256,7 @@ pub(crate) async fn model_with_indexes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    Ok(body(
-        &state,
-        catalog_list(
-            subscribed(&caller.0, &c)
-                .into_iter()
-                .filter(|m| m.subtype == "model"),
-            true,
-        ),
-    ))
+    listed(&state, &caller, Listing::Model, true).await
 }
 
 /// Subscribed indicators of a metadata group (404 unknown group).
@@ -292,21 +266,39 @@ pub(crate) async fn group_symbols(
     Extension(caller): Extension<Caller>,
     Path(group): Path<String>,
 ) -> Result<Response, ApiError> {
+    listed(&state, &caller, Listing::Group(&group), false).await
+}
+
+/// An account's catalog list as this service answers it.
+async fn listed(
+    state: &AppState,
+    caller: &Caller,
+    which: Listing<'_>,
+    with_market: bool,
+) -> Result<Response, ApiError> {
     let c = data::catalog(&*state.market).await?;
-    let in_group = |m: &IndicatorMeta| m.groups.iter().any(|g| g.eq_ignore_ascii_case(&group));
-    if !c.iter().any(|m| !m.internal && in_group(m)) {
-        return Err(ApiError::not_found(format!("group '{group}' not found")));
-    }
     Ok(body(
-        &state,
-        catalog_list(
-            subscribed(&caller.0, &c)
-                .into_iter()
-                .filter(|m| in_group(m)),
-            false,
-        ),
+        state,
+        data::listing(&caller.0, &c, which, with_market)?,
     ))
 }
+
+/// One indicator's history as this service answers it.
+async fn history(
+    state: &AppState,
+    caller: &Caller,
+    code: &str,
+    span: Span,
+    extras: Extras,
+) -> Result<Response, ApiError> {
+    let json = indicator_history(&*state.market, &caller.0, code, span, extras).await?;
+    Ok(body(state, json))
+}
+
+const PLAIN: Extras = Extras {
+    sentiment: false,
+    market_symbol: false,
+};
 
 /// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
 #[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = History), DataErrors))]
@@ -315,9 +307,7 @@ pub(crate) async fn symbol_data(
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
-    Ok(body(&state, records(m, &r, r.all(), false, None)))
+    history(&state, &caller, &code, Span::All, PLAIN).await
 }
 
 /// Full history with sentiment.
@@ -327,9 +317,11 @@ pub(crate) async fn symbol_sentiment(
     Extension(caller): Extension<Caller>,
     Path(code): Path<String>,
 ) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
-    Ok(body(&state, records(m, &r, r.all(), true, None)))
+    let extras = Extras {
+        sentiment: true,
+        ..PLAIN
+    };
+    history(&state, &caller, &code, Span::All, extras).await
 }
 
 /// The last `days` periods of the indicator's own frequency.
@@ -340,10 +332,8 @@ pub(crate) async fn symbol_limit_days(
     Path(code): Path<String>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let n = days(&params)?;
-    let c = data::catalog(&*state.market).await?;
-    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
-    Ok(body(&state, records(m, &r, r.last(n), false, None)))
+    let span = Span::Last(days(&params)?);
+    history(&state, &caller, &code, span, PLAIN).await
 }
 
 /// The last `days` periods with sentiment and market symbol.
@@ -354,13 +344,12 @@ pub(crate) async fn symbol_sentiment_limit_days(
     Path(code): Path<String>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let n = days(&params)?;
-    let c = data::catalog(&*state.market).await?;
-    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
-    Ok(body(
-        &state,
-        records(m, &r, r.last(n), true, Some(&m.market_symbol)),
-    ))
+    let span = Span::Last(days(&params)?);
+    let extras = Extras {
+        sentiment: true,
+        market_symbol: true,
+    };
+    history(&state, &caller, &code, span, extras).await
 }
 
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
@@ -391,10 +380,8 @@ pub(crate) async fn symbol_for_date(
     Path(code): Path<String>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let d = date(&params)?;
-    let c = data::catalog(&*state.market).await?;
-    let (m, r) = readable(&*state.market, &caller.0, &c, &code).await?;
-    Ok(body(&state, records(m, &r, r.on(d), false, None)))
+    let span = Span::On(date(&params)?);
+    history(&state, &caller, &code, span, PLAIN).await
 }
 
 /// Every subscribed indicator's reading on one date.

@@ -88,6 +88,45 @@ pub fn records(
     }
 }
 
+/// Which readings of one indicator a history answer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// Every reading the caller may read (4.2, 4.3).
+    All,
+    /// The latest `n` of them (4.4, 4.5).
+    Last(usize),
+    /// The one on a date, if any (4.8).
+    On(NaiveDate),
+}
+
+/// What a history answer adds to each reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Extras {
+    pub sentiment: bool,
+    pub market_symbol: bool,
+}
+
+/// One indicator's history as the caller may read it: `code` from the
+/// catalog (404 unknown, 405 not subscribed), the readings in `span` within
+/// the trial's window.
+pub async fn indicator_history(
+    market: &dyn MarketData,
+    account: &Account,
+    code: &str,
+    span: Span,
+    extras: Extras,
+) -> Result<String> {
+    let c = catalog(market).await?;
+    let (m, r) = super::readable(market, account, &c, code).await?;
+    let readings = match span {
+        Span::All => r.all(),
+        Span::Last(n) => r.last(n),
+        Span::On(d) => r.on(d),
+    };
+    let symbol = extras.market_symbol.then_some(m.market_symbol.as_str());
+    Ok(records(m, &r, readings, extras.sentiment, symbol))
+}
+
 /// The latest reading of each subscribed indicator, keyed "0", "1", ...
 pub async fn snapshot(
     market: &dyn MarketData,

@@ -88,6 +88,53 @@ pub fn catalog_list<'a>(
     serde_json::to_string(&items).expect("catalog items serialize")
 }
 
+/// The catalog lists that depend on the account (4.1).
+#[derive(Debug, Clone, Copy)]
+pub enum Listing<'a> {
+    /// The account's selections plus its plan's base indicators.
+    UserSelected,
+    /// Subscribed model indicators.
+    Model,
+    /// Subscribed indicators of a metadata group (any case); 404 for a
+    /// group no public indicator is in.
+    Group(&'a str),
+}
+
+/// A catalog list of the account's, with market symbols for the
+/// `...withIndexes` forms.
+pub fn listing(
+    account: &Account,
+    catalog: &[IndicatorMeta],
+    which: Listing,
+    with_market: bool,
+) -> Result<String> {
+    let json = match which {
+        Listing::UserSelected => {
+            catalog_list(user_selected(account, catalog).into_iter(), with_market)
+        }
+        Listing::Model => catalog_list(
+            subscribed(account, catalog)
+                .into_iter()
+                .filter(|m| m.subtype == "model"),
+            with_market,
+        ),
+        Listing::Group(group) => {
+            let in_group =
+                |m: &IndicatorMeta| m.groups.iter().any(|g| g.eq_ignore_ascii_case(group));
+            if !catalog.iter().any(|m| !m.internal && in_group(m)) {
+                return Err(Error::NotFound(format!("group '{group}' not found")));
+            }
+            catalog_list(
+                subscribed(account, catalog)
+                    .into_iter()
+                    .filter(|m| in_group(m)),
+                with_market,
+            )
+        }
+    };
+    Ok(json)
+}
+
 /// The indicator of a path `{symbol}`, if the caller may read it.
 pub fn indicator<'a>(
     account: &Account,
