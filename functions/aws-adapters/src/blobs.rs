@@ -23,17 +23,23 @@ impl S3Blobs {
     }
 }
 
-#[async_trait]
-impl BlobStore for S3Blobs {
-    async fn get(&self, key: &str) -> Result<Option<Bytes>, PortError> {
-        match self
-            .client
-            .get_object()
-            .bucket(&self.bucket)
-            .key(key)
-            .send()
-            .await
-        {
+impl S3Blobs {
+    /// An object, or its `range` of bytes; none when the key does not exist.
+    async fn fetch(
+        &self,
+        key: &str,
+        range: Option<Range<u64>>,
+    ) -> Result<Option<Bytes>, PortError> {
+        let what = match &range {
+            Some(r) => format!("get s3://{}/{key} {}..{}", self.bucket, r.start, r.end),
+            None => format!("get s3://{}/{key}", self.bucket),
+        };
+        let request = self.client.get_object().bucket(&self.bucket).key(key);
+        let request = match &range {
+            Some(r) => request.range(format!("bytes={}-{}", r.start, r.end - 1)),
+            None => request,
+        };
+        match request.send().await {
             Ok(out) => out
                 .body
                 .collect()
@@ -43,11 +49,15 @@ impl BlobStore for S3Blobs {
                     PortError::unavailable_by(format!("read s3://{}/{key}", self.bucket), e)
                 }),
             Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => Ok(None),
-            Err(e) => Err(PortError::unavailable_by(
-                format!("get s3://{}/{key}", self.bucket),
-                e,
-            )),
+            Err(e) => Err(PortError::unavailable_by(what, e)),
         }
+    }
+}
+
+#[async_trait]
+impl BlobStore for S3Blobs {
+    async fn get(&self, key: &str) -> Result<Option<Bytes>, PortError> {
+        self.fetch(key, None).await
     }
 
     async fn put(&self, key: &str, data: Bytes) -> Result<(), PortError> {
@@ -84,33 +94,7 @@ impl BlobStore for S3Blobs {
         if range.end <= range.start {
             return Ok(Some(Bytes::new()));
         }
-        let header = format!("bytes={}-{}", range.start, range.end - 1);
-        match self
-            .client
-            .get_object()
-            .bucket(&self.bucket)
-            .key(key)
-            .range(header)
-            .send()
-            .await
-        {
-            Ok(out) => out
-                .body
-                .collect()
-                .await
-                .map(|b| Some(b.into_bytes()))
-                .map_err(|e| {
-                    PortError::unavailable_by(format!("read s3://{}/{key}", self.bucket), e)
-                }),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => Ok(None),
-            Err(e) => Err(PortError::unavailable_by(
-                format!(
-                    "get s3://{}/{key} {}..{}",
-                    self.bucket, range.start, range.end
-                ),
-                e,
-            )),
-        }
+        self.fetch(key, Some(range)).await
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError> {
