@@ -1,7 +1,8 @@
-//! The HTTP side of submitting a task (`services::submit` does the rest):
-//! the optional `Idempotency-Key` header: the same key from the same account within 24
-//! hours answers with the task it first created, so a client may retry a
-//! submit whose answer it never saw (a timeout, a crash) without running it twice.
+//! The HTTP side of submitting a task; `services::submit` does the rest.
+//! Here: the optional `Idempotency-Key` header (the same key from the same
+//! account within 24 hours answers with the task it first created, so a
+//! client may retry a submit whose answer it never saw without running it
+//! twice) and the 202 answer.
 
 use crate::error::ApiError;
 use crate::state::AppState;
