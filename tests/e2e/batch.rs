@@ -369,6 +369,15 @@ async fn a_file_dropped_in_the_inbox_runs_and_its_table_is_written_beside_it() {
     let csv = std::fs::read_to_string(mine.join("periods.results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4);
     // Refusals are written beside their files; nothing is submitted for them.
+    // A sweep may have run between the writes above, so the refusals can
+    // come a sweep after the first batch's table.
+    for refused in [mine.join("bad.error.txt"), stranger.join("x.error.txt")] {
+        assert!(
+            eventually(Duration::from_secs(30), || async { refused.exists() }).await,
+            "{}",
+            refused.display()
+        );
+    }
     let why = std::fs::read_to_string(mine.join("bad.error.txt")).unwrap();
     assert!(
         why.contains("strategies[1]") && why.contains("symbol"),
