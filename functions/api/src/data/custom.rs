@@ -26,22 +26,21 @@ fn custom_timeout() -> std::time::Duration {
 }
 
 /// The account's custom indicators.
-#[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(UserIndicatorsParams), responses((status = 200, description = "The account's custom indicators", body = UserIndicators), (status = 400, description = "`all` or `ordering` invalid", body = DataError), DataErrors))]
+#[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(UserIndicatorsParams), responses((status = 200, description = "The account's custom indicators", body = Vec<custom::UserIndicator>), (status = 400, description = "`all` or `ordering` invalid", body = DataError), DataErrors))]
 pub(crate) async fn user_indicators(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let mut list = caller.0.custom_indicators.clone();
-    match params.get("ordering").unwrap_or("-create_date") {
-        "-create_date" => list.sort_by_key(|c| std::cmp::Reverse(c.create_date)),
-        "create_date" => list.sort_by_key(|c| c.create_date),
+    let oldest_first = match params.get("ordering").unwrap_or("-create_date") {
+        "-create_date" => false,
+        "create_date" => true,
         other => {
             return Err(ApiError::bad_request(format!(
                 "query parameter 'ordering': '{other}' is not create_date or -create_date"
             )));
         }
-    }
+    };
     if let Some(all) = params.get("all")
         && !matches!(all, "true" | "false" | "True" | "False" | "1" | "0")
     {
@@ -49,9 +48,10 @@ pub(crate) async fn user_indicators(
             "query parameter 'all': '{all}' is not true or false"
         )));
     }
+    let list = custom::user_indicators(&caller.0, oldest_first);
     Ok(body(
         &state,
-        serde_json::Value::Array(list.iter().map(custom::listed).collect()).to_string(),
+        serde_json::to_string(&list).expect("custom indicators serialize"),
     ))
 }
 

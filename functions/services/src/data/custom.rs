@@ -118,24 +118,65 @@ pub fn answer(account: &Account, url: &str, calculated: IndicatorSeries) -> Stri
     out
 }
 
-/// A definition as `getUserIndicators` lists it.
-pub fn listed(c: &CustomIndicator) -> serde_json::Value {
-    serde_json::json!({
-        "indicator_1_url": c.indicator_1_url,
-        "indicator_2_url": c.indicator_2_url,
-        "name": c.name,
-        "url": c.url,
-        "upper_extreme_value": c.upper_extreme_value,
-        "lower_extreme_value": c.lower_extreme_value,
-        "timeframe": c.timeframe,
-        "ma": c.ma,
-        "calculate": c.calculate,
-        "create_date": c.create_date.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
-        "indicator_weight": null,
-        "mul_indicator": null,
-        "combine_type": null,
-        "benchmark": null,
-        "next_process": null,
-        "tech_code": null,
-    })
+/// A definition as `getUserIndicators` lists it (4.6); the spec's record
+/// fields this service does not use are always null.
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UserIndicator {
+    pub indicator_1_url: String,
+    pub indicator_2_url: String,
+    pub name: String,
+    /// The code `getUserIndicatorData?url=` takes.
+    pub url: String,
+    pub upper_extreme_value: Option<f64>,
+    pub lower_extreme_value: Option<f64>,
+    /// `Daily`, `Weekly` or `Monthly`.
+    pub timeframe: String,
+    /// Readings in the simple moving average, `0` for none.
+    pub ma: String,
+    /// `ratio`, `difference`, `sum`, `product` or `average`.
+    pub calculate: String,
+    /// `YYYY-MM-DDTHH:MM:SS.ffffff`, UTC.
+    pub create_date: String,
+    pub indicator_weight: Option<String>,
+    pub mul_indicator: Option<String>,
+    pub combine_type: Option<String>,
+    pub benchmark: Option<String>,
+    pub next_process: Option<String>,
+    pub tech_code: Option<String>,
+}
+
+impl From<&CustomIndicator> for UserIndicator {
+    fn from(c: &CustomIndicator) -> Self {
+        let finite = |x: f64| x.is_finite().then_some(x);
+        UserIndicator {
+            indicator_1_url: c.indicator_1_url.clone(),
+            indicator_2_url: c.indicator_2_url.clone(),
+            name: c.name.clone(),
+            url: c.url.clone(),
+            upper_extreme_value: finite(c.upper_extreme_value),
+            lower_extreme_value: finite(c.lower_extreme_value),
+            timeframe: c.timeframe.clone(),
+            ma: c.ma.clone(),
+            calculate: c.calculate.clone(),
+            create_date: c.create_date.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
+            indicator_weight: None,
+            mul_indicator: None,
+            combine_type: None,
+            benchmark: None,
+            next_process: None,
+            tech_code: None,
+        }
+    }
+}
+
+/// The account's definitions, newest first unless `oldest_first`.
+pub fn user_indicators(account: &Account, oldest_first: bool) -> Vec<UserIndicator> {
+    let mut list: Vec<&CustomIndicator> = account.custom_indicators.iter().collect();
+    if oldest_first {
+        list.sort_by_key(|c| c.create_date);
+    } else {
+        list.sort_by_key(|c| std::cmp::Reverse(c.create_date));
+    }
+    list.into_iter().map(UserIndicator::from).collect()
 }

@@ -138,30 +138,6 @@ described!(
 );
 
 described!(
-    /// The account's custom indicators (4.6).
-    UserIndicators,
-    json!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": ["url", "name", "indicator_1_url", "indicator_2_url", "timeframe", "ma", "calculate", "create_date"],
-            "properties": {
-                "url": {"type": "string"},
-                "name": {"type": "string"},
-                "indicator_1_url": {"type": "string"},
-                "indicator_2_url": {"type": "string"},
-                "upper_extreme_value": {"type": NUMBER_OR_NULL},
-                "lower_extreme_value": {"type": NUMBER_OR_NULL},
-                "timeframe": {"type": "string"},
-                "ma": {"type": "string"},
-                "calculate": {"type": "string"},
-                "create_date": {"type": "string"}
-            }
-        }
-    })
-);
-
-described!(
     /// One custom indicator's calculated series.
     CustomSeries,
     json!({
