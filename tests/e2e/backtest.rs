@@ -638,7 +638,7 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
 
     let db = Database::in_memory().unwrap();
     let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
-    marketlab::server::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
+    platform::accounts::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
         .await
         .unwrap();
     // A queue nobody consumes: every enqueue is refused, as by a broker that is down.

@@ -178,9 +178,15 @@ pub async fn deployment_on(c: Clients, bucket: String) -> Deployment {
         ),
         ("other@example.test", "other-password"),
     ] {
-        marketlab::server::add_account(state.auth.store().as_ref(), email, password, "pro", vec![])
-            .await
-            .unwrap();
+        platform::accounts::add_account(
+            state.auth.store().as_ref(),
+            email,
+            password,
+            "pro",
+            vec![],
+        )
+        .await
+        .unwrap();
     }
     Deployment {
         clients: c,

@@ -2,8 +2,9 @@
 //! sample market directory generated per test process.
 
 use api::AppState;
-use marketlab::server::{Embedded, ServerConfig, add_account};
+use marketlab::server::{Embedded, ServerConfig};
 use platform::accounts::AccountStore;
+use platform::accounts::add_account;
 use platform::marketdata::LocalDir;
 use platform::worker::JobRegistry;
 use sample::{SampleConfig, generate};

@@ -9,7 +9,8 @@ use crate::state::AppState;
 use axum::http::HeaderMap;
 use platform::accounts::Account;
 use platform::tasks::NewTask;
-pub use services::submit::{Submitted, Submitter};
+pub use services::submit::Submitted;
+use services::submit::Submitter;
 
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// Set to `true` on an answer that repeats an earlier submit's.
@@ -63,16 +64,12 @@ pub async fn submit(
     new: NewTask,
     key: Option<&str>,
 ) -> Result<Submitted, ApiError> {
-    Ok(submitter(state).submit(caller.plan.code, new, key).await?)
-}
-
-/// The submission use case over this deployment's ports.
-pub fn submitter(state: &AppState) -> Submitter<'_> {
-    Submitter {
+    let submitter = Submitter {
         tasks: state.tasks.as_ref(),
         queue: state.queue.as_ref(),
         metering: state.metering.as_deref(),
-    }
+    };
+    Ok(submitter.submit(caller.plan.code, new, key).await?)
 }
 
 #[cfg(test)]

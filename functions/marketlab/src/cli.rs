@@ -603,7 +603,7 @@ async fn accounts(data_dir: &Path, cmd: AccountCommand) -> Result<()> {
             plan,
             select,
         } => {
-            server::add_account(&store, &email, &password, &plan, select).await?;
+            platform::accounts::add_account(&store, &email, &password, &plan, select).await?;
             println!(
                 "account {} saved with plan {plan}",
                 email.trim().to_lowercase()

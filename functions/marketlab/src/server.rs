@@ -6,7 +6,6 @@ use api::serve::AbortOnDrop;
 use api::state::AppState;
 use chrono::TimeDelta;
 use platform::PortError;
-pub use platform::accounts::add_account;
 use platform::accounts::{AccountStore, Authenticator, SqliteAccountStore};
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::metering::Metering;

@@ -26,7 +26,7 @@ pub async fn run_all(state: AppState) {
     );
     let store = state.auth.store();
     for (email, plan) in [(&a, "pro"), (&b, "pro"), (&data_only, "data")] {
-        marketlab::server::add_account(store.as_ref(), email, PASSWORD, plan, vec![])
+        platform::accounts::add_account(store.as_ref(), email, PASSWORD, plan, vec![])
             .await
             .unwrap();
     }

@@ -245,7 +245,7 @@ async fn answers_503_when_the_catalog_is_unavailable() {
     let empty = tempfile::tempdir().unwrap();
     let db = Database::in_memory().unwrap();
     let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
-    marketlab::server::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
+    platform::accounts::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
         .await
         .unwrap();
     let (queue, _rx) = LocalQueue::new();

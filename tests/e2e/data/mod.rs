@@ -40,7 +40,7 @@ async fn server() -> (TestServer, tempfile::TempDir) {
     let (s, dir) = TestServer::fresh().await;
     s.add_account("light@example.test", "light-password", "light-data-yearly")
         .await;
-    marketlab::server::add_account(
+    platform::accounts::add_account(
         s.accounts.as_ref(),
         "data@example.test",
         "data-password",

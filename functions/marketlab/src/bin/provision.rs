@@ -86,7 +86,7 @@ async fn main() -> Result<()> {
             .await?
             .is_none()
         {
-            marketlab::server::add_account(
+            platform::accounts::add_account(
                 state.auth.store().as_ref(),
                 marketlab::server::DEMO_EMAIL,
                 marketlab::server::DEMO_PASSWORD,

@@ -307,6 +307,13 @@ fn date(field: &str, v: &str) -> Result<NaiveDate> {
     crate::dates::field(field, v)
 }
 
+/// A Customize-mode template date: required there.
+fn template_date(field: &str, v: &Option<String>) -> Result<NaiveDate> {
+    present(v)
+        .ok_or_else(|| Error::invalid(field, "is required without system_pattern (Customize mode)"))
+        .and_then(|v| date(field, v))
+}
+
 fn present(v: &Option<String>) -> Option<&str> {
     v.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
@@ -455,8 +462,8 @@ impl CpmParams {
     /// A predefined pattern, or the symbol's own dates (Customize mode).
     fn template(&self) -> Result<TemplateSpec> {
         let Some(p) = present(&self.system_pattern) else {
-            let start = self.template_date("start_date", &self.start_date)?;
-            let end = self.template_date("end_date", &self.end_date)?;
+            let start = template_date("start_date", &self.start_date)?;
+            let end = template_date("end_date", &self.end_date)?;
             if start > end {
                 return Err(Error::invalid(
                     "start_date",
@@ -484,14 +491,6 @@ impl CpmParams {
             }
         }
         Ok(TemplateSpec::Pattern(pattern))
-    }
-
-    fn template_date(&self, field: &str, v: &Option<String>) -> Result<NaiveDate> {
-        present(v)
-            .ok_or_else(|| {
-                Error::invalid(field, "is required without system_pattern (Customize mode)")
-            })
-            .and_then(|v| date(field, v))
     }
 
     fn universe_for(&self, mode: Mode) -> Result<Option<UniverseSpec>> {
