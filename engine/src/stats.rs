@@ -31,6 +31,57 @@ pub fn std_dev(x: &[f64]) -> Option<f64> {
     Some((ss / (x.len() - 1) as f64).sqrt())
 }
 
+/// What the trade lists of the pattern and scanner backtests report about
+/// their trades' returns (percent). A zero return is neither a win nor a
+/// loss; every figure is 0 without trades.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TradeReturns {
+    pub median: f64,
+    pub average: f64,
+    /// Share of trades with a positive return, %.
+    pub win_rate: f64,
+    /// Mean of the positive returns.
+    pub average_win: f64,
+    /// Mean of the negative returns.
+    pub average_loss: f64,
+    pub trades: usize,
+    pub positive: usize,
+    pub negative: usize,
+    /// Sample standard deviation (0 below two trades).
+    pub std_dev: f64,
+    /// The average over its standard error (0 when the deviation is 0).
+    pub z_score: f64,
+}
+
+impl TradeReturns {
+    pub fn of(returns: &[f64]) -> TradeReturns {
+        if returns.is_empty() {
+            return TradeReturns::default();
+        }
+        let wins: Vec<f64> = returns.iter().copied().filter(|r| *r > 0.0).collect();
+        let losses: Vec<f64> = returns.iter().copied().filter(|r| *r < 0.0).collect();
+        let n = returns.len();
+        let average = mean(returns).unwrap_or(0.0);
+        let std_dev = self::std_dev(returns).unwrap_or(0.0);
+        TradeReturns {
+            median: median(returns).unwrap_or(0.0),
+            average,
+            win_rate: wins.len() as f64 / n as f64 * 100.0,
+            average_win: mean(&wins).unwrap_or(0.0),
+            average_loss: mean(&losses).unwrap_or(0.0),
+            trades: n,
+            positive: wins.len(),
+            negative: losses.len(),
+            std_dev,
+            z_score: if std_dev > 0.0 {
+                average / (std_dev / (n as f64).sqrt())
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 /// Pearson correlation; `None` when lengths differ, below two points, or a
 /// series is constant.
 pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
@@ -69,6 +120,19 @@ pub fn excess_kurtosis(x: &[f64]) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn trade_returns_by_hand() {
+        let t = super::TradeReturns::of(&[4.0, -2.0, 0.0, 6.0]);
+        assert_eq!((t.trades, t.positive, t.negative), (4, 2, 1));
+        assert_eq!((t.median, t.average, t.win_rate), (2.0, 2.0, 50.0));
+        assert_eq!((t.average_win, t.average_loss), (5.0, -2.0));
+        // Squared deviations from 2: 4 + 16 + 4 + 16, over 3.
+        let sd = (40.0f64 / 3.0).sqrt();
+        assert!((t.std_dev - sd).abs() < 1e-12);
+        assert!((t.z_score - 2.0 / (sd / 2.0)).abs() < 1e-12);
+        assert_eq!(super::TradeReturns::of(&[]), super::TradeReturns::default());
+    }
+
     use super::*;
 
     #[test]

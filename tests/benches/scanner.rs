@@ -141,7 +141,7 @@ fn main() {
                 let d = a.data.unwrap();
                 println!(
                     "  scanner backtest, 10 years, all signals, {label}: {secs:.2} s (target < 2 s), {} trades, total return {:.1}%",
-                    d.total_trades, d.total_return
+                    d.stats.total_trades, d.stats.total_return
                 );
                 (market, serde_json::to_value(&d).unwrap())
             }

@@ -267,7 +267,7 @@ async fn the_history_backfill_equals_the_nightly_scans_and_backtests_read_it() {
     // Whole: a history that differs shows in the answer, so it was read.
     let mut june = filled.history(d("2025-06-01")).await.unwrap().unwrap();
     for it in &mut june.items {
-        it.figures.std_dev = 1.0 / (1.0 + it.figures.std_dev);
+        it.reading.figures.std_dev = 1.0 / (1.0 + it.figures.std_dev);
     }
     filled.put_history(june).await.unwrap();
     assert_ne!(answer(store_in(&filled_dir)).await, computed);

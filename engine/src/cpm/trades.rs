@@ -3,6 +3,7 @@
 //! of those trades (analytics 2.4). Returns are in percent.
 
 use super::matches::Match;
+use crate::stats::TradeReturns;
 use chrono::NaiveDate;
 
 /// One trade after a match: in at the close of `entry` (the window's last
@@ -51,17 +52,7 @@ pub fn trade(closes: &[f64], found: &Match, hold: usize, short: bool) -> Option<
 pub struct Summary {
     /// The trades compounded in order of entry: prod(1 + r) - 1.
     pub total_return: f64,
-    pub median_return: f64,
-    pub average_return: f64,
-    /// Share of trades with a positive return.
-    pub win_rate: f64,
-    /// Mean of the positive returns (0 without any).
-    pub average_win: f64,
-    /// Mean of the negative returns (0 without any).
-    pub average_loss: f64,
-    pub total_trades: usize,
-    pub total_positive: usize,
-    pub total_negative: usize,
+    pub returns: TradeReturns,
     /// Holding the symbol from the lookback's first close to the last.
     pub buy_and_hold: f64,
     /// Share of the lookback's bars after the first during which a trade was open.
@@ -69,7 +60,7 @@ pub struct Summary {
 }
 
 /// Statistics of `trades` (in any order) over the lookback bars
-/// `first_bar..closes.len()`. A zero return is neither positive nor negative.
+/// `first_bar..closes.len()`.
 pub fn summary(trades: &[Trade], closes: &[f64], first_bar: usize) -> Summary {
     let mut s = Summary::default();
     let n = closes.len();
@@ -90,16 +81,7 @@ pub fn summary(trades: &[Trade], closes: &[f64], first_bar: usize) -> Summary {
     ordered.sort_by_key(|t| (t.entry, t.found.start));
     let returns: Vec<f64> = ordered.iter().map(|t| t.ret).collect();
     s.total_return = (returns.iter().fold(1.0, |acc, r| acc * (1.0 + r / 100.0)) - 1.0) * 100.0;
-    s.average_return = returns.iter().sum::<f64>() / returns.len() as f64;
-    s.median_return = crate::stats::median(&returns).unwrap_or(0.0);
-    let wins: Vec<f64> = returns.iter().copied().filter(|r| *r > 0.0).collect();
-    let losses: Vec<f64> = returns.iter().copied().filter(|r| *r < 0.0).collect();
-    s.total_trades = returns.len();
-    s.total_positive = wins.len();
-    s.total_negative = losses.len();
-    s.win_rate = wins.len() as f64 / returns.len() as f64 * 100.0;
-    s.average_win = crate::stats::mean(&wins).unwrap_or(0.0);
-    s.average_loss = crate::stats::mean(&losses).unwrap_or(0.0);
+    s.returns = TradeReturns::of(&returns);
     s
 }
 
@@ -201,19 +183,22 @@ mod tests {
         assert!(
             (s.total_return - ((1.0 + ra / 100.0) * (1.0 + rb / 100.0) - 1.0) * 100.0).abs() < 1e-9
         );
-        assert!((s.average_return - (ra + rb) / 3.0).abs() < 1e-12);
-        assert_eq!(s.median_return, 0.0);
+        assert!((s.returns.average - (ra + rb) / 3.0).abs() < 1e-12);
+        assert_eq!(s.returns.median, 0.0);
         assert_eq!(
-            (s.total_trades, s.total_positive, s.total_negative),
+            (s.returns.trades, s.returns.positive, s.returns.negative),
             (3, 1, 1)
         );
-        assert!((s.win_rate - 100.0 / 3.0).abs() < 1e-12);
-        assert!((s.average_win - rb).abs() < 1e-12 && (s.average_loss - ra).abs() < 1e-12);
+        assert!((s.returns.win_rate - 100.0 / 3.0).abs() < 1e-12);
+        assert!(
+            (s.returns.average_win - rb).abs() < 1e-12
+                && (s.returns.average_loss - ra).abs() < 1e-12
+        );
         assert!((s.buy_and_hold - 100.0).abs() < 1e-12);
         // Held: bars 2-3 (a), 5-6 (b), 7 (c): 5 of the 9 bars after the first.
         assert!((s.time_in_market - 500.0 / 9.0).abs() < 1e-12);
         let none = summary(&[], &closes, 5);
-        assert_eq!(none.total_trades, 0);
+        assert_eq!(none.returns.trades, 0);
         assert!((none.buy_and_hold - (20.0 / 12.0 - 1.0) * 100.0).abs() < 1e-12);
         assert_eq!(none.time_in_market, 0.0);
     }

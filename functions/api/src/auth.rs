@@ -14,6 +14,28 @@ use platform::metering::{DATA_BYTES, DATA_ROWS, OverLimit};
 #[derive(Debug, Clone)]
 pub struct Caller(pub Account);
 
+/// What every tenant handler reads: the state and the caller the auth layer
+/// verified (a route outside that layer answers 500, a server fault).
+pub struct Tenant {
+    pub state: AppState,
+    pub caller: Caller,
+}
+
+impl axum::extract::FromRequestParts<AppState> for Tenant {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &AppState,
+    ) -> Result<Self, ApiError> {
+        let caller = parts.extensions.get::<Caller>().cloned();
+        Ok(Tenant {
+            state: state.clone(),
+            caller: caller.ok_or_else(ApiError::internal)?,
+        })
+    }
+}
+
 /// E-mail and password from an `Authorization: Basic` header.
 pub fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;

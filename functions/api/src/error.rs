@@ -12,6 +12,9 @@ use platform::PortError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+/// What a handler answers.
+pub type Reply = Result<axum::response::Response, ApiError>;
+
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{status}: {message}")]
 pub struct ApiError {

@@ -50,6 +50,71 @@ pub fn error_responses(
         .collect()
 }
 
+/// The `Idempotency-Key` header every submit takes.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct IdempotencyKey {
+    /// 1-255 visible ASCII characters; the same key from the same account within 24 h answers with what it first created (header `Idempotent-Replayed: true`).
+    #[param(rename = "Idempotency-Key", pattern = "^[!-~]{1,255}$")]
+    key: Option<String>,
+}
+
+/// A submit's own refusals, answered in its group's error `schema`.
+fn submit_refusals(
+    schema: &str,
+) -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>> {
+    error_responses(
+        schema,
+        &[
+            (
+                "422",
+                "The Idempotency-Key was used for a different request",
+            ),
+            (
+                "500",
+                "The message broker refused the task (it is marked FAILED)",
+            ),
+        ],
+    )
+}
+
+/// Who may submit backtests: signed in, with a plan that has the service.
+pub struct BacktestAccess;
+
+impl utoipa::IntoResponses for BacktestAccess {
+    fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
+    {
+        error_responses(
+            "ErrorDetail",
+            &[
+                ("401", "Missing or invalid credentials"),
+                ("403", "The plan does not include the backtest service"),
+            ],
+        )
+    }
+}
+
+/// [`submit_refusals`] of the backtest service.
+pub struct BacktestSubmitRefusals;
+
+impl utoipa::IntoResponses for BacktestSubmitRefusals {
+    fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
+    {
+        submit_refusals("ErrorDetail")
+    }
+}
+
+/// [`submit_refusals`] of the analytics service.
+pub struct AnalyticsSubmitRefusals;
+
+impl utoipa::IntoResponses for AnalyticsSubmitRefusals {
+    fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
+    {
+        submit_refusals("AnalyticsError")
+    }
+}
+
 impl utoipa::IntoResponses for DataErrors {
     fn responses() -> BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>>
     {

@@ -7,6 +7,9 @@ use platform::scanner::ScannerStore;
 use platform::tasks::TaskStore;
 use std::sync::Arc;
 
+/// The state as a handler takes it.
+pub type Shared = axum::extract::State<AppState>;
+
 #[derive(Clone)]
 pub struct AppState {
     pub tasks: Arc<dyn TaskStore>,

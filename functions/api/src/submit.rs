@@ -4,11 +4,11 @@
 //! client may retry a submit whose answer it never saw without running it
 //! twice) and the 202 answer.
 
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::http::HeaderMap;
-use platform::accounts::Account;
-use platform::tasks::NewTask;
+use platform::tasks::{NewTask, TaskKind};
 pub use services::submit::Submitted;
 use services::submit::Submitter;
 
@@ -56,12 +56,14 @@ pub fn accepted(submitted: &Submitted, message: String) -> axum::response::Respo
     response
 }
 
-/// Submits `new` for `caller` through the one submission use case
-/// (`services::submit`), with this deployment's stores and limits.
+/// Submits `params` as a task of `kind` owned by `caller`, through the one
+/// submission use case (`services::submit`), with this deployment's stores
+/// and limits.
 pub async fn submit(
     state: &AppState,
-    caller: &Account,
-    new: NewTask,
+    caller: &Caller,
+    kind: TaskKind,
+    params: serde_json::Value,
     key: Option<&str>,
 ) -> Result<Submitted, ApiError> {
     let submitter = Submitter {
@@ -69,7 +71,12 @@ pub async fn submit(
         queue: state.queue.as_ref(),
         metering: state.metering.as_deref(),
     };
-    Ok(submitter.submit(caller.plan.code, new, key).await?)
+    let new = NewTask {
+        owner: caller.0.email.clone(),
+        kind,
+        params,
+    };
+    Ok(submitter.submit(caller.0.plan.code, new, key).await?)
 }
 
 #[cfg(test)]

@@ -20,9 +20,12 @@ use tower::ServiceExt;
 
 const USER: (&str, &str) = ("router@example.test", "router-password");
 
-/// Every port in memory; the market directory is empty.
-async fn state(market: &std::path::Path) -> AppState {
-    state_on(Database::in_memory().unwrap(), market).await
+/// Every port in memory, over an empty market directory (kept while the
+/// state is).
+async fn state() -> (tempfile::TempDir, AppState) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = state_on(Database::in_memory().unwrap(), dir.path()).await;
+    (dir, s)
 }
 
 /// The ports over `db`.
@@ -95,8 +98,7 @@ async fn call_raw(
 
 #[tokio::test]
 async fn backtest_router() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = state(dir.path()).await;
+    let (_dir, s) = state().await;
     let g = Group::Backtest;
     assert_eq!(
         call(g, &s, "GET", "/health", None, None).await,
@@ -142,8 +144,7 @@ async fn backtest_router() {
 
 #[tokio::test]
 async fn analytics_router() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = state(dir.path()).await;
+    let (_dir, s) = state().await;
     let g = Group::Analytics;
     let (status, body) = call(
         g,
@@ -268,8 +269,7 @@ async fn analytics_router() {
 
 #[tokio::test]
 async fn data_router() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = state(dir.path()).await;
+    let (_dir, s) = state().await;
     let g = Group::Data;
     let (status, body) = call(
         g,
@@ -460,8 +460,7 @@ fn filled(path: &str, ids: &std::collections::HashMap<&str, String>) -> String {
 #[tokio::test]
 async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
     use platform::tasks::{NewTask, TaskKind};
-    let dir = tempfile::tempdir().unwrap();
-    let s = state(dir.path()).await;
+    let (_dir, s) = state().await;
     let mut ids = std::collections::HashMap::new();
     for (name, kind) in [
         ("backtest", TaskKind::StrategyBacktest),

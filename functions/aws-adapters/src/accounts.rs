@@ -85,24 +85,10 @@ impl AccountStore for DynamoAccountStore {
     }
 
     async fn list(&self) -> Result<Vec<AccountRecord>, PortError> {
+        let scan = self.client.scan().table_name(&self.table);
         let mut out = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .scan()
-                .table_name(&self.table)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| sdk_error("list accounts", e))?;
-            for item in page.items() {
-                out.push(from_item(item)?);
-            }
-            match page.last_evaluated_key() {
-                Some(k) if !k.is_empty() => start = Some(k.clone()),
-                _ => break,
-            }
+        for item in crate::scan_all(scan, "list accounts").await? {
+            out.push(from_item(&item)?);
         }
         out.sort_by(|a, b| a.email.cmp(&b.email));
         Ok(out)

@@ -4,6 +4,7 @@
 mod accounts;
 mod blobs;
 mod config;
+mod keyed;
 mod limits;
 pub mod provision;
 mod queue;
@@ -49,4 +50,26 @@ pub(crate) fn conditional<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
     e.as_service_error()
         .and_then(|s| s.code())
         .is_some_and(|c| c == "ConditionalCheckFailedException")
+}
+
+/// Every item a scan finds, page after page.
+pub(crate) async fn scan_all(
+    scan: aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder,
+    what: &str,
+) -> Result<Vec<keyed::Item>, PortError> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let page = scan
+            .clone()
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| sdk_error(what, e))?;
+        items.extend(page.items.unwrap_or_default());
+        match page.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => return Ok(items),
+        }
+    }
 }

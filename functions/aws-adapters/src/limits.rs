@@ -2,35 +2,26 @@
 //! function: one item per key (`key`, `count`, `last_ms`), expired by
 //! DynamoDB TTL on `expires_at` once the counting window has passed.
 
+use crate::keyed::{KeyedTable, n, number};
 use crate::{conditional, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
-use platform::PortError;
 use platform::accounts::{FailureLog, Failures};
+use platform::{PortError, PortResult};
 use std::collections::HashMap;
 use std::time::Duration;
 
 pub struct DynamoFailureLog {
-    client: Client,
-    table: String,
+    table: KeyedTable,
 }
 
 impl DynamoFailureLog {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         DynamoFailureLog {
-            client,
-            table: table.into(),
+            table: KeyedTable::new(client, table),
         }
     }
-}
-
-fn n(v: impl ToString) -> AttributeValue {
-    AttributeValue::N(v.to_string())
-}
-
-fn number(item: &HashMap<String, AttributeValue>, k: &str) -> Option<i64> {
-    item.get(k)?.as_n().ok()?.parse().ok()
 }
 
 fn failures(item: &HashMap<String, AttributeValue>) -> Option<Failures> {
@@ -51,42 +42,22 @@ fn expires(now_ms: i64, window: Duration) -> i64 {
 
 #[async_trait]
 impl FailureLog for DynamoFailureLog {
-    async fn get(
-        &self,
-        key: &str,
-        now_ms: i64,
-        window: Duration,
-    ) -> Result<Option<Failures>, PortError> {
-        let out = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error("read login failures", e))?;
-        Ok(out
-            .item()
+    async fn get(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Option<Failures>> {
+        let item = self.table.get(key, "read login failures").await?;
+        Ok(item
+            .as_ref()
             .and_then(failures)
             .filter(|f| f.within(now_ms, window)))
     }
 
-    async fn record(
-        &self,
-        key: &str,
-        now_ms: i64,
-        window: Duration,
-    ) -> Result<Failures, PortError> {
+    async fn record(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Failures> {
         // Count on within the window; otherwise (or for a new key) start at 1.
         // Both writes are conditional, so concurrent failures all count.
         let cutoff = n(now_ms - window_ms(window));
         for _ in 0..5 {
             let counted = self
-                .client
-                .update_item()
-                .table_name(&self.table)
-                .key("key", AttributeValue::S(key.into()))
+                .table
+                .update(key)
                 .update_expression("SET #count = #count + :one, last_ms = :now, expires_at = :exp")
                 .condition_expression("attribute_exists(#count) AND last_ms > :cutoff")
                 .expression_attribute_names("#count", "count")
@@ -108,10 +79,8 @@ impl FailureLog for DynamoFailureLog {
                 Err(_) => {}
             }
             let started = self
-                .client
-                .put_item()
-                .table_name(&self.table)
-                .item("key", AttributeValue::S(key.into()))
+                .table
+                .put(key)
                 .item("count", n(1))
                 .item("last_ms", n(now_ms))
                 .item("expires_at", n(expires(now_ms, window)))
@@ -137,10 +106,8 @@ impl FailureLog for DynamoFailureLog {
     }
 
     async fn clear(&self, key: &str) -> Result<(), PortError> {
-        self.client
-            .delete_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
+        self.table
+            .delete(key)
             .send()
             .await
             .map_err(|e| sdk_error("clear login failures", e))?;

@@ -8,6 +8,7 @@
 //!   end, replaced under a version check (optimistic concurrency);
 //! - a plan's limits set by an operator, `plan#<code>`: the JSON in `limits`.
 
+use crate::keyed::{KeyedTable, n, number};
 use crate::{conditional, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
@@ -17,43 +18,21 @@ use platform::quota::{PlanLimits, QuotaStore};
 use std::collections::HashMap;
 
 pub struct DynamoQuotaStore {
-    client: Client,
-    table: String,
+    table: KeyedTable,
 }
 
 impl DynamoQuotaStore {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         DynamoQuotaStore {
-            client,
-            table: table.into(),
+            table: KeyedTable::new(client, table),
         }
-    }
-
-    /// The item under `key`, read consistently.
-    async fn item(
-        &self,
-        key: &str,
-        what: &str,
-    ) -> Result<Option<HashMap<String, AttributeValue>>, PortError> {
-        Ok(self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error(what, e))?
-            .item)
     }
 
     /// Adds `k` to the counter if it stays within `limit`; false when it would not.
     async fn add(&self, key: &str, k: u32, limit: u64, expires_s: i64) -> Result<bool, PortError> {
         let r = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
+            .table
+            .update(key)
             .update_expression("ADD n :k SET expires_at = :exp")
             .condition_expression("attribute_not_exists(n) OR n <= :room")
             .expression_attribute_values(":k", n(k))
@@ -67,10 +46,6 @@ impl DynamoQuotaStore {
             Err(e) => Err(sdk_error("count a request", e)),
         }
     }
-}
-
-fn n(v: impl ToString) -> AttributeValue {
-    AttributeValue::N(v.to_string())
 }
 
 /// Optimistic writes of a slot map give up after this many conflicts.
@@ -108,7 +83,7 @@ impl QuotaStore for DynamoQuotaStore {
         until_ms: i64,
     ) -> Result<bool, PortError> {
         for attempt in 0..HOLD_TRIES {
-            let item = self.item(key, "read task slots").await?;
+            let item = self.table.get(key, "read task slots").await?;
             let version = item
                 .as_ref()
                 .and_then(|i| i.get("v"))
@@ -136,10 +111,8 @@ impl QuotaStore for DynamoQuotaStore {
             }
             live.insert(holder.to_string(), n(until_ms));
             let put = self
-                .client
-                .put_item()
-                .table_name(&self.table)
-                .item("key", AttributeValue::S(key.into()))
+                .table
+                .put(key)
                 .item("h", AttributeValue::M(live))
                 .item("v", n(version.unwrap_or(0) + 1));
             let put = match version {
@@ -164,10 +137,8 @@ impl QuotaStore for DynamoQuotaStore {
     async fn release(&self, key: &str, holder: &str) -> Result<(), PortError> {
         // The version moves too, so a hold computed from the old map fails.
         let r = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
+            .table
+            .update(key)
             .update_expression("REMOVE h.#holder ADD v :one")
             .condition_expression("attribute_exists(h)")
             .expression_attribute_names("#holder", holder)
@@ -196,10 +167,8 @@ impl QuotaStore for DynamoQuotaStore {
             "n < :limit"
         };
         let r = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
+            .table
+            .update(key)
             .update_expression("SET n = if_not_exists(n, :start) + :k, expires_at = :exp")
             .condition_expression(condition)
             .expression_attribute_values(":k", n(k))
@@ -216,10 +185,8 @@ impl QuotaStore for DynamoQuotaStore {
     }
 
     async fn adjust(&self, key: &str, delta: i64, expires_s: i64) -> Result<(), PortError> {
-        self.client
-            .update_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
+        self.table
+            .update(key)
             .update_expression("ADD n :d SET expires_at = :exp")
             .expression_attribute_values(":d", n(delta))
             .expression_attribute_values(":exp", n(expires_s))
@@ -230,15 +197,14 @@ impl QuotaStore for DynamoQuotaStore {
     }
 
     async fn count(&self, key: &str) -> Result<Option<i64>, PortError> {
-        let item = self.item(key, "read a counter").await?;
-        Ok(item
-            .and_then(|i| i.get("n").and_then(|v| v.as_n().ok()).cloned())
-            .and_then(|v| v.parse().ok()))
+        let item = self.table.get(key, "read a counter").await?;
+        Ok(item.and_then(|i| number(&i, "n")))
     }
 
     async fn plan_limits(&self, plan: &str) -> Result<Option<PlanLimits>, PortError> {
         let item = self
-            .item(&format!("plan#{plan}"), "read plan limits")
+            .table
+            .get(&format!("plan#{plan}"), "read plan limits")
             .await?;
         item.and_then(|i| i.get("limits").and_then(|l| l.as_s().ok()).cloned())
             .map(|text| serde_json::from_str(&text).map_err(PortError::internal))
@@ -247,10 +213,8 @@ impl QuotaStore for DynamoQuotaStore {
 
     async fn set_plan_limits(&self, plan: &str, limits: PlanLimits) -> Result<(), PortError> {
         let text = serde_json::to_string(&limits).map_err(PortError::internal)?;
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .item("key", AttributeValue::S(format!("plan#{plan}")))
+        self.table
+            .put(&format!("plan#{plan}"))
             .item("limits", AttributeValue::S(text))
             .send()
             .await

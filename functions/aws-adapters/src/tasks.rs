@@ -659,29 +659,18 @@ impl TaskStore for DynamoTaskStore {
     }
 
     async fn unfinished(&self) -> Result<Vec<Task>, PortError> {
+        let scan = self
+            .client
+            .scan()
+            .table_name(&self.table)
+            .filter_expression("#status IN (:p, :r)")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":p", s("PENDING"))
+            .expression_attribute_values(":r", s("RUNNING"))
+            .consistent_read(true);
         let mut out = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .scan()
-                .table_name(&self.table)
-                .filter_expression("#status IN (:p, :r)")
-                .expression_attribute_names("#status", "status")
-                .expression_attribute_values(":p", s("PENDING"))
-                .expression_attribute_values(":r", s("RUNNING"))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| sdk_error("scan unfinished tasks", e))?;
-            for item in page.items() {
-                out.push(self.task(item).await?);
-            }
-            match page.last_evaluated_key() {
-                Some(k) if !k.is_empty() => start = Some(k.clone()),
-                _ => break,
-            }
+        for item in crate::scan_all(scan, "scan unfinished tasks").await? {
+            out.push(self.task(&item).await?);
         }
         out.sort_by_key(|t| (t.created_at, t.id));
         Ok(out)

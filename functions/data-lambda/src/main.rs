@@ -2,11 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    api::logging::init();
-    let state = lambda_functions::aws_state().await;
-    lambda_functions::serve_http(
-        &state,
-        api::routes::service(&state, api::routes::Group::Data),
-    )
-    .await
+    lambda_functions::serve_group(api::routes::Group::Data).await
 }

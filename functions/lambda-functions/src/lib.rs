@@ -42,6 +42,14 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
     }
 }
 
+/// One service group as its Lambda function: logging, the AWS adapters
+/// from the environment, and the group's routes served by [`serve_http`].
+pub async fn serve_group(group: api::routes::Group) -> Result<(), lambda_http::Error> {
+    api::logging::init();
+    let state = aws_state().await;
+    serve_http(&state, api::routes::service(&state, group)).await
+}
+
 /// Serves a router on Lambda when the runtime API is present, else on
 /// 127.0.0.1:`$PORT` (default 9000) for local runs. Usage counts are written
 /// at the end of a request once [`platform::metering::FLUSH_EVERY`] has

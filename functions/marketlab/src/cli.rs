@@ -526,13 +526,17 @@ async fn until_done<T>(
     }
 }
 
+/// A file's bytes and its name as messages show it.
+fn read_file(file: &Path) -> Result<(Vec<u8>, String)> {
+    let data = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    Ok((data, file.display().to_string()))
+}
+
 async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
     let market = ParquetMarketData::new(Arc::new(LocalDir::new(data_dir.join("market"))));
     let (symbol, details, bars) = match cmd {
         ImportCommand::Table { name, file } => {
-            let data =
-                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-            let shown = file.display().to_string();
+            let (data, shown) = read_file(&file)?;
             let parquet = file
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
@@ -551,26 +555,16 @@ async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
             details,
             file,
         } => {
-            let data =
-                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-            (
-                symbol,
-                details,
-                read_csv(&file.display().to_string(), &data, layout)?,
-            )
+            let (data, shown) = read_file(&file)?;
+            (symbol, details, read_csv(&shown, &data, layout)?)
         }
         ImportCommand::Parquet {
             symbol,
             details,
             file,
         } => {
-            let data =
-                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-            (
-                symbol,
-                details,
-                read_parquet(&file.display().to_string(), data.into())?,
-            )
+            let (data, shown) = read_file(&file)?;
+            (symbol, details, read_parquet(&shown, data.into())?)
         }
     };
     let info = store_daily(

@@ -73,6 +73,11 @@ fn serve_creates_sample_data_answers_and_stops_on_sigterm() {
     assert!(status.success(), "graceful shutdown exits 0: {status}");
 }
 
+/// `marketlab` with space-separated arguments: success and all it printed.
+fn cli(data: &std::path::Path, args: &str) -> (bool, String) {
+    run(marketlab(data).args(args.split_whitespace()))
+}
+
 fn run(cmd: &mut Command) -> (bool, String) {
     let out = cmd.output().unwrap();
     let text = format!(
@@ -86,47 +91,27 @@ fn run(cmd: &mut Command) -> (bool, String) {
 #[test]
 fn accounts_import_and_plans_commands() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, out) = run(marketlab(dir.path()).args([
-        "accounts",
-        "add",
-        "--email",
-        "Quant@Example.test",
-        "--password",
-        "long-enough",
-        "--plan",
-        "data",
-        "--select",
-        "SPX_OPTIX,AAII_BULL",
-    ]));
+    let (ok, out) = cli(
+        dir.path(),
+        "accounts add --email Quant@Example.test --password long-enough --plan data --select SPX_OPTIX,AAII_BULL",
+    );
     assert!(ok, "{out}");
-    let (ok, out) = run(marketlab(dir.path()).args(["accounts", "list"]));
+    let (ok, out) = cli(dir.path(), "accounts list");
     assert!(
         ok && out.contains("quant@example.test")
             && out.contains("data")
             && out.contains("SPX_OPTIX,AAII_BULL"),
         "{out}"
     );
-    let (ok, out) = run(marketlab(dir.path()).args([
-        "accounts",
-        "add",
-        "--email",
-        "x@example.test",
-        "--password",
-        "long-enough",
-        "--plan",
-        "gold",
-    ]));
+    let (ok, out) = cli(
+        dir.path(),
+        "accounts add --email x@example.test --password long-enough --plan gold",
+    );
     assert!(!ok && out.contains("unknown plan 'gold'"), "{out}");
-    let (ok, out) = run(marketlab(dir.path()).args([
-        "accounts",
-        "add",
-        "--email",
-        "x@example.test",
-        "--password",
-        "short",
-        "--plan",
-        "pro",
-    ]));
+    let (ok, out) = cli(
+        dir.path(),
+        "accounts add --email x@example.test --password short --plan pro",
+    );
     assert!(!ok && out.contains("at least 8 characters"), "{out}");
     let (ok, out) = run(marketlab(dir.path()).args([
         "accounts",
@@ -150,22 +135,10 @@ fn accounts_import_and_plans_commands() {
         ok && out.contains("custom indicator MY_RATIO saved"),
         "{out}"
     );
-    let (ok, out) = run(marketlab(dir.path()).args([
-        "accounts",
-        "add-indicator",
-        "--email",
-        "quant@example.test",
-        "--url",
-        "X",
-        "--name",
-        "x",
-        "--indicator-1",
-        "A",
-        "--indicator-2",
-        "B",
-        "--calculate",
-        "log",
-    ]));
+    let (ok, out) = cli(
+        dir.path(),
+        "accounts add-indicator --email quant@example.test --url X --name x --indicator-1 A --indicator-2 B --calculate log",
+    );
     assert!(!ok && out.contains("--calculate 'log'"), "{out}");
     let (ok, out) = run(marketlab(dir.path()).arg("plans"));
     assert!(

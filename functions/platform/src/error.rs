@@ -5,6 +5,9 @@
 /// A cause of any kind: an SDK's, SQLite's, Parquet's, I/O's error or a message.
 pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// What a port answers.
+pub type PortResult<T> = Result<T, PortError>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum PortError {
     /// The addressed item does not exist (or belongs to someone else).

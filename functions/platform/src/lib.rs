@@ -18,4 +18,4 @@ pub mod tasks;
 pub mod usage;
 pub mod worker;
 
-pub use error::PortError;
+pub use error::{PortError, PortResult};

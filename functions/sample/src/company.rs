@@ -168,6 +168,14 @@ impl CompanyTables {
         };
         let asset_mult = rng::uniform(&mut rng, 0.8, 2.5);
         let equity_share = rng::uniform(&mut rng, 0.3, 0.6);
+        let firm = Firm {
+            sym,
+            gross_m,
+            op_m,
+            shares,
+            asset_mult,
+            equity_share,
+        };
 
         self.profiles.push(row![
             sym, spec.name.as_str(), spec.exchange.unwrap_or("NYSE"), sector, industry.as_str(),
@@ -185,19 +193,7 @@ impl CompanyTables {
             let year = year_now - k;
             let rev = revenue_now / (1.0 + growth).powi(k) * (1.0 + 0.03 * rng::normal(&mut rng));
             let end = quarter_end(year, 3);
-            let eps = self.statement(
-                &mut rng,
-                sym,
-                "annual",
-                end,
-                rev,
-                gross_m,
-                op_m,
-                shares,
-                asset_mult,
-                equity_share,
-                div_yield * market_cap,
-            );
+            let eps = self.statement(&mut rng, &firm, "annual", end, rev, div_yield * market_cap);
             annual_eps.push(eps);
         }
         let mut quarters = Vec::new();
@@ -217,15 +213,10 @@ impl CompanyTables {
                 * (1.0 + 0.05 * rng::normal(&mut rng));
             let eps = self.statement(
                 &mut rng,
-                sym,
+                &firm,
                 "quarter",
                 *end,
                 rev,
-                gross_m,
-                op_m,
-                shares,
-                asset_mult,
-                equity_share,
                 div_yield * market_cap / 4.0,
             );
             let report = *end + Duration::days(25 + rng::index(&mut rng, 15) as i64);
@@ -431,25 +422,20 @@ impl CompanyTables {
     fn statement(
         &mut self,
         rng: &mut Rng,
-        sym: &str,
+        firm: &Firm,
         period: &str,
         end: NaiveDate,
         rev: f64,
-        gross_m: f64,
-        op_m: f64,
-        shares: f64,
-        asset_mult: f64,
-        equity_share: f64,
         dividends: f64,
     ) -> f64 {
         let filed = end + Duration::days(if period == "annual" { 55 } else { 35 });
         let scale = if period == "annual" { 1.0 } else { 4.0 };
-        let gross = rev * (gross_m + 0.02 * rng::normal(rng));
-        let op = rev * (op_m + 0.02 * rng::normal(rng));
+        let gross = rev * (firm.gross_m + 0.02 * rng::normal(rng));
+        let op = rev * (firm.op_m + 0.02 * rng::normal(rng));
         let net = op * 0.76;
-        let eps = net / shares;
+        let eps = net / firm.shares;
         self.income.push(row![
-            sym,
+            firm.sym,
             period,
             end,
             filed,
@@ -461,14 +447,14 @@ impl CompanyTables {
             r2(eps),
             r2(eps * 0.98)
         ]);
-        let assets = rev * scale * asset_mult;
-        let equity = assets * equity_share;
+        let assets = rev * scale * firm.asset_mult;
+        let equity = assets * firm.equity_share;
         let liabilities = assets - equity;
         let current_assets = assets * 0.35;
         let cash = current_assets * 0.3;
         let ltd = liabilities * 0.45;
         self.balance.push(row![
-            sym,
+            firm.sym,
             period,
             end,
             filed,
@@ -485,7 +471,7 @@ impl CompanyTables {
         let capex = -rev * rng::uniform(rng, 0.03, 0.1);
         let change = (ocf + capex - dividends) * 0.2;
         self.cash.push(row![
-            sym,
+            firm.sym,
             period,
             end,
             filed,
@@ -535,4 +521,14 @@ fn next_quarter(end: NaiveDate) -> NaiveDate {
     } else {
         quarter_end(end.year(), q + 1)
     }
+}
+/// What a company's statements are drawn from, year after year.
+#[derive(Clone, Copy)]
+struct Firm<'a> {
+    sym: &'a str,
+    gross_m: f64,
+    op_m: f64,
+    shares: f64,
+    asset_mult: f64,
+    equity_share: f64,
 }

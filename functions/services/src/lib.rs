@@ -11,6 +11,8 @@ pub mod data;
 pub mod dates;
 pub mod error;
 pub mod jobs;
+#[cfg(feature = "openapi")]
+pub mod query_params;
 pub mod submit;
 pub mod usage;
 

@@ -12,6 +12,25 @@ use serde_json::{Value, json};
 use tests::server::TestServer;
 
 /// Receives what the queue holds and hands it over as one Lambda batch.
+/// A strategy backtest of the demo account, stored but not queued.
+async fn backtest_task(state: &api::state::AppState, params: Value) -> platform::tasks::Task {
+    let new = NewTask {
+        owner: DEMO_EMAIL.into(),
+        kind: TaskKind::StrategyBacktest,
+        params,
+    };
+    state.tasks.create(new).await.unwrap()
+}
+
+/// Queues `task`'s message.
+async fn send(state: &api::state::AppState, task: &platform::tasks::Task) {
+    state
+        .queue
+        .enqueue(JobMessage::for_task(task))
+        .await
+        .unwrap();
+}
+
 async fn deliver(queue: &SqsQueue, deps: &platform::worker::WorkerDeps) -> (usize, Vec<String>) {
     let got = queue.receive(10, 1).await.unwrap();
     let mut event = SqsEvent::default();
@@ -165,24 +184,12 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
     );
 
     // A job that can never succeed is FAILED and its message acknowledged.
-    let bad = state
-        .tasks
-        .create(NewTask {
-            owner: DEMO_EMAIL.into(),
-            kind: TaskKind::StrategyBacktest,
-            params: json!({"symbol": "NOPE", "entry": strategy["entry"], "exit": strategy["exit"]}),
-        })
-        .await
-        .unwrap();
-    state
-        .queue
-        .enqueue(JobMessage {
-            task_id: bad.id,
-            kind: bad.kind,
-            owner: None,
-        })
-        .await
-        .unwrap();
+    let bad = backtest_task(
+        &state,
+        json!({"symbol": "NOPE", "entry": strategy["entry"], "exit": strategy["exit"]}),
+    )
+    .await;
+    send(&state, &bad).await;
     assert_eq!(deliver(&queue, &deps).await, (1, vec![]));
     let t = state.tasks.get(bad.id).await.unwrap().unwrap();
     assert_eq!(
@@ -192,28 +199,12 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
 
     // Redelivery of a finished task changes nothing.
     let before = state.tasks.get(bad.id).await.unwrap().unwrap();
-    state
-        .queue
-        .enqueue(JobMessage {
-            task_id: bad.id,
-            kind: bad.kind,
-            owner: None,
-        })
-        .await
-        .unwrap();
+    send(&state, &bad).await;
     assert_eq!(deliver(&queue, &deps).await, (1, vec![]));
     assert_eq!(state.tasks.get(bad.id).await.unwrap().unwrap(), before);
 
     // A task another worker holds is handed back to the queue.
-    let held = state
-        .tasks
-        .create(NewTask {
-            owner: DEMO_EMAIL.into(),
-            kind: TaskKind::StrategyBacktest,
-            params: strategy.clone(),
-        })
-        .await
-        .unwrap();
+    let held = backtest_task(&state, strategy.clone()).await;
     assert!(matches!(
         state
             .tasks
@@ -222,15 +213,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
             .unwrap(),
         Claim::Claimed(_)
     ));
-    state
-        .queue
-        .enqueue(JobMessage {
-            task_id: held.id,
-            kind: held.kind,
-            owner: None,
-        })
-        .await
-        .unwrap();
+    send(&state, &held).await;
     let (n, failed) = deliver(&queue, &deps).await;
     assert_eq!(
         (n, failed.len()),
@@ -240,15 +223,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
 
     // A worker that died mid-job: once its lease has passed, the redelivered
     // message runs the task again, and it finishes exactly once.
-    let crashed = state
-        .tasks
-        .create(NewTask {
-            owner: DEMO_EMAIL.into(),
-            kind: TaskKind::StrategyBacktest,
-            params: strategy.clone(),
-        })
-        .await
-        .unwrap();
+    let crashed = backtest_task(&state, strategy.clone()).await;
     let Claim::Claimed(first) = state
         .tasks
         .claim(
@@ -261,15 +236,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
     else {
         panic!()
     };
-    state
-        .queue
-        .enqueue(JobMessage {
-            task_id: crashed.id,
-            kind: crashed.kind,
-            owner: None,
-        })
-        .await
-        .unwrap();
+    send(&state, &crashed).await;
     assert_eq!(deliver(&queue, &deps).await, (1, vec![]));
     let done = state.tasks.get(crashed.id).await.unwrap().unwrap();
     assert_eq!((done.status, done.attempts), (TaskStatus::Success, 2));

@@ -42,15 +42,7 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
             })
             .await
             .unwrap();
-        state
-            .queue
-            .enqueue(JobMessage {
-                task_id: t.id,
-                kind: t.kind,
-                owner: None,
-            })
-            .await
-            .unwrap();
+        state.queue.enqueue(JobMessage::for_task(&t)).await.unwrap();
         ids.push(t.id);
     }
     let deadline = Instant::now() + Duration::from_secs(60);

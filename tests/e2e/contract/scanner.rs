@@ -5,7 +5,7 @@
 use chrono::NaiveDate;
 use engine::scanner::stats::{ExitReason, Figures};
 use engine::scanner::{Direction, signal};
-use platform::scanner::{HistoryMonth, ScanDay, ScanRow, ScanTrade, ScannerStore};
+use platform::scanner::{HistoryMonth, Reading, ScanDay, ScanRow, ScanTrade, ScannerStore};
 
 fn date(s: &str) -> NaiveDate {
     s.parse().unwrap()
@@ -35,33 +35,35 @@ pub fn day(on: &str, n: usize, salt: f64) -> ScanDay {
                 symbol: format!("S{i:04}"),
                 signal: name.into(),
                 horizon: signal(name).unwrap().horizon(),
-                direction: if i % 2 == 0 {
-                    Direction::Long
-                } else {
-                    Direction::Short
+                reading: Reading {
+                    direction: if i % 2 == 0 {
+                        Direction::Long
+                    } else {
+                        Direction::Short
+                    },
+                    close: 50.0 + i as f64 / 7.0 + salt,
+                    profit_target: 4.0 + 1.0 / 3.0,
+                    stop_loss: 3.25,
+                    time_in_market: signal(name).unwrap().horizon().hold() as u32,
+                    figures: Figures {
+                        trade_number: trades.len(),
+                        win_rate: 100.0 / 3.0,
+                        avg_win: 0.1 + salt,
+                        avg_loss: -0.2,
+                        avg_return: 1e-12,
+                        median_return: -0.0,
+                        std_dev: f64::MAX,
+                        annual_return: 1e300,
+                        max_risk: 12.5,
+                        sharpe_ratio: -1.25,
+                        z_score: 0.5,
+                        expected_return: 0.75,
+                        avg_hold: 4.2,
+                    },
+                    trend_score: (i % 3 != 0).then_some(7.0),
+                    rel_trend_score: Some(3.0),
+                    optix: (i % 4 != 2).then_some(41.5 + i as f64),
                 },
-                close: 50.0 + i as f64 / 7.0 + salt,
-                profit_target: 4.0 + 1.0 / 3.0,
-                stop_loss: 3.25,
-                time_in_market: signal(name).unwrap().horizon().hold() as u32,
-                figures: Figures {
-                    trade_number: trades.len(),
-                    win_rate: 100.0 / 3.0,
-                    avg_win: 0.1 + salt,
-                    avg_loss: -0.2,
-                    avg_return: 1e-12,
-                    median_return: -0.0,
-                    std_dev: f64::MAX,
-                    annual_return: 1e300,
-                    max_risk: 12.5,
-                    sharpe_ratio: -1.25,
-                    z_score: 0.5,
-                    expected_return: 0.75,
-                    avg_hold: 4.2,
-                },
-                trend_score: (i % 3 != 0).then_some(7.0),
-                rel_trend_score: Some(3.0),
-                optix: (i % 4 != 2).then_some(41.5 + i as f64),
                 market: "Uptrend".into(),
                 trades,
             }

@@ -507,11 +507,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         .unwrap();
     state
         .queue
-        .enqueue(JobMessage {
-            task_id: bad.id,
-            kind: bad.kind,
-            owner: None,
-        })
+        .enqueue(JobMessage::for_task(&bad))
         .await
         .unwrap();
     assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
@@ -549,11 +545,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     ));
     state
         .queue
-        .enqueue(JobMessage {
-            task_id: crashed.id,
-            kind: crashed.kind,
-            owner: None,
-        })
+        .enqueue(JobMessage::for_task(&crashed))
         .await
         .unwrap();
     assert_eq!(deliver(&http, &base, &c, &names.queue_url).await, (1, 0));
@@ -582,14 +574,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
             .unwrap(),
         Claim::Claimed(_)
     ));
-    retry
-        .enqueue(JobMessage {
-            task_id: held.id,
-            kind: held.kind,
-            owner: None,
-        })
-        .await
-        .unwrap();
+    retry.enqueue(JobMessage::for_task(&held)).await.unwrap();
     assert_eq!(
         deliver(&http, &base, &c, &retry_url).await,
         (1, 1),

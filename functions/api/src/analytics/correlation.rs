@@ -4,10 +4,9 @@
 
 use super::body::{Fields, SymbolsForm};
 use super::{AnalyticsErrors, OrInsufficient, blocking, envelope};
-use crate::error::ApiError;
-use crate::state::AppState;
+use crate::error::Reply;
+use crate::state::Shared;
 use axum::extract::State;
-use axum::response::Response;
 use services::analytics::correlation::{self as corr, *};
 
 const SUCCESS: u16 = 211;
@@ -17,10 +16,7 @@ const SUCCESS: u16 = 211;
 #[utoipa::path(post, path = "/symbol_corr", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<CorrData>), AnalyticsErrors))]
-pub(crate) async fn symbol_corr(
-    State(state): State<AppState>,
-    fields: Fields,
-) -> Result<Response, ApiError> {
+pub(crate) async fn symbol_corr(State(state): Shared, fields: Fields) -> Reply {
     let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
     blocking(SUCCESS, move || corr::symbol_corr(study)).await
 }
@@ -30,10 +26,7 @@ pub(crate) async fn symbol_corr(
 #[utoipa::path(post, path = "/symbol_beta", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<BetaData>), AnalyticsErrors))]
-pub(crate) async fn symbol_beta(
-    State(state): State<AppState>,
-    fields: Fields,
-) -> Result<Response, ApiError> {
+pub(crate) async fn symbol_beta(State(state): Shared, fields: Fields) -> Reply {
     let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
     blocking(SUCCESS, move || corr::symbol_beta(study)).await
 }
@@ -43,10 +36,7 @@ pub(crate) async fn symbol_beta(
 #[utoipa::path(post, path = "/asset_corr", tag = "analytics",
     request_body(content((RangeRequest = "application/json"), (RangeRequest = "application/x-www-form-urlencoded"), (RangeRequest = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<AssetCorrData>), AnalyticsErrors))]
-pub(crate) async fn asset_corr(
-    State(state): State<AppState>,
-    fields: Fields,
-) -> Result<Response, ApiError> {
+pub(crate) async fn asset_corr(State(state): Shared, fields: Fields) -> Reply {
     let study = AssetStudy::load(&*state.market, &fields.range_request()?).await?;
     blocking(SUCCESS, move || corr::asset_corr(study)).await
 }
@@ -56,10 +46,7 @@ pub(crate) async fn asset_corr(
 #[utoipa::path(post, path = "/pattern_corr", tag = "analytics",
     request_body(content((PatternRequest = "application/json"), (PatternRequest = "application/x-www-form-urlencoded"), (PatternRequest = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when a window has too few sessions", body = OrInsufficient<PatternData>), AnalyticsErrors))]
-pub(crate) async fn pattern_corr(
-    State(state): State<AppState>,
-    fields: Fields,
-) -> Result<Response, ApiError> {
+pub(crate) async fn pattern_corr(State(state): Shared, fields: Fields) -> Reply {
     let answer = corr::pattern_corr(&*state.market, &fields.pattern_request()?).await?;
     envelope(SUCCESS, answer)
 }

@@ -3,17 +3,17 @@
 //! Thin handlers over `services::analytics::cpm`.
 
 use super::AnalyticsErrors;
-use crate::auth::Caller;
-use crate::error::ApiError;
+use crate::auth::Tenant;
+use crate::error::{ApiError, Reply};
 use crate::extract::{Params, Query, json_body, json_value};
 use crate::openapi::SubmitResponse;
-use crate::state::AppState;
+use crate::state::{AppState, Shared};
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
-use axum::{Extension, Json};
-use platform::tasks::{NewTask, TaskKind};
+use axum::response::IntoResponse;
+use platform::tasks::TaskKind;
 use platform::worker::Progress;
 use serde_json::Value;
 use services::analytics::cpm;
@@ -28,11 +28,7 @@ pub(crate) async fn predefined_patterns() -> Json<PatternList> {
 }
 
 /// Answers a synchronous form at once.
-async fn answer_now(
-    state: &AppState,
-    params: PatternParams,
-    mode: Mode,
-) -> Result<Response, ApiError> {
+async fn answer_now(state: &AppState, params: PatternParams, mode: Mode) -> Reply {
     let prepared = cpm::prepare(state.market.as_ref(), &params.into(), mode).await?;
     let answer = cpm::run(state.market.as_ref(), prepared, &Progress::default()).await?;
     Ok(Json(answer).into_response())
@@ -54,45 +50,48 @@ fn body(bytes: &Bytes) -> Result<PatternParams, ApiError> {
     json_value(sent)
 }
 
-/// `POST /cpm/scan`: the matches of the template, answered at once.
-#[utoipa::path(post, path = "/cpm/scan", tag = "analytics", request_body = PatternParams,
-    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = ScanAnswer), AnalyticsErrors))]
-pub(crate) async fn scan(
-    State(state): State<AppState>,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    answer_now(&state, body(&bytes)?, Mode::Scan).await
+/// The synchronous forms of one mode: POST with a JSON body, and GET with
+/// the same parameters in the query; both answered at once.
+macro_rules! answered_now {
+    ($mode:expr, $path:literal, $answered:literal, $answer:ident,
+     $(#[doc = $post_doc:literal])* $post:ident, $(#[doc = $get_doc:literal])* $get:ident) => {
+        $(#[doc = $post_doc])*
+        #[utoipa::path(post, path = $path, tag = "analytics", request_body = PatternParams,
+            responses((status = 200, description = $answered, body = $answer), AnalyticsErrors))]
+        pub(crate) async fn $post(State(state): Shared, bytes: Bytes) -> Reply {
+            answer_now(&state, body(&bytes)?, $mode).await
+        }
+
+        $(#[doc = $get_doc])*
+        #[utoipa::path(get, path = $path, tag = "analytics", params(PatternParams),
+            responses((status = 200, description = $answered, body = $answer), AnalyticsErrors))]
+        pub(crate) async fn $get(State(state): Shared, raw: Params) -> Reply {
+            answer_now(&state, query(raw).await?, $mode).await
+        }
+    };
 }
 
-/// `GET /cpm/scan`: the same with the parameters in the query.
-#[utoipa::path(get, path = "/cpm/scan", tag = "analytics", operation_id = "scan_query", params(PatternParams),
-    responses((status = 200, description = "`Found matching patterns!`, or code 407 without data when nothing matched", body = ScanAnswer), AnalyticsErrors))]
-pub(crate) async fn scan_query(
-    State(state): State<AppState>,
-    raw: Params,
-) -> Result<Response, ApiError> {
-    answer_now(&state, query(raw).await?, Mode::Scan).await
-}
+answered_now!(
+    Mode::Scan,
+    "/cpm/scan",
+    "`Found matching patterns!`, or code 407 without data when nothing matched",
+    ScanAnswer,
+    /// `POST /cpm/scan`: the matches of the template, answered at once.
+    scan,
+    /// `GET /cpm/scan`: the same with the parameters in the query.
+    scan_query
+);
 
-/// `POST /cpm/scan_with_backtest`: the matches and the trades after them, answered at once.
-#[utoipa::path(post, path = "/cpm/scan_with_backtest", tag = "analytics", request_body = PatternParams,
-    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = BacktestAnswer), AnalyticsErrors))]
-pub(crate) async fn scan_with_backtest(
-    State(state): State<AppState>,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    answer_now(&state, body(&bytes)?, Mode::Backtest).await
-}
-
-/// `GET /cpm/scan_with_backtest`: the same with the parameters in the query.
-#[utoipa::path(get, path = "/cpm/scan_with_backtest", tag = "analytics", operation_id = "scan_with_backtest_query", params(PatternParams),
-    responses((status = 200, description = "`Finish CPM!`, or code 407 without data when nothing matched", body = BacktestAnswer), AnalyticsErrors))]
-pub(crate) async fn scan_with_backtest_query(
-    State(state): State<AppState>,
-    raw: Params,
-) -> Result<Response, ApiError> {
-    answer_now(&state, query(raw).await?, Mode::Backtest).await
-}
+answered_now!(
+    Mode::Backtest,
+    "/cpm/scan_with_backtest",
+    "`Finish CPM!`, or code 407 without data when nothing matched",
+    BacktestAnswer,
+    /// `POST /cpm/scan_with_backtest`: the matches and the trades after them, answered at once.
+    scan_with_backtest,
+    /// `GET /cpm/scan_with_backtest`: the same with the parameters in the query.
+    scan_with_backtest_query
+);
 
 /// The query's parameters; a universe is refused with where to send it.
 pub(crate) async fn query(raw: Params) -> Result<PatternParams, ApiError> {
@@ -101,13 +100,8 @@ pub(crate) async fn query(raw: Params) -> Result<PatternParams, ApiError> {
 }
 
 /// Checks the request as the worker will, then stores and queues it.
-async fn start(
-    state: &AppState,
-    caller: &Caller,
-    headers: &HeaderMap,
-    bytes: &Bytes,
-    mode: Mode,
-) -> Result<Response, ApiError> {
+async fn start(t: Tenant, headers: &HeaderMap, bytes: &Bytes, mode: Mode) -> Reply {
+    let Tenant { state, caller } = t;
     let key = crate::submit::idempotency_key(headers)?;
     let sent: Value = json_body(bytes)?;
     let params: CpmParams = match mode {
@@ -119,17 +113,7 @@ async fn start(
         Mode::Scan => (TaskKind::CpmScan, "Pattern scan"),
         Mode::Backtest => (TaskKind::CpmBacktest, "Pattern backtest"),
     };
-    let submitted = crate::submit::submit(
-        state,
-        &caller.0,
-        NewTask {
-            owner: caller.0.email.clone(),
-            kind,
-            params: sent,
-        },
-        key.as_deref(),
-    )
-    .await?;
+    let submitted = crate::submit::submit(&state, &caller, kind, sent, key.as_deref()).await?;
     let mut message = format!("{what} submitted; poll /cpm/status/{{task_id}}");
     for w in &prepared.query.warnings {
         message.push_str(&format!(" (warning: {w})"));
@@ -137,38 +121,36 @@ async fn start(
     Ok(crate::submit::accepted(&submitted, message))
 }
 
-/// `POST /cpm/scan/start`: a scan task (a universe search too).
-#[utoipa::path(post, path = "/cpm/scan/start", tag = "analytics", request_body = CpmParams,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
-    responses((status = 202, description = "Queued", body = SubmitResponse,
-            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))),
-                ("report" = (operation_id = "cpm_report", parameters(("task_id" = "$response.body#/task_id")))))),
-        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
-        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
-        AnalyticsErrors))]
-pub(crate) async fn scan_start(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    start(&state, &caller, &headers, &bytes, Mode::Scan).await
+/// A task submit of one mode: checked as the worker will check it, then
+/// stored and queued; polled at the same status and report operations.
+macro_rules! submitted_task {
+    ($mode:expr, $path:literal, $request:ident, $(#[doc = $doc:literal])* $name:ident) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(post, path = $path, tag = "analytics", request_body = $request,
+            params(crate::openapi::IdempotencyKey),
+            responses((status = 202, description = "Queued", body = SubmitResponse,
+                    links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))),
+                        ("report" = (operation_id = "cpm_report", parameters(("task_id" = "$response.body#/task_id")))))),
+                crate::openapi::AnalyticsSubmitRefusals,
+                AnalyticsErrors))]
+        pub(crate) async fn $name(t: Tenant, headers: HeaderMap, bytes: Bytes) -> Reply {
+            start(t, &headers, &bytes, $mode).await
+        }
+    };
 }
 
-/// `POST /cpm/backtest/start`: a backtest task.
-#[utoipa::path(post, path = "/cpm/backtest/start", tag = "analytics", request_body = PatternParams,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
-    responses((status = 202, description = "Queued", body = SubmitResponse,
-            links(("status" = (operation_id = "cpm_status", parameters(("task_id" = "$response.body#/task_id")))),
-                ("report" = (operation_id = "cpm_report", parameters(("task_id" = "$response.body#/task_id")))))),
-        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
-        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
-        AnalyticsErrors))]
-pub(crate) async fn backtest_start(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    start(&state, &caller, &headers, &bytes, Mode::Backtest).await
-}
+submitted_task!(
+    Mode::Scan,
+    "/cpm/scan/start",
+    CpmParams,
+    /// `POST /cpm/scan/start`: a scan task (a universe search too).
+    scan_start
+);
+
+submitted_task!(
+    Mode::Backtest,
+    "/cpm/backtest/start",
+    PatternParams,
+    /// `POST /cpm/backtest/start`: a backtest task.
+    backtest_start
+);

@@ -16,9 +16,10 @@ pub mod tasks;
 mod views;
 
 use crate::error::ApiError;
+use crate::error::Reply;
 use crate::state::AppState;
 use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
 use axum::routing::get;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -115,7 +116,7 @@ pub enum OrInsufficient<T> {
 }
 
 /// The success envelope, serialized at once.
-fn envelope<T: Serialize>(code: u16, data: T) -> Result<Response, ApiError> {
+fn envelope<T: Serialize>(code: u16, data: T) -> Reply {
     let body = serde_json::to_vec(&Envelope { code, data }).map_err(|e| {
         tracing::error!(error = %e, "response serialization");
         ApiError::internal()
@@ -128,7 +129,7 @@ fn envelope<T: Serialize>(code: u16, data: T) -> Result<Response, ApiError> {
 async fn blocking<T: Serialize + Send + 'static>(
     code: u16,
     f: impl FnOnce() -> T + Send + 'static,
-) -> Result<Response, ApiError> {
+) -> Reply {
     tokio::task::spawn_blocking(move || envelope(code, f()))
         .await
         .map_err(|e| {

@@ -4,7 +4,7 @@
 use super::AnalyticsErrors;
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
-use crate::state::AppState;
+use crate::state::Shared;
 use axum::Json;
 use axum::extract::State;
 use services::analytics::options::{self, OptionAnswer, OptionParams};
@@ -15,7 +15,7 @@ use services::analytics::options::{self, OptionAnswer, OptionParams};
     params(OptionParams),
     responses((status = 200, description = "The listed puts, or code 407 without data when the date has no chains or nothing passes", body = OptionAnswer), AnalyticsErrors))]
 pub(crate) async fn options(
-    State(state): State<AppState>,
+    State(state): Shared,
     raw: Params,
 ) -> Result<Json<OptionAnswer>, ApiError> {
     let q = Query::<OptionParams>::from_params(raw)?.0.validate()?;

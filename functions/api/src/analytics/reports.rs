@@ -3,7 +3,7 @@
 use super::{AnalyticsErrors, Standard};
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
-use crate::state::AppState;
+use crate::state::Shared;
 use axum::Json;
 use axum::extract::State;
 use services::analytics::reports::{self, ReportAnswer, ReportParams, ReportTypes};
@@ -24,7 +24,7 @@ pub(crate) async fn report_types() -> Json<Standard<ReportTypes>> {
     params(ReportParams),
     responses((status = 200, description = "Reports, newest first", body = ReportAnswer), AnalyticsErrors))]
 pub(crate) async fn reports(
-    State(state): State<AppState>,
+    State(state): Shared,
     raw: Params,
 ) -> Result<Json<ReportAnswer>, ApiError> {
     let q = Query::<ReportParams>::from_params(raw)?.0.validate()?;

@@ -3,18 +3,18 @@
 //! which reads the nightly job's day files.
 
 use super::{AnalyticsErrors, Standard};
-use crate::auth::Caller;
+use crate::auth::Tenant;
 use crate::error::ApiError;
+use crate::error::Reply;
 use crate::extract::{Params, Query};
 use crate::extract::{json_body, json_value};
 use crate::openapi::SubmitResponse;
-use crate::state::AppState;
+use crate::state::Shared;
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::response::Response;
-use axum::{Extension, Json};
-use platform::tasks::{NewTask, TaskKind};
+use platform::tasks::TaskKind;
 use services::analytics::scanner::answers::{ScannerDayAnswer, ScannerSingleAnswer, SignalList};
 use services::analytics::scanner::backtest::requests::ScannerBacktestParams;
 use services::analytics::scanner::requests::{DayParams, SingleParams};
@@ -38,7 +38,7 @@ pub(crate) async fn predefined_signals() -> Json<Standard<SignalList>> {
     params(("ticker" = String, Path, description = "A stock (any case); 404 when unknown", example = "AAPL"), SingleParams),
     responses((status = 200, description = "The stock's signals, or code 407 without data when none fired", body = ScannerSingleAnswer), AnalyticsErrors))]
 pub(crate) async fn single(
-    State(state): State<AppState>,
+    State(state): Shared,
     Path(ticker): Path<String>,
     raw: Params,
 ) -> Result<Json<ScannerSingleAnswer>, ApiError> {
@@ -54,7 +54,7 @@ pub(crate) async fn single(
     params(DayParams),
     responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan)", body = ScannerDayAnswer), AnalyticsErrors))]
 pub(crate) async fn latest_day_all(
-    State(state): State<AppState>,
+    State(state): Shared,
     raw: Params,
 ) -> Result<Json<ScannerDayAnswer>, ApiError> {
     let q = Query::<DayParams>::from_params(raw)?.0.validate()?;
@@ -66,19 +66,17 @@ pub(crate) async fn latest_day_all(
 /// `POST /smart-scanner-backtest/start`: a portfolio traded on the
 /// scanner's items over a range, as a task (the request is checked first).
 #[utoipa::path(post, path = "/smart-scanner-backtest/start", tag = "analytics", request_body = ScannerBacktestParams,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
+    params(crate::openapi::IdempotencyKey),
     responses((status = 202, description = "Queued", body = SubmitResponse,
             links(("status" = (operation_id = "scanner_status", parameters(("task_id" = "$response.body#/task_id")))),
                 ("report" = (operation_id = "scanner_report", parameters(("task_id" = "$response.body#/task_id")))))),
-        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::error::AnalyticsError),
-        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::error::AnalyticsError),
+        crate::openapi::AnalyticsSubmitRefusals,
         AnalyticsErrors))]
 pub(crate) async fn scanner_backtest_start(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let key = crate::submit::idempotency_key(&headers)?;
     let sent: serde_json::Value = json_body(&bytes)?;
     let params: ScannerBacktestParams = json_value(sent.clone())?;
@@ -86,12 +84,9 @@ pub(crate) async fn scanner_backtest_start(
     scanner::backtest::sessions(state.market.as_ref(), &q).await?;
     let submitted = crate::submit::submit(
         &state,
-        &caller.0,
-        NewTask {
-            owner: caller.0.email.clone(),
-            kind: TaskKind::ScannerBacktest,
-            params: sent,
-        },
+        &caller,
+        TaskKind::ScannerBacktest,
+        sent,
         key.as_deref(),
     )
     .await?;

@@ -3,7 +3,7 @@
 use super::{AnalyticsErrors, Standard};
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
-use crate::state::AppState;
+use crate::state::Shared;
 use axum::Json;
 use axum::extract::State;
 use services::analytics::screens::{self, ScreenAnswer, ScreenList, ScreenParams};
@@ -24,7 +24,7 @@ pub(crate) async fn predefined_screens() -> Json<Standard<ScreenList>> {
     params(ScreenParams),
     responses((status = 200, description = "The screen's records", body = ScreenAnswer), AnalyticsErrors))]
 pub(crate) async fn screen(
-    State(state): State<AppState>,
+    State(state): Shared,
     raw: Params,
 ) -> Result<Json<ScreenAnswer>, ApiError> {
     let q = Query::<ScreenParams>::from_params(raw)?.0.validate()?;

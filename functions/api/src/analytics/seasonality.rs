@@ -3,47 +3,37 @@
 //! also the documented schemas.
 
 use super::{AnalyticsErrors, Envelope, envelope};
-use crate::error::ApiError;
+use crate::error::Reply;
 use crate::extract::Query;
-use crate::state::AppState;
+use crate::state::Shared;
 use axum::extract::State;
-use axum::response::Response;
 use services::analytics::seasonality::*;
 
 /// `GET /seasonality/get-predefined-holidays`: the 16 event names (no ticker needed).
 #[utoipa::path(get, path = "/seasonality/get-predefined-holidays", tag = "analytics",
     responses((status = 200, description = "The 16 names", body = Envelope<HolidayList>), AnalyticsErrors))]
-pub(crate) async fn predefined_holidays() -> Result<Response, ApiError> {
+pub(crate) async fn predefined_holidays() -> Reply {
     envelope(200, services::analytics::seasonality::predefined_holidays())
 }
 
 /// Daily returns by weekday.
 #[utoipa::path(get, path = "/seasonality/performance-by-week", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<WeekRow>>), AnalyticsErrors))]
-pub(crate) async fn by_week(
-    State(state): State<AppState>,
-    Query(years): Query<Years>,
-) -> Result<Response, ApiError> {
+pub(crate) async fn by_week(State(state): Shared, Query(years): Query<Years>) -> Reply {
     envelope(200, Study::load(&*state.market, &years).await?.by_week())
 }
 
 /// Monthly returns by month (complete months).
 #[utoipa::path(get, path = "/seasonality/performance-by-month", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<MonthRow>>), AnalyticsErrors))]
-pub(crate) async fn by_month(
-    State(state): State<AppState>,
-    Query(years): Query<Years>,
-) -> Result<Response, ApiError> {
+pub(crate) async fn by_month(State(state): Shared, Query(years): Query<Years>) -> Reply {
     envelope(200, Study::load(&*state.market, &years).await?.by_month())
 }
 
 /// Daily returns by calendar day of each month.
 #[utoipa::path(get, path = "/seasonality/performance-by-day-of-month", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<DayOfMonthRow>>), AnalyticsErrors))]
-pub(crate) async fn by_day_of_month(
-    State(state): State<AppState>,
-    Query(years): Query<Years>,
-) -> Result<Response, ApiError> {
+pub(crate) async fn by_day_of_month(State(state): Shared, Query(years): Query<Years>) -> Reply {
     envelope(
         200,
         Study::load(&*state.market, &years).await?.by_day_of_month(),
@@ -53,10 +43,7 @@ pub(crate) async fn by_day_of_month(
 /// Daily returns by trading day of year, 1-252.
 #[utoipa::path(get, path = "/seasonality/performance-by-day-of-year", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<DayOfYearRow>>), AnalyticsErrors))]
-pub(crate) async fn by_day_of_year(
-    State(state): State<AppState>,
-    Query(years): Query<Years>,
-) -> Result<Response, ApiError> {
+pub(crate) async fn by_day_of_year(State(state): Shared, Query(years): Query<Years>) -> Reply {
     envelope(
         200,
         Study::load(&*state.market, &years).await?.by_day_of_year(),
@@ -67,11 +54,11 @@ pub(crate) async fn by_day_of_year(
 #[utoipa::path(get, path = "/seasonality/performance-around-holiday", tag = "analytics", params(Years, Holiday, Shift),
     responses((status = 200, description = "code 200", body = Envelope<HolidayData>), AnalyticsErrors))]
 pub(crate) async fn around_holiday(
-    State(state): State<AppState>,
+    State(state): Shared,
     Query(years): Query<Years>,
     Query(holiday): Query<Holiday>,
     Query(shift): Query<Shift>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let study = Study::load(&*state.market, &years).await?;
     envelope(
         200,
@@ -85,11 +72,11 @@ pub(crate) async fn around_holiday(
 #[utoipa::path(get, path = "/seasonality/performance-around-specific-days", tag = "analytics", params(Years, SpecificDay, Shift),
     responses((status = 200, description = "code 200", body = Envelope<SpecificData>), AnalyticsErrors))]
 pub(crate) async fn around_specific_days(
-    State(state): State<AppState>,
+    State(state): Shared,
     Query(years): Query<Years>,
     Query(day): Query<SpecificDay>,
     Query(shift): Query<Shift>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let study = Study::load(&*state.market, &years).await?;
     envelope(200, study.around_specific_days(&day, &shift)?)
 }
@@ -98,10 +85,10 @@ pub(crate) async fn around_specific_days(
 #[utoipa::path(get, path = "/seasonality/performance-by-day-of-single-month", tag = "analytics", params(Years, SingleMonth),
     responses((status = 200, description = "code 200", body = Envelope<SingleMonthData>), AnalyticsErrors))]
 pub(crate) async fn by_day_of_single_month(
-    State(state): State<AppState>,
+    State(state): Shared,
     Query(years): Query<Years>,
     Query(month): Query<SingleMonth>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let study = Study::load(&*state.market, &years).await?;
     envelope(200, study.by_day_of_single_month(&month)?)
 }
@@ -110,10 +97,10 @@ pub(crate) async fn by_day_of_single_month(
 #[utoipa::path(get, path = "/seasonality/one-dollar-curve", tag = "analytics", params(Years, Curve),
     responses((status = 200, description = "code 200", body = Envelope<CurveData>), AnalyticsErrors))]
 pub(crate) async fn one_dollar_curve(
-    State(state): State<AppState>,
+    State(state): Shared,
     Query(years): Query<Years>,
     Query(curve): Query<Curve>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let study = Study::load(&*state.market, &years).await?;
     envelope(200, study.one_dollar_curve(&curve)?)
 }
@@ -124,7 +111,7 @@ pub(crate) async fn one_dollar_curve(
     responses((status = 200, description = "code 200; the requested features", body = Envelope<AllInOne>), AnalyticsErrors))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn all_in_one(
-    State(state): State<AppState>,
+    State(state): Shared,
     Query(years): Query<Years>,
     Query(features): Query<Features>,
     Query(shift): Query<Shift>,
@@ -132,7 +119,7 @@ pub(crate) async fn all_in_one(
     Query(specific): Query<SpecificDay>,
     Query(single): Query<SingleMonth>,
     Query(curve): Query<Curve>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let request = AllInOneRequest {
         years,
         features,

@@ -4,14 +4,13 @@
 //! its status and reloads itself.
 
 use crate::analytics::tasks::CPM_KINDS;
-use crate::auth::Caller;
+use crate::auth::Tenant;
 use crate::error::ApiError;
+use crate::error::Reply;
 use crate::report::{chart_page, task_heading};
 use crate::state::AppState;
 use crate::tasks::owned_task;
-use axum::Extension;
-use axum::extract::{Path, State};
-use axum::response::Response;
+use axum::extract::Path;
 use platform::tasks::TaskKind;
 use serde_json::{Value, json};
 use services::analytics::cpm::requests::{CpmParams, Mode};
@@ -28,10 +27,9 @@ fn text<'a>(params: &'a Value, key: &str) -> &'a str {
     responses((status = 200, description = "The report page (a task not finished shows its status and reloads every 2 s)", content_type = "text/html", body = String),
         crate::analytics::AnalyticsErrors))]
 pub(crate) async fn cpm_report(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(task_id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let task = owned_task(&state, &caller, &task_id, &CPM_KINDS).await?;
     let mode = match task.kind {
         TaskKind::CpmScan => Mode::Scan,
@@ -77,7 +75,7 @@ pub(crate) async fn cpm_page(
     params: &CpmParams,
     mode: Mode,
     result: Value,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let chart = if result["data"].is_object() {
         Some(
             services::analytics::cpm::chart::chart(state.market.as_ref(), params, mode, &result)
@@ -121,10 +119,9 @@ pub(crate) async fn cpm_page(
     responses((status = 200, description = "The report page (a task not finished shows its status and reloads every 2 s)", content_type = "text/html", body = String),
         crate::analytics::AnalyticsErrors))]
 pub(crate) async fn scanner_report(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(task_id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let task = owned_task(&state, &caller, &task_id, &[TaskKind::ScannerBacktest]).await?;
     let name = match text(&task.params, "name").trim() {
         "" => "Scanner backtest".to_string(),

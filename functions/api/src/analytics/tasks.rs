@@ -1,13 +1,13 @@
 //! The analytics service's task object (2.8) for pattern-match and
 //! scanner-backtest tasks, and their lists.
 
-use crate::auth::Caller;
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
 use crate::tasks::{TaskList, list_page, owned_task, param_str};
-use axum::extract::{Path, State};
-use axum::{Extension, Json};
+use axum::Json;
+use axum::extract::Path;
 use platform::tasks::{Task, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -127,8 +127,7 @@ pub(crate) const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::Cp
     responses((status = 200, description = "The task object of analytics section 2.8", body = AnalyticsTask),
         crate::analytics::AnalyticsErrors))]
 async fn cpm_status(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<AnalyticsTask>, ApiError> {
     Ok(Json(analytics_record(
@@ -143,8 +142,7 @@ async fn cpm_status(
     responses((status = 200, description = "A page of tasks", body = TaskList<CpmTaskSummary>),
         crate::analytics::AnalyticsErrors))]
 async fn cpm_tasks(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     params: Params,
 ) -> Result<Json<TaskList<CpmTaskSummary>>, ApiError> {
     let kinds = match params.get("mode") {
@@ -178,8 +176,7 @@ async fn cpm_tasks(
     responses((status = 200, description = "The task object of analytics section 2.8", body = AnalyticsTask),
         crate::analytics::AnalyticsErrors))]
 async fn scanner_status(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<AnalyticsTask>, ApiError> {
     Ok(Json(analytics_record(
@@ -193,8 +190,7 @@ async fn scanner_status(
     responses((status = 200, description = "A page of tasks", body = TaskList<ScannerTaskSummary>),
         crate::analytics::AnalyticsErrors))]
 async fn scanner_tasks(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     params: Params,
 ) -> Result<Json<TaskList<ScannerTaskSummary>>, ApiError> {
     list_page(

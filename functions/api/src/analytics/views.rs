@@ -9,11 +9,11 @@
 use super::AnalyticsErrors;
 use super::body::Fields;
 use crate::error::ApiError;
+use crate::error::Reply;
 use crate::extract::{Params, Query};
 use crate::report::{chart_page, escape};
-use crate::state::AppState;
+use crate::state::Shared;
 use axum::extract::State;
-use axum::response::Response;
 use platform::worker::Progress;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -29,12 +29,12 @@ use utoipa::IntoParams;
     responses((status = 200, description = "The page; its script reads `GET /seasonality` with these parameters", content_type = "text/html", body = String),
         AnalyticsErrors))]
 pub(crate) async fn seasonality_view(
-    State(state): State<AppState>,
+    State(state): Shared,
     Query(years): Query<Years>,
     Query(_holiday): Query<Holiday>,
     Query(_shift): Query<Shift>,
     Query(_curve): Query<Curve>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     Study::load(&*state.market, &years).await?;
     let ticker = years.ticker.trim().to_uppercase();
     let title = format!("Seasonality of {ticker}");
@@ -85,10 +85,7 @@ pub(crate) struct CorrelationQuery {
 #[utoipa::path(get, path = "/views/correlation", tag = "analytics", params(CorrelationQuery),
     responses((status = 200, description = "The page; its script posts these fields to the correlation endpoints", content_type = "text/html", body = String),
         AnalyticsErrors))]
-pub(crate) async fn correlation_view(
-    State(state): State<AppState>,
-    raw: Params,
-) -> Result<Response, ApiError> {
+pub(crate) async fn correlation_view(State(state): Shared, raw: Params) -> Reply {
     let fields: Map<String, Value> = raw
         .0
         .iter()
@@ -137,10 +134,7 @@ pub(crate) async fn correlation_view(
 #[utoipa::path(get, path = "/views/pattern", tag = "analytics", params(PatternParams),
     responses((status = 200, description = "The page, with the answer and the series it draws", content_type = "text/html", body = String),
         AnalyticsErrors))]
-pub(crate) async fn pattern_view(
-    State(state): State<AppState>,
-    raw: Params,
-) -> Result<Response, ApiError> {
+pub(crate) async fn pattern_view(State(state): Shared, raw: Params) -> Reply {
     let params: CpmParams = super::cpm::query(raw).await?.into();
     let prepared = cpm::prepare(state.market.as_ref(), &params, Mode::Backtest).await?;
     let answer = cpm::run(state.market.as_ref(), prepared, &Progress::default()).await?;

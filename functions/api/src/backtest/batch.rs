@@ -1,18 +1,19 @@
 //! Batch backtests over HTTP: submit a list or a grid, follow it, download
 //! its results table. The use case is `services::backtest::batch`.
 
-use crate::auth::Caller;
+use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
+use crate::error::Reply;
 use crate::extract::{Params, json_body};
 use crate::state::AppState;
 use crate::tasks::{TaskList, owned_task};
+use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::header;
-use axum::response::{IntoResponse, Response};
-use axum::{Extension, Json};
+use axum::response::IntoResponse;
 use platform::marketdata::columns;
-use platform::tasks::{NewTask, TaskFilter, TaskKind};
+use platform::tasks::{TaskFilter, TaskKind};
 use serde_json::Value;
 use services::backtest::batch::{self, BatchRow, BatchStatus};
 use services::backtest::batch_files;
@@ -20,34 +21,29 @@ use services::backtest::batch_files;
 /// `POST /backtest/batch`: every strategy is checked first; the batch is
 /// then one task whose job fans it out in chunks.
 #[utoipa::path(post, path = "/backtest/batch", tag = "backtest", request_body = services::backtest::batch::BatchBody,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the batch it first created", pattern = "^[!-~]{1,255}$")),
+    params(crate::openapi::IdempotencyKey),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
             links(("status" = (operation_id = "batch_status", parameters(("batch_id" = "$response.body#/task_id")))),
                 ("results" = (operation_id = "batch_results", parameters(("batch_id" = "$response.body#/task_id")))),
                 ("report" = (operation_id = "batch_report", parameters(("batch_id" = "$response.body#/task_id")))))),
         (status = 400, description = "An invalid strategy (its index and field named), a bad grid, or more strategies than the plan allows", body = crate::openapi::ErrorDetail),
-        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
-        (status = 403, description = "The plan does not include the backtest service", body = crate::openapi::ErrorDetail),
-        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::openapi::ErrorDetail)))]
+        crate::openapi::BacktestAccess,
+        crate::openapi::BacktestSubmitRefusals))]
 pub(crate) async fn submit_batch(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     headers: axum::http::HeaderMap,
     body: Bytes,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let key = crate::submit::idempotency_key(&headers)?;
     let body: Value = json_body(&body)?;
     let params = batch::submission(state.market.as_ref(), body, caller.0.plan.max_batch).await?;
     let total = params.total;
     let submitted = crate::submit::submit(
         &state,
-        &caller.0,
-        NewTask {
-            owner: caller.0.email.clone(),
-            kind: TaskKind::BatchBacktest,
-            params: serde_json::to_value(params)
-                .map_err(|e| ApiError::from(platform::PortError::internal(e)))?,
-        },
+        &caller,
+        TaskKind::BatchBacktest,
+        serde_json::to_value(params)
+            .map_err(|e| ApiError::from(platform::PortError::internal(e)))?,
         key.as_deref(),
     )
     .await?;
@@ -69,8 +65,7 @@ async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchSt
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_status(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<BatchStatus>, ApiError> {
     Ok(Json(standing(&state, &caller, &id).await?))
@@ -88,11 +83,10 @@ pub(crate) async fn batch_status(
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail),
         (status = 409, description = "The batch has not finished", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_results(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
     params: Params,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let format = params.get("format").unwrap_or("json").to_ascii_lowercase();
     if !["json", "csv", "parquet"].contains(&format.as_str()) {
         return Err(ApiError::bad_request(format!(
@@ -144,8 +138,7 @@ pub(crate) async fn batch_results(
         (status = 400, description = "Bad paging", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batches(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     params: Params,
 ) -> Result<Json<TaskList<BatchStatus>>, ApiError> {
     let limit = params.int_in("limit", 20, 1, 200)? as u32;

@@ -3,13 +3,10 @@
 //! Owner-checked like the status endpoints; a task not finished yet shows
 //! its status and reloads itself.
 
-use crate::auth::Caller;
-use crate::error::ApiError;
+use crate::auth::Tenant;
+use crate::error::Reply;
 use crate::report::{chart_page, escape, page};
-use crate::state::AppState;
-use axum::Extension;
-use axum::extract::{Path, State};
-use axum::response::Response;
+use axum::extract::Path;
 use platform::tasks::TaskKind;
 use serde_json::json;
 
@@ -19,10 +16,9 @@ use serde_json::json;
     responses((status = 200, description = "The report page (a task not finished shows its status and reloads every 2 s)", content_type = "text/html", body = String),
         (status = 404, description = "No such task of the caller", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_report(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(task_id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let task =
         crate::tasks::owned_task(&state, &caller, &task_id, &[TaskKind::StrategyBacktest]).await?;
     let text = |k: &str| task.params.get(k).and_then(|v| v.as_str()).unwrap_or("");
@@ -58,10 +54,9 @@ pub(crate) async fn backtest_report(
     responses((status = 200, description = "The report page (a batch not finished shows its progress and reloads every 2 s)", content_type = "text/html", body = String),
         (status = 404, description = "No such batch of the caller", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_report(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(batch_id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let record =
         crate::tasks::owned_task(&state, &caller, &batch_id, &[TaskKind::BatchBacktest]).await?;
     let s = services::backtest::batch::status(state.tasks.as_ref(), &record).await?;

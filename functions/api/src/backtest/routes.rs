@@ -1,17 +1,19 @@
 //! Backtest service endpoints (section 4).
 
-use crate::auth::Caller;
+use crate::auth::Tenant;
 use crate::compression::{Cached, Precompressed};
 use crate::error::ApiError;
+use crate::error::Reply;
 use crate::extract::{Params, json_body};
 use crate::openapi::MetadataByCode;
 use crate::state::AppState;
+use crate::state::Shared;
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;
-use axum::response::{IntoResponse, Response};
-use axum::{Extension, Json};
-use platform::tasks::{NewTask, TaskKind};
+use axum::response::IntoResponse;
+use platform::tasks::TaskKind;
 use serde_json::{Value, json};
 use services::backtest::answers::ValidateResponse;
 use services::backtest::encode::validate_response;
@@ -43,22 +45,19 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
 
 /// Submit a strategy: a task is created and queued.
 #[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1-255 visible ASCII characters; the same key from the same account within 24 h answers with the task it first created (header Idempotent-Replayed: true)", pattern = "^[!-~]{1,255}$")),
+    params(crate::openapi::IdempotencyKey),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
             links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))),
                 ("report" = (operation_id = "backtest_report", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),
-        (status = 422, description = "The Idempotency-Key was used for a different request", body = crate::openapi::ErrorDetail),
-        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
-        (status = 403, description = "The plan does not include the backtest service", body = crate::openapi::ErrorDetail),
-        (status = 500, description = "The message broker refused the task (it is marked FAILED)", body = crate::openapi::ErrorDetail),
+        crate::openapi::BacktestSubmitRefusals,
+        crate::openapi::BacktestAccess,
         (status = 503, description = "The task store is unavailable; nothing was queued", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn start_backtest(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     headers: axum::http::HeaderMap,
     body: Bytes,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let key = crate::submit::idempotency_key(&headers)?;
     let body: Value = json_body(&body)?;
     let prepared = prepare(state.market.as_ref(), &body).await?;
@@ -68,12 +67,9 @@ pub(crate) async fn start_backtest(
     }
     let submitted = crate::submit::submit(
         &state,
-        &caller.0,
-        NewTask {
-            owner: caller.0.email.clone(),
-            kind: TaskKind::StrategyBacktest,
-            params,
-        },
+        &caller,
+        TaskKind::StrategyBacktest,
+        params,
         key.as_deref(),
     )
     .await?;
@@ -89,7 +85,7 @@ pub(crate) async fn start_backtest(
         (status = 400, description = "Invalid; the message names the field", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn validate(
-    State(state): State<AppState>,
+    State(state): Shared,
     body: Bytes,
 ) -> Result<Json<ValidateResponse>, ApiError> {
     let body: Value = json_body(&body)?;
@@ -106,10 +102,10 @@ pub(crate) async fn validate(
         (status = 400, description = "Unknown type", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn indicator_list(
-    State(state): State<AppState>,
+    State(state): Shared,
     headers: axum::http::HeaderMap,
     params: Params,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let filter = ListFilter {
         q: params.get("q").map(str::to_lowercase),
         kind: params.get("type").map(str::to_lowercase),
@@ -145,7 +141,7 @@ pub(crate) async fn indicator_list(
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown indicator", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn indicator_metadata(
-    State(state): State<AppState>,
+    State(state): Shared,
     params: Params,
 ) -> Result<Json<MetadataByCode>, ApiError> {
     let code = params.required("indicator")?;

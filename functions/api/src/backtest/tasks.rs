@@ -1,12 +1,12 @@
 //! The backtest service's task record (2.10) and summaries (2.12).
 
-use crate::auth::Caller;
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
 use crate::tasks::{TaskList, list_page, owned_task, param_str};
-use axum::extract::{Path, State};
-use axum::{Extension, Json};
+use axum::Json;
+use axum::extract::Path;
 use platform::tasks::{Task, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -118,8 +118,7 @@ fn backtest_record(t: &Task) -> TaskRecord {
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign task", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_status(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<TaskRecord>, ApiError> {
     let t = owned_task(&state, &caller, &id, &[TaskKind::StrategyBacktest]).await?;
@@ -133,8 +132,7 @@ pub(crate) async fn backtest_status(
         (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_tasks(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     params: Params,
 ) -> Result<Json<TaskList<TaskSummary>>, ApiError> {
     list_page(

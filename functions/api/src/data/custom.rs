@@ -3,15 +3,12 @@
 
 use super::routes::body;
 use super::schemas::*;
-use crate::auth::Caller;
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::error::DataError;
+use crate::error::Reply;
 use crate::extract::Params;
 use crate::openapi::DataErrors;
-use crate::state::AppState;
-use axum::Extension;
-use axum::extract::State;
-use axum::response::Response;
 use services::data::custom;
 use services::data::schemas::*;
 
@@ -27,11 +24,7 @@ fn custom_timeout() -> std::time::Duration {
 
 /// The account's custom indicators.
 #[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(UserIndicatorsParams), responses((status = 200, description = "The account's custom indicators", body = Vec<custom::UserIndicator>), (status = 400, description = "`all` or `ordering` invalid", body = DataError), DataErrors))]
-pub(crate) async fn user_indicators(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    params: Params,
-) -> Result<Response, ApiError> {
+pub(crate) async fn user_indicators(t: Tenant, params: Params) -> Reply {
     let oldest_first = match params.get("ordering").unwrap_or("-create_date") {
         "-create_date" => false,
         "create_date" => true,
@@ -48,23 +41,19 @@ pub(crate) async fn user_indicators(
             "query parameter 'all': '{all}' is not true or false"
         )));
     }
-    let list = custom::user_indicators(&caller.0, oldest_first);
+    let list = custom::user_indicators(&t.caller.0, oldest_first);
     Ok(body(
-        &state,
+        &t.state,
         serde_json::to_string(&list).expect("custom indicators serialize"),
     ))
 }
 
 /// One custom indicator, calculated (504 if the calculation times out).
 #[utoipa::path(get, path = "/getUserIndicatorData", tag = "data", params(CustomUrl), responses((status = 200, description = "One custom indicator, calculated", body = CustomSeries), (status = 400, description = "`url` missing, or the stored definition is invalid", body = DataError), (status = 504, description = "The calculation timed out; retry", body = DataError), DataErrors))]
-pub(crate) async fn user_indicator_data(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    params: Params,
-) -> Result<Response, ApiError> {
+pub(crate) async fn user_indicator_data(t: Tenant, params: Params) -> Reply {
     let url = params.required("url")?;
-    let calculation = custom::definition(&caller.0, url)?;
-    let inputs = custom::inputs(&*state.market, &caller.0, &calculation).await?;
+    let calculation = custom::definition(&t.caller.0, url)?;
+    let inputs = custom::inputs(&*t.state.market, &t.caller.0, &calculation).await?;
     let limit = custom_timeout();
     let started = std::time::Instant::now();
     let timed_out = || {
@@ -82,5 +71,5 @@ pub(crate) async fn user_indicator_data(
     if started.elapsed() > limit {
         return Err(timed_out());
     }
-    Ok(body(&state, custom::answer(&caller.0, url, calculated)))
+    Ok(body(&t.state, custom::answer(&t.caller.0, url, calculated)))
 }

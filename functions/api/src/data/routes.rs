@@ -1,14 +1,15 @@
 //! Data service endpoints: catalog, history, snapshots and bulk.
 
 use super::schemas::*;
-use crate::auth::Caller;
+use crate::auth::Tenant;
 use crate::compression::{Cached, Precompressed};
 use crate::error::ApiError;
 use crate::error::DataError;
+use crate::error::Reply;
 use crate::extract::Params;
 use crate::openapi::DataErrors;
 use crate::state::AppState;
-use axum::Extension;
+use crate::state::Shared;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
@@ -93,7 +94,7 @@ async fn kept_answer(
     state: &AppState,
     key: String,
     make: impl std::future::Future<Output = services::Result<String>>,
-) -> Result<Response, ApiError> {
+) -> Reply {
     type Kept = std::collections::VecDeque<(
         std::sync::Arc<Vec<IndicatorMeta>>,
         String,
@@ -147,7 +148,7 @@ async fn catalog_answer(
     headers: &HeaderMap,
     caches: &'static [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2],
     make: fn(&[IndicatorMeta]) -> String,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let catalog = data::catalog(&*state.market).await?;
     let legacy_json = state.data_legacy_json;
     // One cache per body form: servers in one process may differ in it.
@@ -196,10 +197,7 @@ fn date(params: &Params) -> Result<NaiveDate, ApiError> {
 
 /// All indicators except internal and relative-trend records.
 #[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn all_symbols(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
+pub(crate) async fn all_symbols(State(state): Shared, headers: HeaderMap) -> Reply {
     static CACHE: [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2] = [Cached::new(), Cached::new()];
     catalog_answer(&state, &headers, &CACHE, |c| {
         catalog_list(
@@ -212,10 +210,7 @@ pub(crate) async fn all_symbols(
 
 /// The full catalog with each indicator's market symbol.
 #[utoipa::path(get, path = "/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn all_symbols_with_indexes(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
+pub(crate) async fn all_symbols_with_indexes(State(state): Shared, headers: HeaderMap) -> Reply {
     static CACHE: [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2] = [Cached::new(), Cached::new()];
     catalog_answer(&state, &headers, &CACHE, |c| {
         catalog_list(c.iter().filter(|m| !m.internal), true)
@@ -225,74 +220,45 @@ pub(crate) async fn all_symbols_with_indexes(
 
 /// The account's selections plus its plan's base indicators.
 #[utoipa::path(get, path = "/getAllUserSelectedSymbols", tag = "data", responses((status = 200, description = "The account's selections plus its plan's base indicators", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn user_selected_symbols(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    listed(&state, &caller, Listing::UserSelected, false).await
+pub(crate) async fn user_selected_symbols(t: Tenant) -> Reply {
+    listed(&t, Listing::UserSelected, false).await
 }
 
 /// The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes).
 #[utoipa::path(get, path = "/getAllUserSelectedSymbolsWithIndexes", tag = "data", responses((status = 200, description = "The same with market symbols (also answered at getAllUserSelectedSymbolswithIndexes)", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn user_selected_with_indexes(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    listed(&state, &caller, Listing::UserSelected, true).await
+pub(crate) async fn user_selected_with_indexes(t: Tenant) -> Reply {
+    listed(&t, Listing::UserSelected, true).await
 }
 
 /// Subscribed model indicators.
 #[utoipa::path(get, path = "/getModelData", tag = "data", responses((status = 200, description = "Subscribed model indicators", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn model_data(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    listed(&state, &caller, Listing::Model, false).await
+pub(crate) async fn model_data(t: Tenant) -> Reply {
+    listed(&t, Listing::Model, false).await
 }
 
 /// Subscribed model indicators with market symbols.
 #[utoipa::path(get, path = "/getModelSymbolswithIndexes", tag = "data", responses((status = 200, description = "Subscribed model indicators with market symbols", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn model_with_indexes(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    listed(&state, &caller, Listing::Model, true).await
+pub(crate) async fn model_with_indexes(t: Tenant) -> Reply {
+    listed(&t, Listing::Model, true).await
 }
 
 /// Subscribed indicators of a metadata group (404 unknown group).
 #[utoipa::path(get, path = "/getGroupSymbols/{group}", tag = "data", params(("group" = String, Path, description = "Group name (any case)", example = "Core")), responses((status = 200, description = "Subscribed indicators of a metadata group (404 unknown group)", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn group_symbols(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(group): Path<String>,
-) -> Result<Response, ApiError> {
-    listed(&state, &caller, Listing::Group(&group), false).await
+pub(crate) async fn group_symbols(t: Tenant, Path(group): Path<String>) -> Reply {
+    listed(&t, Listing::Group(&group), false).await
 }
 
 /// An account's catalog list as this service answers it.
-async fn listed(
-    state: &AppState,
-    caller: &Caller,
-    which: Listing<'_>,
-    with_market: bool,
-) -> Result<Response, ApiError> {
-    let c = data::catalog(&*state.market).await?;
-    Ok(body(
-        state,
-        data::listing(&caller.0, &c, which, with_market)?,
-    ))
+async fn listed(t: &Tenant, which: Listing<'_>, with_market: bool) -> Reply {
+    let c = data::catalog(&*t.state.market).await?;
+    let answer = data::listing(&t.caller.0, &c, which, with_market)?;
+    Ok(body(&t.state, answer))
 }
 
 /// One indicator's history as this service answers it.
-async fn history(
-    state: &AppState,
-    caller: &Caller,
-    code: &str,
-    span: Span,
-    extras: Extras,
-) -> Result<Response, ApiError> {
-    let json = indicator_history(&*state.market, &caller.0, code, span, extras).await?;
-    Ok(body(state, json))
+async fn history(t: &Tenant, code: &str, span: Span, extras: Extras) -> Reply {
+    let json = indicator_history(&*t.state.market, &t.caller.0, code, span, extras).await?;
+    Ok(body(&t.state, json))
 }
 
 const PLAIN: Extras = Extras {
@@ -302,112 +268,88 @@ const PLAIN: Extras = Extras {
 
 /// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
 #[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = History), DataErrors))]
-pub(crate) async fn symbol_data(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(code): Path<String>,
-) -> Result<Response, ApiError> {
-    history(&state, &caller, &code, Span::All, PLAIN).await
+pub(crate) async fn symbol_data(t: Tenant, Path(code): Path<String>) -> Reply {
+    history(&t, &code, Span::All, PLAIN).await
 }
 
 /// Full history with sentiment.
 #[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history with sentiment", body = History), DataErrors))]
-pub(crate) async fn symbol_sentiment(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(code): Path<String>,
-) -> Result<Response, ApiError> {
+pub(crate) async fn symbol_sentiment(t: Tenant, Path(code): Path<String>) -> Reply {
     let extras = Extras {
         sentiment: true,
         ..PLAIN
     };
-    history(&state, &caller, &code, Span::All, extras).await
+    history(&t, &code, Span::All, extras).await
 }
 
 /// The last `days` periods of the indicator's own frequency.
 #[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = History), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_limit_days(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    t: Tenant,
     Path(code): Path<String>,
     params: Params,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let span = Span::Last(days(&params)?);
-    history(&state, &caller, &code, span, PLAIN).await
+    history(&t, &code, span, PLAIN).await
 }
 
 /// The last `days` periods with sentiment and market symbol.
 #[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = History), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_sentiment_limit_days(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    t: Tenant,
     Path(code): Path<String>,
     params: Params,
-) -> Result<Response, ApiError> {
+) -> Reply {
     let span = Span::Last(days(&params)?);
     let extras = Extras {
         sentiment: true,
         market_symbol: true,
     };
-    history(&state, &caller, &code, span, extras).await
+    history(&t, &code, span, extras).await
 }
 
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
 #[utoipa::path(get, path = "/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Snapshot), DataErrors))]
-pub(crate) async fn today(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    let key = format!("today:{}", data::view_key(&caller.0));
-    kept_answer(&state, key, snapshot(&*state.market, &caller.0, false)).await
+pub(crate) async fn today(t: Tenant) -> Reply {
+    let key = format!("today:{}", data::view_key(&t.caller.0));
+    kept_answer(
+        &t.state,
+        key,
+        snapshot(&*t.state.market, &t.caller.0, false),
+    )
+    .await
 }
 
 /// The same with market symbols.
 #[utoipa::path(get, path = "/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Snapshot), DataErrors))]
-pub(crate) async fn today_indexes(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-) -> Result<Response, ApiError> {
-    let key = format!("today-indexes:{}", data::view_key(&caller.0));
-    kept_answer(&state, key, snapshot(&*state.market, &caller.0, true)).await
+pub(crate) async fn today_indexes(t: Tenant) -> Reply {
+    let key = format!("today-indexes:{}", data::view_key(&t.caller.0));
+    kept_answer(&t.state, key, snapshot(&*t.state.market, &t.caller.0, true)).await
 }
 
 /// The reading on one date (406 unless YYYYMMDD).
 #[utoipa::path(get, path = "/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), DateParam), responses((status = 200, description = "The reading on one date (empty when there is none)", body = History), (status = 406, description = "`date` is not a YYYYMMDD date", body = DataError), DataErrors))]
-pub(crate) async fn symbol_for_date(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(code): Path<String>,
-    params: Params,
-) -> Result<Response, ApiError> {
+pub(crate) async fn symbol_for_date(t: Tenant, Path(code): Path<String>, params: Params) -> Reply {
     let span = Span::On(date(&params)?);
-    history(&state, &caller, &code, span, PLAIN).await
+    history(&t, &code, span, PLAIN).await
 }
 
 /// Every subscribed indicator's reading on one date.
 #[utoipa::path(get, path = "/getAllDataForDate", tag = "data", params(DateParam), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = DateSnapshot), (status = 406, description = "`date` is not a YYYYMMDD date", body = DataError), DataErrors))]
-pub(crate) async fn all_for_date(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    params: Params,
-) -> Result<Response, ApiError> {
+pub(crate) async fn all_for_date(t: Tenant, params: Params) -> Reply {
     let d = date(&params)?;
-    let key = format!("date {d}:{}", data::view_key(&caller.0));
+    let key = format!("date {d}:{}", data::view_key(&t.caller.0));
     kept_answer(
-        &state,
+        &t.state,
         key,
-        data::history::all_for_date(&*state.market, &caller.0, d),
+        data::history::all_for_date(&*t.state.market, &t.caller.0, d),
     )
     .await
 }
 
 /// Recent readings of every subscribed indicator (410 unless 1-90 days).
 #[utoipa::path(get, path = "/getAllSymbolDataLimitDays", tag = "data", params(BulkDays), responses((status = 200, description = "Recent readings of every subscribed indicator", body = Bulk), (status = 400, description = "`days` is not an integer", body = DataError), (status = 410, description = "`days` is missing or not 1 to 90", body = DataError), DataErrors))]
-pub(crate) async fn bulk(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    params: Params,
-) -> Result<Response, ApiError> {
+pub(crate) async fn bulk(t: Tenant, params: Params) -> Reply {
     let n = match params.opt::<i64>("days", "an integer")? {
         Some(d) if (1..=90).contains(&d) => d as usize,
         other => {
@@ -424,13 +366,13 @@ pub(crate) async fn bulk(
     };
     let key = format!(
         "bulk {n} {}:{}",
-        caller.0.plan.trial,
-        data::view_key(&caller.0)
+        t.caller.0.plan.trial,
+        data::view_key(&t.caller.0)
     );
     kept_answer(
-        &state,
+        &t.state,
         key,
-        data::history::bulk(&*state.market, &caller.0, n),
+        data::history::bulk(&*t.state.market, &t.caller.0, n),
     )
     .await
 }

@@ -1,7 +1,7 @@
 //! Public endpoints: liveness and how to authenticate.
 
 use crate::auth::basic_credentials;
-use crate::state::AppState;
+use crate::state::Shared;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::{Extension, Json};
@@ -49,7 +49,7 @@ pub struct AccountInfo {
 /// what their plan grants.
 #[utoipa::path(get, path = "/auth-info", tag = "public", security(()), responses((status = 200, description = "Authentication scheme and, with valid credentials, the account", body = AuthInfo)))]
 pub async fn auth_info(
-    State(state): State<AppState>,
+    State(state): Shared,
     client: Option<Extension<crate::serve::ClientIp>>,
     headers: HeaderMap,
 ) -> Json<AuthInfo> {

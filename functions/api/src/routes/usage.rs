@@ -2,12 +2,11 @@
 //! caller's own usage this month or another, with the plan's limits beside
 //! it. Open to every account, whatever its plan's services.
 
-use crate::auth::Caller;
+use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
-use axum::extract::State;
-use axum::{Extension, Json};
+use axum::Json;
 use services::usage::UsageReport;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -46,8 +45,7 @@ async fn report(
 /// the plan's limits. Counts arrive within `delay_seconds`.
 #[utoipa::path(get, path = "/usage", tag = "backtest", params(MonthParam), responses((status = 200, description = "The caller's usage and plan limits", body = UsageReport), (status = 400, description = "`month` is not YYYY-MM", body = crate::openapi::ErrorDetail)))]
 pub async fn usage(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     params: Params,
 ) -> Result<Json<UsageReport>, ApiError> {
     Ok(Json(report(&state, &caller, &params).await?))
@@ -56,8 +54,7 @@ pub async fn usage(
 /// The caller's usage, as `/usage`, in the data service's envelope.
 #[utoipa::path(get, path = "/usage", tag = "data", params(MonthParam), responses((status = 200, description = "The caller's usage and plan limits", body = UsageReport), (status = 400, description = "`month` is not YYYY-MM", body = crate::openapi::DataError)))]
 pub async fn data_usage(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Tenant { state, caller }: Tenant,
     params: Params,
 ) -> Result<Json<UsageReport>, ApiError> {
     Ok(Json(report(&state, &caller, &params).await?))

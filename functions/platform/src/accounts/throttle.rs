@@ -8,6 +8,7 @@
 //! sharing it with a flood still sign in.
 
 use crate::PortError;
+use crate::PortResult;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -89,15 +90,9 @@ impl LoginPolicy {
 #[async_trait]
 pub trait FailureLog: Send + Sync {
     /// The failures under `key`, if any were recorded within `window` of `now_ms`.
-    async fn get(
-        &self,
-        key: &str,
-        now_ms: i64,
-        window: Duration,
-    ) -> Result<Option<Failures>, PortError>;
+    async fn get(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Option<Failures>>;
     /// Counts one failure at `now_ms`; failures older than `window` start over.
-    async fn record(&self, key: &str, now_ms: i64, window: Duration)
-    -> Result<Failures, PortError>;
+    async fn record(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Failures>;
     /// Forgets `key` (after a successful login).
     async fn clear(&self, key: &str) -> Result<(), PortError>;
 }
@@ -126,12 +121,7 @@ impl Default for MemoryFailureLog {
 
 #[async_trait]
 impl FailureLog for MemoryFailureLog {
-    async fn get(
-        &self,
-        key: &str,
-        now_ms: i64,
-        window: Duration,
-    ) -> Result<Option<Failures>, PortError> {
+    async fn get(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Option<Failures>> {
         let entries = self.entries.lock().expect("failure log lock");
         Ok(entries
             .get(key)
@@ -139,12 +129,7 @@ impl FailureLog for MemoryFailureLog {
             .filter(|f| f.within(now_ms, window)))
     }
 
-    async fn record(
-        &self,
-        key: &str,
-        now_ms: i64,
-        window: Duration,
-    ) -> Result<Failures, PortError> {
+    async fn record(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Failures> {
         let mut entries = self.entries.lock().expect("failure log lock");
         if !entries.contains_key(key) && entries.len() >= self.capacity {
             entries.retain(|_, f| f.within(now_ms, window));

@@ -182,13 +182,19 @@ impl Metering {
         let limit = self.limits(plan).await.requests_per_minute;
         let minute = now.timestamp().div_euclid(60);
         let slot = service_index(service);
-        match self.use_reserved(account, slot, minute, limit) {
-            Some(true) => {
-                self.record(account, requests_counter(service), 1);
-                return Ok(());
-            }
-            Some(false) => return Err(Self::over_rate(plan, limit, service, now)),
-            None => {}
+        // A reservation's verdict, once there is one to use.
+        let verdict = |used: Option<bool>| {
+            used.map(|within| {
+                if within {
+                    self.record(account, requests_counter(service), 1);
+                    Ok(())
+                } else {
+                    Err(Self::over_rate(plan, limit, service, now))
+                }
+            })
+        };
+        if let Some(v) = verdict(self.use_reserved(account, slot, minute, limit)) {
+            return v;
         }
         {
             // One reservation at a time per account and service: a burst on
@@ -202,13 +208,8 @@ impl Metering {
                 .or_default()
                 .clone();
             let _turn = gate.lock().await;
-            match self.use_reserved(account, slot, minute, limit) {
-                Some(true) => {
-                    self.record(account, requests_counter(service), 1);
-                    return Ok(());
-                }
-                Some(false) => return Err(Self::over_rate(plan, limit, service, now)),
-                None => {}
+            if let Some(v) = verdict(self.use_reserved(account, slot, minute, limit)) {
+                return v;
             }
             // A twentieth of the minute at a time: one store call per block,
             // and at most that much held back from other instances.

@@ -1,7 +1,7 @@
 //! A scanner day <-> one record batch: a row per item, its trades as list
 //! columns of equal lengths.
 
-use super::{ScanDay, ScanRow, ScanTrade};
+use super::{Reading, ScanDay, ScanRow, ScanTrade};
 use crate::PortError;
 use crate::marketdata::codec::{batch, date_col, date_to_days, days_to_date, f64_col, str_col};
 use arrow_array::builder::{Date32Builder, Float64Builder, ListBuilder, StringBuilder};
@@ -368,16 +368,19 @@ pub fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, P
                 signal: signal.value(i).to_string(),
                 horizon: Horizon::parse(category.value(i))
                     .ok_or_else(|| bad(&format!("unknown category '{}'", category.value(i))))?,
-                direction: Direction::parse(direction.value(i))
-                    .ok_or_else(|| bad(&format!("unknown direction '{}'", direction.value(i))))?,
-                close: close.value(i),
-                profit_target: target.value(i),
-                stop_loss: stop.value(i),
-                time_in_market: hold[i] as u32,
-                figures: figures_of(number[i] as usize, f),
-                trend_score: trend[i],
-                rel_trend_score: rel[i],
-                optix: optix[i],
+                reading: Reading {
+                    direction: Direction::parse(direction.value(i)).ok_or_else(|| {
+                        bad(&format!("unknown direction '{}'", direction.value(i)))
+                    })?,
+                    close: close.value(i),
+                    profit_target: target.value(i),
+                    stop_loss: stop.value(i),
+                    time_in_market: hold[i] as u32,
+                    figures: figures_of(number[i] as usize, f),
+                    trend_score: trend[i],
+                    rel_trend_score: rel[i],
+                    optix: optix[i],
+                },
                 market: market.value(i).to_string(),
                 trades: Vec::new(),
             })
@@ -397,29 +400,7 @@ mod tests {
             symbol: symbol.into(),
             signal: signal.into(),
             horizon: engine::scanner::signal(signal).unwrap().horizon(),
-            direction: Direction::Short,
-            close: 101.25,
-            profit_target: 4.5,
-            stop_loss: 3.375,
-            time_in_market: 5,
-            figures: Figures {
-                trade_number: trades.len(),
-                win_rate: 50.0,
-                avg_win: 2.0,
-                avg_loss: -1.0,
-                avg_return: 0.5,
-                median_return: 0.5,
-                std_dev: 2.1,
-                annual_return: 28.0,
-                max_risk: 1.0,
-                sharpe_ratio: 1.5,
-                z_score: 0.33,
-                expected_return: 0.5,
-                avg_hold: 4.5,
-            },
-            trend_score: Some(7.0),
-            rel_trend_score: None,
-            optix: Some(41.5),
+            reading: super::super::test_reading(Direction::Short, 101.25, trades.len()),
             market: "Uptrend".into(),
             trades,
         };

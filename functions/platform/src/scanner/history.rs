@@ -3,7 +3,7 @@
 //! no item). Text columns are dictionaries, so millions of rows decode to
 //! small integers rather than strings.
 
-use super::{HistoryItem, HistoryMonth};
+use super::{HistoryItem, HistoryMonth, Reading};
 use crate::PortError;
 use crate::marketdata::codec::{date_to_days, days_to_date};
 use arrow_array::cast::AsArray;
@@ -266,15 +266,17 @@ fn read_batch(
             session: at as u32,
             symbol: symbols[key(symbol[i], symbols.len(), "symbol")?],
             signal: signals[key(signal[i], signals.len(), "signal")?],
-            direction: directions[key(direction[i], directions.len(), "direction")?],
-            close: close[i],
-            profit_target: target[i],
-            stop_loss: stop[i],
-            time_in_market: hold[i] as u32,
-            figures: super::codec::figures_of(number[i] as usize, f),
-            trend_score: reading(trend, i),
-            rel_trend_score: reading(rel, i),
-            optix: reading(optix, i),
+            reading: Reading {
+                direction: directions[key(direction[i], directions.len(), "direction")?],
+                close: close[i],
+                profit_target: target[i],
+                stop_loss: stop[i],
+                time_in_market: hold[i] as u32,
+                figures: super::codec::figures_of(number[i] as usize, f),
+                trend_score: reading(trend, i),
+                rel_trend_score: reading(rel, i),
+                optix: reading(optix, i),
+            },
         });
     }
     Ok(())
@@ -283,7 +285,6 @@ fn read_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::scanner::stats::Figures;
 
     pub(crate) fn month() -> HistoryMonth {
         let d = |s: &str| s.parse::<NaiveDate>().unwrap();
@@ -291,29 +292,10 @@ mod tests {
             session,
             symbol,
             signal,
-            direction,
-            close: 101.25 + symbol as f64,
-            profit_target: 4.5,
-            stop_loss: 3.375,
-            time_in_market: 5,
-            figures: Figures {
-                trade_number: 7,
-                win_rate: 50.0,
-                avg_win: 2.0,
-                avg_loss: -1.0,
-                avg_return: 0.5,
-                median_return: 0.25,
-                std_dev: 2.1,
-                annual_return: 28.0,
-                max_risk: 1.0,
-                sharpe_ratio: 1.5,
-                z_score: 0.33,
-                expected_return: 0.5,
-                avg_hold: 4.5,
+            reading: Reading {
+                optix: (symbol == 0).then_some(41.5),
+                ..super::super::test_reading(direction, 101.25 + symbol as f64, 7)
             },
-            trend_score: Some(7.0),
-            rel_trend_score: None,
-            optix: (symbol == 0).then_some(41.5),
         };
         HistoryMonth {
             // The 4th has no item and is still covered.

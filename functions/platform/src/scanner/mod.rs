@@ -32,12 +32,11 @@ pub struct ScanTrade {
     pub reason: ExitReason,
 }
 
-/// A signal that fired for a stock on the day, with its statistics.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScanRow {
-    pub symbol: String,
-    pub signal: String,
-    pub horizon: Horizon,
+/// What one firing of a signal says: the trade it suggests and the
+/// statistics of the signal's earlier trades, with the stock's scores. The
+/// day file's row and the history's item both carry one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
     pub direction: Direction,
     pub close: f64,
     /// Percent.
@@ -50,9 +49,25 @@ pub struct ScanRow {
     pub trend_score: Option<f64>,
     pub rel_trend_score: Option<f64>,
     pub optix: Option<f64>,
+}
+
+/// A signal that fired for a stock on the day, with its statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanRow {
+    pub symbol: String,
+    pub signal: String,
+    pub horizon: Horizon,
+    pub reading: Reading,
     /// The benchmark's trend on the day: `Uptrend` or `Downtrend`.
     pub market: String,
     pub trades: Vec<ScanTrade>,
+}
+
+impl std::ops::Deref for ScanRow {
+    type Target = Reading;
+    fn deref(&self) -> &Reading {
+        &self.reading
+    }
 }
 
 /// A date's scanner items, ordered by symbol, then signal.
@@ -73,15 +88,15 @@ pub struct HistoryItem {
     pub symbol: u32,
     /// Index into [`engine::scanner::SIGNALS`].
     pub signal: u16,
-    pub direction: Direction,
-    pub close: f64,
-    pub profit_target: f64,
-    pub stop_loss: f64,
-    pub time_in_market: u32,
-    pub figures: Figures,
-    pub trend_score: Option<f64>,
-    pub rel_trend_score: Option<f64>,
-    pub optix: Option<f64>,
+    pub reading: Reading,
+}
+
+/// A signal's firing, read like a field of its row or item.
+impl std::ops::Deref for HistoryItem {
+    type Target = Reading;
+    fn deref(&self) -> &Reading {
+        &self.reading
+    }
 }
 
 /// The scanner's items of the sessions of one calendar month that were
@@ -119,15 +134,7 @@ impl HistoryMonth {
                     session: 0,
                     symbol: (symbols.len() - 1) as u32,
                     signal: signal as u16,
-                    direction: r.direction,
-                    close: r.close,
-                    profit_target: r.profit_target,
-                    stop_loss: r.stop_loss,
-                    time_in_market: r.time_in_market,
-                    figures: r.figures,
-                    trend_score: r.trend_score,
-                    rel_trend_score: r.rel_trend_score,
-                    optix: r.optix,
+                    reading: r.reading,
                 })
             })
             .collect();
@@ -195,4 +202,34 @@ pub trait ScannerStore: Send + Sync {
     /// The history of the month starting on `month` (see [`month_of`]), or
     /// `None` when none of its sessions was recorded.
     async fn history(&self, month: NaiveDate) -> Result<Option<HistoryMonth>, PortError>;
+}
+
+/// A reading for tests of the scanner's files.
+#[cfg(test)]
+pub(crate) fn test_reading(direction: Direction, close: f64, trades: usize) -> Reading {
+    Reading {
+        direction,
+        close,
+        profit_target: 4.5,
+        stop_loss: 3.375,
+        time_in_market: 5,
+        figures: Figures {
+            trade_number: trades,
+            win_rate: 50.0,
+            avg_win: 2.0,
+            avg_loss: -1.0,
+            avg_return: 0.5,
+            median_return: 0.5,
+            std_dev: 2.1,
+            annual_return: 28.0,
+            max_risk: 1.0,
+            sharpe_ratio: 1.5,
+            z_score: 0.33,
+            expected_return: 0.5,
+            avg_hold: 4.5,
+        },
+        trend_score: Some(7.0),
+        rel_trend_score: None,
+        optix: Some(41.5),
+    }
 }

@@ -62,12 +62,7 @@ fn parse_date(s: &str) -> Option<NaiveDate> {
 
 /// Parses and validates a whole CSV file; `layout` `None` detects it from the header.
 pub fn read_csv(file: &str, data: &[u8], layout: Option<CsvLayout>) -> Result<Bars, ImportError> {
-    let fail = |line, column: Option<&str>, message: String| ImportError {
-        file: file.to_string(),
-        line,
-        column: column.map(str::to_string),
-        message,
-    };
+    let fail = super::failing(file);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)

@@ -30,6 +30,16 @@ pub struct ImportError {
     pub message: String,
 }
 
+/// The errors of one file: at a line (0: the file) and maybe a column.
+pub(crate) fn failing(file: &str) -> impl Fn(usize, Option<&str>, String) -> ImportError + '_ {
+    move |line, column, message| ImportError {
+        file: file.into(),
+        line,
+        column: column.map(str::to_string),
+        message,
+    }
+}
+
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unit = if self.file.ends_with(".parquet") {

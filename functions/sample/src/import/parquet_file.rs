@@ -23,12 +23,7 @@ fn column<'a>(b: &'a RecordBatch, name: &str) -> Option<&'a std::sync::Arc<dyn A
 }
 
 pub fn read_parquet(file: &str, data: Bytes) -> Result<Bars, ImportError> {
-    let fail = |line, column: Option<&str>, message: String| ImportError {
-        file: file.to_string(),
-        line,
-        column: column.map(str::to_string),
-        message,
-    };
+    let fail = super::failing(file);
     let batch = from_parquet(data).map_err(|e| fail(0, None, e.to_string()))?;
     let date_col = column(&batch, "date")
         .ok_or_else(|| fail(0, Some("Date"), "missing column 'date'".into()))?;

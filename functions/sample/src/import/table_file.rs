@@ -81,12 +81,7 @@ fn check_key(file: &str, cols: Columns, line: usize, v: &V) -> Result<(), Import
 
 /// Reads a table from CSV text.
 pub fn read_table_csv(table: &str, file: &str, data: &[u8]) -> Result<RecordBatch, ImportError> {
-    let fail = |line, column: Option<&str>, message: String| ImportError {
-        file: file.into(),
-        line,
-        column: column.map(str::to_string),
-        message,
-    };
+    let fail = super::failing(file);
     let cols = columns(table).ok_or_else(|| fail(0, None, unknown(table)))?;
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(data);
     let header: Vec<String> = reader
@@ -143,12 +138,7 @@ pub fn read_table_parquet(
     file: &str,
     data: Bytes,
 ) -> Result<RecordBatch, ImportError> {
-    let fail = |line, column: Option<&str>, message: String| ImportError {
-        file: file.into(),
-        line,
-        column: column.map(str::to_string),
-        message,
-    };
+    let fail = super::failing(file);
     let cols = columns(table).ok_or_else(|| fail(0, None, unknown(table)))?;
     let b = from_parquet(data).map_err(|e| fail(0, None, e.to_string()))?;
     let mut values: Vec<Vec<V>> = Vec::with_capacity(cols.len());

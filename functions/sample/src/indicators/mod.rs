@@ -259,15 +259,47 @@ fn monthly(bars: &Bars) -> Vec<usize> {
         .collect()
 }
 
+/// Catalog records of the market-wide indicators: a table, since they
+/// differ only in their values.
+const MARKET_WIDE: &str = include_str!("market_wide.tsv");
+
+fn market_wide_meta(code: &str) -> IndicatorMeta {
+    let row: Vec<&str> = MARKET_WIDE
+        .lines()
+        .skip(1)
+        .map(|line| line.split('\t').collect::<Vec<_>>())
+        .find(|fields| fields[0] == code)
+        .unwrap_or_else(|| panic!("{code} is not in market_wide.tsv"));
+    let number = |i: usize| -> f64 { row[i].parse().expect("a number in market_wide.tsv") };
+    let groups: Vec<&str> = row[7].split(',').collect();
+    let mut m = meta(
+        row[0],
+        row[1],
+        "SPX",
+        "other",
+        row[2],
+        row[10],
+        number(3),
+        number(4),
+        row[5] == "true",
+        row[6] == "true",
+        &groups,
+        row[8],
+        0.0,
+    );
+    m.internal = row[9] == "true";
+    m
+}
+
 /// Market-wide sentiment surveys, ratios and model readings, derived from SPX.
 pub fn market_wide(seed: u64, spx: &Bars) -> Vec<Generated> {
     let mut rng = rng::stream(seed, "market-wide");
     let base = optix(&mut rng, spx);
     let mut out = Vec::new();
-    let mut push = |meta: IndicatorMeta, idx: &[usize], values: Vec<f64>| {
+    let mut push = |code: &str, idx: &[usize], values: Vec<f64>| {
+        let mut meta = market_wide_meta(code);
         let time = idx.iter().map(|i| spx.time[*i]).collect();
         let series = with_levels(time, values, meta.opt_extreme, meta.pess_extreme);
-        let mut meta = meta;
         if let Some(last) = series.sentiment.last().copied().flatten() {
             meta.sentiment = format!("{}", last as i64);
         }
@@ -286,25 +318,7 @@ pub fn market_wide(seed: u64, spx: &Bars) -> Vec<Generated> {
             ((1.25 - 0.007 * o + noise).clamp(0.35, 1.6) * 1000.0).round() / 1000.0
         })
         .collect();
-    push(
-        meta(
-            "PUT_CALL",
-            "Equity Put/Call Ratio",
-            "SPX",
-            "other",
-            "Daily",
-            "Equity put volume divided by call volume. Contrary: high readings mark fear.",
-            0.5,
-            1.0,
-            true,
-            false,
-            &["Core"],
-            "",
-            0.0,
-        ),
-        &all,
-        put_call.clone(),
-    );
+    push("PUT_CALL", &all, put_call.clone());
     let rank: Vec<f64> = (0..put_call.len())
         .map(|i| {
             let w = &put_call[i.saturating_sub(251)..=i];
@@ -318,168 +332,42 @@ pub fn market_wide(seed: u64, spx: &Bars) -> Vec<Generated> {
             }
         })
         .collect();
-    push(
-        meta(
-            "PUT_CALL_RANK",
-            "Equity Put/Call Ratio Rank",
-            "SPX",
-            "other",
-            "Daily",
-            "Position of the put/call ratio within its 252-day range, 0-100.",
-            10.0,
-            90.0,
-            true,
-            false,
-            &["Core"],
-            "",
-            0.0,
-        ),
-        &all,
-        rank,
-    );
+    push("PUT_CALL_RANK", &all, rank);
     let fear_greed: Vec<f64> = base
         .iter()
         .map(|o| round2((0.8 * o + 10.0 + 4.0 * rng::normal(&mut rng)).clamp(0.0, 100.0)))
         .collect();
-    push(
-        meta(
-            "FEAR_GREED",
-            "Fear & Greed Gauge",
-            "SPX",
-            "other",
-            "Daily",
-            "Composite of momentum, breadth and option activity, 0-100.",
-            80.0,
-            20.0,
-            true,
-            false,
-            &["Core"],
-            "",
-            0.0,
-        ),
-        &all,
-        fear_greed,
-    );
+    push("FEAR_GREED", &all, fear_greed);
     let swing: Vec<f64> = base
         .iter()
         .map(|o| round2((100.0 - o + 6.0 * rng::normal(&mut rng)).clamp(0.0, 100.0)))
         .collect();
-    push(
-        meta(
-            "SPX_MODEL_SWING",
-            "S&P 500 Swing Model",
-            "SPX",
-            "other",
-            "Daily",
-            "Short-term timing model: high readings favour longs over the next 5-10 days.",
-            70.0,
-            30.0,
-            false,
-            true,
-            &["Models"],
-            "model",
-            0.0,
-        ),
-        &all,
-        swing,
-    );
+    push("SPX_MODEL_SWING", &all, swing);
     let mid = trend_score(&spx.close)
         .iter()
         .zip(&base)
         .map(|(t, o)| round2((t * 7.0 + (100.0 - o) * 0.3).clamp(0.0, 100.0)))
         .collect();
-    push(
-        meta(
-            "SPX_MODEL_MIDTERM",
-            "S&P 500 Mid-Term Model",
-            "SPX",
-            "other",
-            "Daily",
-            "Mid-term model combining trend and sentiment: high readings favour longs over 1-3 months.",
-            70.0,
-            30.0,
-            false,
-            true,
-            &["Models"],
-            "model",
-            0.0,
-        ),
-        &all,
-        mid,
-    );
+    push("SPX_MODEL_MIDTERM", &all, mid);
 
     let wk = weekly(spx, Weekday::Thu);
     let aaii = wk
         .iter()
         .map(|i| round2((15.0 + 0.5 * base[*i] + 5.0 * rng::normal(&mut rng)).clamp(10.0, 70.0)))
         .collect();
-    push(
-        meta(
-            "AAII_BULL",
-            "AAII Bullish Sentiment %",
-            "SPX",
-            "other",
-            "Weekly",
-            "Share of AAII survey respondents who are bullish. Contrary.",
-            50.0,
-            25.0,
-            true,
-            false,
-            &["Core", "Surveys"],
-            "",
-            0.0,
-        ),
-        &wk,
-        aaii,
-    );
+    push("AAII_BULL", &wk, aaii);
     let wk = weekly(spx, Weekday::Wed);
     let naaim = wk
         .iter()
         .map(|i| round2((10.0 + 0.9 * base[*i] + 8.0 * rng::normal(&mut rng)).clamp(0.0, 110.0)))
         .collect();
-    push(
-        meta(
-            "NAAIM",
-            "NAAIM Exposure Index",
-            "SPX",
-            "other",
-            "Weekly",
-            "Average equity exposure reported by active managers. Contrary.",
-            90.0,
-            30.0,
-            true,
-            false,
-            &["Surveys"],
-            "",
-            0.0,
-        ),
-        &wk,
-        naaim,
-    );
+    push("NAAIM", &wk, naaim);
     let wk = weekly(spx, Weekday::Tue);
     let ii = wk
         .iter()
         .map(|i| round2((0.6 + 0.035 * base[*i] + 0.2 * rng::normal(&mut rng)).clamp(0.4, 4.5)))
         .collect();
-    push(
-        meta(
-            "II_BULL_BEAR",
-            "Investors Intelligence Bull/Bear Ratio",
-            "SPX",
-            "other",
-            "Weekly",
-            "Bullish newsletter writers divided by bearish ones. Contrary.",
-            3.0,
-            1.0,
-            true,
-            false,
-            &["Surveys"],
-            "",
-            0.0,
-        ),
-        &wk,
-        ii,
-    );
+    push("II_BULL_BEAR", &wk, ii);
     let mo = monthly(spx);
     let mut level = 95.0;
     let conf = mo
@@ -495,46 +383,12 @@ pub fn market_wide(seed: u64, spx: &Bars) -> Vec<Generated> {
             round2(level)
         })
         .collect();
-    push(
-        meta(
-            "CONS_CONF",
-            "Consumer Confidence Index",
-            "SPX",
-            "other",
-            "Monthly",
-            "Monthly consumer confidence survey, 1985 = 100.",
-            120.0,
-            60.0,
-            true,
-            false,
-            &["Core", "Surveys"],
-            "",
-            0.0,
-        ),
-        &mo,
-        conf,
-    );
+    push("CONS_CONF", &mo, conf);
     let breadth: Vec<f64> = base
         .iter()
         .map(|o| round2((o + 10.0 * rng::normal(&mut rng)).clamp(0.0, 100.0)))
         .collect();
-    let mut raw = meta(
-        "SPX_BREADTH_RAW",
-        "S&P 500 Breadth (raw input)",
-        "SPX",
-        "other",
-        "Daily",
-        "Raw breadth input of the Optix model.",
-        80.0,
-        20.0,
-        false,
-        false,
-        &["Core"],
-        "",
-        0.0,
-    );
-    raw.internal = true;
-    push(raw, &all, breadth);
+    push("SPX_BREADTH_RAW", &all, breadth);
     out
 }
 
@@ -635,6 +489,39 @@ mod tests {
         assert_eq!(s[0], 0.0);
         let down: Vec<f64> = up.iter().rev().cloned().collect();
         assert_eq!(trend_score(&down)[299], 0.0);
+    }
+
+    #[test]
+    fn every_market_wide_record_is_generated_once() {
+        let rows: Vec<Vec<&str>> = MARKET_WIDE
+            .lines()
+            .skip(1)
+            .map(|l| l.split('\t').collect())
+            .collect();
+        assert!(rows.iter().all(|r| r.len() == 11), "11 columns a row");
+        let start = chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap();
+        let days: Vec<NaiveDateTime> = (0..400)
+            .map(|d| (start + chrono::Days::new(d)).and_hms_opt(0, 0, 0).unwrap())
+            .filter(|t| t.weekday().num_days_from_monday() < 5)
+            .collect();
+        let close: Vec<f64> = (0..days.len()).map(|i| 100.0 + (i % 17) as f64).collect();
+        let spx = Bars {
+            time: days,
+            open: close.clone(),
+            high: close.clone(),
+            low: close.clone(),
+            volume: vec![1.0; close.len()],
+            close,
+        };
+        let made: Vec<String> = market_wide(7, &spx)
+            .into_iter()
+            .map(|g| g.meta.url)
+            .collect();
+        let listed: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+        assert_eq!(made, listed);
+        let raw = market_wide_meta("SPX_BREADTH_RAW");
+        assert!(raw.internal && raw.groups == ["Core"]);
+        assert_eq!((raw.opt_extreme, raw.pess_extreme), (80.0, 20.0));
     }
 
     #[test]

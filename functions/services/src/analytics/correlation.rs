@@ -86,23 +86,13 @@ pub struct Window {
 #[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]
 pub struct PatternRequest {
-    #[cfg_attr(
-        feature = "openapi",
-        schema(value_type = TickerText, example = "SPX")
-    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = TickerText))]
     pub referenceSymbol: String,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2024-01-02"))]
     pub referenceStartDate: NaiveDate,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2024-06-28"))]
     pub referenceEndDate: NaiveDate,
-    #[cfg_attr(
-        feature = "openapi",
-        schema(value_type = TickerText, example = "NDX")
-    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = TickerText))]
     pub comparisonSymbol: String,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2023-01-03"))]
     pub comparisonStartDate: NaiveDate,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2023-06-30"))]
     pub comparisonEndDate: NaiveDate,
 }
 

@@ -11,6 +11,7 @@ pub mod reports;
 pub mod scanner;
 pub mod screens;
 pub mod seasonality;
+pub mod trade_stats;
 
 use crate::error::{Error, Result};
 use engine::Bars;

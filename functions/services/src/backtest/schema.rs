@@ -20,8 +20,8 @@ pub struct StrategyParams;
 pub struct StrategyCondition;
 
 const MAIN_OPERATORS: [&str; 7] = [">", "<", "=", ">=", "<=", "CrossAbove", "CrossBelow"];
-const CONSECUTIVE: [&str; 2] = ["Consecutive Days Above", "Consecutive Days Below"];
-const QUALIFIERS: [&str; 7] = [
+pub(crate) const CONSECUTIVE: [&str; 2] = ["Consecutive Days Above", "Consecutive Days Below"];
+pub(crate) const QUALIFIERS: [&str; 7] = [
     "Rate Of Change",
     "% of Previous Range",
     "MA Ratio",

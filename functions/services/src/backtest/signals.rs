@@ -583,24 +583,13 @@ mod tests {
 
     #[test]
     fn all_operator_codes() {
-        let names = [
-            ">",
-            "=",
-            "<",
-            "CrossAbove",
-            "CrossBelow",
-            "Rate Of Change",
-            "% of Previous Range",
-            "MA Ratio",
-            "Range Rank",
-            "DrawDown %",
-            "DrawUp %",
-            "Net Change",
-            "All-time High",
-            "All-time Low",
-            "Consecutive Days Above",
-            "Consecutive Days Below",
-        ];
+        use crate::backtest::schema::{CONSECUTIVE, QUALIFIERS};
+        let names: Vec<&str> = [">", "=", "<", "CrossAbove", "CrossBelow"]
+            .into_iter()
+            .chain(QUALIFIERS)
+            .chain(["All-time High", "All-time Low"])
+            .chain(CONSECUTIVE)
+            .collect();
         for (code, n) in names.iter().enumerate() {
             assert_eq!(operator(n).unwrap().0, Some(code as u8), "{n}");
         }

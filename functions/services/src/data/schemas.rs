@@ -12,6 +12,20 @@ fn schema(value: serde_json::Value) -> RefOr<Schema> {
 
 const NUMBER_OR_NULL: [&str; 2] = ["number", "null"];
 
+/// An object of `required` and other `properties`.
+fn record(required: &[&str], properties: serde_json::Value) -> serde_json::Value {
+    let mut r = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        r["required"] = json!(required);
+    }
+    r
+}
+
+/// An object whose every value is `value`.
+fn keyed(value: serde_json::Value) -> serde_json::Value {
+    json!({"type": "object", "additionalProperties": value})
+}
+
 /// Declares a column-written answer's schema under its name.
 macro_rules! described {
     ($(#[$doc:meta])* $name:ident, $literal:expr) => {
@@ -31,60 +45,40 @@ described!(
     /// `market_symbol` where the operation adds them), or for seasonality-month
     /// indicators `symbol`, `month`, `TotReturn`, `AvgReturn`, `std`.
     History,
-    json!({
-        "type": "object",
-        "additionalProperties": {
-            "type": "object",
-            "properties": {
-                "close": {"type": NUMBER_OR_NULL},
-                "sentiment": {"type": NUMBER_OR_NULL},
-                "market_symbol": {"type": "string"},
-                "symbol": {"type": "string"},
-                "month": {"type": "string"},
-                "TotReturn": {"type": NUMBER_OR_NULL},
-                "AvgReturn": {"type": NUMBER_OR_NULL},
-                "std": {"type": NUMBER_OR_NULL}
-            }
-        }
-    })
+    keyed(record(&[], json!({
+        "close": {"type": NUMBER_OR_NULL},
+        "sentiment": {"type": NUMBER_OR_NULL},
+        "market_symbol": {"type": "string"},
+        "symbol": {"type": "string"},
+        "month": {"type": "string"},
+        "TotReturn": {"type": NUMBER_OR_NULL},
+        "AvgReturn": {"type": NUMBER_OR_NULL},
+        "std": {"type": NUMBER_OR_NULL}
+    })))
 );
 
 described!(
     /// The latest reading of each subscribed indicator, keyed "0", "1", ...
     Snapshot,
-    json!({
-        "type": "object",
-        "additionalProperties": {
-            "type": "object",
-            "required": ["name", "indicator", "last_close", "update_date", "sentiment_value"],
-            "properties": {
-                "name": {"type": "string"},
-                "indicator": {"type": "string"},
-                "last_close": {"type": NUMBER_OR_NULL},
-                "update_date": {"type": "string"},
-                "sentiment_value": {"type": "string", "description": "Empty when the reading has none"},
-                "market_symbol": {"type": "string"}
-            }
-        }
-    })
+    keyed(record(&["name", "indicator", "last_close", "update_date", "sentiment_value"], json!({
+        "name": {"type": "string"},
+        "indicator": {"type": "string"},
+        "last_close": {"type": NUMBER_OR_NULL},
+        "update_date": {"type": "string"},
+        "sentiment_value": {"type": "string", "description": "Empty when the reading has none"},
+        "market_symbol": {"type": "string"}
+    })))
 );
 
 described!(
     /// Each subscribed indicator's reading on the date, keyed by code.
     DateSnapshot,
-    json!({
-        "type": "object",
-        "additionalProperties": {
-            "type": "object",
-            "required": ["name", "last_close", "update_date", "sentiment_value"],
-            "properties": {
-                "name": {"type": "string"},
-                "last_close": {"type": NUMBER_OR_NULL},
-                "update_date": {"type": "string", "format": "date"},
-                "sentiment_value": {"type": NUMBER_OR_NULL}
-            }
-        }
-    })
+    keyed(record(&["name", "last_close", "update_date", "sentiment_value"], json!({
+        "name": {"type": "string"},
+        "last_close": {"type": NUMBER_OR_NULL},
+        "update_date": {"type": "string", "format": "date"},
+        "sentiment_value": {"type": NUMBER_OR_NULL}
+    })))
 );
 
 described!(
@@ -109,32 +103,18 @@ described!(
 described!(
     /// Indicators with 30-minute series, keyed by chart name.
     IntradaySymbols,
-    json!({
-        "type": "object",
-        "additionalProperties": {
-            "type": "object",
-            "required": ["url", "market_symbol"],
-            "properties": {"url": {"type": "string"}, "market_symbol": {"type": "string"}}
-        }
-    })
+    keyed(record(&["url", "market_symbol"], json!({"url": {"type": "string"}, "market_symbol": {"type": "string"}})))
 );
 
 described!(
     /// Every 30-minute reading of the latest date, keyed "0", "1", ...
     IntradayToday,
-    json!({
-        "type": "object",
-        "additionalProperties": {
-            "type": "object",
-            "required": ["datetime", "close", "symbol", "market_symbol"],
-            "properties": {
-                "datetime": {"type": "string"},
-                "close": {"type": NUMBER_OR_NULL},
-                "symbol": {"type": "string"},
-                "market_symbol": {"type": "string"}
-            }
-        }
-    })
+    keyed(record(&["datetime", "close", "symbol", "market_symbol"], json!({
+        "datetime": {"type": "string"},
+        "close": {"type": NUMBER_OR_NULL},
+        "symbol": {"type": "string"},
+        "market_symbol": {"type": "string"}
+    })))
 );
 
 described!(

@@ -1,6 +1,7 @@
 //! The pattern-match answers (analytics 2.4), serialized from these types
 //! with the spec's exact member names.
 
+pub use crate::analytics::trade_stats::TradeStats;
 use serde::Serialize;
 
 #[cfg(feature = "openapi")]
@@ -62,26 +63,8 @@ pub struct BacktestData {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct BacktestInfo {
-    /// The trades compounded in order of entry.
-    #[serde(rename = "TOTAL RETURN")]
-    pub total_return: f64,
-    #[serde(rename = "MEDIAN RETURN")]
-    pub median_return: f64,
-    #[serde(rename = "AVERAGE RETURN")]
-    pub average_return: f64,
-    /// Share of trades with a positive return.
-    #[serde(rename = "WIN RATE")]
-    pub win_rate: f64,
-    #[serde(rename = "AVERAGE WIN")]
-    pub average_win: f64,
-    #[serde(rename = "AVERAGE LOSS")]
-    pub average_loss: f64,
-    #[serde(rename = "TOTAL TRADES")]
-    pub total_trades: usize,
-    #[serde(rename = "TOTAL POSITIVE")]
-    pub total_positive: usize,
-    #[serde(rename = "TOTAL NEGATIVE")]
-    pub total_negative: usize,
+    #[serde(flatten)]
+    pub stats: TradeStats,
     /// Holding the symbol over the lookback, first close to last.
     #[serde(rename = "BUY & HOLD")]
     pub buy_and_hold: f64,

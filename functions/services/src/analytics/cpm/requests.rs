@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 #[cfg(feature = "openapi")]
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// Declares a request type with the common parameters of 4.3 and the
 /// given extra fields, so the two request types cannot drift apart.
@@ -24,60 +24,44 @@ macro_rules! pattern_params {
         pub struct $name {
             /// The ticker whose closes are searched (and, in Customize mode, hold the template).
             #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^[A-Za-z0-9._^-]{1,32}$", example = "SPX"))]
-            #[cfg_attr(feature = "openapi", param(value_type = String, example = "SPX", pattern = "^[A-Za-z0-9._^-]{1,32}$"))]
             pub symbol: String,
             /// Minimum `Corr`, 0-100; below 75 runs with a warning.
             #[cfg_attr(feature = "openapi", schema(value_type = i64, minimum = 0, maximum = 100, example = 85))]
-            #[cfg_attr(feature = "openapi", param(value_type = i64, minimum = 0, maximum = 100, example = 85))]
             pub corr_per: Int,
             /// Bars held after each match, 3-252.
             #[cfg_attr(feature = "openapi", schema(value_type = i64, minimum = 3, maximum = 252, example = 21))]
-            #[cfg_attr(feature = "openapi", param(value_type = i64, minimum = 3, maximum = 252, example = 21))]
             pub time_in_market: Int,
             /// Template start (Customize mode: required). Ignored with `system_pattern`.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date, example = "2026-06-01"))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, example = "2026-06-01"))]
             pub start_date: Option<String>,
             /// Template end, on or after `start_date` (Customize mode: required).
             #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date, example = "2026-08-31"))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, example = "2026-08-31"))]
             pub end_date: Option<String>,
             /// `Daily` (default), `Weekly` or `Monthly`.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = "^(Daily|Weekly|Monthly|daily|weekly|monthly|DAILY|WEEKLY|MONTHLY)$", example = "Daily"))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<String>, pattern = "^(Daily|Weekly|Monthly|daily|weekly|monthly|DAILY|WEEKLY|MONTHLY)$", example = "Daily"))]
             pub timeframe: Option<String>,
             /// Years searched back from the latest date: `20` (default), `10` or `All`.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = "^(20|10|All|all|ALL)$", example = "20"))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<String>, pattern = "^(20|10|All|all|ALL)$", example = "20"))]
             pub lookback_period: Option<Text>,
             /// Moving-average period, 1-252; required when `ma_condition` is 1 or 2.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 1, maximum = 252, example = 50))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<i64>, minimum = 1, maximum = 252, example = 50))]
             pub ma: Option<Int>,
             /// 0 no filter (default); 1 the match's last close above the average; 2 below.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 0, maximum = 2, example = 0))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<i64>, minimum = 0, maximum = 2, example = 0))]
             pub ma_condition: Option<Int>,
             /// `Long` (default) or `Short`.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = "^(Long|Short|long|short|LONG|SHORT)$", example = "Long"))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<String>, pattern = "^(Long|Short|long|short|LONG|SHORT)$", example = "Long"))]
             pub direction: Option<String>,
             /// A predefined pattern (`/cpm/get-predefined-patterns`): Common Pattern mode.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = "^(head_and_shoulder_top|head_and_shoulder_bottom|double_top|double_bottom|triple_tap|rounding_bottom|ascending_channel|descending_channel)$", example = "double_bottom"))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<String>, pattern = "^(head_and_shoulder_top|head_and_shoulder_bottom|double_top|double_bottom|triple_tap|rounding_bottom|ascending_channel|descending_channel)$", example = "double_bottom"))]
             pub system_pattern: Option<String>,
             /// 1 (default): best matches first, none sharing a bar with a better one; 0: every window at or above `corr_per`.
             #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 0, maximum = 1, example = 1))]
-            #[cfg_attr(feature = "openapi", param(value_type = Option<i64>, minimum = 0, maximum = 1, example = 1))]
             pub exclude_overlap: Option<Int>,
             /// A name for the backtest (at most 200 characters).
             #[cfg_attr(
                 feature = "openapi",
                 schema(max_length = 200, example = "summer template")
-            )]
-            #[cfg_attr(
-                feature = "openapi",
-                param(max_length = 200, example = "summer template")
             )]
             pub name: Option<String>,
             $($extra)*
@@ -87,28 +71,29 @@ macro_rules! pattern_params {
 
 pattern_params! {
     /// The common parameters: the synchronous forms and backtest tasks.
-    #[cfg_attr(feature = "openapi", derive(ToSchema, IntoParams), into_params(parameter_in = Query))]
+    #[cfg_attr(feature = "openapi", derive(ToSchema))]
     #[cfg_attr(feature = "openapi", schema(example = json!({"symbol": "SPX", "corr_per": 85, "time_in_market": 21, "start_date": "2024-03-01", "end_date": "2024-05-31"})))]
     PatternParams {}
 }
 
 pattern_params! {
     /// A scan task's parameters: the common ones, and a universe to search.
-    #[cfg_attr(feature = "openapi", derive(ToSchema, IntoParams), into_params(parameter_in = Query))]
+    #[cfg_attr(feature = "openapi", derive(ToSchema))]
     #[cfg_attr(feature = "openapi", schema(example = json!({"symbol": "SPX", "corr_per": 85, "time_in_market": 21, "start_date": "2024-03-01", "end_date": "2024-05-31", "universe": "sp500"})))]
     CpmParams {
     /// Scan tasks only: search every stock of a universe (`sp500`, `sp400`,
     /// `sp600`, `sp1500`, `nasdaq100`, `russell3000`, `etf`, `commodity`) or
     /// of a comma-separated list of tickers (a JSON array too).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = "^[A-Za-z0-9._^=, -]{1,20000}$", example = "sp500"))]
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, pattern = "^[A-Za-z0-9._^=, -]{1,20000}$"))]
     pub universe: Option<Universe>,
     /// Universe searches: the best matches kept across symbols, 1-1000 (default 100).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 1, maximum = 1000, example = 100))]
-    #[cfg_attr(feature = "openapi", param(value_type = Option<i64>, minimum = 1, maximum = 1000, example = 100))]
     pub max_matches: Option<Int>,
     }
 }
+
+#[cfg(feature = "openapi")]
+crate::query_params::query_params_from_schema!(PatternParams, CpmParams);
 
 impl From<PatternParams> for CpmParams {
     fn from(p: PatternParams) -> CpmParams {

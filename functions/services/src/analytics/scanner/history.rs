@@ -3,7 +3,7 @@
 //! of past sessions in one engine pass per stock. The scanner backtest reads
 //! it rather than scanning ten years again.
 
-use super::nightly::{Benchmark, CHUNK, Stock, Upto, benchmark, read_stocks};
+use super::nightly::{Benchmark, CHUNK, Stock, Upto, benchmark, read_stocks, reading};
 use crate::analytics::cpm::BENCHMARK;
 use crate::error::{Error, Result};
 use chrono::NaiveDate;
@@ -35,7 +35,6 @@ pub(crate) fn scan_range(
     }
     let upto = Upto::new(stock, &dates[..to], bench);
     let inputs = upto.inputs(bars, to);
-    let number = |x: f64| (!x.is_nan()).then_some(x);
     summaries(&inputs, upto.benchmark.as_deref(), from..to)
         .into_iter()
         .filter_map(|it| {
@@ -44,15 +43,7 @@ pub(crate) fn scan_range(
                 session: day as u32,
                 symbol: 0,
                 signal: it.signal as u16,
-                direction: it.direction,
-                close: bars.close[it.bar],
-                profit_target: it.profit_target,
-                stop_loss: it.stop_loss,
-                time_in_market: it.hold as u32,
-                figures: it.figures,
-                trend_score: number(it.trend_score),
-                rel_trend_score: number(it.rel_trend_score),
-                optix: number(it.optix),
+                reading: reading(&it, bars.close[it.bar]),
             })
         })
         .collect()

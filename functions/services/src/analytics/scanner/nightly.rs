@@ -12,7 +12,7 @@ use engine::scanner::items::{Item, items};
 use engine::scanner::{Inputs, SIGNALS};
 use platform::PortError;
 use platform::marketdata::{IndicatorSeries, MarketData};
-use platform::scanner::{ScanDay, ScanRow, ScanTrade, ScannerStore};
+use platform::scanner::{Reading, ScanDay, ScanRow, ScanTrade, ScannerStore};
 use platform::worker::Progress;
 use std::sync::Arc;
 
@@ -137,6 +137,23 @@ impl Upto {
 }
 
 /// The rows of one stock on `date`, if it has a bar there.
+/// What an item says, as the scanner stores it: its trade, its figures
+/// and the stock's scores (a score that could not be computed is none).
+pub(super) fn reading(it: &Item, close: f64) -> Reading {
+    let number = |x: f64| (!x.is_nan()).then_some(x);
+    Reading {
+        direction: it.direction,
+        close,
+        profit_target: it.profit_target,
+        stop_loss: it.stop_loss,
+        time_in_market: it.hold as u32,
+        figures: it.figures,
+        trend_score: number(it.trend_score),
+        rel_trend_score: number(it.rel_trend_score),
+        optix: number(it.optix),
+    }
+}
+
 fn stock_rows(stock: &Stock, date: NaiveDate, bench: Option<&Benchmark>) -> Option<Vec<ScanRow>> {
     let b = &stock.bars;
     let dates: Vec<NaiveDate> = (0..b.len()).map(|i| b.date(i)).collect();
@@ -145,20 +162,11 @@ fn stock_rows(stock: &Stock, date: NaiveDate, bench: Option<&Benchmark>) -> Opti
     let upto = Upto::new(stock, dates, bench);
     let inputs = upto.inputs(b, asof + 1);
     let market = bench.map_or("Unknown", |bm| bm.market);
-    let number = |x: f64| (!x.is_nan()).then_some(x);
     let row = |it: Item| ScanRow {
         symbol: stock.symbol.clone(),
         signal: SIGNALS[it.signal].name.to_string(),
         horizon: SIGNALS[it.signal].horizon(),
-        direction: it.direction,
-        close: b.close[it.bar],
-        profit_target: it.profit_target,
-        stop_loss: it.stop_loss,
-        time_in_market: it.hold as u32,
-        figures: it.figures,
-        trend_score: number(it.trend_score),
-        rel_trend_score: number(it.rel_trend_score),
-        optix: number(it.optix),
+        reading: reading(&it, b.close[it.bar]),
         market: market.to_string(),
         trades: it
             .trades

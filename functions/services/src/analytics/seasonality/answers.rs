@@ -1,10 +1,53 @@
 //! The seasonality answers, serialized from these types.
 
 use super::requests::DayCategory;
+use engine::seasonality::Stats;
 use serde::Serialize;
 
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
+
+/// Average, extremes and share of positive returns of one calendar day.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct DayStats {
+    #[serde(rename = "AVG RET")]
+    pub avg_ret: f64,
+    pub MAX: f64,
+    pub MIN: f64,
+    #[serde(rename = "% POS")]
+    pub pos: f64,
+}
+
+impl From<&Stats> for DayStats {
+    fn from(s: &Stats) -> Self {
+        DayStats {
+            avg_ret: s.mean,
+            MAX: s.max,
+            MIN: s.min,
+            pos: s.positive_pct,
+        }
+    }
+}
+
+/// Average return and share of positive returns, as the newer answers name them.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[allow(non_snake_case)]
+pub struct MeanPositive {
+    pub Mean_Return: f64,
+    pub Positive_Pct: f64,
+}
+
+impl From<&Stats> for MeanPositive {
+    fn from(s: &Stats) -> Self {
+        MeanPositive {
+            Mean_Return: s.mean,
+            Positive_Pct: s.positive_pct,
+        }
+    }
+}
 
 /// `get-predefined-holidays`.
 #[derive(Debug, Serialize)]
@@ -45,12 +88,8 @@ pub struct DayOfMonthRow {
     pub Month: String,
     /// `01`-`31`.
     pub Day: String,
-    #[serde(rename = "AVG RET")]
-    pub avg_ret: f64,
-    pub MAX: f64,
-    pub MIN: f64,
-    #[serde(rename = "% POS")]
-    pub pos: f64,
+    #[serde(flatten)]
+    pub stats: DayStats,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,12 +98,8 @@ pub struct DayOfMonthRow {
 pub struct DayOfYearRow {
     /// Trading day of year, 1-252.
     pub Day: u16,
-    #[serde(rename = "AVG RET")]
-    pub avg_ret: f64,
-    pub MAX: f64,
-    pub MIN: f64,
-    #[serde(rename = "% POS")]
-    pub pos: f64,
+    #[serde(flatten)]
+    pub stats: DayStats,
 }
 
 #[derive(Debug, Serialize)]
@@ -73,8 +108,8 @@ pub struct DayOfYearRow {
 pub struct OffsetRow {
     /// Sessions from the day: negative before, 0 the day (or the first session after it).
     pub DayOffset: i64,
-    pub Mean_Return: f64,
-    pub Positive_Pct: f64,
+    #[serde(flatten)]
+    pub stats: MeanPositive,
 }
 
 #[derive(Debug, Serialize)]
@@ -100,8 +135,8 @@ pub struct SpecificData {
 pub struct SingleMonthRow {
     /// Zero-padded calendar day or trading day of the month.
     pub Day: String,
-    pub Mean_Return: f64,
-    pub Positive_Pct: f64,
+    #[serde(flatten)]
+    pub stats: MeanPositive,
 }
 
 #[derive(Debug, Serialize)]
@@ -151,8 +186,8 @@ pub struct Feature<T> {
 #[allow(non_snake_case)]
 pub struct WeekRowCombined {
     pub Weekday: &'static str,
-    pub Mean_Return: f64,
-    pub Positive_Pct: f64,
+    #[serde(flatten)]
+    pub stats: MeanPositive,
 }
 
 #[derive(Debug, Serialize)]
@@ -160,8 +195,8 @@ pub struct WeekRowCombined {
 #[allow(non_snake_case)]
 pub struct MonthRowCombined {
     pub MonthName: &'static str,
-    pub Mean_Return: f64,
-    pub Positive_Pct: f64,
+    #[serde(flatten)]
+    pub stats: MeanPositive,
 }
 
 /// The requested features, each under its name, in the order of [`FEATURES`].

@@ -156,10 +156,7 @@ impl Study {
             .map(|((m, d), s)| DayOfMonthRow {
                 Month: format!("{m:02}"),
                 Day: format!("{d:02}"),
-                avg_ret: s.mean,
-                MAX: s.max,
-                MIN: s.min,
-                pos: s.positive_pct,
+                stats: s.into(),
             })
             .collect()
     }
@@ -170,10 +167,7 @@ impl Study {
             .iter()
             .map(|(d, s)| DayOfYearRow {
                 Day: *d,
-                avg_ret: s.mean,
-                MAX: s.max,
-                MIN: s.min,
-                pos: s.positive_pct,
+                stats: s.into(),
             })
             .collect()
     }
@@ -262,8 +256,7 @@ impl Study {
                 .into_iter()
                 .map(|(d, s)| SingleMonthRow {
                     Day: format!("{d:02}"),
-                    Mean_Return: s.mean,
-                    Positive_Pct: s.positive_pct,
+                    stats: (&s).into(),
                 })
                 .collect(),
         })
@@ -322,8 +315,7 @@ pub async fn all_in_one_answer(market: &dyn MarketData, q: &AllInOneRequest) -> 
                     .weekdays()
                     .map(|(w, s)| WeekRowCombined {
                         Weekday: w,
-                        Mean_Return: s.mean,
-                        Positive_Pct: s.positive_pct,
+                        stats: (&s).into(),
                     })
                     .collect();
                 out.by_week = Some(Feature { meta, data });
@@ -333,8 +325,7 @@ pub async fn all_in_one_answer(market: &dyn MarketData, q: &AllInOneRequest) -> 
                     .months()
                     .map(|(m, s)| MonthRowCombined {
                         MonthName: m,
-                        Mean_Return: s.mean,
-                        Positive_Pct: s.positive_pct,
+                        stats: (&s).into(),
                     })
                     .collect();
                 out.by_month = Some(Feature { meta, data });
@@ -399,8 +390,7 @@ fn offset_rows(rows: Vec<(i64, Stats)>) -> Vec<OffsetRow> {
     rows.into_iter()
         .map(|(k, s)| OffsetRow {
             DayOffset: k,
-            Mean_Return: s.mean,
-            Positive_Pct: s.positive_pct,
+            stats: (&s).into(),
         })
         .collect()
 }

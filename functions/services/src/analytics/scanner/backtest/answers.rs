@@ -1,5 +1,6 @@
 //! The scanner backtest's result (analytics 2.6), with the spec's names.
 
+pub use crate::analytics::trade_stats::TradeStats;
 use serde::Serialize;
 
 #[cfg(feature = "openapi")]
@@ -22,29 +23,13 @@ pub struct ScannerBacktestAnswer {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct ScannerBacktestData {
-    /// Final equity over the capital, less 1.
-    #[serde(rename = "TOTAL RETURN")]
-    pub total_return: f64,
-    /// Of the trades' returns (net of commission; open trades marked at the last close).
-    #[serde(rename = "MEDIAN RETURN")]
-    pub median_return: f64,
-    #[serde(rename = "AVERAGE RETURN")]
-    pub average_return: f64,
-    #[serde(rename = "WIN RATE")]
-    pub win_rate: f64,
-    #[serde(rename = "AVERAGE WIN")]
-    pub average_win: f64,
-    #[serde(rename = "AVERAGE LOSS")]
-    pub average_loss: f64,
+    /// Of the trades' returns (net of commission; open trades marked at the
+    /// last close), but for the total return.
+    #[serde(flatten)]
+    pub stats: TradeStats,
     /// The deepest fall of the daily equity.
     #[serde(rename = "MAX RISK")]
     pub max_risk: f64,
-    #[serde(rename = "TOTAL TRADES")]
-    pub total_trades: usize,
-    #[serde(rename = "TOTAL POSITIVE")]
-    pub total_positive: usize,
-    #[serde(rename = "TOTAL NEGATIVE")]
-    pub total_negative: usize,
     /// Sessions with an open position, of all sessions.
     #[serde(rename = "TIME IN MARKET")]
     pub time_in_market: f64,

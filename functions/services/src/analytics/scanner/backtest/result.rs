@@ -2,38 +2,14 @@
 //! per-trade arrays, plus the daily equity and cash.
 
 use super::Item;
-use super::answers::{ScannerBacktestAnswer, ScannerBacktestData, TradeArrays, TradeListItem};
+use super::answers::{
+    ScannerBacktestAnswer, ScannerBacktestData, TradeArrays, TradeListItem, TradeStats,
+};
 use super::requests::ScannerBacktest;
 use chrono::NaiveDate;
 use engine::scanner::portfolio;
 use engine::scanner::{Direction, SIGNALS};
-
-/// Percent statistics of the trades' returns.
-fn trade_stats(r: &[f64]) -> (f64, f64, f64, f64, f64, f64, f64) {
-    let n = r.len();
-    if n == 0 {
-        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    }
-    let mean = |x: &[f64]| engine::stats::mean(x).unwrap_or(0.0);
-    let wins: Vec<f64> = r.iter().copied().filter(|v| *v > 0.0).collect();
-    let losses: Vec<f64> = r.iter().copied().filter(|v| *v <= 0.0).collect();
-    let avg = mean(r);
-    let sd = engine::stats::std_dev(r).unwrap_or(0.0);
-    let z = if sd > 0.0 {
-        avg / (sd / (n as f64).sqrt())
-    } else {
-        0.0
-    };
-    (
-        engine::stats::median(r).unwrap_or(0.0),
-        avg,
-        wins.len() as f64 / n as f64 * 100.0,
-        mean(&wins),
-        mean(&losses),
-        sd,
-        z,
-    )
-}
+use engine::stats::TradeReturns;
 
 pub(super) fn answer(
     q: &ScannerBacktest,
@@ -43,7 +19,7 @@ pub(super) fn answer(
     o: &portfolio::Outcome,
 ) -> ScannerBacktestAnswer {
     let returns: Vec<f64> = o.positions.iter().map(|p| p.ret).collect();
-    let (median, average, win_rate, avg_win, avg_loss, sd, z) = trade_stats(&returns);
+    let r = TradeReturns::of(&returns);
     let last_equity = *o.equity.last().unwrap_or(&q.capital);
     let (mut peak, mut deepest) = (q.capital, 0.0f64);
     for e in &o.equity {
@@ -115,19 +91,11 @@ pub(super) fn answer(
         code: 200,
         msg: "Finish Scanner trader!".into(),
         data: Some(ScannerBacktestData {
-            total_return: (last_equity / q.capital - 1.0) * 100.0,
-            median_return: median,
-            average_return: average,
-            win_rate,
-            average_win: avg_win,
-            average_loss: avg_loss,
+            stats: TradeStats::new((last_equity / q.capital - 1.0) * 100.0, &r),
             max_risk: deepest * 100.0,
-            total_trades: returns.len(),
-            total_positive: returns.iter().filter(|r| **r > 0.0).count(),
-            total_negative: returns.iter().filter(|r| **r <= 0.0).count(),
             time_in_market: in_market.iter().filter(|f| **f).count() as f64 / sessions * 100.0,
-            std_dev: sd,
-            z_score: z,
+            std_dev: r.std_dev,
+            z_score: r.z_score,
             buy_and_hold: (benchmark[benchmark.len() - 1] / benchmark[0] - 1.0) * 100.0,
             average_position: o.exposure.iter().sum::<f64>() / sessions,
             trade_list: serde_json::to_string(&list).unwrap_or_else(|_| "[]".into()),
