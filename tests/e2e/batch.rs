@@ -290,9 +290,11 @@ async fn a_chunk_that_dies_mid_run_is_redelivered_without_duplicate_rows() {
     tasks
         .finish(
             id,
-            record.attempts,
-            platform::tasks::Outcome::Success(out.clone()),
-            chrono::Utc::now().naive_utc(),
+            platform::tasks::Finished {
+                attempt: record.attempts,
+                outcome: platform::tasks::Outcome::Success(out.clone()),
+                at: chrono::Utc::now().naive_utc(),
+            },
         )
         .await
         .unwrap();

@@ -70,9 +70,11 @@ async fn dynamodb_task_store() {
     store
         .finish(
             t.id,
-            t.attempts,
-            Outcome::Success(serde_json::json!(1)),
-            finished_at,
+            platform::tasks::Finished {
+                attempt: t.attempts,
+                outcome: Outcome::Success(serde_json::json!(1)),
+                at: finished_at,
+            },
         )
         .await
         .unwrap()

@@ -34,7 +34,14 @@ async fn finish(s: &TestServer, id: uuid::Uuid, outcome: Outcome) {
     };
     s.state
         .tasks
-        .finish(id, t.attempts, outcome, now())
+        .finish(
+            id,
+            platform::tasks::Finished {
+                attempt: t.attempts,
+                outcome,
+                at: now(),
+            },
+        )
         .await
         .unwrap()
         .unwrap();

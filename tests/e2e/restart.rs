@@ -118,9 +118,11 @@ async fn a_job_interrupted_by_shutdown_runs_again_and_finishes_once() {
             .tasks
             .finish(
                 t.id,
-                1,
-                platform::tasks::Outcome::Success(json!("late")),
-                now()
+                platform::tasks::Finished {
+                    attempt: 1,
+                    outcome: platform::tasks::Outcome::Success(json!("late")),
+                    at: now()
+                }
             )
             .await
             .unwrap(),

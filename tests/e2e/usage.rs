@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use marketlab::server::{TRIAL_EMAIL, TRIAL_PASSWORD};
 use platform::quota::PlanLimits;
-use platform::tasks::{Task, TaskFilter, TaskKind, TaskStatus};
+use platform::tasks::{Page, Task, TaskFilter, TaskKind, TaskStatus};
 use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
 use serde_json::Value;
 use std::sync::Arc;
@@ -152,7 +152,14 @@ async fn spans(
     let page = server
         .state
         .tasks
-        .list(owner, &TaskFilter::default(), 200, 0)
+        .list(
+            owner,
+            &TaskFilter::default(),
+            Page {
+                limit: 200,
+                offset: 0,
+            },
+        )
         .await
         .unwrap();
     page.tasks
@@ -227,7 +234,14 @@ async fn a_task_over_the_concurrency_limit_waits_in_pending() {
             let page = server
                 .state
                 .tasks
-                .list(marketlab::server::DEMO_EMAIL, &TaskFilter::default(), 10, 0)
+                .list(
+                    marketlab::server::DEMO_EMAIL,
+                    &TaskFilter::default(),
+                    Page {
+                        limit: 10,
+                        offset: 0,
+                    },
+                )
                 .await
                 .unwrap();
             page.tasks.iter().all(|t| t.status == TaskStatus::Success)
@@ -307,7 +321,14 @@ async fn one_tenants_backlog_does_not_hold_back_anothers_task() {
         let page = server
             .state
             .tasks
-            .list(a.0, &TaskFilter::default(), 200, offset as u32)
+            .list(
+                a.0,
+                &TaskFilter::default(),
+                Page {
+                    limit: 200,
+                    offset: offset as u32,
+                },
+            )
             .await
             .unwrap();
         a_tasks.extend(page.tasks);

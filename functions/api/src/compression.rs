@@ -16,11 +16,6 @@ pub fn layer() -> CompressionLayer {
     CompressionLayer::new().gzip(true).br(true)
 }
 
-/// Brotli quality and window for answers compressed once: 9 is within a few
-/// percent of the maximum (11) at a tenth of its time.
-const BROTLI_QUALITY: u32 = 9;
-const BROTLI_WINDOW: u32 = 22;
-
 /// An encoding a client accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
@@ -28,6 +23,11 @@ pub enum Encoding {
     Gzip,
     Brotli,
 }
+
+/// Brotli quality and window for answers compressed once: 9 is within a few
+/// percent of the maximum (11) at a tenth of its time.
+const BROTLI_QUALITY: u32 = 9;
+const BROTLI_WINDOW: u32 = 22;
 
 /// The encoding to answer with: the one of gzip and br with the higher `q`
 /// (br on a tie), identity when neither is accepted. `*` stands for both.

@@ -1,5 +1,5 @@
 //! The HTTP side of submitting a task; `services::submit` does the rest.
-//! Here: the optional `Idempotency-Key` header (the same key from the same
+//! Here: the request ([`Submission`]), the optional `Idempotency-Key` header (the same key from the same
 //! account within 24 hours answers with the task it first created, so a
 //! client may retry a submit whose answer it never saw without running it
 //! twice) and the 202 answer.
@@ -56,27 +56,54 @@ pub fn accepted(submitted: &Submitted, message: String) -> axum::response::Respo
     response
 }
 
-/// Submits `params` as a task of `kind` owned by `caller`, through the one
-/// submission use case (`services::submit`), with this deployment's stores
-/// and limits.
-pub async fn submit(
-    state: &AppState,
-    caller: &Caller,
-    kind: TaskKind,
-    params: serde_json::Value,
-    key: Option<&str>,
-) -> Result<Submitted, ApiError> {
-    let submitter = Submitter {
-        tasks: state.tasks.as_ref(),
-        queue: state.queue.as_ref(),
-        metering: state.metering.as_deref(),
-    };
-    let new = NewTask {
-        owner: caller.0.email.clone(),
-        kind,
-        params,
-    };
-    Ok(submitter.submit(caller.0.plan.code, new, key).await?)
+/// A submit's request: its optional `Idempotency-Key` and its JSON body
+/// (the key is checked first).
+pub struct Submission {
+    pub key: Option<String>,
+    pub body: serde_json::Value,
+}
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for Submission {
+    type Rejection = axum::response::Response;
+
+    async fn from_request(
+        request: axum::extract::Request,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        use axum::response::IntoResponse;
+        let key = idempotency_key(request.headers()).map_err(IntoResponse::into_response)?;
+        let bytes = axum::body::Bytes::from_request(request, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let body = crate::extract::json_body(&bytes).map_err(IntoResponse::into_response)?;
+        Ok(Submission { key, body })
+    }
+}
+
+impl Submission {
+    /// Submits `params` as a task of `kind` owned by `caller`, through the
+    /// one submission use case (`services::submit`), with this deployment's
+    /// stores and limits.
+    pub async fn submit(
+        &self,
+        state: &AppState,
+        caller: &Caller,
+        kind: TaskKind,
+        params: serde_json::Value,
+    ) -> Result<Submitted, ApiError> {
+        let submitter = Submitter {
+            tasks: state.tasks.as_ref(),
+            queue: state.queue.as_ref(),
+            metering: state.metering.as_deref(),
+        };
+        let new = NewTask {
+            owner: caller.0.email.clone(),
+            kind,
+            params,
+        };
+        let key = self.key.as_deref();
+        Ok(submitter.submit(caller.0.plan.code, new, key).await?)
+    }
 }
 
 #[cfg(test)]

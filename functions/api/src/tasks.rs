@@ -6,7 +6,7 @@ use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
 use axum::Json;
-use platform::tasks::{Task, TaskFilter, TaskKind, TaskStatus};
+use platform::tasks::{Page, Task, TaskFilter, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -74,7 +74,7 @@ pub(crate) async fn list_page<S: Serialize>(
     };
     let listed = state
         .tasks
-        .list(&caller.0.email, &filter, limit, offset)
+        .list(&caller.0.email, &filter, Page { limit, offset })
         .await?;
     Ok(Json(TaskList {
         tasks: listed.tasks.iter().map(summary).collect(),

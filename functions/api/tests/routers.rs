@@ -12,7 +12,7 @@ use platform::accounts::{Authenticator, SqliteAccountStore};
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::queue::LocalQueue;
 use platform::sqlite::Database;
-use platform::tasks::SqliteTaskStore;
+use platform::tasks::{Page, SqliteTaskStore};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,24 +50,15 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
     }
 }
 
-async fn call(
-    group: Group,
-    state: &AppState,
-    method: &str,
-    uri: &str,
-    user: Option<(&str, &str)>,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let (status, bytes) = call_raw(group, state, method, uri, user, body).await;
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or_else(|_| {
-            panic!(
-                "{uri}: not JSON: {}",
-                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-            )
-        }),
-    )
+/// A JSON answer of `uri`, read.
+fn json(uri: &str, (status, bytes): (u16, bytes::Bytes)) -> (u16, Value) {
+    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+        panic!(
+            "{uri}: not JSON: {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+        )
+    });
+    (status, value)
 }
 
 /// The answer's status and body, whatever its type.
@@ -96,15 +87,46 @@ async fn call_raw(
     (status, resp.into_body().collect().await.unwrap().to_bytes())
 }
 
+/// One group's router over a fresh [`state`].
+struct Router {
+    group: Group,
+    state: AppState,
+    _market: tempfile::TempDir,
+}
+
+impl Router {
+    async fn new(group: Group) -> Router {
+        let (market, state) = state().await;
+        Router {
+            group,
+            state,
+            _market: market,
+        }
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        user: Option<(&str, &str)>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        json(
+            uri,
+            call_raw(self.group, &self.state, method, uri, user, body).await,
+        )
+    }
+
+    async fn get(&self, uri: &str, user: Option<(&str, &str)>) -> (u16, Value) {
+        self.call("GET", uri, user, None).await
+    }
+}
+
 #[tokio::test]
 async fn backtest_router() {
-    let (_dir, s) = state().await;
-    let g = Group::Backtest;
-    assert_eq!(
-        call(g, &s, "GET", "/health", None, None).await,
-        (200, json!({"status": "ok"}))
-    );
-    let (status, body) = call(g, &s, "GET", "/backtest/tasks", None, None).await;
+    let r = Router::new(Group::Backtest).await;
+    assert_eq!(r.get("/health", None).await, (200, json!({"status": "ok"})));
+    let (status, body) = r.get("/backtest/tasks", None).await;
     assert_eq!(status, 401);
     assert!(
         body["detail"]
@@ -112,21 +134,20 @@ async fn backtest_router() {
             .unwrap()
             .contains("authentication required")
     );
-    let (status, body) = call(g, &s, "GET", "/backtest/tasks?limit=0", Some(USER), None).await;
+    let (status, body) = r.get("/backtest/tasks?limit=0", Some(USER)).await;
     assert_eq!(status, 400);
     assert_eq!(
         body,
         json!({"detail": "query parameter 'limit' must be between 1 and 200, got 0"})
     );
-    let (status, body) = call(
-        g,
-        &s,
-        "POST",
-        "/backtest/validate",
-        Some(USER),
-        Some(json!({"entry": {}, "exit": {}})),
-    )
-    .await;
+    let (status, body) = r
+        .call(
+            "POST",
+            "/backtest/validate",
+            Some(USER),
+            Some(json!({"entry": {}, "exit": {}})),
+        )
+        .await;
     assert_eq!(status, 400);
     assert!(
         body["detail"]
@@ -135,7 +156,7 @@ async fn backtest_router() {
             .contains("symbol: is required"),
         "{body}"
     );
-    let (status, body) = call(g, &s, "GET", "/nowhere", None, None).await;
+    let (status, body) = r.get("/nowhere", None).await;
     assert_eq!(
         (status, body["detail"].as_str()),
         (404, Some("no such endpoint"))
@@ -144,31 +165,23 @@ async fn backtest_router() {
 
 #[tokio::test]
 async fn analytics_router() {
-    let (_dir, s) = state().await;
-    let g = Group::Analytics;
-    let (status, body) = call(
-        g,
-        &s,
-        "GET",
-        "/seasonality/performance-by-month?ticker=SPX",
-        None,
-        None,
-    )
-    .await;
+    let r = Router::new(Group::Analytics).await;
+    let (status, body) = r
+        .get("/seasonality/performance-by-month?ticker=SPX", None)
+        .await;
     assert_eq!(status, 401);
     assert_eq!(
         (body["code"].as_i64(), &body["data"]),
         (Some(401), &Value::Null)
     );
-    let (status, body) = call(
-        g,
-        &s,
-        "POST",
-        "/symbol_corr",
-        Some(USER),
-        Some(json!({"benchmark": "SPX", "stock_comparison": ["AAPL"], "roll_window": 1})),
-    )
-    .await;
+    let (status, body) = r
+        .call(
+            "POST",
+            "/symbol_corr",
+            Some(USER),
+            Some(json!({"benchmark": "SPX", "stock_comparison": ["AAPL"], "roll_window": 1})),
+        )
+        .await;
     assert_eq!(
         (status, body),
         (
@@ -192,26 +205,18 @@ async fn analytics_router() {
             "parameter 'start_year' must be between 1800 and 2200, got 1700",
         ),
     ] {
-        let (status, body) = call(g, &s, "GET", path, Some(USER), None).await;
+        let (status, body) = r.get(path, Some(USER)).await;
         assert_eq!(
             (status, body),
             (400, json!({"code": 400, "msg": message, "data": null})),
             "{path}"
         );
     }
-    let (status, body) = call(g, &s, "GET", "/seasonality/no-such-view", Some(USER), None).await;
+    let (status, body) = r.get("/seasonality/no-such-view", Some(USER)).await;
     assert_eq!((status, body["code"].as_i64()), (404, Some(404)), "{body}");
     // Pattern matching: the patterns need no data; a bad value is refused
     // before any data is read, by the synchronous forms and the submits alike.
-    let (status, body) = call(
-        g,
-        &s,
-        "GET",
-        "/cpm/get-predefined-patterns",
-        Some(USER),
-        None,
-    )
-    .await;
+    let (status, body) = r.get("/cpm/get-predefined-patterns", Some(USER)).await;
     assert_eq!(
         (status, body["patterns"].as_array().map(Vec::len)),
         (200, Some(8))
@@ -222,14 +227,7 @@ async fn analytics_router() {
         ("POST", "/cpm/scan/start"),
         ("POST", "/cpm/backtest/start"),
     ] {
-        let (status, body) = call(
-            g,
-            &s,
-            method,
-            path,
-            Some(USER),
-            Some(json!({"symbol": "SPX", "corr_per": 101, "time_in_market": 21, "system_pattern": "double_top"})),
-        )
+        let (status, body) = r.call(method, path, Some(USER), Some(json!({"symbol": "SPX", "corr_per": 101, "time_in_market": 21, "system_pattern": "double_top"})))
         .await;
         assert_eq!(
             (status, body),
@@ -240,14 +238,7 @@ async fn analytics_router() {
             "{path}"
         );
     }
-    let (status, body) = call(
-        g,
-        &s,
-        "GET",
-        "/cpm/scan?symbol=SPX&corr_per=80&time_in_market=21&direction=Up&system_pattern=double_top",
-        Some(USER),
-        None,
-    )
+    let (status, body) = r.get("/cpm/scan?symbol=SPX&corr_per=80&time_in_market=21&direction=Up&system_pattern=double_top", Some(USER))
     .await;
     assert_eq!(
         (status, body["msg"].as_str()),
@@ -257,8 +248,16 @@ async fn analytics_router() {
         )
     );
     assert_eq!(
-        s.tasks
-            .list(USER.0, &Default::default(), 10, 0)
+        r.state
+            .tasks
+            .list(
+                USER.0,
+                &Default::default(),
+                Page {
+                    limit: 10,
+                    offset: 0
+                }
+            )
             .await
             .unwrap()
             .total,
@@ -269,29 +268,14 @@ async fn analytics_router() {
 
 #[tokio::test]
 async fn data_router() {
-    let (_dir, s) = state().await;
-    let g = Group::Data;
-    let (status, body) = call(
-        g,
-        &s,
-        "GET",
-        "/ws/getAllSymbols",
-        Some((USER.0, "wrong")),
-        None,
-    )
-    .await;
+    let r = Router::new(Group::Data).await;
+    let (status, body) = r.get("/ws/getAllSymbols", Some((USER.0, "wrong"))).await;
     assert_eq!(status, 401);
     assert_eq!(body["status"], 401);
     assert!(body["error"].is_string());
-    let (status, body) = call(
-        g,
-        &s,
-        "GET",
-        "/ws/getSymbolDataLimitDays/SPX_OPTIX?days=abc",
-        Some(USER),
-        None,
-    )
-    .await;
+    let (status, body) = r
+        .get("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=abc", Some(USER))
+        .await;
     assert_eq!(
         (status, body),
         (
@@ -299,7 +283,7 @@ async fn data_router() {
             json!({"error": "query parameter 'days': 'abc' is not a positive integer", "status": 400})
         )
     );
-    let (status, body) = call(g, &s, "GET", "/ws/getAllSymbols", Some(USER), None).await;
+    let (status, body) = r.get("/ws/getAllSymbols", Some(USER)).await;
     assert_eq!(
         (status, body["status"].as_i64()),
         (503, Some(503)),
@@ -340,15 +324,18 @@ async fn an_internal_error_is_logged_once_with_its_cause_chain() {
         .with_writer(move || writer.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
-    let (status, body) = call(
-        Group::Backtest,
-        &s,
-        "GET",
+    let (status, body) = json(
         "/backtest/tasks",
-        Some(USER),
-        None,
-    )
-    .await;
+        call_raw(
+            Group::Backtest,
+            &s,
+            "GET",
+            "/backtest/tasks",
+            Some(USER),
+            None,
+        )
+        .await,
+    );
     assert_eq!(status, 500);
     assert_eq!(body, json!({"detail": "internal server error"}));
 
@@ -491,7 +478,10 @@ async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
             assert_eq!(status, 200, "{what} is public");
             continue;
         }
-        let (status, answer) = call(op.group, &s, &op.method, &uri, None, body.clone()).await;
+        let (status, answer) = json(
+            &uri,
+            call_raw(op.group, &s, &op.method, &uri, None, body.clone()).await,
+        );
         assert_eq!(status, 401, "{what}: {answer}");
         let (code, message) =
             envelope(op.group, &answer).unwrap_or_else(|| panic!("{what}: {answer}"));
@@ -503,14 +493,19 @@ async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
         guarded += 1;
 
         if op.path.contains("{task_id}") || op.path.contains("{batch_id}") {
-            let (status, answer) =
-                call(op.group, &s, &op.method, &uri, Some(USER), body.clone()).await;
+            let (status, answer) = json(
+                &uri,
+                call_raw(op.group, &s, &op.method, &uri, Some(USER), body.clone()).await,
+            );
             assert_eq!(status, 404, "{what} of another tenant: {answer}");
             envelope(op.group, &answer).unwrap_or_else(|| panic!("{what}: {answer}"));
             tasks += 1;
         }
         if !op.required.is_empty() && op.method == "GET" && !op.path.contains('{') {
-            let (status, answer) = call(op.group, &s, "GET", &uri, Some(USER), None).await;
+            let (status, answer) = json(
+                &uri,
+                call_raw(op.group, &s, "GET", &uri, Some(USER), None).await,
+            );
             let (code, message) =
                 envelope(op.group, &answer).unwrap_or_else(|| panic!("{what}: {answer}"));
             // 400, or the data service's own codes (406 a malformed date,

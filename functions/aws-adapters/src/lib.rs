@@ -52,6 +52,22 @@ pub(crate) fn conditional<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
         .is_some_and(|c| c == "ConditionalCheckFailedException")
 }
 
+/// Whether a conditional write went through: its condition not holding is
+/// an answer (false), not a fault.
+pub(crate) fn written<T, E>(
+    result: Result<T, aws_sdk_dynamodb::error::SdkError<E>>,
+    what: &str,
+) -> Result<bool, PortError>
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match result {
+        Ok(_) => Ok(true),
+        Err(e) if conditional(&e) => Ok(false),
+        Err(e) => Err(sdk_error(what, e)),
+    }
+}
+
 /// Every item a scan finds, page after page.
 pub(crate) async fn scan_all(
     scan: aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder,

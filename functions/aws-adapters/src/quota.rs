@@ -13,8 +13,8 @@ use crate::{conditional, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::AttributeValue;
-use platform::PortError;
-use platform::quota::{PlanLimits, QuotaStore};
+use platform::quota::{Hold, PlanLimits, QuotaStore, Reservation};
+use platform::{PortError, PortResult};
 use std::collections::HashMap;
 
 pub struct DynamoQuotaStore {
@@ -40,11 +40,7 @@ impl DynamoQuotaStore {
             .expression_attribute_values(":exp", n(expires_s))
             .send()
             .await;
-        match r {
-            Ok(_) => Ok(true),
-            Err(e) if conditional(&e) => Ok(false),
-            Err(e) => Err(sdk_error("count a request", e)),
-        }
+        crate::written(r, "count a request")
     }
 }
 
@@ -74,14 +70,8 @@ impl QuotaStore for DynamoQuotaStore {
         Ok(0)
     }
 
-    async fn hold(
-        &self,
-        key: &str,
-        holder: &str,
-        limit: u32,
-        now_ms: i64,
-        until_ms: i64,
-    ) -> Result<bool, PortError> {
+    async fn hold(&self, key: &str, limit: u32, hold: Hold<'_>) -> PortResult<bool> {
+        let (holder, now_ms, until_ms) = (hold.holder, hold.now_ms, hold.until_ms);
         for attempt in 0..HOLD_TRIES {
             let item = self.table.get(key, "read task slots").await?;
             let version = item
@@ -145,21 +135,11 @@ impl QuotaStore for DynamoQuotaStore {
             .expression_attribute_values(":one", n(1))
             .send()
             .await;
-        match r {
-            Ok(_) => Ok(()),
-            Err(e) if conditional(&e) => Ok(()),
-            Err(e) => Err(sdk_error("release a task slot", e)),
-        }
+        crate::written(r, "release a task slot").map(|_| ())
     }
 
-    async fn reserve(
-        &self,
-        key: &str,
-        k: u64,
-        limit: u64,
-        start: u64,
-        expires_s: i64,
-    ) -> Result<bool, PortError> {
+    async fn reserve(&self, key: &str, r: Reservation) -> PortResult<bool> {
+        let (k, limit, start, expires_s) = (r.n, r.limit, r.start, r.expires_s);
         // An absent counter starts at `start`: reserved only if that is below the limit.
         let condition = if start < limit {
             "attribute_not_exists(n) OR n < :limit"
@@ -177,11 +157,7 @@ impl QuotaStore for DynamoQuotaStore {
             .expression_attribute_values(":exp", n(expires_s))
             .send()
             .await;
-        match r {
-            Ok(_) => Ok(true),
-            Err(e) if conditional(&e) => Ok(false),
-            Err(e) => Err(sdk_error("reserve compute", e)),
-        }
+        crate::written(r, "reserve compute")
     }
 
     async fn adjust(&self, key: &str, delta: i64, expires_s: i64) -> Result<(), PortError> {

@@ -9,12 +9,12 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue, Select};
 use chrono::{NaiveDateTime, TimeDelta};
-use platform::PortError;
 use platform::marketdata::BlobStore;
 use platform::tasks::{
-    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStatus,
-    TaskStore,
+    Claim, Created, Finished, IDEMPOTENCY_WINDOW, NewTask, Outcome, Page, Task, TaskFilter,
+    TaskPage, TaskStatus, TaskStore,
 };
+use platform::{PortError, PortResult};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -61,11 +61,7 @@ impl DynamoTaskStore {
             .expression_attribute_values(":attempt", n(attempt))
             .send()
             .await;
-        match out {
-            Ok(_) => Ok(true),
-            Err(e) if conditional(&e) => Ok(false),
-            Err(e) => Err(sdk_error(what, e)),
-        }
+        crate::written(out, what)
     }
 
     /// `spill` is the bucket that holds oversized params and results.
@@ -189,11 +185,7 @@ impl DynamoTaskStore {
             .expression_attribute_values(value.0, value.1)
             .send()
             .await;
-        match put {
-            Ok(_) => Ok(true),
-            Err(e) if conditional(&e) => Ok(false),
-            Err(e) => Err(sdk_error("claim an idempotency key", e)),
-        }
+        crate::written(put, "claim an idempotency key")
     }
 
     /// The items of `ids` by id (BatchGetItem, 100 keys a call); with
@@ -470,13 +462,8 @@ impl TaskStore for DynamoTaskStore {
         }
     }
 
-    async fn list(
-        &self,
-        owner: &str,
-        filter: &TaskFilter,
-        limit: u32,
-        offset: u32,
-    ) -> Result<TaskPage, PortError> {
+    async fn list(&self, owner: &str, filter: &TaskFilter, page: Page) -> PortResult<TaskPage> {
+        let Page { limit, offset } = page;
         let (expr, names, mut values) = filter_parts(filter);
         values.insert(":o".into(), s(owner));
         let query = |count_only: bool| {
@@ -536,12 +523,7 @@ impl TaskStore for DynamoTaskStore {
         })
     }
 
-    async fn claim(
-        &self,
-        id: Uuid,
-        now: NaiveDateTime,
-        lease: TimeDelta,
-    ) -> Result<Claim, PortError> {
+    async fn claim(&self, id: Uuid, now: NaiveDateTime, lease: TimeDelta) -> PortResult<Claim> {
         let out = self
             .client
             .update_item()
@@ -575,13 +557,8 @@ impl TaskStore for DynamoTaskStore {
         }
     }
 
-    async fn finish(
-        &self,
-        id: Uuid,
-        attempt: u32,
-        outcome: Outcome,
-        now: NaiveDateTime,
-    ) -> Result<Option<Task>, PortError> {
+    async fn finish(&self, id: Uuid, done: Finished) -> PortResult<Option<Task>> {
+        let (attempt, outcome, now) = (done.attempt, done.outcome, done.at);
         let (status, mut field, mut value) = match outcome {
             Outcome::Success(v) => ("SUCCESS", "result", v.to_string()),
             Outcome::Failed(m) => ("FAILED", "error", m),

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::NaiveDate;
-use platform::PortError;
-use platform::usage::{Count, UsageDay, UsageStore};
+use platform::usage::{Count, DateSpan, UsageDay, UsageStore};
+use platform::{PortError, PortResult};
 use std::collections::BTreeMap;
 
 /// Prefix of counter attributes (keeps them apart from the key attributes).
@@ -62,12 +62,8 @@ impl UsageStore for DynamoUsageStore {
         Ok(())
     }
 
-    async fn days(
-        &self,
-        account: &str,
-        from: NaiveDate,
-        to: NaiveDate,
-    ) -> Result<Vec<UsageDay>, PortError> {
+    async fn days(&self, account: &str, span: DateSpan) -> PortResult<Vec<UsageDay>> {
+        let (from, to) = (*span.start(), *span.end());
         let mut out = Vec::new();
         let mut start = None;
         loop {

@@ -160,7 +160,7 @@ pub async fn usage(stores: &Stores<'_>, args: &UsageArgs, out: &mut impl Write) 
         )?;
     }
     for a in accounts {
-        let days = stores.usage.days(&a.email, first, last).await?;
+        let days = stores.usage.days(&a.email, first..=last).await?;
         if args.csv {
             for row in services::usage::csv_rows(&a.email, &a.plan, &days) {
                 writeln!(out, "{row}")?;

@@ -4,7 +4,7 @@
 use crate::PortError;
 use crate::metering::{COMPUTE_PREFIX, MIN_ATTEMPT_COMPUTE_MS, Metering, Reserved};
 use crate::queue::{JobMessage, JobQueue, LocalReceiver};
-use crate::tasks::{Claim, Outcome, Task, TaskKind, TaskStore, now};
+use crate::tasks::{Claim, Finished, Outcome, Task, TaskKind, TaskStore, now};
 use async_trait::async_trait;
 use chrono::TimeDelta;
 use serde_json::Value;
@@ -179,12 +179,15 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         Claim::Busy => return Ok(Disposition::Retry("task is running elsewhere".into())),
     };
     let (id, attempt) = (task.id, task.attempts);
+    let failed = |msg: String| Finished {
+        attempt,
+        outcome: Outcome::Failed(msg),
+        at: now(),
+    };
     let handler = deps.handlers.get(task.kind);
     if attempt > deps.max_attempts {
         let msg = format!("gave up after {} attempts", deps.max_attempts);
-        deps.tasks
-            .finish(id, attempt, Outcome::Failed(msg), now())
-            .await?;
+        deps.tasks.finish(id, failed(msg)).await?;
         // What it reserved for tasks it never created goes back.
         if let (Some(m), Some(h)) = (&deps.metering, &handler) {
             let back = h.reserved(&task).children_ms;
@@ -201,9 +204,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     }
     let Some(handler) = handler else {
         let msg = format!("task kind '{}' is not served by this deployment", task.kind);
-        deps.tasks
-            .finish(id, attempt, Outcome::Failed(msg), now())
-            .await?;
+        deps.tasks.finish(id, failed(msg)).await?;
         return Ok(Disposition::Done);
     };
     tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
@@ -244,7 +245,18 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         }
     };
     let ok = matches!(outcome, Outcome::Success(_));
-    match deps.tasks.finish(id, attempt, outcome, now()).await? {
+    match deps
+        .tasks
+        .finish(
+            id,
+            Finished {
+                attempt,
+                outcome,
+                at: now(),
+            },
+        )
+        .await?
+    {
         Some(task) => {
             tracing::info!(task_id = %id, success = ok, "job finished");
             if let Some(after) = &deps.after {

@@ -7,7 +7,7 @@
 use platform::PortError;
 use platform::metering::{Metering, OverLimit};
 use platform::queue::{JobMessage, JobQueue};
-use platform::tasks::{Claim, Created, NewTask, Outcome, Task, TaskStatus, TaskStore};
+use platform::tasks::{Claim, Created, Finished, NewTask, Outcome, Task, TaskStatus, TaskStore};
 
 /// What a submit needs.
 #[derive(Clone, Copy)]
@@ -157,9 +157,13 @@ impl Submitter<'_> {
                 .tasks
                 .finish(
                     t.id,
-                    t.attempts,
-                    Outcome::Failed("the task could not be queued; submit it again".into()),
-                    now,
+                    Finished {
+                        attempt: t.attempts,
+                        outcome: Outcome::Failed(
+                            "the task could not be queued; submit it again".into(),
+                        ),
+                        at: now,
+                    },
                 )
                 .await;
         }

@@ -246,9 +246,11 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
             .tasks
             .finish(
                 crashed.id,
-                first.attempts,
-                Outcome::Success(json!("late")),
-                now()
+                platform::tasks::Finished {
+                    attempt: first.attempts,
+                    outcome: Outcome::Success(json!("late")),
+                    at: now()
+                }
             )
             .await
             .unwrap(),

@@ -5,7 +5,7 @@
 //! settlements move the counter both ways; plan limits read back as set.
 
 use super::unique;
-use platform::quota::{PlanLimits, QuotaStore};
+use platform::quota::{Hold, PlanLimits, QuotaStore, Reservation};
 use std::sync::Arc;
 
 pub async fn run_all(store: Arc<dyn QuotaStore>) {
@@ -42,41 +42,137 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     let now = chrono::Utc::now().timestamp_millis();
     let until = now + 60_000;
     let slots = unique("slots");
-    assert!(store.hold(&slots, "t1", 2, now, until).await.unwrap());
-    assert!(store.hold(&slots, "t2", 2, now, until).await.unwrap());
     assert!(
-        !store.hold(&slots, "t3", 2, now, until).await.unwrap(),
+        store
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t1",
+                    now_ms: now,
+                    until_ms: until
+                }
+            )
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t2",
+                    now_ms: now,
+                    until_ms: until
+                }
+            )
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t3",
+                    now_ms: now,
+                    until_ms: until
+                }
+            )
+            .await
+            .unwrap(),
         "both held"
     );
     assert!(
-        store.hold(&slots, "t1", 2, now, until + 1).await.unwrap(),
+        store
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t1",
+                    now_ms: now,
+                    until_ms: until + 1
+                }
+            )
+            .await
+            .unwrap(),
         "a holder holds again (extends)"
     );
     store.release(&slots, "t1").await.unwrap();
     store.release(&slots, "t1").await.unwrap();
     store.release(&unique("slots"), "nobody").await.unwrap();
     assert!(
-        store.hold(&slots, "t3", 2, now, until).await.unwrap(),
+        store
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t3",
+                    now_ms: now,
+                    until_ms: until
+                }
+            )
+            .await
+            .unwrap(),
         "released slot"
     );
-    assert!(!store.hold(&slots, "t4", 2, now, until).await.unwrap());
+    assert!(
+        !store
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t4",
+                    now_ms: now,
+                    until_ms: until
+                }
+            )
+            .await
+            .unwrap()
+    );
     // Past the holds' time, their slots are free (a crashed worker's come back).
     let later = until + 10;
     assert!(
         store
-            .hold(&slots, "t4", 2, later, later + 1_000)
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t4",
+                    now_ms: later,
+                    until_ms: later + 1_000
+                }
+            )
             .await
             .unwrap()
     );
     assert!(
         store
-            .hold(&slots, "t5", 2, later, later + 1_000)
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t5",
+                    now_ms: later,
+                    until_ms: later + 1_000
+                }
+            )
             .await
             .unwrap()
     );
     assert!(
         !store
-            .hold(&slots, "t6", 2, later, later + 1_000)
+            .hold(
+                &slots,
+                2,
+                Hold {
+                    holder: "t6",
+                    now_ms: later,
+                    until_ms: later + 1_000
+                }
+            )
             .await
             .unwrap()
     );
@@ -87,7 +183,15 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
         let (store, slots) = (store.clone(), slots.clone());
         tokio::spawn(async move {
             store
-                .hold(&slots, &format!("w{k}"), 3, now, until)
+                .hold(
+                    &slots,
+                    3,
+                    Hold {
+                        holder: &format!("w{k}"),
+                        now_ms: now,
+                        until_ms: until,
+                    },
+                )
                 .await
                 .unwrap()
         })
@@ -117,24 +221,113 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
 
     // Compute reservations: taken while the counter is below the limit.
     let month = unique("compute");
-    assert!(store.reserve(&month, 700, 1_000, 0, far).await.unwrap());
     assert!(
-        store.reserve(&month, 700, 1_000, 0, far).await.unwrap(),
+        store
+            .reserve(
+                &month,
+                Reservation {
+                    n: 700,
+                    limit: 1_000,
+                    start: 0,
+                    expires_s: far
+                }
+            )
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .reserve(
+                &month,
+                Reservation {
+                    n: 700,
+                    limit: 1_000,
+                    start: 0,
+                    expires_s: far
+                }
+            )
+            .await
+            .unwrap(),
         "700 is below 1,000: taken whole"
     );
-    assert!(!store.reserve(&month, 1, 1_000, 0, far).await.unwrap());
+    assert!(
+        !store
+            .reserve(
+                &month,
+                Reservation {
+                    n: 1,
+                    limit: 1_000,
+                    start: 0,
+                    expires_s: far
+                }
+            )
+            .await
+            .unwrap()
+    );
     assert_eq!(store.count(&month).await.unwrap(), Some(1_400));
     store.adjust(&month, -500, far).await.unwrap();
     assert_eq!(store.count(&month).await.unwrap(), Some(900));
-    assert!(store.reserve(&month, 10, 1_000, 0, far).await.unwrap());
+    assert!(
+        store
+            .reserve(
+                &month,
+                Reservation {
+                    n: 10,
+                    limit: 1_000,
+                    start: 0,
+                    expires_s: far
+                }
+            )
+            .await
+            .unwrap()
+    );
     store.adjust(&month, 90, far).await.unwrap();
-    assert!(!store.reserve(&month, 10, 1_000, 0, far).await.unwrap());
+    assert!(
+        !store
+            .reserve(
+                &month,
+                Reservation {
+                    n: 10,
+                    limit: 1_000,
+                    start: 0,
+                    expires_s: far
+                }
+            )
+            .await
+            .unwrap()
+    );
     assert_eq!(store.count(&month).await.unwrap(), Some(1_000));
     // An absent counter starts where the caller says (the month's stored use).
     let fresh = unique("compute");
-    assert!(!store.reserve(&fresh, 5, 1_000, 1_000, far).await.unwrap());
+    assert!(
+        !store
+            .reserve(
+                &fresh,
+                Reservation {
+                    n: 5,
+                    limit: 1_000,
+                    start: 1_000,
+                    expires_s: far
+                }
+            )
+            .await
+            .unwrap()
+    );
     assert_eq!(store.count(&fresh).await.unwrap(), None);
-    assert!(store.reserve(&fresh, 5, 1_000, 999, far).await.unwrap());
+    assert!(
+        store
+            .reserve(
+                &fresh,
+                Reservation {
+                    n: 5,
+                    limit: 1_000,
+                    start: 999,
+                    expires_s: far
+                }
+            )
+            .await
+            .unwrap()
+    );
     assert_eq!(store.count(&fresh).await.unwrap(), Some(1_004));
     let settled = unique("compute");
     store.adjust(&settled, 250, far).await.unwrap();
@@ -143,7 +336,20 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     let month = unique("compute");
     let reserves = (0..20).map(|_| {
         let (store, month) = (store.clone(), month.clone());
-        tokio::spawn(async move { store.reserve(&month, 100, 1_000, 0, far).await.unwrap() })
+        tokio::spawn(async move {
+            store
+                .reserve(
+                    &month,
+                    Reservation {
+                        n: 100,
+                        limit: 1_000,
+                        start: 0,
+                        expires_s: far,
+                    },
+                )
+                .await
+                .unwrap()
+        })
     });
     let mut taken = 0;
     for r in reserves {

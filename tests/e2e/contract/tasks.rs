@@ -3,7 +3,8 @@
 use super::unique;
 use chrono::TimeDelta;
 use platform::tasks::{
-    Claim, Created, NewTask, Outcome, TaskFilter, TaskKind, TaskStatus, TaskStore, now,
+    Claim, Created, Finished, NewTask, Outcome, Page, TaskFilter, TaskKind, TaskStatus, TaskStore,
+    now,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -65,7 +66,14 @@ async fn progress(store: &dyn TaskStore) {
     assert!(!store.set_progress(t.id, first.attempts, 90).await.unwrap());
     assert!(store.set_progress(t.id, second.attempts, 30).await.unwrap());
     let done = store
-        .finish(t.id, second.attempts, Outcome::Success(json!({})), now())
+        .finish(
+            t.id,
+            Finished {
+                attempt: second.attempts,
+                outcome: Outcome::Success(json!({})),
+                at: now(),
+            },
+        )
         .await
         .unwrap()
         .unwrap();
@@ -151,7 +159,14 @@ async fn idempotent_creates(store: Arc<dyn TaskStore>) {
     }
     assert_eq!((created, ids.len()), (1, 1));
     let page = store
-        .list(&owner, &TaskFilter::default(), 50, 0)
+        .list(
+            &owner,
+            &TaskFilter::default(),
+            Page {
+                limit: 50,
+                offset: 0,
+            },
+        )
         .await
         .unwrap();
     assert_eq!(page.total, 3, "key-1, key-2 and key-burst");
@@ -203,7 +218,14 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
             panic!("claim")
         };
         store
-            .finish(t.id, t.attempts, Outcome::Success(json!(1)), now())
+            .finish(
+                t.id,
+                Finished {
+                    attempt: t.attempts,
+                    outcome: Outcome::Success(json!(1)),
+                    at: now(),
+                },
+            )
             .await
             .unwrap()
             .unwrap();
@@ -223,7 +245,14 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
         let owner = owner.clone();
         async move {
             store
-                .list(&owner, &TaskFilter { kinds, status }, 1, 0)
+                .list(
+                    &owner,
+                    &TaskFilter { kinds, status },
+                    Page {
+                        limit: 1,
+                        offset: 0,
+                    },
+                )
                 .await
                 .unwrap()
                 .total
@@ -252,7 +281,17 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
         kinds: vec![TaskKind::StrategyBacktest],
         status: None,
     };
-    let first = store.list(&owner, &filter, 20, 0).await.unwrap();
+    let first = store
+        .list(
+            &owner,
+            &filter,
+            Page {
+                limit: 20,
+                offset: 0,
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(
         (first.total, first.tasks.len()),
         (strategy_tasks as u64, 20)
@@ -271,7 +310,14 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
         "newest first"
     );
     let last = store
-        .list(&owner, &filter, 20, strategy_tasks as u32 - 10)
+        .list(
+            &owner,
+            &filter,
+            Page {
+                limit: 20,
+                offset: strategy_tasks as u32 - 10,
+            },
+        )
         .await
         .unwrap();
     assert_eq!(last.tasks.len(), 10, "the last page holds the rest");
@@ -280,7 +326,14 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
     let everything: std::collections::HashSet<_> = ids.iter().map(|(_, id)| *id).collect();
     assert!(last.tasks.iter().all(|t| everything.contains(&t.id)));
     let theirs = store
-        .list(&other, &TaskFilter::default(), 200, 0)
+        .list(
+            &other,
+            &TaskFilter::default(),
+            Page {
+                limit: 200,
+                offset: 0,
+            },
+        )
         .await
         .unwrap();
     assert_eq!((theirs.total, theirs.tasks.len()), (3, 3));
@@ -316,7 +369,14 @@ async fn large_payloads(store: &dyn TaskStore) {
     assert!(c.params == params, "claim returns the full params");
     let result = json!({"Each Return": (0..40000).map(|i| i as f64 * 0.125).collect::<Vec<_>>()});
     let done = store
-        .finish(t.id, c.attempts, Outcome::Success(result.clone()), now())
+        .finish(
+            t.id,
+            Finished {
+                attempt: c.attempts,
+                outcome: Outcome::Success(result.clone()),
+                at: now(),
+            },
+        )
         .await
         .unwrap()
         .unwrap();
@@ -380,7 +440,14 @@ async fn listing(store: &dyn TaskStore) {
         .await
         .unwrap();
     let all = store
-        .list(&owner, &TaskFilter::default(), 10, 0)
+        .list(
+            &owner,
+            &TaskFilter::default(),
+            Page {
+                limit: 10,
+                offset: 0,
+            },
+        )
         .await
         .unwrap();
     assert_eq!(all.total, 5);
@@ -388,14 +455,28 @@ async fn listing(store: &dyn TaskStore) {
     let newest_first: Vec<_> = ids.iter().rev().cloned().collect();
     assert_eq!(listed, newest_first, "newest first");
     let page = store
-        .list(&owner, &TaskFilter::default(), 2, 1)
+        .list(
+            &owner,
+            &TaskFilter::default(),
+            Page {
+                limit: 2,
+                offset: 1,
+            },
+        )
         .await
         .unwrap();
     assert_eq!((page.total, page.tasks.len()), (5, 2));
     assert_eq!(page.tasks[0].id, ids[3]);
     assert_eq!(page.tasks[1].id, ids[2]);
     let beyond = store
-        .list(&owner, &TaskFilter::default(), 10, 7)
+        .list(
+            &owner,
+            &TaskFilter::default(),
+            Page {
+                limit: 10,
+                offset: 7,
+            },
+        )
         .await
         .unwrap();
     assert_eq!((beyond.total, beyond.tasks.len()), (5, 0));
@@ -406,8 +487,10 @@ async fn listing(store: &dyn TaskStore) {
                 kinds: vec![TaskKind::CpmScan],
                 status: None,
             },
-            10,
-            0,
+            Page {
+                limit: 10,
+                offset: 0,
+            },
         )
         .await
         .unwrap();
@@ -429,8 +512,10 @@ async fn listing(store: &dyn TaskStore) {
                 kinds: vec![],
                 status: Some(TaskStatus::Running),
             },
-            10,
-            0,
+            Page {
+                limit: 10,
+                offset: 0,
+            },
         )
         .await
         .unwrap();
@@ -439,7 +524,14 @@ async fn listing(store: &dyn TaskStore) {
         vec![ids[0]]
     );
     let none = store
-        .list(&unique("nobody"), &TaskFilter::default(), 10, 0)
+        .list(
+            &unique("nobody"),
+            &TaskFilter::default(),
+            Page {
+                limit: 10,
+                offset: 0,
+            },
+        )
         .await
         .unwrap();
     assert_eq!((none.total, none.tasks.len()), (0, 0));
@@ -475,9 +567,11 @@ async fn statuses(store: &dyn TaskStore) {
     store
         .finish(
             ids[120],
-            1,
-            Outcome::Success(json!({"rows": [1, 2]})),
-            now(),
+            Finished {
+                attempt: 1,
+                outcome: Outcome::Success(json!({"rows": [1, 2]})),
+                at: now(),
+            },
         )
         .await
         .unwrap()
@@ -526,7 +620,14 @@ async fn claims_and_finishing(store: &dyn TaskStore) {
     assert_eq!(c2.attempts, 2);
     assert_eq!(
         store
-            .finish(t.id, 1, Outcome::Success(json!({"stale": true})), now())
+            .finish(
+                t.id,
+                Finished {
+                    attempt: 1,
+                    outcome: Outcome::Success(json!({"stale": true})),
+                    at: now()
+                }
+            )
             .await
             .unwrap(),
         None
@@ -534,9 +635,11 @@ async fn claims_and_finishing(store: &dyn TaskStore) {
     let done = store
         .finish(
             t.id,
-            2,
-            Outcome::Success(json!({"Total Trades": 3, "Each Return": [1.5, -0.25]})),
-            now(),
+            Finished {
+                attempt: 2,
+                outcome: Outcome::Success(json!({"Total Trades": 3, "Each Return": [1.5, -0.25]})),
+                at: now(),
+            },
         )
         .await
         .unwrap()
@@ -557,7 +660,14 @@ async fn claims_and_finishing(store: &dyn TaskStore) {
     );
     assert_eq!(
         store
-            .finish(t.id, 2, Outcome::Failed("again".into()), now())
+            .finish(
+                t.id,
+                Finished {
+                    attempt: 2,
+                    outcome: Outcome::Failed("again".into()),
+                    at: now()
+                }
+            )
             .await
             .unwrap(),
         None,
@@ -605,9 +715,11 @@ async fn release_and_failure(store: &dyn TaskStore) {
     let failed = store
         .finish(
             t.id,
-            2,
-            Outcome::Failed("symbol 'XYZ' not found".into()),
-            now(),
+            Finished {
+                attempt: 2,
+                outcome: Outcome::Failed("symbol 'XYZ' not found".into()),
+                at: now(),
+            },
         )
         .await
         .unwrap()
@@ -671,7 +783,14 @@ async fn unfinished(store: &dyn TaskStore) {
         panic!()
     };
     store
-        .finish(done.id, c.attempts, Outcome::Success(json!(1)), now())
+        .finish(
+            done.id,
+            Finished {
+                attempt: c.attempts,
+                outcome: Outcome::Success(json!(1)),
+                at: now(),
+            },
+        )
         .await
         .unwrap();
     let ids: Vec<_> = store

@@ -58,7 +58,7 @@ pub async fn run_all(store: Arc<dyn UsageStore>) {
     for w in writers {
         w.await.unwrap();
     }
-    let days = store.days(&a, d(1), d(3)).await.unwrap();
+    let days = store.days(&a, d(1)..=d(3)).await.unwrap();
     assert_eq!(days.iter().map(|x| x.day).collect::<Vec<_>>(), [d(1), d(2)]);
     assert_eq!(days[0].counters["requests:backtest"], 5);
     assert_eq!(days[0].counters["requests:data"], 2);
@@ -68,16 +68,16 @@ pub async fn run_all(store: Arc<dyn UsageStore>) {
     assert_eq!(days[1].counters["rows:data"], 490);
     assert_eq!(days[1].counters["bytes:data"], 12_000_000_000);
     // The range is inclusive and per account.
-    let later = store.days(&a, d(4), d(30)).await.unwrap();
+    let later = store.days(&a, d(4)..=d(30)).await.unwrap();
     assert_eq!(later.len(), 1);
     assert_eq!(later[0].counters["requests:analytics"], 1);
-    let other = store.days(&b, d(1), d(30)).await.unwrap();
+    let other = store.days(&b, d(1)..=d(30)).await.unwrap();
     assert_eq!(other.len(), 1);
     assert_eq!(other[0].counters.len(), 1);
     assert_eq!(other[0].counters["requests:backtest"], 7);
     assert!(
         store
-            .days(&unique("nobody"), d(1), d(30))
+            .days(&unique("nobody"), d(1)..=d(30))
             .await
             .unwrap()
             .is_empty()

@@ -8,10 +8,10 @@ use crate::error::{ApiError, Reply};
 use crate::extract::{Params, Query, json_body, json_value};
 use crate::openapi::SubmitResponse;
 use crate::state::{AppState, Shared};
+use crate::submit::Submission;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use platform::tasks::TaskKind;
 use platform::worker::Progress;
@@ -100,20 +100,19 @@ pub(crate) async fn query(raw: Params) -> Result<PatternParams, ApiError> {
 }
 
 /// Checks the request as the worker will, then stores and queues it.
-async fn start(t: Tenant, headers: &HeaderMap, bytes: &Bytes, mode: Mode) -> Reply {
+async fn start(t: Tenant, sent: Submission, mode: Mode) -> Reply {
     let Tenant { state, caller } = t;
-    let key = crate::submit::idempotency_key(headers)?;
-    let sent: Value = json_body(bytes)?;
     let params: CpmParams = match mode {
-        Mode::Scan => json_value(sent.clone())?,
-        Mode::Backtest => json_value::<PatternParams>(sent.clone())?.into(),
+        Mode::Scan => json_value(sent.body.clone())?,
+        Mode::Backtest => json_value::<PatternParams>(sent.body.clone())?.into(),
     };
     let prepared = cpm::prepare(state.market.as_ref(), &params, mode).await?;
     let (kind, what) = match mode {
         Mode::Scan => (TaskKind::CpmScan, "Pattern scan"),
         Mode::Backtest => (TaskKind::CpmBacktest, "Pattern backtest"),
     };
-    let submitted = crate::submit::submit(&state, &caller, kind, sent, key.as_deref()).await?;
+    let params = sent.body.clone();
+    let submitted = sent.submit(&state, &caller, kind, params).await?;
     let mut message = format!("{what} submitted; poll /cpm/status/{{task_id}}");
     for w in &prepared.query.warnings {
         message.push_str(&format!(" (warning: {w})"));
@@ -133,8 +132,8 @@ macro_rules! submitted_task {
                         ("report" = (operation_id = "cpm_report", parameters(("task_id" = "$response.body#/task_id")))))),
                 crate::openapi::AnalyticsSubmitRefusals,
                 AnalyticsErrors))]
-        pub(crate) async fn $name(t: Tenant, headers: HeaderMap, bytes: Bytes) -> Reply {
-            start(t, &headers, &bytes, $mode).await
+        pub(crate) async fn $name(t: Tenant, sent: Submission) -> Reply {
+            start(t, sent, $mode).await
         }
     };
 }

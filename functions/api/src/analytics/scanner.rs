@@ -6,14 +6,13 @@ use super::{AnalyticsErrors, Standard};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::error::Reply;
+use crate::extract::json_value;
 use crate::extract::{Params, Query};
-use crate::extract::{json_body, json_value};
 use crate::openapi::SubmitResponse;
 use crate::state::Shared;
+use crate::submit::Submission;
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
 use platform::tasks::TaskKind;
 use services::analytics::scanner::answers::{ScannerDayAnswer, ScannerSingleAnswer, SignalList};
 use services::analytics::scanner::backtest::requests::ScannerBacktestParams;
@@ -74,22 +73,14 @@ pub(crate) async fn latest_day_all(
         AnalyticsErrors))]
 pub(crate) async fn scanner_backtest_start(
     Tenant { state, caller }: Tenant,
-    headers: HeaderMap,
-    bytes: Bytes,
+    sent: Submission,
 ) -> Reply {
-    let key = crate::submit::idempotency_key(&headers)?;
-    let sent: serde_json::Value = json_body(&bytes)?;
-    let params: ScannerBacktestParams = json_value(sent.clone())?;
+    let sent_params = sent.body.clone();
+    let params: ScannerBacktestParams = json_value(sent_params.clone())?;
     let q = params.validate()?;
     scanner::backtest::sessions(state.market.as_ref(), &q).await?;
-    let submitted = crate::submit::submit(
-        &state,
-        &caller,
-        TaskKind::ScannerBacktest,
-        sent,
-        key.as_deref(),
-    )
-    .await?;
+    let kind = TaskKind::ScannerBacktest;
+    let submitted = sent.submit(&state, &caller, kind, sent_params).await?;
     Ok(crate::submit::accepted(
         &submitted,
         "Scanner backtest submitted; poll /smart-scanner-backtest/status/{task_id}".into(),

@@ -26,11 +26,8 @@ fn text<'a>(params: &'a Value, key: &str) -> &'a str {
 #[utoipa::path(get, path = "/cpm/report/{task_id}", tag = "analytics", params(("task_id" = String, Path, description = "A pattern-match task of the caller (scan or backtest)")),
     responses((status = 200, description = "The report page (a task not finished shows its status and reloads every 2 s)", content_type = "text/html", body = String),
         crate::analytics::AnalyticsErrors))]
-pub(crate) async fn cpm_report(
-    Tenant { state, caller }: Tenant,
-    Path(task_id): Path<String>,
-) -> Reply {
-    let task = owned_task(&state, &caller, &task_id, &CPM_KINDS).await?;
+pub(crate) async fn cpm_report(t: Tenant, Path(task_id): Path<String>) -> Reply {
+    let task = owned_task(&t.state, &t.caller, &task_id, &CPM_KINDS).await?;
     let mode = match task.kind {
         TaskKind::CpmScan => Mode::Scan,
         _ => Mode::Backtest,
@@ -64,7 +61,7 @@ pub(crate) async fn cpm_report(
         tracing::error!(task = %task.id, error = %e, "stored pattern-match parameters");
         ApiError::internal()
     })?;
-    cpm_page(&state, &name, &heading, &params, mode, result).await
+    cpm_page(&t.state, &name, &heading, &params, mode, result).await
 }
 
 /// The page of a pattern-match answer (a task's or the view's).
@@ -118,11 +115,8 @@ pub(crate) async fn cpm_page(
 #[utoipa::path(get, path = "/smart-scanner-backtest/report/{task_id}", tag = "analytics", params(("task_id" = String, Path, description = "A scanner backtest task of the caller")),
     responses((status = 200, description = "The report page (a task not finished shows its status and reloads every 2 s)", content_type = "text/html", body = String),
         crate::analytics::AnalyticsErrors))]
-pub(crate) async fn scanner_report(
-    Tenant { state, caller }: Tenant,
-    Path(task_id): Path<String>,
-) -> Reply {
-    let task = owned_task(&state, &caller, &task_id, &[TaskKind::ScannerBacktest]).await?;
+pub(crate) async fn scanner_report(t: Tenant, Path(task_id): Path<String>) -> Reply {
+    let task = owned_task(&t.state, &t.caller, &task_id, &[TaskKind::ScannerBacktest]).await?;
     let name = match text(&task.params, "name").trim() {
         "" => "Scanner backtest".to_string(),
         n => n.to_string(),
@@ -144,7 +138,7 @@ pub(crate) async fn scanner_report(
         .and_then(|p| p.validate().ok())
         .map(|q| q.capital);
     let prices =
-        services::analytics::scanner::backtest::chart::chart(state.market.as_ref(), &result)
+        services::analytics::scanner::backtest::chart::chart(t.state.market.as_ref(), &result)
             .await?;
     Ok(chart_page(
         &name,

@@ -31,9 +31,10 @@ use utoipa::IntoParams;
 pub(crate) async fn seasonality_view(
     State(state): Shared,
     Query(years): Query<Years>,
-    Query(_holiday): Query<Holiday>,
-    Query(_shift): Query<Shift>,
-    Query(_curve): Query<Curve>,
+    // Checked here as `GET /seasonality` will check them for the page.
+    _: Query<Holiday>,
+    _: Query<Shift>,
+    _: Query<Curve>,
 ) -> Reply {
     Study::load(&*state.market, &years).await?;
     let ticker = years.ticker.trim().to_uppercase();

@@ -4,17 +4,16 @@
 use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
 use crate::error::Reply;
-use crate::extract::{Params, json_body};
+use crate::extract::Params;
 use crate::state::AppState;
+use crate::submit::Submission;
 use crate::tasks::{TaskList, owned_task};
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::Path;
 use axum::http::header;
 use axum::response::IntoResponse;
 use platform::marketdata::columns;
-use platform::tasks::{TaskFilter, TaskKind};
-use serde_json::Value;
+use platform::tasks::{Page, TaskFilter, TaskKind};
 use services::backtest::batch::{self, BatchRow, BatchStatus};
 use services::backtest::batch_files;
 
@@ -29,24 +28,14 @@ use services::backtest::batch_files;
         (status = 400, description = "An invalid strategy (its index and field named), a bad grid, or more strategies than the plan allows", body = crate::openapi::ErrorDetail),
         crate::openapi::BacktestAccess,
         crate::openapi::BacktestSubmitRefusals))]
-pub(crate) async fn submit_batch(
-    Tenant { state, caller }: Tenant,
-    headers: axum::http::HeaderMap,
-    body: Bytes,
-) -> Reply {
-    let key = crate::submit::idempotency_key(&headers)?;
-    let body: Value = json_body(&body)?;
-    let params = batch::submission(state.market.as_ref(), body, caller.0.plan.max_batch).await?;
+pub(crate) async fn submit_batch(Tenant { state, caller }: Tenant, sent: Submission) -> Reply {
+    let market = state.market.as_ref();
+    let params = batch::submission(market, sent.body.clone(), caller.0.plan.max_batch).await?;
     let total = params.total;
-    let submitted = crate::submit::submit(
-        &state,
-        &caller,
-        TaskKind::BatchBacktest,
-        serde_json::to_value(params)
-            .map_err(|e| ApiError::from(platform::PortError::internal(e)))?,
-        key.as_deref(),
-    )
-    .await?;
+    let params = serde_json::to_value(params)
+        .map_err(|e| ApiError::from(platform::PortError::internal(e)))?;
+    let kind = TaskKind::BatchBacktest;
+    let submitted = sent.submit(&state, &caller, kind, params).await?;
     Ok(crate::submit::accepted(
         &submitted,
         format!("Batch of {total} strategies submitted; poll /backtest/batch/{{task_id}}"),
@@ -65,10 +54,10 @@ async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchSt
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_status(
-    Tenant { state, caller }: Tenant,
+    t: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<BatchStatus>, ApiError> {
-    Ok(Json(standing(&state, &caller, &id).await?))
+    Ok(Json(standing(&t.state, &t.caller, &id).await?))
 }
 
 /// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|json`: the
@@ -138,7 +127,7 @@ pub(crate) async fn batch_results(
         (status = 400, description = "Bad paging", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batches(
-    Tenant { state, caller }: Tenant,
+    t: Tenant,
     params: Params,
 ) -> Result<Json<TaskList<BatchStatus>>, ApiError> {
     let limit = params.int_in("limit", 20, 1, 200)? as u32;
@@ -147,13 +136,14 @@ pub(crate) async fn batches(
         kinds: vec![TaskKind::BatchBacktest],
         status: None,
     };
-    let page = state
+    let page = t
+        .state
         .tasks
-        .list(&caller.0.email, &filter, limit, offset)
+        .list(&t.caller.0.email, &filter, Page { limit, offset })
         .await?;
     let mut out = Vec::with_capacity(page.tasks.len());
-    for t in &page.tasks {
-        let mut s = batch::status(state.tasks.as_ref(), t).await?;
+    for task in &page.tasks {
+        let mut s = batch::status(t.state.tasks.as_ref(), task).await?;
         s.rows = None;
         out.push(s);
     }

@@ -15,12 +15,10 @@ use serde_json::json;
 #[utoipa::path(get, path = "/backtest/report/{task_id}", tag = "backtest", params(("task_id" = String, Path, description = "A backtest task of the caller")),
     responses((status = 200, description = "The report page (a task not finished shows its status and reloads every 2 s)", content_type = "text/html", body = String),
         (status = 404, description = "No such task of the caller", body = crate::openapi::ErrorDetail)))]
-pub(crate) async fn backtest_report(
-    Tenant { state, caller }: Tenant,
-    Path(task_id): Path<String>,
-) -> Reply {
+pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> Reply {
     let task =
-        crate::tasks::owned_task(&state, &caller, &task_id, &[TaskKind::StrategyBacktest]).await?;
+        crate::tasks::owned_task(&t.state, &t.caller, &task_id, &[TaskKind::StrategyBacktest])
+            .await?;
     let text = |k: &str| task.params.get(k).and_then(|v| v.as_str()).unwrap_or("");
     let name = match text("name") {
         "" => format!("{} backtest", text("symbol")),
@@ -30,7 +28,7 @@ pub(crate) async fn backtest_report(
     if let Some(page) = waiting {
         return Ok(page);
     }
-    let chart = services::backtest::chart::chart(state.market.as_ref(), &task.params).await?;
+    let chart = services::backtest::chart::chart(t.state.market.as_ref(), &task.params).await?;
     Ok(chart_page(
         &name,
         &format!(
@@ -53,13 +51,11 @@ pub(crate) async fn backtest_report(
     params(("batch_id" = String, Path, description = "A batch of the caller")),
     responses((status = 200, description = "The report page (a batch not finished shows its progress and reloads every 2 s)", content_type = "text/html", body = String),
         (status = 404, description = "No such batch of the caller", body = crate::openapi::ErrorDetail)))]
-pub(crate) async fn batch_report(
-    Tenant { state, caller }: Tenant,
-    Path(batch_id): Path<String>,
-) -> Reply {
+pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Reply {
     let record =
-        crate::tasks::owned_task(&state, &caller, &batch_id, &[TaskKind::BatchBacktest]).await?;
-    let s = services::backtest::batch::status(state.tasks.as_ref(), &record).await?;
+        crate::tasks::owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest])
+            .await?;
+    let s = services::backtest::batch::status(t.state.tasks.as_ref(), &record).await?;
     let name = match s.name.as_str() {
         "" => "Batch".to_string(),
         n => n.to_string(),

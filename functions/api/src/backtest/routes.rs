@@ -8,6 +8,7 @@ use crate::extract::{Params, json_body};
 use crate::openapi::MetadataByCode;
 use crate::state::AppState;
 use crate::state::Shared;
+use crate::submit::Submission;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -53,26 +54,14 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
         crate::openapi::BacktestSubmitRefusals,
         crate::openapi::BacktestAccess,
         (status = 503, description = "The task store is unavailable; nothing was queued", body = crate::openapi::ErrorDetail)))]
-pub(crate) async fn start_backtest(
-    Tenant { state, caller }: Tenant,
-    headers: axum::http::HeaderMap,
-    body: Bytes,
-) -> Reply {
-    let key = crate::submit::idempotency_key(&headers)?;
-    let body: Value = json_body(&body)?;
-    let prepared = prepare(state.market.as_ref(), &body).await?;
+pub(crate) async fn start_backtest(Tenant { state, caller }: Tenant, sent: Submission) -> Reply {
+    let prepared = prepare(state.market.as_ref(), &sent.body).await?;
     let mut params = prepared.parsed.user_supplied.clone();
     if let Some(rows) = &prepared.params().csv {
         params["csv_data"] = services::backtest::csv::csv_rows_json(rows);
     }
-    let submitted = crate::submit::submit(
-        &state,
-        &caller,
-        TaskKind::StrategyBacktest,
-        params,
-        key.as_deref(),
-    )
-    .await?;
+    let kind = TaskKind::StrategyBacktest;
+    let submitted = sent.submit(&state, &caller, kind, params).await?;
     Ok(crate::submit::accepted(
         &submitted,
         "Backtest task submitted; poll /backtest/status/{task_id}".into(),

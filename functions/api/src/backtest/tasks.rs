@@ -118,10 +118,10 @@ fn backtest_record(t: &Task) -> TaskRecord {
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign task", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_status(
-    Tenant { state, caller }: Tenant,
+    t: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<TaskRecord>, ApiError> {
-    let t = owned_task(&state, &caller, &id, &[TaskKind::StrategyBacktest]).await?;
+    let t = owned_task(&t.state, &t.caller, &id, &[TaskKind::StrategyBacktest]).await?;
     Ok(Json(backtest_record(&t)))
 }
 
@@ -132,12 +132,12 @@ pub(crate) async fn backtest_status(
         (status = 400, description = "Bad paging or status", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_tasks(
-    Tenant { state, caller }: Tenant,
+    t: Tenant,
     params: Params,
 ) -> Result<Json<TaskList<TaskSummary>>, ApiError> {
     list_page(
-        &state,
-        &caller,
+        &t.state,
+        &t.caller,
         &params,
         vec![TaskKind::StrategyBacktest],
         |t| TaskSummary {

@@ -48,6 +48,11 @@ pub fn to_parquet(batch: &RecordBatch) -> Result<Bytes, PortError> {
         .set_compression(Compression::SNAPPY)
         .set_created_by("marketlab".into())
         .build();
+    to_parquet_with(batch, props)
+}
+
+/// Serialises one batch as a Parquet file written with `props`.
+pub fn to_parquet_with(batch: &RecordBatch, props: WriterProperties) -> Result<Bytes, PortError> {
     let mut buf = Vec::new();
     let mut writer =
         ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).map_err(PortError::internal)?;

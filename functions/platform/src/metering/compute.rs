@@ -2,6 +2,7 @@
 //! settlements after each attempt (see the module above).
 
 use super::{Metering, OverLimit, month_bounds};
+use crate::quota::Reservation;
 use chrono::{DateTime, Datelike, NaiveDate, TimeDelta, Utc};
 
 impl Metering {
@@ -24,7 +25,15 @@ impl Metering {
             let start = self.month_compute_ms(account, today).await;
             match self
                 .quotas
-                .reserve(&key, ms, limit, start, compute_expiry(today))
+                .reserve(
+                    &key,
+                    Reservation {
+                        n: ms,
+                        limit,
+                        start,
+                        expires_s: compute_expiry(today),
+                    },
+                )
                 .await
             {
                 Ok(true) => return Ok(()),

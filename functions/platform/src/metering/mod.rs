@@ -17,7 +17,7 @@ pub use compute::Reserved;
 
 use crate::PortError;
 use crate::accounts::{AccountStore, Service};
-use crate::quota::{PlanLimits, QuotaStore, default_limits};
+use crate::quota::{Hold, PlanLimits, QuotaStore, default_limits};
 use crate::usage::{Meter, UsageDay, UsageStore};
 use chrono::{DateTime, Datelike, NaiveDate, TimeDelta, Utc};
 use std::collections::HashMap;
@@ -294,7 +294,7 @@ impl Metering {
             Some(n) => n,
             None => {
                 let (first, last) = month_bounds(today);
-                let n = match self.usage.days(account, first, last).await {
+                let n = match self.usage.days(account, first..=last).await {
                     Ok(days) => compute_ms(&days),
                     Err(e) => {
                         tracing::warn!(error = %e, "usage unreadable; compute quota not checked");
@@ -344,10 +344,12 @@ impl Metering {
         self.quotas
             .hold(
                 &format!("slots#{owner}"),
-                &task.to_string(),
                 limit,
-                now,
-                now + lease.num_milliseconds(),
+                Hold {
+                    holder: &task.to_string(),
+                    now_ms: now,
+                    until_ms: now + lease.num_milliseconds(),
+                },
             )
             .await
     }
@@ -386,7 +388,7 @@ impl Metering {
     /// The account's days of usage in `day`'s month.
     pub async fn month(&self, account: &str, day: NaiveDate) -> Result<Vec<UsageDay>, PortError> {
         let (first, last) = month_bounds(day);
-        self.usage.days(account, first, last).await
+        self.usage.days(account, first..=last).await
     }
 }
 

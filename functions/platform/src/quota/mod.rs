@@ -5,7 +5,7 @@
 //! database) sees the same counters: a store grants or refuses atomically,
 //! so two instances never both take the last unit of a limit.
 
-use crate::PortError;
+use crate::{PortError, PortResult};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +46,25 @@ pub fn default_limits(plan: &str) -> PlanLimits {
     }
 }
 
+/// `n` more on a counter below `limit`; an absent counter starts at `start`
+/// and may be forgotten after `expires_s` (epoch seconds).
+#[derive(Debug, Clone, Copy)]
+pub struct Reservation {
+    pub n: u64,
+    pub limit: u64,
+    pub start: u64,
+    pub expires_s: i64,
+}
+
+/// One holder's claim on a slot, at `now_ms` until `until_ms` (epoch
+/// milliseconds).
+#[derive(Debug, Clone, Copy)]
+pub struct Hold<'a> {
+    pub holder: &'a str,
+    pub now_ms: i64,
+    pub until_ms: i64,
+}
+
 #[async_trait]
 pub trait QuotaStore: Send + Sync {
     /// Adds up to `n` to counter `key` while it stays at most `limit`, and
@@ -54,18 +73,11 @@ pub trait QuotaStore: Send + Sync {
     /// window, so an old window never limits a new one.
     async fn take(&self, key: &str, n: u32, limit: u64, expires_s: i64) -> Result<u32, PortError>;
 
-    /// Holds one of `limit` slots of `key` for `holder` until `until_ms`
-    /// (epoch milliseconds); a hold past its time frees its slot, so a
-    /// crashed worker's slot comes back. Holding again extends the hold.
-    /// False when every slot is held by others.
-    async fn hold(
-        &self,
-        key: &str,
-        holder: &str,
-        limit: u32,
-        now_ms: i64,
-        until_ms: i64,
-    ) -> Result<bool, PortError>;
+    /// Holds one of `limit` slots of `key` for the hold's holder until its
+    /// end; a hold past its time frees its slot, so a crashed worker's slot
+    /// comes back. Holding again extends the hold. False when every slot is
+    /// held by others.
+    async fn hold(&self, key: &str, limit: u32, hold: Hold<'_>) -> PortResult<bool>;
 
     /// Frees `holder`'s slot of `key` (nothing when it holds none).
     async fn release(&self, key: &str, holder: &str) -> Result<(), PortError>;
@@ -81,14 +93,7 @@ pub trait QuotaStore: Send + Sync {
     /// starting at `start`; false, adding nothing, when it is not below.
     /// Concurrent reservations are decided one at a time, so a counter passes
     /// its limit by at most one reservation.
-    async fn reserve(
-        &self,
-        key: &str,
-        n: u64,
-        limit: u64,
-        start: u64,
-        expires_s: i64,
-    ) -> Result<bool, PortError>;
+    async fn reserve(&self, key: &str, r: Reservation) -> PortResult<bool>;
 
     /// Adds `delta` (negative to give back) to counter `key`, an absent one
     /// starting at 0.

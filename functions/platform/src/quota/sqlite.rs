@@ -1,9 +1,9 @@
 //! Limit counters and slot holds in the embedded database. Each call is one
 //! immediate transaction, so processes sharing the file share the limits.
 
-use super::{PlanLimits, QuotaStore};
-use crate::PortError;
+use super::{Hold, PlanLimits, QuotaStore, Reservation};
 use crate::sqlite::Database;
+use crate::{PortError, PortResult};
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
@@ -60,14 +60,8 @@ impl QuotaStore for SqliteQuotaStore {
             .await
     }
 
-    async fn hold(
-        &self,
-        key: &str,
-        holder: &str,
-        limit: u32,
-        now_ms: i64,
-        until_ms: i64,
-    ) -> Result<bool, PortError> {
+    async fn hold(&self, key: &str, limit: u32, hold: Hold<'_>) -> PortResult<bool> {
+        let (holder, now_ms, until_ms) = (hold.holder, hold.now_ms, hold.until_ms);
         let (key, holder) = (key.to_string(), holder.to_string());
         self.db
             .run(move |c| {
@@ -111,14 +105,8 @@ impl QuotaStore for SqliteQuotaStore {
             .await
     }
 
-    async fn reserve(
-        &self,
-        key: &str,
-        n: u64,
-        limit: u64,
-        start: u64,
-        expires_s: i64,
-    ) -> Result<bool, PortError> {
+    async fn reserve(&self, key: &str, r: Reservation) -> PortResult<bool> {
+        let (n, limit, start, expires_s) = (r.n, r.limit, r.start, r.expires_s);
         let key = key.to_string();
         let (n, limit, start) = (n as i64, limit as i64, start as i64);
         self.db

@@ -15,7 +15,6 @@ use arrow_schema::{DataType, Field};
 use bytes::Bytes;
 use engine::scanner::stats::{ExitReason, Figures};
 use engine::scanner::{Direction, Horizon};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use std::sync::Arc;
@@ -85,6 +84,46 @@ pub(super) fn figure_values(f: &Figures) -> [f64; 12] {
     ]
 }
 
+/// A reading's columns, close to optix, as day files and history months
+/// both store them.
+pub(super) fn reading_columns(readings: &[&Reading]) -> Vec<(Field, ArrayRef)> {
+    let x = |f: &dyn Fn(&Reading) -> f64| {
+        Arc::new(Float64Array::from_iter_values(
+            readings.iter().map(|r| f(r)),
+        )) as ArrayRef
+    };
+    let opt = |f: &dyn Fn(&Reading) -> Option<f64>| {
+        Arc::new(Float64Array::from_iter(readings.iter().map(|r| f(r)))) as ArrayRef
+    };
+    let number = |n: &str| Field::new(n, DataType::Float64, false);
+    let hold = readings.iter().map(|r| r.time_in_market as i32);
+    let trades = readings.iter().map(|r| r.figures.trade_number as i64);
+    let mut columns = vec![
+        (number("close"), x(&|r| r.close)),
+        (number("profit_target"), x(&|r| r.profit_target)),
+        (number("stop_loss"), x(&|r| r.stop_loss)),
+        (
+            Field::new("time_in_market", DataType::Int32, false),
+            Arc::new(Int32Array::from_iter_values(hold)) as ArrayRef,
+        ),
+        (
+            Field::new("trade_number", DataType::Int64, false),
+            Arc::new(Int64Array::from_iter_values(trades)) as ArrayRef,
+        ),
+    ];
+    for (k, name) in FIGURES.iter().enumerate() {
+        columns.push((number(name), x(&|r| figure_values(&r.figures)[k])));
+    }
+    for (name, col) in [
+        ("trend_score", opt(&|r| r.trend_score)),
+        ("rel_trend_score", opt(&|r| r.rel_trend_score)),
+        ("optix", opt(&|r| r.optix)),
+    ] {
+        columns.push((Field::new(name, DataType::Float64, true), col));
+    }
+    columns
+}
+
 fn list_field(name: &str, item: DataType) -> Field {
     Field::new(name, DataType::new_list(item, true), false)
 }
@@ -112,13 +151,7 @@ pub fn to_bytes(day: &ScanDay) -> Result<Bytes, PortError> {
         .set_max_row_group_row_count(Some(ROW_GROUP))
         .set_data_page_size_limit(PAGE_BYTES)
         .build();
-    let batch = to_batch(day);
-    let mut buf = Vec::new();
-    let mut writer =
-        ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).map_err(PortError::internal)?;
-    writer.write(&batch).map_err(PortError::internal)?;
-    writer.close().map_err(PortError::internal)?;
-    Ok(Bytes::from(buf))
+    crate::marketdata::codec::to_parquet_with(&to_batch(day), props)
 }
 
 /// A whole day, trades included (what was written).
@@ -183,24 +216,12 @@ fn to_batch(day: &ScanDay) -> RecordBatch {
     let s = |f: &dyn Fn(&ScanRow) -> &str| {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f))) as ArrayRef
     };
-    let x = |f: &dyn Fn(&ScanRow) -> f64| {
-        Arc::new(Float64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
-    };
-    let opt = |f: &dyn Fn(&ScanRow) -> Option<f64>| {
-        Arc::new(Float64Array::from_iter(rows.iter().map(f))) as ArrayRef
-    };
-    let f64_field = |n: &str| Field::new(n, DataType::Float64, false);
     let mut fields = vec![
         Field::new("date", DataType::Date32, false),
         Field::new("symbol", DataType::Utf8, false),
         Field::new("signal", DataType::Utf8, false),
         Field::new("category", DataType::Utf8, false),
         Field::new("direction", DataType::Utf8, false),
-        f64_field("close"),
-        f64_field("profit_target"),
-        f64_field("stop_loss"),
-        Field::new("time_in_market", DataType::Int32, false),
-        Field::new("trade_number", DataType::Int64, false),
     ];
     let days = date_to_days(day.date);
     let mut cols: Vec<ArrayRef> = vec![
@@ -209,26 +230,10 @@ fn to_batch(day: &ScanDay) -> RecordBatch {
         s(&|r| &r.signal),
         s(&|r| r.horizon.name()),
         s(&|r| r.direction.as_str()),
-        x(&|r| r.close),
-        x(&|r| r.profit_target),
-        x(&|r| r.stop_loss),
-        Arc::new(Int32Array::from_iter_values(
-            rows.iter().map(|r| r.time_in_market as i32),
-        )),
-        Arc::new(Int64Array::from_iter_values(
-            rows.iter().map(|r| r.figures.trade_number as i64),
-        )),
     ];
-    for (k, name) in FIGURES.iter().enumerate() {
-        fields.push(f64_field(name));
-        cols.push(x(&|r| figure_values(&r.figures)[k]));
-    }
-    for (name, col) in [
-        ("trend_score", opt(&|r| r.trend_score)),
-        ("rel_trend_score", opt(&|r| r.rel_trend_score)),
-        ("optix", opt(&|r| r.optix)),
-    ] {
-        fields.push(Field::new(name, DataType::Float64, true));
+    let readings: Vec<&Reading> = rows.iter().map(|r| &r.reading).collect();
+    for (field, col) in reading_columns(&readings) {
+        fields.push(field);
         cols.push(col);
     }
     fields.push(Field::new("market", DataType::Utf8, false));

@@ -9,14 +9,13 @@ use crate::marketdata::codec::{date_to_days, days_to_date};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Float64Type, Int32Type};
 use arrow_array::{
-    Array, ArrayRef, Date32Array, DictionaryArray, Float64Array, Int32Array, Int64Array,
-    RecordBatch, StringArray,
+    Array, ArrayRef, Date32Array, DictionaryArray, Float64Array, Int32Array, RecordBatch,
+    StringArray,
 };
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use chrono::NaiveDate;
 use engine::scanner::{Direction, SIGNALS};
-use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
@@ -51,24 +50,12 @@ pub fn to_bytes(month: &HistoryMonth) -> Result<Bytes, PortError> {
             "scanner history: an item outside its month's sessions, symbols or signals",
         ));
     }
-    let x = |f: &dyn Fn(&HistoryItem) -> f64| {
-        Arc::new(Float64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
-    };
-    let opt = |f: &dyn Fn(&HistoryItem) -> Option<f64>| {
-        Arc::new(Float64Array::from_iter(rows.iter().map(f))) as ArrayRef
-    };
     let text = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
-    let f64_field = |n: &str| Field::new(n, DataType::Float64, false);
     let mut fields = vec![
         Field::new("date", DataType::Date32, false),
         Field::new("symbol", text(), false),
         Field::new("signal", text(), false),
         Field::new("direction", text(), false),
-        f64_field("close"),
-        f64_field("profit_target"),
-        f64_field("stop_loss"),
-        Field::new("time_in_market", DataType::Int32, false),
-        Field::new("trade_number", DataType::Int64, false),
     ];
     let mut cols: Vec<ArrayRef> = vec![
         Arc::new(Date32Array::from_iter_values(
@@ -89,26 +76,10 @@ pub fn to_bytes(month: &HistoryMonth) -> Result<Bytes, PortError> {
                 .collect(),
             vec![Direction::Long.as_str(), Direction::Short.as_str()],
         ),
-        x(&|r| r.close),
-        x(&|r| r.profit_target),
-        x(&|r| r.stop_loss),
-        Arc::new(Int32Array::from_iter_values(
-            rows.iter().map(|r| r.time_in_market as i32),
-        )),
-        Arc::new(Int64Array::from_iter_values(
-            rows.iter().map(|r| r.figures.trade_number as i64),
-        )),
     ];
-    for (k, name) in super::codec::FIGURES.iter().enumerate() {
-        fields.push(f64_field(name));
-        cols.push(x(&|r| super::codec::figure_values(&r.figures)[k]));
-    }
-    for (name, col) in [
-        ("trend_score", opt(&|r| r.trend_score)),
-        ("rel_trend_score", opt(&|r| r.rel_trend_score)),
-        ("optix", opt(&|r| r.optix)),
-    ] {
-        fields.push(Field::new(name, DataType::Float64, true));
+    let readings: Vec<&Reading> = rows.iter().map(|r| &r.reading).collect();
+    for (field, col) in super::codec::reading_columns(&readings) {
+        fields.push(field);
         cols.push(col);
     }
     let batch =
@@ -123,12 +94,7 @@ pub fn to_bytes(month: &HistoryMonth) -> Result<Bytes, PortError> {
             sessions.join(","),
         )]))
         .build();
-    let mut buf = Vec::new();
-    let mut writer =
-        ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).map_err(PortError::internal)?;
-    writer.write(&batch).map_err(PortError::internal)?;
-    writer.close().map_err(PortError::internal)?;
-    Ok(Bytes::from(buf))
+    crate::marketdata::codec::to_parquet_with(&batch, props)
 }
 
 /// A dictionary column's keys and values.

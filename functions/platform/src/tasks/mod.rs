@@ -9,7 +9,7 @@ mod sqlite;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
 
-use crate::PortError;
+use crate::{PortError, PortResult};
 use async_trait::async_trait;
 use chrono::{NaiveDateTime, TimeDelta};
 use serde::{Deserialize, Serialize};
@@ -164,6 +164,21 @@ impl NewTask {
     }
 }
 
+/// How a claimed attempt ended, and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub attempt: u32,
+    pub outcome: Outcome,
+    pub at: NaiveDateTime,
+}
+
+/// A window of a listing: at most `limit` tasks, after the first `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub limit: u32,
+    pub offset: u32,
+}
+
 /// Filters of a task listing; empty `kinds` means every kind.
 #[derive(Debug, Clone, Default)]
 pub struct TaskFilter {
@@ -255,31 +270,14 @@ pub trait TaskStore: Send + Sync {
     }
 
     /// An owner's tasks, newest first.
-    async fn list(
-        &self,
-        owner: &str,
-        filter: &TaskFilter,
-        limit: u32,
-        offset: u32,
-    ) -> Result<TaskPage, PortError>;
+    async fn list(&self, owner: &str, filter: &TaskFilter, page: Page) -> PortResult<TaskPage>;
 
     /// PENDING -> RUNNING, or RUNNING with an expired lease -> RUNNING.
-    async fn claim(
-        &self,
-        id: Uuid,
-        now: NaiveDateTime,
-        lease: TimeDelta,
-    ) -> Result<Claim, PortError>;
+    async fn claim(&self, id: Uuid, now: NaiveDateTime, lease: TimeDelta) -> PortResult<Claim>;
 
-    /// RUNNING (claimed as `attempt`) -> SUCCESS or FAILED. `None` when the task
-    /// is no longer this attempt's to finish.
-    async fn finish(
-        &self,
-        id: Uuid,
-        attempt: u32,
-        outcome: Outcome,
-        now: NaiveDateTime,
-    ) -> Result<Option<Task>, PortError>;
+    /// RUNNING (claimed as the attempt) -> SUCCESS or FAILED. `None` when the
+    /// task is no longer this attempt's to finish.
+    async fn finish(&self, id: Uuid, done: Finished) -> PortResult<Option<Task>>;
 
     /// RUNNING (claimed as `attempt`) -> PENDING, for a retry. False when the
     /// task is no longer this attempt's.

@@ -2,11 +2,11 @@
 //! the same shape as the DynamoDB adapter's condition expressions.
 
 use super::{
-    Claim, Created, IDEMPOTENCY_WINDOW, NewTask, Outcome, Task, TaskFilter, TaskPage, TaskStatus,
-    TaskStore,
+    Claim, Created, Finished, IDEMPOTENCY_WINDOW, NewTask, Outcome, Page, Task, TaskFilter,
+    TaskPage, TaskStatus, TaskStore,
 };
-use crate::PortError;
 use crate::sqlite::{Database, TIME_FORMAT};
+use crate::{PortError, PortResult};
 use async_trait::async_trait;
 use chrono::{NaiveDateTime, TimeDelta};
 use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
@@ -183,13 +183,8 @@ impl TaskStore for SqliteTaskStore {
             .collect()
     }
 
-    async fn list(
-        &self,
-        owner: &str,
-        filter: &TaskFilter,
-        limit: u32,
-        offset: u32,
-    ) -> Result<TaskPage, PortError> {
+    async fn list(&self, owner: &str, filter: &TaskFilter, page: Page) -> PortResult<TaskPage> {
+        let Page { limit, offset } = page;
         let (clause, args) = listing_clause(owner, filter);
         let (count_clause, count_args) = listing_clause(owner, filter);
         // A status filter walks the owner's tasks of that status only.
@@ -225,12 +220,7 @@ impl TaskStore for SqliteTaskStore {
             .await
     }
 
-    async fn claim(
-        &self,
-        id: Uuid,
-        now: NaiveDateTime,
-        lease: TimeDelta,
-    ) -> Result<Claim, PortError> {
+    async fn claim(&self, id: Uuid, now: NaiveDateTime, lease: TimeDelta) -> PortResult<Claim> {
         let id = id.to_string();
         let (now_s, until_s) = (fmt_time(now), fmt_time(now + lease));
         self.db
@@ -253,13 +243,8 @@ impl TaskStore for SqliteTaskStore {
             .await
     }
 
-    async fn finish(
-        &self,
-        id: Uuid,
-        attempt: u32,
-        outcome: Outcome,
-        now: NaiveDateTime,
-    ) -> Result<Option<Task>, PortError> {
+    async fn finish(&self, id: Uuid, done: Finished) -> PortResult<Option<Task>> {
+        let (attempt, outcome, now) = (done.attempt, done.outcome, done.at);
         let id = id.to_string();
         let (status, result, error) = match outcome {
             Outcome::Success(v) => ("SUCCESS", Some(v.to_string()), None),

@@ -6,7 +6,7 @@
 //! Requests do not write to the store: they add to a [`Meter`] in memory,
 //! which a background flush empties into the store every few seconds.
 
-use crate::PortError;
+use crate::{PortError, PortResult};
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use std::collections::{BTreeMap, HashMap};
@@ -35,18 +35,16 @@ pub struct UsageDay {
     pub counters: BTreeMap<String, u64>,
 }
 
+/// Days from the first to the last, both included.
+pub type DateSpan = std::ops::RangeInclusive<NaiveDate>;
+
 #[async_trait]
 pub trait UsageStore: Send + Sync {
     /// Adds each count to its counter (created at zero when new).
     async fn add(&self, counts: &[Count]) -> Result<(), PortError>;
 
-    /// The account's days with any usage in `[from, to]`, ascending.
-    async fn days(
-        &self,
-        account: &str,
-        from: NaiveDate,
-        to: NaiveDate,
-    ) -> Result<Vec<UsageDay>, PortError>;
+    /// The account's days with any usage within `span`, ascending.
+    async fn days(&self, account: &str, span: DateSpan) -> PortResult<Vec<UsageDay>>;
 }
 
 /// Counts gathered in memory until the next flush: recording is a map
@@ -142,12 +140,7 @@ mod tests {
             async fn add(&self, _: &[Count]) -> Result<(), PortError> {
                 Err(PortError::unavailable("down"))
             }
-            async fn days(
-                &self,
-                _: &str,
-                _: NaiveDate,
-                _: NaiveDate,
-            ) -> Result<Vec<UsageDay>, PortError> {
+            async fn days(&self, _: &str, _: DateSpan) -> PortResult<Vec<UsageDay>> {
                 Ok(Vec::new())
             }
         }
@@ -162,7 +155,7 @@ mod tests {
         let store = SqliteUsageStore::new(db);
         assert_eq!(m.flush(&store).await.unwrap(), 1);
         assert_eq!(m.flush(&store).await.unwrap(), 0);
-        let days = store.days("a@x", d, d).await.unwrap();
+        let days = store.days("a@x", d..=d).await.unwrap();
         assert_eq!(days[0].counters["requests:backtest"], 3);
     }
 }

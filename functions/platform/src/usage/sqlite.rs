@@ -1,9 +1,9 @@
 //! Usage counters in the embedded database: one row per account, day and
 //! counter, added to with an upsert.
 
-use super::{Count, UsageDay, UsageStore};
-use crate::PortError;
+use super::{Count, DateSpan, UsageDay, UsageStore};
 use crate::sqlite::Database;
+use crate::{PortError, PortResult};
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use rusqlite::params;
@@ -44,12 +44,8 @@ impl UsageStore for SqliteUsageStore {
             .await
     }
 
-    async fn days(
-        &self,
-        account: &str,
-        from: NaiveDate,
-        to: NaiveDate,
-    ) -> Result<Vec<UsageDay>, PortError> {
+    async fn days(&self, account: &str, span: DateSpan) -> PortResult<Vec<UsageDay>> {
+        let (from, to) = (*span.start(), *span.end());
         let account = account.to_string();
         let rows: Vec<(String, String, i64)> = self
             .db

@@ -102,6 +102,7 @@ pub struct DayOfYearRow {
     pub stats: DayStats,
 }
 
+/// One session around the day.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[allow(non_snake_case)]
@@ -112,6 +113,8 @@ pub struct OffsetRow {
     pub stats: MeanPositive,
 }
 
+/// `performance-around-holiday`: each session's average around the
+/// holiday over the years, `shift` sessions either side.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct HolidayData {
@@ -120,15 +123,18 @@ pub struct HolidayData {
     pub data: Vec<OffsetRow>,
 }
 
+/// `performance-around-specific-days`: the same around a calendar day.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct SpecificData {
-    /// MM-DD.
+    /// The calendar day, MM-DD; in a year where it is no session, the first
+    /// session after it.
     pub target_date: String,
     pub shift: i64,
     pub data: Vec<OffsetRow>,
 }
 
+/// One day of the month.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[allow(non_snake_case)]
@@ -139,6 +145,8 @@ pub struct SingleMonthRow {
     pub stats: MeanPositive,
 }
 
+/// `performance-by-day-of-single-month`: one month's days (calendar or
+/// trading) averaged over the years.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct SingleMonthData {
@@ -147,6 +155,7 @@ pub struct SingleMonthData {
     pub data: Vec<SingleMonthRow>,
 }
 
+/// One session of the one-dollar curve.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[allow(non_snake_case)]
@@ -157,6 +166,8 @@ pub struct CurvePoint {
     pub Equity: f64,
 }
 
+/// `one-dollar-curve`: a dollar held over the same trading days of
+/// each year.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct CurveData {
