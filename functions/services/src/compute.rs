@@ -93,52 +93,70 @@ fn reserved_for<T: serde::de::DeserializeOwned>(
     serde_json::from_value(params.clone()).ok().filter(reserved)
 }
 
-/// What a task of `kind` with `params`, created on `today`, reserves.
+/// What a task of `kind` with `params`, created on `today`, reserves: the
+/// estimate its kind registered ([`crate::jobs::KINDS`]).
 pub fn reserved(kind: TaskKind, params: &Value, today: NaiveDate) -> Reserved {
-    let own = |ms| Reserved {
+    crate::jobs::KINDS
+        .iter()
+        .find(|k| k.kind == kind)
+        .map_or_else(Reserved::default, |k| (k.reserved)(params, today))
+}
+
+/// A task that starts no other: its own attempt only.
+fn own(ms: u64) -> Reserved {
+    Reserved {
         own_ms: attempt(ms),
         children_ms: 0,
-    };
-    match kind {
-        TaskKind::StrategyBacktest => own(strategy_us(params, today).div_ceil(1_000)),
-        TaskKind::CpmBacktest => own(0),
-        TaskKind::CpmScan => {
-            own(params.get("universe").map_or(0, universe_size) * MS_PER_SEARCHED_TICKER)
-        }
-        TaskKind::ScannerBacktest => own(sessions(
-            params.get("start_date"),
-            params.get("end_date"),
-            today,
-        ) * MS_PER_SCANNER_SESSION),
-        TaskKind::BatchBacktest => {
-            let Some(p) =
-                reserved_for::<crate::backtest::batch::BatchParams>(params, |p| p.reserved)
-            else {
-                return Reserved::default();
-            };
-            let chunk = crate::backtest::batch::CHUNK;
-            let (full, rest) = (p.total / chunk, p.total % chunk);
-            let mut children = full as u64 * chunk_ms(chunk, p.strategy_us);
-            if rest > 0 {
-                children += chunk_ms(rest, p.strategy_us);
-            }
-            Reserved {
-                own_ms: MIN_ATTEMPT_COMPUTE_MS,
-                children_ms: children,
-            }
-        }
-        TaskKind::BatchChunk => {
-            let Some(p) =
-                reserved_for::<crate::backtest::batch::ChunkParams>(params, |p| p.reserved)
-            else {
-                return Reserved::default();
-            };
-            Reserved {
-                own_ms: chunk_ms(p.varied.len(), p.strategy_us),
-                children_ms: 0,
-            }
-        }
     }
+}
+
+/// A strategy backtest: its engine time over the requested range.
+pub fn strategy_backtest(params: &Value, today: NaiveDate) -> Reserved {
+    own(strategy_us(params, today).div_ceil(1_000))
+}
+
+/// A pattern backtest: one symbol's search, at the floor.
+pub fn cpm_backtest(_: &Value, _: NaiveDate) -> Reserved {
+    own(0)
+}
+
+/// A pattern scan: each ticker of its universe.
+pub fn cpm_scan(params: &Value, _: NaiveDate) -> Reserved {
+    own(params.get("universe").map_or(0, universe_size) * MS_PER_SEARCHED_TICKER)
+}
+
+/// A scanner backtest: each session of its range.
+pub fn scanner_backtest(params: &Value, today: NaiveDate) -> Reserved {
+    let (start, end) = (params.get("start_date"), params.get("end_date"));
+    own(sessions(start, end, today) * MS_PER_SCANNER_SESSION)
+}
+
+/// A batch: its own fan-out at the floor, and every chunk it will create.
+pub fn batch_backtest(params: &Value, _: NaiveDate) -> Reserved {
+    let Some(p) = reserved_for::<crate::backtest::batch::BatchParams>(params, |p| p.reserved)
+    else {
+        return Reserved::default();
+    };
+    let chunk = crate::backtest::batch::CHUNK;
+    let (full, rest) = (p.total / chunk, p.total % chunk);
+    let mut children = full as u64 * chunk_ms(chunk, p.strategy_us);
+    if rest > 0 {
+        children += chunk_ms(rest, p.strategy_us);
+    }
+    Reserved {
+        own_ms: MIN_ATTEMPT_COMPUTE_MS,
+        children_ms: children,
+    }
+}
+
+/// A batch's chunk: its strategies, which its batch reserved (nothing when
+/// the batch reserved nothing).
+pub fn batch_chunk(params: &Value, _: NaiveDate) -> Reserved {
+    let Some(p) = reserved_for::<crate::backtest::batch::ChunkParams>(params, |p| p.reserved)
+    else {
+        return Reserved::default();
+    };
+    own(chunk_ms(p.varied.len(), p.strategy_us))
 }
 
 #[cfg(test)]

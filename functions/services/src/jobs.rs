@@ -1,58 +1,128 @@
-//! The job handlers of a deployment, by task kind. Each service area
-//! registers its handlers here; the worker dispatches on the task's kind.
+//! The task kinds of a deployment: for each, the compute a task reserves
+//! when it is submitted and the job the worker runs it with. Adding a kind
+//! is its `platform::tasks::TaskKind` variant and one entry of [`KINDS`]; a
+//! test checks that every variant has exactly one.
 
 use crate::analytics::cpm::{CpmJob, requests::Mode};
+use crate::compute;
+use chrono::NaiveDate;
 use platform::marketdata::MarketData;
+use platform::metering::Reserved;
 use platform::queue::JobQueue;
 use platform::scanner::ScannerStore;
 use platform::tasks::{TaskKind, TaskStore};
-use platform::worker::JobRegistry;
+use platform::worker::{JobHandler, JobRegistry};
+use serde_json::Value;
 use std::sync::Arc;
 
-/// `tasks` and `queue` let the batch job fan a batch out into chunk tasks.
+/// What the jobs are built from. `tasks` and `queue` let the batch job fan
+/// a batch out into chunk tasks.
+pub struct Deps {
+    pub market: Arc<dyn MarketData>,
+    pub scanner: Arc<dyn ScannerStore>,
+    pub tasks: Arc<dyn TaskStore>,
+    pub queue: Arc<dyn JobQueue>,
+}
+
+/// One task kind: what a task of it with these parameters, created on that
+/// day, reserves, and its job.
+pub struct Kind {
+    pub kind: TaskKind,
+    pub reserved: fn(&Value, NaiveDate) -> Reserved,
+    pub job: fn(&Deps) -> Arc<dyn JobHandler>,
+}
+
+pub const KINDS: [Kind; 6] = [
+    Kind {
+        kind: TaskKind::StrategyBacktest,
+        reserved: compute::strategy_backtest,
+        job: |d| {
+            Arc::new(crate::backtest::BacktestJob {
+                market: d.market.clone(),
+            })
+        },
+    },
+    Kind {
+        kind: TaskKind::CpmBacktest,
+        reserved: compute::cpm_backtest,
+        job: |d| {
+            Arc::new(CpmJob {
+                market: d.market.clone(),
+                mode: Mode::Backtest,
+            })
+        },
+    },
+    Kind {
+        kind: TaskKind::CpmScan,
+        reserved: compute::cpm_scan,
+        job: |d| {
+            Arc::new(CpmJob {
+                market: d.market.clone(),
+                mode: Mode::Scan,
+            })
+        },
+    },
+    Kind {
+        kind: TaskKind::ScannerBacktest,
+        reserved: compute::scanner_backtest,
+        job: |d| {
+            Arc::new(crate::analytics::scanner::backtest::ScannerBacktestJob {
+                market: d.market.clone(),
+                store: d.scanner.clone(),
+            })
+        },
+    },
+    Kind {
+        kind: TaskKind::BatchBacktest,
+        reserved: compute::batch_backtest,
+        job: |d| {
+            Arc::new(crate::backtest::batch::BatchJob {
+                tasks: d.tasks.clone(),
+                queue: d.queue.clone(),
+            })
+        },
+    },
+    Kind {
+        kind: TaskKind::BatchChunk,
+        reserved: compute::batch_chunk,
+        job: |d| {
+            Arc::new(crate::backtest::batch::BatchChunkJob {
+                market: d.market.clone(),
+            })
+        },
+    },
+];
+
+/// Every kind's job over these ports.
 pub fn registry(
     market: Arc<dyn MarketData>,
     scanner: Arc<dyn ScannerStore>,
     tasks: Arc<dyn TaskStore>,
     queue: Arc<dyn JobQueue>,
 ) -> JobRegistry {
+    let deps = Deps {
+        market,
+        scanner,
+        tasks,
+        queue,
+    };
     let mut r = JobRegistry::default();
-    r.register(
-        TaskKind::BatchBacktest,
-        Arc::new(crate::backtest::batch::BatchJob { tasks, queue }),
-    );
-    r.register(
-        TaskKind::BatchChunk,
-        Arc::new(crate::backtest::batch::BatchChunkJob {
-            market: market.clone(),
-        }),
-    );
-    r.register(
-        TaskKind::ScannerBacktest,
-        Arc::new(crate::analytics::scanner::backtest::ScannerBacktestJob {
-            market: market.clone(),
-            store: scanner,
-        }),
-    );
-    r.register(
-        TaskKind::StrategyBacktest,
-        Arc::new(crate::backtest::BacktestJob {
-            market: market.clone(),
-        }),
-    );
-    r.register(
-        TaskKind::CpmScan,
-        Arc::new(CpmJob {
-            market: market.clone(),
-            mode: Mode::Scan,
-        }),
-    );
-    r.register(
-        TaskKind::CpmBacktest,
-        Arc::new(CpmJob {
-            market,
-            mode: Mode::Backtest,
-        }),
-    );
+    for k in &KINDS {
+        r.register(k.kind, (k.job)(&deps));
+    }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_task_kind_is_registered_once() {
+        for kind in TaskKind::ALL {
+            let entries = KINDS.iter().filter(|k| k.kind == kind).count();
+            assert_eq!(entries, 1, "{kind}");
+        }
+        assert_eq!(KINDS.len(), TaskKind::ALL.len());
+    }
 }
