@@ -41,159 +41,53 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     // Slots.
     let now = chrono::Utc::now().timestamp_millis();
     let until = now + 60_000;
+    let at = move |holder, until_ms| Hold {
+        holder,
+        now_ms: now,
+        until_ms,
+    };
     let slots = unique("slots");
+    assert!(store.hold(&slots, 2, at("t1", until)).await.unwrap());
+    assert!(store.hold(&slots, 2, at("t2", until)).await.unwrap());
     assert!(
-        store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t1",
-                    now_ms: now,
-                    until_ms: until
-                }
-            )
-            .await
-            .unwrap()
-    );
-    assert!(
-        store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t2",
-                    now_ms: now,
-                    until_ms: until
-                }
-            )
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t3",
-                    now_ms: now,
-                    until_ms: until
-                }
-            )
-            .await
-            .unwrap(),
+        !store.hold(&slots, 2, at("t3", until)).await.unwrap(),
         "both held"
     );
     assert!(
-        store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t1",
-                    now_ms: now,
-                    until_ms: until + 1
-                }
-            )
-            .await
-            .unwrap(),
+        store.hold(&slots, 2, at("t1", until + 1)).await.unwrap(),
         "a holder holds again (extends)"
     );
     store.release(&slots, "t1").await.unwrap();
     store.release(&slots, "t1").await.unwrap();
     store.release(&unique("slots"), "nobody").await.unwrap();
     assert!(
-        store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t3",
-                    now_ms: now,
-                    until_ms: until
-                }
-            )
-            .await
-            .unwrap(),
+        store.hold(&slots, 2, at("t3", until)).await.unwrap(),
         "released slot"
     );
-    assert!(
-        !store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t4",
-                    now_ms: now,
-                    until_ms: until
-                }
-            )
-            .await
-            .unwrap()
-    );
+    assert!(!store.hold(&slots, 2, at("t4", until)).await.unwrap());
     // Past the holds' time, their slots are free (a crashed worker's come back).
     let later = until + 10;
-    assert!(
-        store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t4",
-                    now_ms: later,
-                    until_ms: later + 1_000
-                }
-            )
-            .await
-            .unwrap()
-    );
-    assert!(
-        store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t5",
-                    now_ms: later,
-                    until_ms: later + 1_000
-                }
-            )
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .hold(
-                &slots,
-                2,
-                Hold {
-                    holder: "t6",
-                    now_ms: later,
-                    until_ms: later + 1_000
-                }
-            )
-            .await
-            .unwrap()
-    );
+    let at_later = move |holder| Hold {
+        holder,
+        now_ms: later,
+        until_ms: later + 1_000,
+    };
+    assert!(store.hold(&slots, 2, at_later("t4")).await.unwrap());
+    assert!(store.hold(&slots, 2, at_later("t5")).await.unwrap());
+    assert!(!store.hold(&slots, 2, at_later("t6")).await.unwrap());
 
     // Ten workers at once for three slots: exactly three hold one.
     let slots = unique("slots");
     let holds = (0..10).map(|k| {
         let (store, slots) = (store.clone(), slots.clone());
         tokio::spawn(async move {
-            store
-                .hold(
-                    &slots,
-                    3,
-                    Hold {
-                        holder: &format!("w{k}"),
-                        now_ms: now,
-                        until_ms: until,
-                    },
-                )
-                .await
-                .unwrap()
+            let holder = format!("w{k}");
+            let hold = Hold {
+                holder: &holder,
+                now_ms: now,
+                until_ms: until,
+            };
+            store.hold(&slots, 3, hold).await.unwrap()
         })
     });
     let mut held = 0;
@@ -220,114 +114,31 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     assert_eq!(store.plan_limits(&plan).await.unwrap(), Some(changed));
 
     // Compute reservations: taken while the counter is below the limit.
+    let of = move |n, start| Reservation {
+        n,
+        limit: 1_000,
+        start,
+        expires_s: far,
+    };
     let month = unique("compute");
+    assert!(store.reserve(&month, of(700, 0)).await.unwrap());
     assert!(
-        store
-            .reserve(
-                &month,
-                Reservation {
-                    n: 700,
-                    limit: 1_000,
-                    start: 0,
-                    expires_s: far
-                }
-            )
-            .await
-            .unwrap()
-    );
-    assert!(
-        store
-            .reserve(
-                &month,
-                Reservation {
-                    n: 700,
-                    limit: 1_000,
-                    start: 0,
-                    expires_s: far
-                }
-            )
-            .await
-            .unwrap(),
+        store.reserve(&month, of(700, 0)).await.unwrap(),
         "700 is below 1,000: taken whole"
     );
-    assert!(
-        !store
-            .reserve(
-                &month,
-                Reservation {
-                    n: 1,
-                    limit: 1_000,
-                    start: 0,
-                    expires_s: far
-                }
-            )
-            .await
-            .unwrap()
-    );
+    assert!(!store.reserve(&month, of(1, 0)).await.unwrap());
     assert_eq!(store.count(&month).await.unwrap(), Some(1_400));
     store.adjust(&month, -500, far).await.unwrap();
     assert_eq!(store.count(&month).await.unwrap(), Some(900));
-    assert!(
-        store
-            .reserve(
-                &month,
-                Reservation {
-                    n: 10,
-                    limit: 1_000,
-                    start: 0,
-                    expires_s: far
-                }
-            )
-            .await
-            .unwrap()
-    );
+    assert!(store.reserve(&month, of(10, 0)).await.unwrap());
     store.adjust(&month, 90, far).await.unwrap();
-    assert!(
-        !store
-            .reserve(
-                &month,
-                Reservation {
-                    n: 10,
-                    limit: 1_000,
-                    start: 0,
-                    expires_s: far
-                }
-            )
-            .await
-            .unwrap()
-    );
+    assert!(!store.reserve(&month, of(10, 0)).await.unwrap());
     assert_eq!(store.count(&month).await.unwrap(), Some(1_000));
     // An absent counter starts where the caller says (the month's stored use).
     let fresh = unique("compute");
-    assert!(
-        !store
-            .reserve(
-                &fresh,
-                Reservation {
-                    n: 5,
-                    limit: 1_000,
-                    start: 1_000,
-                    expires_s: far
-                }
-            )
-            .await
-            .unwrap()
-    );
+    assert!(!store.reserve(&fresh, of(5, 1_000)).await.unwrap());
     assert_eq!(store.count(&fresh).await.unwrap(), None);
-    assert!(
-        store
-            .reserve(
-                &fresh,
-                Reservation {
-                    n: 5,
-                    limit: 1_000,
-                    start: 999,
-                    expires_s: far
-                }
-            )
-            .await
-            .unwrap()
-    );
+    assert!(store.reserve(&fresh, of(5, 999)).await.unwrap());
     assert_eq!(store.count(&fresh).await.unwrap(), Some(1_004));
     let settled = unique("compute");
     store.adjust(&settled, 250, far).await.unwrap();
@@ -336,20 +147,7 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
     let month = unique("compute");
     let reserves = (0..20).map(|_| {
         let (store, month) = (store.clone(), month.clone());
-        tokio::spawn(async move {
-            store
-                .reserve(
-                    &month,
-                    Reservation {
-                        n: 100,
-                        limit: 1_000,
-                        start: 0,
-                        expires_s: far,
-                    },
-                )
-                .await
-                .unwrap()
-        })
+        tokio::spawn(async move { store.reserve(&month, of(100, 0)).await.unwrap() })
     });
     let mut taken = 0;
     for r in reserves {
