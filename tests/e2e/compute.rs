@@ -27,14 +27,7 @@ async fn all_finished(server: &TestServer, account: &str) {
         let page = server
             .state
             .tasks
-            .list(
-                account,
-                &TaskFilter::default(),
-                Page {
-                    limit: 100_000,
-                    offset: 0,
-                },
-            )
+            .list(account, &TaskFilter::default(), Page::new(100_000, 0))
             .await
             .unwrap();
         page.tasks.iter().all(|t| t.status.is_finished())
@@ -203,14 +196,7 @@ async fn a_dropped_file_over_the_monthly_compute_is_refused_like_a_submit() {
     let tasks = server
         .state
         .tasks
-        .list(
-            spent,
-            &TaskFilter::default(),
-            Page {
-                limit: 10,
-                offset: 0,
-            },
-        )
+        .list(spent, &TaskFilter::default(), Page::new(10, 0))
         .await
         .unwrap();
     assert_eq!(tasks.total, 0, "nothing was stored for either refusal");

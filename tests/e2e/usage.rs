@@ -152,14 +152,7 @@ async fn spans(
     let page = server
         .state
         .tasks
-        .list(
-            owner,
-            &TaskFilter::default(),
-            Page {
-                limit: 200,
-                offset: 0,
-            },
-        )
+        .list(owner, &TaskFilter::default(), Page::new(200, 0))
         .await
         .unwrap();
     page.tasks
@@ -237,10 +230,7 @@ async fn a_task_over_the_concurrency_limit_waits_in_pending() {
                 .list(
                     marketlab::server::DEMO_EMAIL,
                     &TaskFilter::default(),
-                    Page {
-                        limit: 10,
-                        offset: 0,
-                    },
+                    Page::new(10, 0),
                 )
                 .await
                 .unwrap();
@@ -321,14 +311,7 @@ async fn one_tenants_backlog_does_not_hold_back_anothers_task() {
         let page = server
             .state
             .tasks
-            .list(
-                a.0,
-                &TaskFilter::default(),
-                Page {
-                    limit: 200,
-                    offset: offset as u32,
-                },
-            )
+            .list(a.0, &TaskFilter::default(), Page::new(200, offset as u32))
             .await
             .unwrap();
         a_tasks.extend(page.tasks);

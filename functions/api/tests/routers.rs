@@ -250,14 +250,7 @@ async fn analytics_router() {
     assert_eq!(
         r.state
             .tasks
-            .list(
-                USER.0,
-                &Default::default(),
-                Page {
-                    limit: 10,
-                    offset: 0
-                }
-            )
+            .list(USER.0, &Default::default(), Page::new(10, 0))
             .await
             .unwrap()
             .total,

@@ -9,6 +9,15 @@ use platform::tasks::{
 use serde_json::json;
 use std::sync::Arc;
 
+/// How an attempt ended, now.
+fn ended(attempt: u32, outcome: Outcome) -> Finished {
+    Finished {
+        attempt,
+        outcome,
+        at: now(),
+    }
+}
+
 /// Runs the suite; `large` is the size of the one large account (the AWS
 /// emulator writes about a hundred items a second, so it takes fewer).
 pub async fn run_all(store: Arc<dyn TaskStore>, large: usize) {
@@ -66,14 +75,7 @@ async fn progress(store: &dyn TaskStore) {
     assert!(!store.set_progress(t.id, first.attempts, 90).await.unwrap());
     assert!(store.set_progress(t.id, second.attempts, 30).await.unwrap());
     let done = store
-        .finish(
-            t.id,
-            Finished {
-                attempt: second.attempts,
-                outcome: Outcome::Success(json!({})),
-                at: now(),
-            },
-        )
+        .finish(t.id, ended(second.attempts, Outcome::Success(json!({}))))
         .await
         .unwrap()
         .unwrap();
@@ -159,14 +161,7 @@ async fn idempotent_creates(store: Arc<dyn TaskStore>) {
     }
     assert_eq!((created, ids.len()), (1, 1));
     let page = store
-        .list(
-            &owner,
-            &TaskFilter::default(),
-            Page {
-                limit: 50,
-                offset: 0,
-            },
-        )
+        .list(&owner, &TaskFilter::default(), Page::new(50, 0))
         .await
         .unwrap();
     assert_eq!(page.total, 3, "key-1, key-2 and key-burst");
@@ -218,14 +213,7 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
             panic!("claim")
         };
         store
-            .finish(
-                t.id,
-                Finished {
-                    attempt: t.attempts,
-                    outcome: Outcome::Success(json!(1)),
-                    at: now(),
-                },
-            )
+            .finish(t.id, ended(t.attempts, Outcome::Success(json!(1))))
             .await
             .unwrap()
             .unwrap();
@@ -245,14 +233,7 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
         let owner = owner.clone();
         async move {
             store
-                .list(
-                    &owner,
-                    &TaskFilter { kinds, status },
-                    Page {
-                        limit: 1,
-                        offset: 0,
-                    },
-                )
+                .list(&owner, &TaskFilter { kinds, status }, Page::new(1, 0))
                 .await
                 .unwrap()
                 .total
@@ -281,17 +262,7 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
         kinds: vec![TaskKind::StrategyBacktest],
         status: None,
     };
-    let first = store
-        .list(
-            &owner,
-            &filter,
-            Page {
-                limit: 20,
-                offset: 0,
-            },
-        )
-        .await
-        .unwrap();
+    let first = store.list(&owner, &filter, Page::new(20, 0)).await.unwrap();
     assert_eq!(
         (first.total, first.tasks.len()),
         (strategy_tasks as u64, 20)
@@ -310,14 +281,7 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
         "newest first"
     );
     let last = store
-        .list(
-            &owner,
-            &filter,
-            Page {
-                limit: 20,
-                offset: strategy_tasks as u32 - 10,
-            },
-        )
+        .list(&owner, &filter, Page::new(20, strategy_tasks as u32 - 10))
         .await
         .unwrap();
     assert_eq!(last.tasks.len(), 10, "the last page holds the rest");
@@ -326,14 +290,7 @@ async fn large_account(store: Arc<dyn TaskStore>, n: usize) {
     let everything: std::collections::HashSet<_> = ids.iter().map(|(_, id)| *id).collect();
     assert!(last.tasks.iter().all(|t| everything.contains(&t.id)));
     let theirs = store
-        .list(
-            &other,
-            &TaskFilter::default(),
-            Page {
-                limit: 200,
-                offset: 0,
-            },
-        )
+        .list(&other, &TaskFilter::default(), Page::new(200, 0))
         .await
         .unwrap();
     assert_eq!((theirs.total, theirs.tasks.len()), (3, 3));
@@ -369,14 +326,7 @@ async fn large_payloads(store: &dyn TaskStore) {
     assert!(c.params == params, "claim returns the full params");
     let result = json!({"Each Return": (0..40000).map(|i| i as f64 * 0.125).collect::<Vec<_>>()});
     let done = store
-        .finish(
-            t.id,
-            Finished {
-                attempt: c.attempts,
-                outcome: Outcome::Success(result.clone()),
-                at: now(),
-            },
-        )
+        .finish(t.id, ended(c.attempts, Outcome::Success(result.clone())))
         .await
         .unwrap()
         .unwrap();
@@ -440,14 +390,7 @@ async fn listing(store: &dyn TaskStore) {
         .await
         .unwrap();
     let all = store
-        .list(
-            &owner,
-            &TaskFilter::default(),
-            Page {
-                limit: 10,
-                offset: 0,
-            },
-        )
+        .list(&owner, &TaskFilter::default(), Page::new(10, 0))
         .await
         .unwrap();
     assert_eq!(all.total, 5);
@@ -455,28 +398,14 @@ async fn listing(store: &dyn TaskStore) {
     let newest_first: Vec<_> = ids.iter().rev().cloned().collect();
     assert_eq!(listed, newest_first, "newest first");
     let page = store
-        .list(
-            &owner,
-            &TaskFilter::default(),
-            Page {
-                limit: 2,
-                offset: 1,
-            },
-        )
+        .list(&owner, &TaskFilter::default(), Page::new(2, 1))
         .await
         .unwrap();
     assert_eq!((page.total, page.tasks.len()), (5, 2));
     assert_eq!(page.tasks[0].id, ids[3]);
     assert_eq!(page.tasks[1].id, ids[2]);
     let beyond = store
-        .list(
-            &owner,
-            &TaskFilter::default(),
-            Page {
-                limit: 10,
-                offset: 7,
-            },
-        )
+        .list(&owner, &TaskFilter::default(), Page::new(10, 7))
         .await
         .unwrap();
     assert_eq!((beyond.total, beyond.tasks.len()), (5, 0));
@@ -487,10 +416,7 @@ async fn listing(store: &dyn TaskStore) {
                 kinds: vec![TaskKind::CpmScan],
                 status: None,
             },
-            Page {
-                limit: 10,
-                offset: 0,
-            },
+            Page::new(10, 0),
         )
         .await
         .unwrap();
@@ -512,10 +438,7 @@ async fn listing(store: &dyn TaskStore) {
                 kinds: vec![],
                 status: Some(TaskStatus::Running),
             },
-            Page {
-                limit: 10,
-                offset: 0,
-            },
+            Page::new(10, 0),
         )
         .await
         .unwrap();
@@ -524,14 +447,7 @@ async fn listing(store: &dyn TaskStore) {
         vec![ids[0]]
     );
     let none = store
-        .list(
-            &unique("nobody"),
-            &TaskFilter::default(),
-            Page {
-                limit: 10,
-                offset: 0,
-            },
-        )
+        .list(&unique("nobody"), &TaskFilter::default(), Page::new(10, 0))
         .await
         .unwrap();
     assert_eq!((none.total, none.tasks.len()), (0, 0));
@@ -567,11 +483,7 @@ async fn statuses(store: &dyn TaskStore) {
     store
         .finish(
             ids[120],
-            Finished {
-                attempt: 1,
-                outcome: Outcome::Success(json!({"rows": [1, 2]})),
-                at: now(),
-            },
+            ended(1, Outcome::Success(json!({"rows": [1, 2]}))),
         )
         .await
         .unwrap()
@@ -620,14 +532,7 @@ async fn claims_and_finishing(store: &dyn TaskStore) {
     assert_eq!(c2.attempts, 2);
     assert_eq!(
         store
-            .finish(
-                t.id,
-                Finished {
-                    attempt: 1,
-                    outcome: Outcome::Success(json!({"stale": true})),
-                    at: now()
-                }
-            )
+            .finish(t.id, ended(1, Outcome::Success(json!({"stale": true}))))
             .await
             .unwrap(),
         None
@@ -635,11 +540,10 @@ async fn claims_and_finishing(store: &dyn TaskStore) {
     let done = store
         .finish(
             t.id,
-            Finished {
-                attempt: 2,
-                outcome: Outcome::Success(json!({"Total Trades": 3, "Each Return": [1.5, -0.25]})),
-                at: now(),
-            },
+            ended(
+                2,
+                Outcome::Success(json!({"Total Trades": 3, "Each Return": [1.5, -0.25]})),
+            ),
         )
         .await
         .unwrap()
@@ -660,14 +564,7 @@ async fn claims_and_finishing(store: &dyn TaskStore) {
     );
     assert_eq!(
         store
-            .finish(
-                t.id,
-                Finished {
-                    attempt: 2,
-                    outcome: Outcome::Failed("again".into()),
-                    at: now()
-                }
-            )
+            .finish(t.id, ended(2, Outcome::Failed("again".into())))
             .await
             .unwrap(),
         None,
@@ -715,11 +612,7 @@ async fn release_and_failure(store: &dyn TaskStore) {
     let failed = store
         .finish(
             t.id,
-            Finished {
-                attempt: 2,
-                outcome: Outcome::Failed("symbol 'XYZ' not found".into()),
-                at: now(),
-            },
+            ended(2, Outcome::Failed("symbol 'XYZ' not found".into())),
         )
         .await
         .unwrap()
@@ -783,14 +676,7 @@ async fn unfinished(store: &dyn TaskStore) {
         panic!()
     };
     store
-        .finish(
-            done.id,
-            Finished {
-                attempt: c.attempts,
-                outcome: Outcome::Success(json!(1)),
-                at: now(),
-            },
-        )
+        .finish(done.id, ended(c.attempts, Outcome::Success(json!(1))))
         .await
         .unwrap();
     let ids: Vec<_> = store

@@ -179,6 +179,12 @@ pub struct Page {
     pub offset: u32,
 }
 
+impl Page {
+    pub const fn new(limit: u32, offset: u32) -> Page {
+        Page { limit, offset }
+    }
+}
+
 /// Filters of a task listing; empty `kinds` means every kind.
 #[derive(Debug, Clone, Default)]
 pub struct TaskFilter {
