@@ -180,7 +180,7 @@ async fn errors_of_section_seven() {
                 &["entry"],
                 json!({"rule_type": "Scoring", "condition": sc("Symbol Close")}),
             ),
-            "entry.condition: must be an array for Scoring",
+            "parameter 'entry.condition': must be an array for Scoring",
         ),
         (
             with(
@@ -205,36 +205,36 @@ async fn errors_of_section_seven() {
                 &["entry", "condition", "signal", "name"],
                 json!("Nope Indicator"),
             ),
-            "entry.condition.signal.name: 'Nope Indicator' is not",
+            "parameter 'entry.condition.signal.name': 'Nope Indicator' is not",
         ),
         (
             with(&["start_date"], json!("2020-02-30")),
-            "start_date: must be a date YYYY-MM-DD, got '2020-02-30'",
+            "parameter 'start_date': must be a date YYYY-MM-DD, got '2020-02-30'",
         ),
         (
             with(&["symbol"], json!("ZZZZ")),
-            "symbol: 'ZZZZ' has no price data",
+            "parameter 'symbol': 'ZZZZ' has no price data",
         ),
         (
             with(&["benchmark"], json!("QQQQ")),
-            "benchmark: 'QQQQ' has no price data",
+            "parameter 'benchmark': 'QQQQ' has no price data",
         ),
         (
             with(&["frequency"], json!("Hourly")).pipe(|mut b| {
                 b["symbol"] = json!("TLT");
                 b
             }),
-            "frequency: Hourly needs 30-minute bars",
+            "parameter 'frequency': Hourly needs 30-minute bars",
         ),
         (
             with(&["risk_control"], json!("5/x/21")),
-            "risk_control: take-profit 'x'",
+            "parameter 'risk_control': take-profit 'x'",
         ),
         (
             json!({"entry": base["entry"], "exit": base["exit"]}),
-            "symbol: is required",
+            "parameter 'symbol': is required",
         ),
-        (json!([1, 2]), "the body must be a JSON object"),
+        (json!([1, 2]), "parameter 'body': must be a JSON object"),
     ];
     for (body, want) in cases {
         for path in ["/backtest/validate", "/backtest/start_backtest"] {

@@ -543,7 +543,8 @@ async fn a_two_average_crossover_grid_links_entry_and_exit_periods() {
         assert_eq!(status, 400, "{e}");
         let m = e["detail"].as_str().unwrap_or_default();
         assert!(
-            m.contains("strategies[1]: entry.condition.signal.params.period") && m.contains(want),
+            m.contains("parameter 'strategies[1].entry.condition.signal.params.period': ")
+                && m.contains(want),
             "{e}"
         );
     }

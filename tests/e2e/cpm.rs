@@ -362,8 +362,8 @@ async fn hand_made_series_every_field() {
     ] {
         match (answer(md, Mode::Scan, body.clone()).await, field) {
             (Err(services::Error::NotFound(m)), None) => assert!(m.contains("NOPE"), "{m}"),
-            (Err(services::Error::Invalid { field: f, .. }), Some(want)) => {
-                assert_eq!(f, want, "{body}")
+            (Err(services::Error::Invalid(f)), Some(want)) => {
+                assert_eq!(f.field, want, "{body}")
             }
             (other, _) => panic!("{body}: {other:?}"),
         }

@@ -52,6 +52,10 @@ impl ApiError {
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(404, message)
     }
+    /// 400 for a client mistake in one field, in [`services::FieldError`]'s wording.
+    pub fn field(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        services::FieldError::new(field, reason).into()
+    }
     pub fn internal() -> Self {
         Self::new(500, "internal server error")
     }
@@ -74,12 +78,19 @@ impl From<PortError> for ApiError {
     }
 }
 
+/// A client mistake in one field: 400 in the one wording every service uses.
+impl From<services::FieldError> for ApiError {
+    fn from(e: services::FieldError) -> Self {
+        ApiError::bad_request(e.to_string())
+    }
+}
+
 /// The use cases' errors: an invalid field is 400 naming it, insufficient
 /// data 422 (analytics answers it as its code 411).
 impl From<services::Error> for ApiError {
     fn from(e: services::Error) -> Self {
         match e {
-            services::Error::Invalid { .. } => ApiError::bad_request(format!("parameter {e}")),
+            services::Error::Invalid(f) => f.into(),
             services::Error::NotFound(m) => ApiError::not_found(m),
             services::Error::NotSubscribed(m) => ApiError::new(405, m),
             services::Error::Insufficient(_) => ApiError {

@@ -35,18 +35,16 @@ impl Params {
     pub fn opt<T: FromStr>(&self, name: &str, expected: &str) -> Result<Option<T>, ApiError> {
         self.get(name)
             .map(|v| {
-                v.trim().parse::<T>().map_err(|_| {
-                    ApiError::bad_request(format!(
-                        "query parameter '{name}': '{v}' is not {expected}"
-                    ))
-                })
+                v.trim()
+                    .parse::<T>()
+                    .map_err(|_| ApiError::field(name, format!("'{v}' is not {expected}")))
             })
             .transpose()
     }
 
     pub fn required(&self, name: &str) -> Result<&str, ApiError> {
         self.get(name)
-            .ok_or_else(|| ApiError::bad_request(format!("query parameter '{name}' is required")))
+            .ok_or_else(|| ApiError::field(name, "is required"))
     }
 
     /// An integer in `[min, max]`, or `default` when absent.
@@ -55,9 +53,10 @@ impl Params {
         if (min..=max).contains(&v) {
             Ok(v)
         } else {
-            Err(ApiError::bad_request(format!(
-                "query parameter '{name}' must be between {min} and {max}, got {v}"
-            )))
+            Err(ApiError::field(
+                name,
+                format!("must be between {min} and {max}, got {v}"),
+            ))
         }
     }
 }
@@ -90,17 +89,8 @@ impl<T: DeserializeOwned> Query<T> {
         serde_path_to_error::deserialize(de)
             .map(Query)
             .map_err(|e| {
-                let path = e.path().to_string();
-                let inner = e.into_inner().to_string();
-                match inner
-                    .strip_prefix("missing field `")
-                    .and_then(|r| r.strip_suffix('`'))
-                {
-                    Some(field) => {
-                        ApiError::bad_request(format!("query parameter '{field}' is required"))
-                    }
-                    None => ApiError::bad_request(format!("query parameter '{path}': {inner}")),
-                }
+                services::FieldError::from_serde(&e.path().to_string(), &e.into_inner().to_string())
+                    .into()
             })
     }
 }
@@ -115,21 +105,7 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 
 /// [`json_body`] of a body already parsed as JSON.
 pub fn json_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let missing = inner
-            .strip_prefix("missing field `")
-            .and_then(|r| r.strip_suffix('`'));
-        match (path.as_str(), missing) {
-            (".", Some(field)) => ApiError::bad_request(format!("field '{field}' is required")),
-            (_, Some(field)) => {
-                ApiError::bad_request(format!("field '{path}.{field}' is required"))
-            }
-            (".", None) => ApiError::bad_request(format!("invalid body: {inner}")),
-            _ => ApiError::bad_request(format!("invalid field '{path}': {inner}")),
-        }
-    })
+    Ok(services::error::from_json(value)?)
 }
 
 #[cfg(test)]

@@ -66,9 +66,7 @@ pub fn check_within(
     let mut frames: Vec<Frame> = Vec::new();
     let mut values = 0usize;
     let mut i = 0;
-    let too = |frames: &[Frame], what: String| {
-        ApiError::bad_request(format!("field '{}': {what}", path(json, frames)))
-    };
+    let too = |frames: &[Frame], what: String| ApiError::field(path(json, frames), what);
     // A value starts: count it, and an item of the enclosing array.
     let mut start_value = |frames: &mut Vec<Frame>| -> Result<(), ApiError> {
         values += 1;
@@ -213,11 +211,11 @@ mod tests {
             "]".repeat(100_000)
         );
         let m = message(&deep);
-        assert!(m.starts_with("field 'entry.condition[0][0]"), "{m}");
+        assert!(m.starts_with("parameter 'entry.condition[0][0]"), "{m}");
         assert!(m.contains("deeper than 32"), "{m}");
         let objects = format!("{}1{}", r#"{"a":"#.repeat(5000), "}".repeat(5000));
         let m = message(&objects);
-        assert!(m.starts_with("field 'a.a.a."), "{m}");
+        assert!(m.starts_with("parameter 'a.a.a."), "{m}");
         // Brackets inside strings are text, not nesting.
         let text = format!(r#"{{"s": "{}"}}"#, "[{".repeat(1000));
         assert!(check(text.as_bytes()).is_ok());
@@ -227,11 +225,11 @@ mod tests {
     fn width_and_count_are_bounded() {
         let wide = format!(r#"{{"strategies": [{}0]}}"#, "0,".repeat(MAX_ITEMS));
         let m = message(&wide);
-        assert!(m.starts_with("field 'strategies["), "{m}");
+        assert!(m.starts_with("parameter 'strategies["), "{m}");
         assert!(m.contains("more than 100000 items"), "{m}");
         let keys: Vec<String> = (0..=MAX_ITEMS).map(|k| format!("\"k{k}\":1")).collect();
         let m = message(&format!(r#"{{"grid": {{{}}}}}"#, keys.join(",")));
-        assert!(m.starts_with("field 'grid"), "{m}");
+        assert!(m.starts_with("parameter 'grid"), "{m}");
         assert!(m.contains("more than 100000 fields"), "{m}");
         let many = format!("[{}]", ["[1,2,3]"; 10].join(","));
         assert!(check_within(many.as_bytes(), 8, 100, 30).is_err());

@@ -88,9 +88,8 @@ fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiError> {
     params
         .get("status")
         .map(|s| {
-            s.parse().map_err(|e: platform::PortError| {
-                ApiError::bad_request(format!("query parameter 'status': {e}"))
-            })
+            s.parse()
+                .map_err(|e: platform::PortError| ApiError::field("status", e.to_string()))
         })
         .transpose()
 }

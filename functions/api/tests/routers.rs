@@ -138,7 +138,7 @@ async fn backtest_router() {
     assert_eq!(status, 400);
     assert_eq!(
         body,
-        json!({"detail": "query parameter 'limit' must be between 1 and 200, got 0"})
+        json!({"detail": "parameter 'limit': must be between 1 and 200, got 0"})
     );
     let (status, body) = r
         .call(
@@ -153,7 +153,7 @@ async fn backtest_router() {
         body["detail"]
             .as_str()
             .unwrap()
-            .contains("symbol: is required"),
+            .contains("parameter 'symbol': is required"),
         "{body}"
     );
     let (status, body) = r.get("/nowhere", None).await;
@@ -186,7 +186,7 @@ async fn analytics_router() {
         (status, body),
         (
             400,
-            json!({"code": 400, "msg": "field 'start_date' is required", "data": null})
+            json!({"code": 400, "msg": "parameter 'start_date': is required", "data": null})
         )
     );
     // Typed queries: a missing parameter, a value of the wrong type and one
@@ -194,15 +194,15 @@ async fn analytics_router() {
     for (path, message) in [
         (
             "/seasonality/performance-by-week",
-            "query parameter 'ticker' is required",
+            "parameter 'ticker': is required",
         ),
         (
             "/seasonality/performance-by-day-of-single-month?ticker=SPX&category=weekly",
-            "query parameter 'category': unknown variant `weekly`, expected `calendar_day` or `trading_day`",
+            "parameter 'category': unknown variant `weekly`, expected `calendar_day` or `trading_day`",
         ),
         (
             "/seasonality/performance-by-week?ticker=SPX&start_year=1700",
-            "parameter 'start_year' must be between 1800 and 2200, got 1700",
+            "parameter 'start_year': must be between 1800 and 2200, got 1700",
         ),
     ] {
         let (status, body) = r.get(path, Some(USER)).await;
@@ -233,7 +233,7 @@ async fn analytics_router() {
             (status, body),
             (
                 400,
-                json!({"code": 400, "msg": "parameter 'corr_per' must be between 0 and 100, got 101", "data": null})
+                json!({"code": 400, "msg": "parameter 'corr_per': must be between 0 and 100, got 101", "data": null})
             ),
             "{path}"
         );
@@ -244,7 +244,7 @@ async fn analytics_router() {
         (status, body["msg"].as_str()),
         (
             400,
-            Some("parameter 'direction' must be Long or Short, got 'Up'")
+            Some("parameter 'direction': must be Long or Short, got 'Up'")
         )
     );
     assert_eq!(
@@ -273,7 +273,7 @@ async fn data_router() {
         (status, body),
         (
             400,
-            json!({"error": "query parameter 'days': 'abc' is not a positive integer", "status": 400})
+            json!({"error": "parameter 'days': 'abc' is not a positive integer", "status": 400})
         )
     );
     let (status, body) = r.get("/ws/getAllSymbols", Some(USER)).await;
@@ -461,7 +461,7 @@ async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
     }
     let ops = operations();
     assert!(ops.len() >= 90, "{} operations", ops.len());
-    let (mut guarded, mut tasks, mut named) = (0, 0, 0);
+    let (mut guarded, mut tasks, mut named, mut bodies) = (0, 0, 0, 0);
     for op in &ops {
         let uri = filled(&op.path, &ids);
         let body = op.has_body.then(|| json!({}));
@@ -509,19 +509,38 @@ async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
                 "{what} without its parameters: {status} {answer}"
             );
             assert!(
-                op.required.iter().any(|p| message.contains(p.as_str())),
-                "{what}: '{message}' names none of {:?}",
+                op.required
+                    .iter()
+                    .any(|p| message.starts_with(&format!("parameter '{p}': "))),
+                "{what}: '{message}' names none of {:?} in the one wording of field errors",
                 op.required
             );
             named += 1;
         }
+        // A body without its fields: every 400 speaks the same words.
+        if op.has_body && !op.path.contains('{') {
+            let (status, answer) = json(
+                &uri,
+                call_raw(op.group, &s, &op.method, &uri, Some(USER), Some(json!({}))).await,
+            );
+            let (code, message) =
+                envelope(op.group, &answer).unwrap_or_else(|| panic!("{what}: {answer}"));
+            let code = if code == 0 { u64::from(status) } else { code };
+            if code == 400 {
+                assert!(
+                    message.starts_with("parameter '"),
+                    "{what} with an empty body: '{message}' is not worded as a field error"
+                );
+                bodies += 1;
+            }
+        }
     }
     println!(
-        "{} operations: {guarded} refuse a caller without credentials, {tasks} hide another tenant's task, {named} name a missing parameter",
+        "{} operations: {guarded} refuse a caller without credentials, {tasks} hide another tenant's task, {named} name a missing parameter, {bodies} a missing body field",
         ops.len()
     );
     assert!(
-        tasks >= 9 && named >= 10,
-        "{tasks} task routes, {named} with parameters"
+        tasks >= 9 && named >= 10 && bodies >= 10,
+        "{tasks} task routes, {named} with parameters, {bodies} with body fields"
     );
 }

@@ -63,6 +63,9 @@ mod tests {
                 .contains("between")
         );
         let e = field("start_date", "0081-01-01").unwrap_err().to_string();
-        assert!(e.starts_with("'start_date' must be a date between"), "{e}");
+        assert!(
+            e.starts_with("parameter 'start_date': must be a date between"),
+            "{e}"
+        );
     }
 }

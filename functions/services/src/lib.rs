@@ -16,4 +16,4 @@ pub mod query_params;
 pub mod submit;
 pub mod usage;
 
-pub use error::{Error, Result};
+pub use error::{Error, FieldError, Result};

@@ -65,7 +65,7 @@ impl<S: Send + Sync> FromRequest<S> for Fields {
         }
         match crate::extract::json_body::<Value>(&bytes)? {
             Value::Object(map) => Ok(Fields(map)),
-            _ => Err(ApiError::bad_request("body must be a JSON object")),
+            _ => Err(ApiError::field("body", "must be a JSON object")),
         }
     }
 }
@@ -125,14 +125,15 @@ impl Fields {
             other => other,
         };
         match last {
-            None => Err(ApiError::bad_request(format!("field '{name}' is required"))),
+            None => Err(ApiError::field(name, "is required")),
             Some(Value::String(s)) if s.trim().is_empty() => {
-                Err(ApiError::bad_request(format!("field '{name}' is required")))
+                Err(ApiError::field(name, "is required"))
             }
             Some(Value::String(s)) => Ok(s.trim().to_string()),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "field '{name}' must be a string, got {other}"
-            ))),
+            Some(other) => Err(ApiError::field(
+                name,
+                format!("must be a string, got {other}"),
+            )),
         }
     }
 
@@ -144,28 +145,26 @@ impl Fields {
     /// A required `YYYY-MM-DD` date.
     pub fn date(&self, name: &str) -> Result<NaiveDate, ApiError> {
         let s = self.text(name)?;
-        services::dates::parse(&s)
-            .map_err(|why| ApiError::bad_request(format!("field '{name}' {why}")))
+        services::dates::parse(&s).map_err(|why| ApiError::field(name, why))
     }
 
     /// A required list of tickers: a JSON array of strings, or in forms its
     /// JSON text (a comma-separated list is accepted too).
     pub fn tickers(&self, name: &str) -> Result<Vec<String>, ApiError> {
-        let wrong =
-            || ApiError::bad_request(format!("field '{name}' must be an array of ticker strings"));
+        let wrong = || ApiError::field(name, "must be an array of ticker strings");
         let items: Vec<Value> = match self.present(name) {
-            None => return Err(ApiError::bad_request(format!("field '{name}' is required"))),
+            None => return Err(ApiError::field(name, "is required")),
             Some(Value::Array(a)) => a.clone(),
             Some(Value::String(s)) if s.trim_start().starts_with('[') => {
                 // JSON text inside a form: bounded like a JSON body.
-                crate::shape::check(s.as_bytes())
-                    .map_err(|e| ApiError::bad_request(format!("field '{name}': {}", e.message)))?;
+                crate::shape::check(s.as_bytes()).map_err(|e| ApiError::field(name, e.message))?;
                 match serde_json::from_str::<Value>(s) {
                     Ok(Value::Array(a)) => a,
                     _ => {
-                        return Err(ApiError::bad_request(format!(
-                            "field '{name}': '{s}' is not a JSON array of strings"
-                        )));
+                        return Err(ApiError::field(
+                            name,
+                            format!("'{s}' is not a JSON array of strings"),
+                        ));
                     }
                 }
             }
@@ -176,18 +175,14 @@ impl Fields {
         for item in items {
             let t = item.as_str().ok_or_else(wrong)?.trim().to_uppercase();
             if t.is_empty() {
-                return Err(ApiError::bad_request(format!(
-                    "field '{name}' holds an empty ticker"
-                )));
+                return Err(ApiError::field(name, "holds an empty ticker"));
             }
             if !out.contains(&t) {
                 out.push(t);
             }
         }
         if out.is_empty() {
-            return Err(ApiError::bad_request(format!(
-                "field '{name}' must name at least one ticker"
-            )));
+            return Err(ApiError::field(name, "must name at least one ticker"));
         }
         Ok(out)
     }
@@ -204,16 +199,16 @@ impl Fields {
                         .filter(|x| x.fract() == 0.0 && x.abs() < 9.0e15)
                         .map(|x| x as i64)
                 })
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!("field '{name}': {n} is not an integer"))
-                })?,
-            Some(Value::String(s)) => s.trim().parse().map_err(|_| {
-                ApiError::bad_request(format!("field '{name}': '{s}' is not an integer"))
-            })?,
+                .ok_or_else(|| ApiError::field(name, format!("{n} is not an integer")))?,
+            Some(Value::String(s)) => s
+                .trim()
+                .parse()
+                .map_err(|_| ApiError::field(name, format!("'{s}' is not an integer")))?,
             Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "field '{name}' must be an integer, got {other}"
-                )));
+                return Err(ApiError::field(
+                    name,
+                    format!("must be an integer, got {other}"),
+                ));
             }
         }))
     }
@@ -270,7 +265,7 @@ mod tests {
             f.tickers("z")
                 .unwrap_err()
                 .message
-                .contains("'z' is required")
+                .contains("parameter 'z': is required")
         );
     }
 

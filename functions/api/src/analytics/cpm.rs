@@ -37,8 +37,9 @@ async fn answer_now(state: &AppState, params: PatternParams, mode: Mode) -> Repl
 /// A universe search is work for a task; the synchronous forms say where to send it.
 fn no_universe(named: bool) -> Result<(), ApiError> {
     if named {
-        return Err(ApiError::bad_request(
-            "parameter 'universe': a universe search is too large to answer within a request; submit it as a task with POST /cpm/scan/start",
+        return Err(ApiError::field(
+            "universe",
+            "a universe search is too large to answer within a request; submit it as a task with POST /cpm/scan/start",
         ));
     }
     Ok(())

@@ -150,9 +150,10 @@ async fn cpm_tasks(
         Some("backtest") => vec![TaskKind::CpmBacktest],
         Some("scan") => vec![TaskKind::CpmScan],
         Some(m) => {
-            return Err(ApiError::bad_request(format!(
-                "query parameter 'mode': '{m}' is not backtest or scan"
-            )));
+            return Err(ApiError::field(
+                "mode",
+                format!("'{m}' is not backtest or scan"),
+            ));
         }
     };
     list_page(&state, &caller, &params, kinds, |t| CpmTaskSummary {

@@ -78,9 +78,10 @@ pub(crate) async fn batch_results(
 ) -> Reply {
     let format = params.get("format").unwrap_or("json").to_ascii_lowercase();
     if !["json", "csv", "parquet"].contains(&format.as_str()) {
-        return Err(ApiError::bad_request(format!(
-            "query parameter 'format' must be json, csv or parquet, got '{format}'"
-        )));
+        return Err(ApiError::field(
+            "format",
+            format!("must be json, csv or parquet, got '{format}'"),
+        ));
     }
     let s = standing(&state, &caller, &id).await?;
     let Some(rows) = &s.rows else {

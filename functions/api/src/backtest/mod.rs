@@ -6,21 +6,10 @@ pub mod report;
 pub mod routes;
 pub mod tasks;
 
-use crate::error::ApiError;
 use crate::state::AppState;
-use services::backtest::prepare::PrepareError;
 use utoipa_axum::router::OpenApiRouter;
 
 /// Every authenticated route of the group, its task routes included.
 pub fn routes() -> OpenApiRouter<AppState> {
     routes::routes().merge(tasks::routes())
-}
-
-impl From<PrepareError> for ApiError {
-    fn from(e: PrepareError) -> Self {
-        match e {
-            PrepareError::Invalid(m) => ApiError::bad_request(m),
-            PrepareError::Port(p) => p.into(),
-        }
-    }
 }

@@ -103,9 +103,10 @@ pub(crate) async fn indicator_list(
     if let Some(k) = &filter.kind
         && !TYPES.contains(&k.as_str())
     {
-        return Err(ApiError::bad_request(format!(
-            "query parameter 'type': '{k}' is not optix, trend, reltrend or other"
-        )));
+        return Err(ApiError::field(
+            "type",
+            format!("'{k}' is not optix, trend, reltrend or other"),
+        ));
     }
     let idx = index(state.market.indicator_catalog().await?);
     if filter.is_empty() {

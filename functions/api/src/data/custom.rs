@@ -29,17 +29,19 @@ pub(crate) async fn user_indicators(t: Tenant, params: Params) -> Reply {
         "-create_date" => false,
         "create_date" => true,
         other => {
-            return Err(ApiError::bad_request(format!(
-                "query parameter 'ordering': '{other}' is not create_date or -create_date"
-            )));
+            return Err(ApiError::field(
+                "ordering",
+                format!("'{other}' is not create_date or -create_date"),
+            ));
         }
     };
     if let Some(all) = params.get("all")
         && !matches!(all, "true" | "false" | "True" | "False" | "1" | "0")
     {
-        return Err(ApiError::bad_request(format!(
-            "query parameter 'all': '{all}' is not true or false"
-        )));
+        return Err(ApiError::field(
+            "all",
+            format!("'{all}' is not true or false"),
+        ));
     }
     let list = custom::user_indicators(&t.caller.0, oldest_first);
     Ok(body(

@@ -175,24 +175,26 @@ async fn catalog_answer(
 pub(super) fn days(params: &Params) -> Result<usize, ApiError> {
     match params.opt::<i64>("days", "a positive integer")? {
         Some(d) if d >= 1 => Ok(d as usize),
-        Some(d) => Err(ApiError::bad_request(format!(
-            "query parameter 'days' must be a positive integer, got {d}"
-        ))),
-        None => Err(ApiError::bad_request("query parameter 'days' is required")),
+        Some(d) => Err(ApiError::field(
+            "days",
+            format!("must be a positive integer, got {d}"),
+        )),
+        None => Err(ApiError::field("days", "is required")),
     }
 }
 
-/// `date` in exactly `YYYYMMDD` form, else 406.
+/// `date` in exactly `YYYYMMDD` form, else 406 (the data service's code
+/// for a malformed date), worded as every field error is.
 fn date(params: &Params) -> Result<NaiveDate, ApiError> {
     let raw = params.get("date").unwrap_or("");
+    let malformed =
+        |why: String| ApiError::new(406, services::FieldError::new("date", why).to_string());
     if raw.len() != 8 || !raw.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ApiError::new(
-            406,
-            format!("query parameter 'date' must be YYYYMMDD (8 digits), got '{raw}'"),
-        ));
+        return Err(malformed(format!(
+            "must be YYYYMMDD (8 digits), got '{raw}'"
+        )));
     }
-    services::dates::parse_in(raw, "%Y%m%d", "YYYYMMDD")
-        .map_err(|why| ApiError::new(406, format!("query parameter 'date' {why}")))
+    services::dates::parse_in(raw, "%Y%m%d", "YYYYMMDD").map_err(malformed)
 }
 
 /// All indicators except internal and relative-trend records.
@@ -355,12 +357,16 @@ pub(crate) async fn bulk(t: Tenant, params: Params) -> Reply {
         other => {
             return Err(ApiError::new(
                 410,
-                format!(
-                    "query parameter 'days' must be between 1 and 90, got {}",
-                    other
-                        .map(|d| d.to_string())
-                        .unwrap_or_else(|| "nothing".into())
-                ),
+                services::FieldError::new(
+                    "days",
+                    format!(
+                        "must be between 1 and 90, got {}",
+                        other
+                            .map(|d| d.to_string())
+                            .unwrap_or_else(|| "nothing".into())
+                    ),
+                )
+                .to_string(),
             ));
         }
     };

@@ -10,7 +10,6 @@
 //! bucket's `batches/` prefix runs a sweep on the worker.
 
 use super::batch::{self, BatchRow, METRICS};
-use super::prepare::PrepareError;
 use crate::error::Result;
 use crate::submit::{SubmitError, Submitter};
 use bytes::Bytes;
@@ -140,8 +139,8 @@ async fn submit(
     };
     let params = match batch::submission(inbox.market, request, plan.max_batch).await {
         Ok(p) => p,
-        Err(PrepareError::Invalid(m)) => return Ok(Err(m)),
-        Err(PrepareError::Port(p)) => return Err(p.into()),
+        Err(crate::Error::Port(p)) => return Err(p.into()),
+        Err(mistake) => return Ok(Err(mistake.to_string())),
     };
     let new = NewTask {
         owner,

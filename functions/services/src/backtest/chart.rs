@@ -4,7 +4,7 @@
 //! only their result; the metrics and trade list on the page are the
 //! task's own.
 
-use super::prepare::{PrepareError, prepare};
+use super::prepare::prepare;
 use super::run::{Inputs, plan, report};
 use engine::workspace::Workspace;
 use platform::marketdata::MarketData;
@@ -48,7 +48,7 @@ fn stamp(t: chrono::NaiveDateTime, intraday: bool) -> String {
 }
 
 /// The chart of the strategy in `params` (a stored task's parameters).
-pub async fn chart(market: &dyn MarketData, params: &Value) -> Result<Chart, PrepareError> {
+pub async fn chart(market: &dyn MarketData, params: &Value) -> crate::Result<Chart> {
     let prepared = prepare(market, params).await?;
     let planned = plan(market, &prepared, &mut Inputs::default()).await?;
     let p = prepared.params();
@@ -92,5 +92,5 @@ pub async fn chart(market: &dyn MarketData, params: &Value) -> Result<Chart, Pre
         }
     })
     .await
-    .map_err(|e| PrepareError::Port(platform::PortError::internal(e)))
+    .map_err(|e| platform::PortError::internal(e).into())
 }

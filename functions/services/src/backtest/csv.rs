@@ -45,9 +45,9 @@ const SIGNAL_COLUMNS: [&str; 10] = [
 pub(super) fn parse_csv(v: &Value) -> Result<Vec<CsvRow>> {
     let rows = v
         .as_array()
-        .ok_or_else(|| FieldError::at("csv_data", "expected an array of row objects"))?;
+        .ok_or_else(|| FieldError::new("csv_data", "expected an array of row objects"))?;
     if rows.is_empty() {
-        return Err(FieldError::at("csv_data", "needs at least one row"));
+        return Err(FieldError::new("csv_data", "needs at least one row"));
     }
     let mut out: Vec<CsvRow> = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
@@ -57,7 +57,7 @@ pub(super) fn parse_csv(v: &Value) -> Result<Vec<CsvRow>> {
             o.iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(col))
                 .map(|(_, v)| v)
-                .ok_or_else(|| FieldError::at(&format!("{path}.{col}"), "is required"))
+                .ok_or_else(|| FieldError::new(format!("{path}.{col}"), "is required"))
         };
         let d = date(get("Date")?, &format!("{path}.Date"))?;
         let mut ohlcv = [0.0; 5];
@@ -69,31 +69,31 @@ pub(super) fn parse_csv(v: &Value) -> Result<Vec<CsvRow>> {
         }
         let [op, hi, lo, cl, vo] = ohlcv;
         if op <= 0.0 || hi <= 0.0 || lo <= 0.0 || cl <= 0.0 {
-            return Err(FieldError::at(&path, "prices must be positive"));
+            return Err(FieldError::new(path, "prices must be positive"));
         }
         if hi < lo {
-            return Err(FieldError::at(
-                &format!("{path}.High"),
+            return Err(FieldError::new(
+                format!("{path}.High"),
                 format!("High {hi} is below Low {lo}"),
             ));
         }
         if op > hi || op < lo || cl > hi || cl < lo {
-            return Err(FieldError::at(
-                &path,
+            return Err(FieldError::new(
+                path,
                 format!("Open {op} and Close {cl} must lie within Low {lo} and High {hi}"),
             ));
         }
         if vo < 0.0 {
-            return Err(FieldError::at(
-                &format!("{path}.Volume"),
+            return Err(FieldError::new(
+                format!("{path}.Volume"),
                 "must not be negative",
             ));
         }
         if let Some(prev) = out.last()
             && d <= prev.date
         {
-            return Err(FieldError::at(
-                &format!("{path}.Date"),
+            return Err(FieldError::new(
+                format!("{path}.Date"),
                 format!(
                     "{d} is not after the previous row's {}; rows must be in ascending date order",
                     prev.date

@@ -21,7 +21,7 @@ use async_trait::async_trait;
 use platform::marketdata::MarketData;
 use platform::tasks::Task;
 use platform::worker::{JobError, JobHandler, Progress};
-use prepare::{PrepareError, prepare};
+use prepare::prepare;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -39,10 +39,7 @@ impl JobHandler for BacktestJob {
     async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
         let prepared = prepare(self.market.as_ref(), &task.params)
             .await
-            .map_err(|e| match e {
-                PrepareError::Invalid(m) => JobError::Permanent(m),
-                PrepareError::Port(p) => p.into(),
-            })?;
+            .map_err(JobError::from)?;
         run::execute(self.market.as_ref(), &prepared).await
     }
 }

@@ -10,15 +10,7 @@ use chrono::NaiveDate;
 use engine::backtest::{Direction, RiskControl, TradePrice};
 use serde_json::{Map, Value, json};
 
-/// A client mistake in the request, with the field it concerns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldError(pub String);
-
-impl FieldError {
-    pub(super) fn at(path: &str, message: impl std::fmt::Display) -> Self {
-        FieldError(format!("{path}: {message}"))
-    }
-}
+pub use crate::error::FieldError;
 
 pub type Result<T> = std::result::Result<T, FieldError>;
 
@@ -140,7 +132,7 @@ pub fn parse_risk(s: &str) -> Result<RiskControl> {
     let path = "risk_control";
     let parts: Vec<&str> = s.split('/').collect();
     if parts.len() != 3 {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             path,
             format!(
                 "'{s}' must have three segments stop-loss/take-profit/max-holding-bars, e.g. -5/10/21 or //21"
@@ -156,18 +148,18 @@ pub fn parse_risk(s: &str) -> Result<RiskControl> {
             .ok()
             .filter(|x| x.is_finite())
             .map(Some)
-            .ok_or_else(|| FieldError::at(path, format!("{what} '{p}' is not a number")))
+            .ok_or_else(|| FieldError::new(path, format!("{what} '{p}' is not a number")))
     };
     let stop = seg(0, "stop-loss")?.map(f64::abs);
     let take = seg(1, "take-profit")?;
     if take.is_some_and(|t| t < 0.0) {
-        return Err(FieldError::at(path, "take-profit must not be negative"));
+        return Err(FieldError::new(path, "take-profit must not be negative"));
     }
     let max = match seg(2, "max-holding")? {
         None => None,
         Some(m) if (1.0..=MAX_COUNT as f64).contains(&m) && m.fract() == 0.0 => Some(m as usize),
         Some(_) => {
-            return Err(FieldError::at(
+            return Err(FieldError::new(
                 path,
                 format!(
                     "max-holding {} must be a whole number of bars, 1 to {MAX_COUNT}",
@@ -177,7 +169,7 @@ pub fn parse_risk(s: &str) -> Result<RiskControl> {
         }
     };
     if stop == Some(0.0) {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             path,
             "a stop-loss of 0% would exit at once; leave the segment empty for none",
         ));
@@ -207,7 +199,7 @@ impl<'a> Fields<'a> {
     fn required(&self, k: &str) -> Result<&'a Value> {
         self.0
             .get(k)
-            .ok_or_else(|| FieldError::at(k, "is required"))
+            .ok_or_else(|| FieldError::new(k, "is required"))
     }
 
     /// An optional field (null counts as not given).
@@ -219,12 +211,12 @@ impl<'a> Fields<'a> {
 /// Parses a request body (already decoded JSON, duplicate keys resolved).
 pub fn parse(body: &Value) -> Result<Parsed> {
     if !body.is_object() {
-        return Err(FieldError("the body must be a JSON object".into()));
+        return Err(FieldError::new("body", "must be a JSON object"));
     }
     let f = Fields(body);
     let symbol = upper(text(f.required("symbol")?, "symbol")?);
     if symbol.is_empty() {
-        return Err(FieldError::at("symbol", "must not be empty"));
+        return Err(FieldError::new("symbol", "must not be empty"));
     }
     let entry = parse_block(f.required("entry")?, "entry")?;
     let exit = parse_block(f.required("exit")?, "exit")?;
@@ -275,7 +267,7 @@ fn trading(f: &Fields) -> Result<(Direction, BtFrequency, TradePrice)> {
         "long" => Direction::Long,
         "short" => Direction::Short,
         other => {
-            return Err(FieldError::at(
+            return Err(FieldError::new(
                 "direction",
                 format!("'{other}' is not Long or Short"),
             ));
@@ -287,7 +279,7 @@ fn trading(f: &Fields) -> Result<(Direction, BtFrequency, TradePrice)> {
         "weekly" => BtFrequency::Weekly,
         "monthly" => BtFrequency::Monthly,
         other => {
-            return Err(FieldError::at(
+            return Err(FieldError::new(
                 "frequency",
                 format!("'{other}' is not Daily, Hourly, Weekly or Monthly"),
             ));
@@ -298,7 +290,7 @@ fn trading(f: &Fields) -> Result<(Direction, BtFrequency, TradePrice)> {
         1 => TradePrice::NextClose,
         2 => TradePrice::CurrentClose,
         other => {
-            return Err(FieldError::at(
+            return Err(FieldError::new(
                 "trade_price",
                 format!("{other} is not 0 (next open), 1 (next close) or 2 (current close)"),
             ));
@@ -311,10 +303,10 @@ fn trading(f: &Fields) -> Result<(Direction, BtFrequency, TradePrice)> {
 fn money(f: &Fields) -> Result<(f64, f64, f64, f64)> {
     let capital = number(f.get("capital"), "capital")?;
     if capital <= 0.0 {
-        return Err(FieldError::at("capital", "must be positive"));
+        return Err(FieldError::new("capital", "must be positive"));
     }
     if capital > MAX_CAPITAL {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             "capital",
             format!(
                 "{} is above the largest capital, 1e12",
@@ -324,7 +316,7 @@ fn money(f: &Fields) -> Result<(f64, f64, f64, f64)> {
     }
     let capital_alloc = number(f.get("capital_alloc"), "capital_alloc")?;
     if !(capital_alloc > 0.0 && capital_alloc <= 1.0) {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             "capital_alloc",
             format!("{capital_alloc} must be above 0 and at most 1 (1.0 = 100%)"),
         ));
@@ -334,7 +326,7 @@ fn money(f: &Fields) -> Result<(f64, f64, f64, f64)> {
         if (0.0..0.5).contains(&x) {
             Ok(x)
         } else {
-            Err(FieldError::at(
+            Err(FieldError::new(
                 k,
                 format!("{x} must be a fraction per side between 0 and 0.5 (0.001 = 0.1%)"),
             ))
@@ -358,7 +350,7 @@ fn period(f: &Fields) -> Result<(NaiveDate, Option<NaiveDate>)> {
     if let Some(e) = end_date
         && e < start_date
     {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             "end_date",
             format!("{e} is before start_date {start_date}"),
         ));
@@ -397,7 +389,7 @@ fn csv_rows(f: &Fields) -> Result<Option<Vec<super::csv::CsvRow>>> {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
-            return Err(FieldError::at(
+            return Err(FieldError::new(
                 "csv_mode",
                 format!("expected true or false, got {other}"),
             ));
@@ -408,7 +400,7 @@ fn csv_rows(f: &Fields) -> Result<Option<Vec<super::csv::CsvRow>>> {
     }
     let data =
         f.0.get("csv_data")
-            .ok_or_else(|| FieldError::at("csv_data", "is required when csv_mode is true"))?;
+            .ok_or_else(|| FieldError::new("csv_data", "is required when csv_mode is true"))?;
     Ok(Some(super::csv::parse_csv(data)?))
 }
 
@@ -480,11 +472,11 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         let cases: Vec<(Value, &str)> = vec![
-            (json!({"entry": {}, "exit": {}}), "symbol: is required"),
-            (json!({"symbol": "A", "exit": {}}), "entry: is required"),
+            (json!({"entry": {}, "exit": {}}), "'symbol': is required"),
+            (json!({"symbol": "A", "exit": {}}), "'entry': is required"),
             (
                 json!({"symbol": "A", "entry": {"rule_type": "Scoring", "condition": {"signal": {"name": "x"}, "rule": {"type_name": ">"}}}, "exit": {"rule_type": "RiskControlOnly"}}),
-                "entry.condition: must be an array",
+                "'entry.condition': must be an array",
             ),
             (
                 json!({"symbol": "A", "entry": {"rule_type": "TimeOrder", "condition": {"steps": []}}, "exit": {"rule_type": "RiskControlOnly"}}),
@@ -492,7 +484,7 @@ mod tests {
             ),
             (
                 json!({"symbol": "A", "entry": {"rule_type": "Sometimes"}, "exit": {"rule_type": "RiskControlOnly"}}),
-                "entry.rule_type: 'Sometimes'",
+                "'entry.rule_type': 'Sometimes'",
             ),
             (
                 json!({"symbol": "A", "entry": {"rule_type": "RiskControlOnly"}, "exit": {"rule_type": "RiskControlOnly"}}),
@@ -501,27 +493,31 @@ mod tests {
         ];
         for (body, want) in cases {
             let e = parse(&body).unwrap_err();
-            assert!(e.0.contains(want), "{body}: {}", e.0);
+            assert!(e.to_string().contains(want), "{body}: {e}");
         }
         for (field, value, want) in [
             (
                 "start_date",
                 json!("2020-13-01"),
-                "start_date: must be a date YYYY-MM-DD, got '2020-13-01'",
+                "'start_date': must be a date YYYY-MM-DD, got '2020-13-01'",
             ),
-            ("trade_price", json!(3), "trade_price: 3 is not"),
-            ("capital_alloc", json!("1.5"), "capital_alloc: 1.5 must be"),
+            ("trade_price", json!(3), "'trade_price': 3 is not"),
+            (
+                "capital_alloc",
+                json!("1.5"),
+                "'capital_alloc': 1.5 must be",
+            ),
             (
                 "commission",
                 json!("abc"),
-                "commission: 'abc' is not a number",
+                "'commission': 'abc' is not a number",
             ),
-            ("direction", json!("Sideways"), "direction: 'sideways'"),
+            ("direction", json!("Sideways"), "'direction': 'sideways'"),
             ("frequency", json!("Yearly"), "frequency"),
             (
                 "risk_control",
                 json!("-5/10"),
-                "risk_control: '-5/10' must have three segments",
+                "'risk_control': '-5/10' must have three segments",
             ),
             ("risk_control", json!("x//"), "stop-loss 'x'"),
             ("risk_control", json!("//2.5"), "max-holding 2.5"),
@@ -529,7 +525,7 @@ mod tests {
             let mut b = minimal();
             b[field] = value;
             let e = parse(&b).unwrap_err();
-            assert!(e.0.contains(want), "{field}: {}", e.0);
+            assert!(e.to_string().contains(want), "{field}: {e}");
         }
     }
 
@@ -539,39 +535,39 @@ mod tests {
             (
                 "capital",
                 json!(1.7e308),
-                "capital: 1.7e+308 is out of range",
+                "'capital': 1.7e+308 is out of range",
             ),
             (
                 "capital",
                 json!(2e12),
-                "capital: 2000000000000.0 is above the largest capital",
+                "'capital': 2000000000000.0 is above the largest capital",
             ),
             (
                 "capital",
                 json!("1e13"),
-                "capital: '1e13' is above the largest capital",
+                "'capital': '1e13' is above the largest capital",
             ),
             (
                 "trade_price",
                 json!(1e308),
-                "trade_price: 1e+308 is out of range",
+                "'trade_price': 1e+308 is out of range",
             ),
             (
                 "trade_price",
                 json!("9e18"),
-                "trade_price: '9e18' is out of range",
+                "'trade_price': '9e18' is out of range",
             ),
             (
                 "commission",
                 json!(-1e300),
-                "commission: -1e+300 is out of range",
+                "'commission': -1e+300 is out of range",
             ),
             ("risk_control", json!("//1e300"), "max-holding 1e300"),
         ] {
             let mut b = minimal();
             b[field] = value;
             let e = parse(&b).unwrap_err();
-            assert!(e.0.contains(want), "{field}: {}", e.0);
+            assert!(e.to_string().contains(want), "{field}: {e}");
         }
         let mut b = minimal();
         b["capital"] = json!(1e12);
@@ -607,7 +603,7 @@ mod tests {
         b["entry"] = json!({"rule_type": "Scoring", "condition": vec![cond.clone(); 50], "score_threshold": 1});
         assert_eq!(parse(&b).unwrap().params.entry.conditions.len(), 50);
         b["entry"]["condition"] = json!(vec![cond; 51]);
-        let e = parse(&b).unwrap_err().0;
+        let e = parse(&b).unwrap_err().to_string();
         assert!(
             e.contains("entry.condition") && e.contains("at most 50"),
             "{e}"
@@ -652,9 +648,9 @@ mod tests {
         ]);
         let e = parse(&b).unwrap_err();
         assert!(
-            e.0.starts_with("csv_data[1].High: High 9 is below Low 9.5"),
-            "{}",
-            e.0
+            e.to_string()
+                .starts_with("parameter 'csv_data[1].High': High 9 is below Low 9.5"),
+            "{e}"
         );
         b["csv_data"][1]["High"] = json!(11);
         let p = parse(&b).unwrap();
@@ -664,9 +660,17 @@ mod tests {
             [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         );
         b["csv_data"][1]["Date"] = json!("2024-01-01");
-        assert!(parse(&b).unwrap_err().0.contains("csv_data[1].Date"));
+        assert!(
+            parse(&b)
+                .unwrap_err()
+                .to_string()
+                .contains("csv_data[1].Date")
+        );
         b["csv_data"][1]["Date"] = json!("2024-01-04");
         b["csv_data"][1].as_object_mut().unwrap().remove("Volume");
-        assert_eq!(parse(&b).unwrap_err().0, "csv_data[1].Volume: is required");
+        assert_eq!(
+            parse(&b).unwrap_err().to_string(),
+            "parameter 'csv_data[1].Volume': is required"
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use super::params::{self, ConditionSpec, FieldError, Parsed, RuleType};
 use super::signals::{self, Compiled, Origin, Resolved};
+use crate::Result;
 use engine::rules::Op;
 use platform::PortError;
 use platform::marketdata::MarketData;
@@ -53,34 +54,13 @@ impl Prepared {
     }
 }
 
-/// Why a request cannot be prepared.
-#[derive(Debug)]
-pub enum PrepareError {
-    /// The caller's mistake (400).
-    Invalid(String),
-    /// A dependency failed (maps as the port error does).
-    Port(PortError),
-}
-
-impl From<FieldError> for PrepareError {
-    fn from(e: FieldError) -> Self {
-        PrepareError::Invalid(e.0)
-    }
-}
-
-impl From<PortError> for PrepareError {
-    fn from(e: PortError) -> Self {
-        PrepareError::Port(e)
-    }
-}
-
 fn block(
     b: &params::RuleBlock,
     catalog: &[platform::marketdata::IndicatorMeta],
     csv: bool,
     warnings: &mut Vec<String>,
     frequency: &str,
-) -> Result<Block, PrepareError> {
+) -> Result<Block> {
     let mut conditions = Vec::new();
     for spec in &b.conditions {
         let resolved = signals::resolve(spec, catalog, csv)?;
@@ -112,7 +92,9 @@ fn block(
 }
 
 /// Parses and resolves a request against the market data.
-pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared, PrepareError> {
+/// A mistake is [`crate::Error::Invalid`] naming its field; a failed
+/// dependency is [`crate::Error::Port`].
+pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared> {
     let parsed = params::parse(body)?;
     let p = &parsed.params;
     let catalog = market.indicator_catalog().await?;
@@ -122,24 +104,23 @@ pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared, 
     let frequency = p.frequency.as_str();
     let entry = block(&p.entry, &catalog, csv, &mut warnings, frequency)?;
     let exit = block(&p.exit, &catalog, csv, &mut warnings, frequency)?;
-    let exists = |r: Result<_, PortError>, what: String| match r {
-        Ok(_) => Ok(()),
-        Err(PortError::NotFound(_)) => Err(PrepareError::Invalid(what)),
-        Err(PortError::Invalid(m)) => Err(PrepareError::Invalid(m)),
-        Err(e) => Err(PrepareError::Port(e)),
+    let exists = |r: Result<(), PortError>, field: String, missing: String| match r {
+        Ok(()) => Ok(()),
+        Err(PortError::NotFound(_)) => Err(FieldError::new(field, missing).into()),
+        Err(PortError::Invalid(m)) => Err(FieldError::new(field, m).into()),
+        Err(e) => Err(crate::Error::Port(e)),
     };
     if !csv {
         exists(
             market.daily(&p.symbol).await.map(|_| ()),
-            format!("symbol: '{}' has no price data", p.symbol),
+            "symbol".into(),
+            format!("'{}' has no price data", p.symbol),
         )?;
         if p.frequency == params::BtFrequency::Hourly {
             exists(
                 market.intraday(&p.symbol).await.map(|_| ()),
-                format!(
-                    "frequency: Hourly needs 30-minute bars, and '{}' has none",
-                    p.symbol
-                ),
+                "frequency".into(),
+                format!("Hourly needs 30-minute bars, and '{}' has none", p.symbol),
             )?;
         }
     } else if p.frequency != params::BtFrequency::Daily {
@@ -149,16 +130,15 @@ pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared, 
     }
     exists(
         market.daily(&p.benchmark).await.map(|_| ()),
-        format!("benchmark: '{}' has no price data", p.benchmark),
+        "benchmark".into(),
+        format!("'{}' has no price data", p.benchmark),
     )?;
     for c in entry.conditions.iter().chain(&exit.conditions) {
         if let Origin::Indicator(code) = &c.resolved.origin {
             exists(
                 market.indicator_series(code).await.map(|_| ()),
-                format!(
-                    "{}.signal.name: indicator '{code}' has no readings",
-                    c.spec.path
-                ),
+                format!("{}.signal.name", c.spec.path),
+                format!("indicator '{code}' has no readings"),
             )?;
         }
     }

@@ -73,10 +73,10 @@ fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
     let o = object(v, path)?;
     let name = o
         .get("name")
-        .ok_or_else(|| FieldError::at(&format!("{path}.name"), "is required"))?;
+        .ok_or_else(|| FieldError::new(format!("{path}.name"), "is required"))?;
     let name = text(name, &format!("{path}.name"))?.trim().to_string();
     if name.is_empty() {
-        return Err(FieldError::at(&format!("{path}.name"), "must not be empty"));
+        return Err(FieldError::new(format!("{path}.name"), "must not be empty"));
     }
     let kind = o
         .get("type")
@@ -101,7 +101,7 @@ fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
             .map(|x| count(x, &at))
             .transpose()?;
         if period == Some(0) {
-            return Err(FieldError::at(&at, "must be at least 1"));
+            return Err(FieldError::new(at, "must be at least 1"));
         }
     }
     Ok(SignalRef {
@@ -117,17 +117,17 @@ fn parse_qualifier(v: &Value, path: &str) -> Result<QualifierSpec> {
     let o = object(v, path)?;
     let operator = text(
         o.get("comparison_operator")
-            .ok_or_else(|| FieldError::at(&format!("{path}.comparison_operator"), "is required"))?,
+            .ok_or_else(|| FieldError::new(format!("{path}.comparison_operator"), "is required"))?,
         &format!("{path}.comparison_operator"),
     )?;
     let period = count(
         o.get("calculation_period")
-            .ok_or_else(|| FieldError::at(&format!("{path}.calculation_period"), "is required"))?,
+            .ok_or_else(|| FieldError::new(format!("{path}.calculation_period"), "is required"))?,
         &format!("{path}.calculation_period"),
     )?;
     if period == 0 {
-        return Err(FieldError::at(
-            &format!("{path}.calculation_period"),
+        return Err(FieldError::new(
+            format!("{path}.calculation_period"),
             "must be at least 1",
         ));
     }
@@ -140,8 +140,8 @@ fn parse_qualifier(v: &Value, path: &str) -> Result<QualifierSpec> {
             "S" | "SMA" | "SIMPLE" => "S".to_string(),
             "E" | "EMA" | "EXPONENTIAL" => "E".to_string(),
             other => {
-                return Err(FieldError::at(
-                    &format!("{path}.ma_type"),
+                return Err(FieldError::new(
+                    format!("{path}.ma_type"),
                     format!("'{other}' is not S or E"),
                 ));
             }
@@ -158,13 +158,13 @@ fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
     let o = object(v, path)?;
     let signal = parse_signal(
         o.get("signal")
-            .ok_or_else(|| FieldError::at(&format!("{path}.signal"), "is required"))?,
+            .ok_or_else(|| FieldError::new(format!("{path}.signal"), "is required"))?,
         &format!("{path}.signal"),
     )?;
     let rp = format!("{path}.rule");
     let r = object(
         o.get("rule")
-            .ok_or_else(|| FieldError::at(&rp, "is required"))?,
+            .ok_or_else(|| FieldError::new(&rp, "is required"))?,
         &rp,
     )?;
     let comparison_type = match r.get("comparison_type").filter(|x| !x.is_null()) {
@@ -174,8 +174,8 @@ fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
                 .trim()
                 .to_ascii_uppercase();
             if !["SV", "SVMA", "SVEMA", "MA"].contains(&t.as_str()) {
-                return Err(FieldError::at(
-                    &format!("{rp}.comparison_type"),
+                return Err(FieldError::new(
+                    format!("{rp}.comparison_type"),
                     format!("'{t}' is not SV, SVMA, SVEMA or MA"),
                 ));
             }
@@ -184,7 +184,7 @@ fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
     };
     let type_name = text(
         r.get("type_name")
-            .ok_or_else(|| FieldError::at(&format!("{rp}.type_name"), "is required"))?,
+            .ok_or_else(|| FieldError::new(format!("{rp}.type_name"), "is required"))?,
         &format!("{rp}.type_name"),
     )?
     .trim()
@@ -208,14 +208,14 @@ fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
         .map(|x| count(x, &format!("{rp}.period")))
         .transpose()?;
     if period == Some(0) {
-        return Err(FieldError::at(
-            &format!("{rp}.period"),
+        return Err(FieldError::new(
+            format!("{rp}.period"),
             "must be at least 1",
         ));
     }
     if matches!(comparison_type.as_str(), "SVMA" | "SVEMA") && period.is_none() {
-        return Err(FieldError::at(
-            &format!("{rp}.period"),
+        return Err(FieldError::new(
+            format!("{rp}.period"),
             format!("is required with comparison_type {comparison_type}"),
         ));
     }
@@ -250,7 +250,7 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
     let rt_path = format!("{side}.rule_type");
     let rule_type = match text(
         o.get("rule_type")
-            .ok_or_else(|| FieldError::at(&rt_path, "is required"))?,
+            .ok_or_else(|| FieldError::new(&rt_path, "is required"))?,
         &rt_path,
     )?
     .trim()
@@ -260,8 +260,8 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
         "TimeOrder" => RuleType::TimeOrder,
         "RiskControlOnly" => RuleType::RiskControlOnly,
         other => {
-            return Err(FieldError::at(
-                &rt_path,
+            return Err(FieldError::new(
+                rt_path,
                 format!("'{other}' is not SingleCondition, Scoring, TimeOrder or RiskControlOnly"),
             ));
         }
@@ -286,12 +286,12 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
     let list = |v: &Value, path: &str| -> Result<Vec<ConditionSpec>> {
         let items = v
             .as_array()
-            .ok_or_else(|| FieldError::at(path, "expected an array of conditions"))?;
+            .ok_or_else(|| FieldError::new(path, "expected an array of conditions"))?;
         if items.is_empty() {
-            return Err(FieldError::at(path, "needs at least one condition"));
+            return Err(FieldError::new(path, "needs at least one condition"));
         }
         if items.len() > MAX_CONDITIONS {
-            return Err(FieldError::at(
+            return Err(FieldError::new(
                 path,
                 format!("has {} conditions; at most {MAX_CONDITIONS}", items.len()),
             ));
@@ -305,14 +305,14 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
     let conditions = match rule_type {
         RuleType::SingleCondition => {
             let c = o.get("condition").ok_or_else(|| {
-                FieldError::at(
-                    &format!("{side}.condition"),
+                FieldError::new(
+                    format!("{side}.condition"),
                     "is required for SingleCondition",
                 )
             })?;
             if c.is_array() {
-                return Err(FieldError::at(
-                    &format!("{side}.condition"),
+                return Err(FieldError::new(
+                    format!("{side}.condition"),
                     "must be one object for SingleCondition (use Scoring for several)",
                 ));
             }
@@ -323,15 +323,15 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
                 (Some(c), _) => ("condition", c),
                 (None, Some(v)) => ("voters", v),
                 (None, None) => {
-                    return Err(FieldError::at(
-                        &format!("{side}.condition"),
+                    return Err(FieldError::new(
+                        format!("{side}.condition"),
                         "is required for Scoring (an array of {signal, rule})",
                     ));
                 }
             };
             if c.is_object() {
-                return Err(FieldError::at(
-                    &format!("{side}.{key}"),
+                return Err(FieldError::new(
+                    format!("{side}.{key}"),
                     "must be an array for Scoring, not one object",
                 ));
             }
@@ -339,20 +339,20 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
         }
         RuleType::TimeOrder => {
             if o.get("condition").and_then(|c| c.get("steps")).is_some() {
-                return Err(FieldError::at(
-                    &format!("{side}.condition.steps"),
+                return Err(FieldError::new(
+                    format!("{side}.condition.steps"),
                     "TimeOrder steps go directly on the block as 'steps', not under 'condition'",
                 ));
             }
             let steps = o.get("steps").ok_or_else(|| {
-                FieldError::at(&format!("{side}.steps"), "is required for TimeOrder")
+                FieldError::new(format!("{side}.steps"), "is required for TimeOrder")
             })?;
             list(steps, &format!("{side}.steps"))?
         }
         RuleType::RiskControlOnly => {
             if side == "entry" {
-                return Err(FieldError::at(
-                    &rt_path,
+                return Err(FieldError::new(
+                    rt_path,
                     "RiskControlOnly is for the exit only",
                 ));
             }
@@ -362,8 +362,8 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
     if rule_type == RuleType::Scoring {
         let t = score_threshold.unwrap_or(conditions.len());
         if t == 0 || t > conditions.len() {
-            return Err(FieldError::at(
-                &format!("{side}.score_threshold"),
+            return Err(FieldError::new(
+                format!("{side}.score_threshold"),
                 format!(
                     "must be between 1 and the number of conditions ({})",
                     conditions.len()

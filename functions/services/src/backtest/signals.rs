@@ -265,38 +265,34 @@ pub fn resolve(c: &ConditionSpec, catalog: &[IndicatorMeta], csv_mode: bool) -> 
         updated: None,
     };
     let mut r = match wanted.as_deref() {
-        Some("sentiment") => sentiment().map(as_sentiment).ok_or_else(|| FieldError(format!("{path}.name: '{}' is not in the indicator catalog", s.name))),
-        Some("technical") => technical(&s.name).map(as_technical).ok_or_else(|| FieldError(format!("{path}.name: '{}' is not a known technical indicator", s.name))),
-        Some("symbol") => symbol().map(as_symbol).ok_or_else(|| FieldError(format!("{path}.name: '{}' is not Symbol Open, High, Low, Close or Volume", s.name))),
-        Some(other) => Err(FieldError(format!("{path}.type: '{other}' is not Sentiment, Technical or Symbol"))),
+        Some("sentiment") => sentiment().map(as_sentiment).ok_or_else(|| FieldError::new(format!("{path}.name"), format!("'{}' is not in the indicator catalog", s.name))),
+        Some("technical") => technical(&s.name).map(as_technical).ok_or_else(|| FieldError::new(format!("{path}.name"), format!("'{}' is not a known technical indicator", s.name))),
+        Some("symbol") => symbol().map(as_symbol).ok_or_else(|| FieldError::new(format!("{path}.name"), format!("'{}' is not Symbol Open, High, Low, Close or Volume", s.name))),
+        Some(other) => Err(FieldError::new(format!("{path}.type"), format!("'{other}' is not Sentiment, Technical or Symbol"))),
         None => sentiment()
             .map(as_sentiment)
             .or_else(|| technical(&s.name).map(as_technical))
             .or_else(|| symbol().map(as_symbol))
             .ok_or_else(|| {
-                FieldError(format!(
-                    "{path}.name: '{}' is not an indicator of the catalog, a technical indicator, or Symbol Open/High/Low/Close/Volume{}",
+                FieldError::new(format!("{path}.name"), format!("'{}' is not an indicator of the catalog, a technical indicator, or Symbol Open/High/Low/Close/Volume{}",
                     s.name,
-                    if csv_mode { " or Entry1-5/Exit1-5" } else { "" }
-                ))
+                    if csv_mode { " or Entry1-5/Exit1-5" } else { "" }))
             }),
     }?;
     if let Some(p) = s.period {
         let at = format!("{path}.params.period");
         r.origin = match r.origin {
             Origin::Technical(t) => Origin::Technical(t.with_period(p).ok_or_else(|| {
-                FieldError(format!("{at}: '{}' has no single period to set; RSI, SMA, EMA, Bollinger Bands, ATR, ADX, CCI, Williams %R, ROC and MFI do", r.name))
+                FieldError::new(at, format!("'{}' has no single period to set; RSI, SMA, EMA, Bollinger Bands, ATR, ADX, CCI, Williams %R, ROC and MFI do", r.name))
             })?),
             _ => {
-                return Err(FieldError(format!(
-                    "{at}: only Technical indicators take a period, and '{}' is a {} signal",
+                return Err(FieldError::new(at, format!("only Technical indicators take a period, and '{}' is a {} signal",
                     r.name,
                     match r.category {
                         Category::Sentiment => "Sentiment",
                         Category::Symbol => "Symbol",
                         Category::Technical => "Technical",
-                    }
-                )));
+                    })));
             }
         };
     }
@@ -376,16 +372,19 @@ pub struct Compiled {
 
 pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
     let rp = format!("{}.rule", c.path);
-    let (op_code, class) = operator(&c.rule.type_name).ok_or_else(|| FieldError(format!("{rp}.type_name: '{}' is not one of the operators of the spec (>, =, <, >=, <=, CrossAbove, CrossBelow, All-time High, All-time Low, Consecutive Days Above, Consecutive Days Below)", c.rule.type_name)))?;
+    let (op_code, class) = operator(&c.rule.type_name).ok_or_else(|| FieldError::new(format!("{rp}.type_name"), format!("'{}' is not one of the operators of the spec (>, =, <, >=, <=, CrossAbove, CrossBelow, All-time High, All-time Low, Consecutive Days Above, Consecutive Days Below)", c.rule.type_name)))?;
     let value = || -> Result<f64> {
         match c.rule.comparison_value.as_deref().map(str::trim) {
-            None | Some("") => Err(FieldError(format!(
-                "{rp}.comparison_value: is required for '{}'",
-                c.rule.type_name
-            ))),
-            Some(v) => v
-                .parse::<f64>()
-                .map_err(|_| FieldError(format!("{rp}.comparison_value: '{v}' is not a number"))),
+            None | Some("") => Err(FieldError::new(
+                format!("{rp}.comparison_value"),
+                format!("is required for '{}'", c.rule.type_name),
+            )),
+            Some(v) => v.parse::<f64>().map_err(|_| {
+                FieldError::new(
+                    format!("{rp}.comparison_value"),
+                    format!("'{v}' is not a number"),
+                )
+            }),
         }
     };
     let offset = || {
@@ -400,10 +399,13 @@ pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
     let op = match class {
         OpClass::Main(op) => op,
         OpClass::Qualifier(_) => {
-            return Err(FieldError(format!(
-                "{rp}.type_name: '{}' is a qualifier; put it in qualifier.comparison_operator with a calculation_period",
-                c.rule.type_name
-            )));
+            return Err(FieldError::new(
+                format!("{rp}.type_name"),
+                format!(
+                    "'{}' is a qualifier; put it in qualifier.comparison_operator with a calculation_period",
+                    c.rule.type_name
+                ),
+            ));
         }
         OpClass::Special(12) => Op::AllTimeHigh,
         OpClass::Special(13) => Op::AllTimeLow,
@@ -418,10 +420,13 @@ pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
         None => None,
         Some(q) => {
             if r.category == Category::Technical {
-                return Err(FieldError(format!(
-                    "{}.qualifier: a Technical signal ('{}') cannot take a qualifier; qualifiers are for Sentiment and Symbol signals",
-                    c.path, r.name
-                )));
+                return Err(FieldError::new(
+                    format!("{}.qualifier", c.path),
+                    format!(
+                        "a Technical signal ('{}') cannot take a qualifier; qualifiers are for Sentiment and Symbol signals",
+                        r.name
+                    ),
+                ));
             }
             match operator(&q.operator) {
                 Some((Some(code), OpClass::Qualifier(_))) => Some((
@@ -431,10 +436,13 @@ pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
                     q.ma_type.clone(),
                 )),
                 _ => {
-                    return Err(FieldError(format!(
-                        "{}.qualifier.comparison_operator: '{}' is not a qualifier (Rate Of Change, % of Previous Range, MA Ratio, Range Rank, DrawDown %, DrawUp %, Net Change)",
-                        c.path, q.operator
-                    )));
+                    return Err(FieldError::new(
+                        format!("{}.qualifier.comparison_operator", c.path),
+                        format!(
+                            "'{}' is not a qualifier (Rate Of Change, % of Previous Range, MA Ratio, Range Rank, DrawDown %, DrawUp %, Net Change)",
+                            q.operator
+                        ),
+                    ));
                 }
             }
         }
@@ -456,7 +464,7 @@ pub fn compile(c: &ConditionSpec, r: &Resolved) -> Result<Compiled> {
                 (Origin::Technical(_), Category::Technical) => technical(&r.name).and_then(|t| t.average),
                 _ => None,
             }
-            .ok_or_else(|| FieldError(format!("{rp}.comparison_type: MA compares the close with a moving average and needs a moving-average Technical signal (Simple/Exponential Moving Average), not '{}'", r.name)))?;
+            .ok_or_else(|| FieldError::new(format!("{rp}.comparison_type"), format!("MA compares the close with a moving average and needs a moving-average Technical signal (Simple/Exponential Moving Average), not '{}'", r.name)))?;
             let own = match r.origin {
                 Origin::Technical(
                     Technical::Sma(n) | Technical::Ema(n) | Technical::BollingerMiddle(n, _),
@@ -575,9 +583,9 @@ mod tests {
         );
         let e = resolve(&cond("SPX Close", ">", Some("1")), &catalog, false).unwrap_err();
         assert!(
-            e.0.starts_with("entry.condition.signal.name: 'SPX Close' is not"),
-            "{}",
-            e.0
+            e.to_string()
+                .starts_with("parameter 'entry.condition.signal.name': 'SPX Close' is not"),
+            "{e}"
         );
     }
 
@@ -611,25 +619,30 @@ mod tests {
         assert!(
             compile(&c, &r)
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("cannot take a qualifier")
         );
         let c = cond("Symbol Close", "Range Rank", Some("70"));
         let r = resolve(&c, &catalog, false).unwrap();
-        assert!(compile(&c, &r).unwrap_err().0.contains("is a qualifier"));
+        assert!(
+            compile(&c, &r)
+                .unwrap_err()
+                .to_string()
+                .contains("is a qualifier")
+        );
         let c = cond("Symbol Close", ">", None);
         assert!(
             compile(&c, &resolve(&c, &catalog, false).unwrap())
                 .unwrap_err()
-                .0
-                .contains("comparison_value: is required")
+                .to_string()
+                .contains("comparison_value': is required")
         );
         let mut c = cond("RSI", ">", Some("0"));
         c.rule.comparison_type = "MA".into();
         assert!(
             compile(&c, &resolve(&c, &catalog, false).unwrap())
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("moving-average Technical signal")
         );
         let c = cond("Symbol Close", "All-time High", None);

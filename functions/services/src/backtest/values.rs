@@ -22,22 +22,22 @@ pub(super) fn number(v: &Value, path: &str) -> Result<f64> {
     let x = match v {
         Value::Number(n) => n
             .as_f64()
-            .ok_or_else(|| FieldError::at(path, format!("{n} is not a number")))?,
+            .ok_or_else(|| FieldError::new(path, format!("{n} is not a number")))?,
         Value::String(s) => s
             .trim()
             .parse::<f64>()
             .ok()
             .filter(|x| x.is_finite())
-            .ok_or_else(|| FieldError::at(path, format!("'{s}' is not a number")))?,
+            .ok_or_else(|| FieldError::new(path, format!("'{s}' is not a number")))?,
         other => {
-            return Err(FieldError::at(
+            return Err(FieldError::new(
                 path,
                 format!("expected a number or a numeric string, got {other}"),
             ));
         }
     };
     if !x.is_finite() || x.abs() > MAX_MAGNITUDE {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             path,
             format!("{} is out of range (at most 1e15 in magnitude)", sent(v)),
         ));
@@ -56,7 +56,7 @@ pub(super) fn sent(v: &Value) -> String {
 pub(super) fn integer(v: &Value, path: &str) -> Result<i64> {
     let x = number(v, path)?;
     if x.fract() != 0.0 {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             path,
             format!("{} is not a whole number", sent(v)),
         ));
@@ -68,20 +68,20 @@ pub(super) fn integer(v: &Value, path: &str) -> Result<i64> {
 pub(super) fn count(v: &Value, path: &str) -> Result<usize> {
     let x = integer(v, path)?;
     if x > MAX_COUNT {
-        return Err(FieldError::at(
+        return Err(FieldError::new(
             path,
             format!("{} is too large (at most {MAX_COUNT})", sent(v)),
         ));
     }
     usize::try_from(x)
-        .map_err(|_| FieldError::at(path, format!("{} must not be negative", sent(v))))
+        .map_err(|_| FieldError::new(path, format!("{} must not be negative", sent(v))))
 }
 
 pub(super) fn text(v: &Value, path: &str) -> Result<String> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) => Ok(n.to_string()),
-        other => Err(FieldError::at(
+        other => Err(FieldError::new(
             path,
             format!("expected a string, got {other}"),
         )),
@@ -90,10 +90,10 @@ pub(super) fn text(v: &Value, path: &str) -> Result<String> {
 
 pub(super) fn date(v: &Value, path: &str) -> Result<NaiveDate> {
     let s = text(v, path)?;
-    crate::dates::parse(&s).map_err(|why| FieldError::at(path, why))
+    crate::dates::parse(&s).map_err(|why| FieldError::new(path, why))
 }
 
 pub(super) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
     v.as_object()
-        .ok_or_else(|| FieldError::at(path, "expected an object"))
+        .ok_or_else(|| FieldError::new(path, "expected an object"))
 }

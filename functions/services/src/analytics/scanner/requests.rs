@@ -180,7 +180,7 @@ mod tests {
 
     fn field_of(e: Error) -> String {
         match e {
-            Error::Invalid { field, .. } => field,
+            Error::Invalid(e) => e.field,
             other => panic!("{other:?}"),
         }
     }

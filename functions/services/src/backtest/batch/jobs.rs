@@ -1,7 +1,7 @@
 //! A batch on the workers: the job that fans it out in chunks, the job
 //! that runs a chunk, and where a batch stands.
 
-use super::super::prepare::{PrepareError, prepare};
+use super::super::prepare::prepare;
 use super::super::run::{Inputs, plan, report};
 use super::{BatchRow, CHUNK, Expanded, apply, expand};
 use async_trait::async_trait;
@@ -44,7 +44,7 @@ pub type Item = (usize, Value, Map<String, Value>);
 
 impl ChunkParams {
     /// The chunk's strategies with their index and varied values.
-    fn items(self) -> Result<Vec<Item>, String> {
+    fn items(self) -> Result<Vec<Item>, crate::FieldError> {
         let first = self.first;
         match self.base {
             None => Ok(self
@@ -90,9 +90,8 @@ pub async fn run_strategies(
                 Err(e @ PortError::Unavailable { .. }) => return Err(e.into()),
                 Err(e) => Err(e.to_string()),
             },
-            Err(PrepareError::Invalid(m)) => Err(m),
-            Err(PrepareError::Port(e @ PortError::Unavailable { .. })) => return Err(e.into()),
-            Err(PrepareError::Port(e)) => Err(e.to_string()),
+            Err(crate::Error::Port(e @ PortError::Unavailable { .. })) => return Err(e.into()),
+            Err(e) => Err(e.to_string()),
         };
         planned.push((index, varied, ready));
     }
@@ -129,8 +128,8 @@ pub async fn run_all(
 ) -> Result<Vec<BatchRow>, JobError> {
     let items = (0..e.len())
         .map(|k| Ok((k, e.strategy(k)?, e.varied[k].clone())))
-        .collect::<Result<_, String>>()
-        .map_err(JobError::Permanent)?;
+        .collect::<Result<_, crate::FieldError>>()
+        .map_err(|e| JobError::Permanent(e.to_string()))?;
     run_strategies(market, items, progress).await
 }
 
@@ -148,7 +147,7 @@ impl JobHandler for BatchChunkJob {
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
         let p: ChunkParams = serde_json::from_value(task.params)
             .map_err(|e| JobError::Permanent(format!("invalid chunk: {e}")))?;
-        let items = p.items().map_err(JobError::Permanent)?;
+        let items = p.items().map_err(|e| JobError::Permanent(e.to_string()))?;
         let rows = run_strategies(self.market.as_ref(), items, &progress).await?;
         serde_json::to_value(ChunkResult { rows })
             .map_err(|e| JobError::Permanent(format!("chunk result not serializable: {e}")))
@@ -201,10 +200,7 @@ impl JobHandler for BatchJob {
         };
         let p: BatchParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid batch: {e}")))?;
-        let e = expand(&p.request, usize::MAX).map_err(|e| match e {
-            PrepareError::Invalid(m) => JobError::Permanent(m),
-            PrepareError::Port(p) => p.into(),
-        })?;
+        let e = expand(&p.request, usize::MAX)?;
         let mut chunks = Vec::new();
         for (k, varied) in e.varied.chunks(CHUNK).enumerate() {
             let first = k * CHUNK;

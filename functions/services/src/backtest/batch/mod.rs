@@ -5,7 +5,8 @@
 //! a chunk's rows are its task's result, so a redelivered chunk replaces
 //! its rows rather than adding to them.
 
-use super::prepare::{PrepareError, prepare};
+use super::prepare::prepare;
+use crate::{Error, FieldError, Result};
 use platform::marketdata::MarketData;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -107,7 +108,7 @@ impl Expanded {
     }
 
     /// Strategy `k` as it runs.
-    pub fn strategy(&self, k: usize) -> Result<Value, String> {
+    pub fn strategy(&self, k: usize) -> Result<Value, FieldError> {
         match &self.base {
             Some(base) => apply(base, &self.varied[k]),
             None => Ok(self.strategies[k].clone()),
@@ -118,7 +119,7 @@ impl Expanded {
 /// `base` with each grid key's value set; a key of several comma-separated
 /// paths sets them all (linked parameters, such as one period shared by
 /// the entry and the exit rule).
-pub fn apply(base: &Value, varied: &Map<String, Value>) -> Result<Value, String> {
+pub fn apply(base: &Value, varied: &Map<String, Value>) -> Result<Value, FieldError> {
     let mut s = base.clone();
     for (key, v) in varied {
         for path in key.split(',') {
@@ -129,7 +130,7 @@ pub fn apply(base: &Value, varied: &Map<String, Value>) -> Result<Value, String>
 }
 
 /// A grid key's size, its linked paths and their segments, within bounds.
-fn check_key(key: &str) -> Result<(), PrepareError> {
+fn check_key(key: &str) -> Result<(), FieldError> {
     let shown = || {
         let mut end = key.len().min(60);
         while !key.is_char_boundary(end) {
@@ -142,54 +143,52 @@ fn check_key(key: &str) -> Result<(), PrepareError> {
         }
     };
     if key.len() > MAX_KEY_BYTES {
-        return Err(invalid(format!(
-            "'grid.{}' is a key of {} bytes; at most {MAX_KEY_BYTES}",
-            shown(),
-            key.len()
-        )));
+        return Err(FieldError::new(
+            format!("grid.{}", shown()),
+            format!("is a key of {} bytes; at most {MAX_KEY_BYTES}", key.len()),
+        ));
     }
     let paths = key.split(',').count();
     if paths > MAX_LINKED_PATHS {
-        return Err(invalid(format!(
-            "'grid.{}' links {paths} paths; at most {MAX_LINKED_PATHS}",
-            shown()
-        )));
+        return Err(FieldError::new(
+            format!("grid.{}", shown()),
+            format!("links {paths} paths; at most {MAX_LINKED_PATHS}"),
+        ));
     }
     if let Some(long) = key.split(',').find(|p| p.split('.').count() > MAX_SEGMENTS) {
-        return Err(invalid(format!(
-            "'grid.{}': the path '{}' has {} segments; at most {MAX_SEGMENTS}",
-            shown(),
-            long.trim(),
-            long.split('.').count()
-        )));
+        return Err(FieldError::new(
+            format!("grid.{}", shown()),
+            format!(
+                "the path '{}' has {} segments; at most {MAX_SEGMENTS}",
+                long.trim(),
+                long.split('.').count()
+            ),
+        ));
     }
     Ok(())
 }
 
-fn invalid(m: impl Into<String>) -> PrepareError {
-    PrepareError::Invalid(m.into())
-}
-
 /// Sets `path` (dotted; numbers index lists) in `v`, creating objects on the way.
-fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), String> {
+fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), FieldError> {
+    let wrong = |reason: String| FieldError::new(format!("grid.{path}"), reason);
     let mut at = v;
     let parts: Vec<&str> = path.split('.').collect();
     if parts.len() > MAX_SEGMENTS {
-        return Err(format!("'{path}' has more than {MAX_SEGMENTS} segments"));
+        return Err(wrong(format!("has more than {MAX_SEGMENTS} segments")));
     }
     for (k, part) in parts.iter().enumerate() {
         if part.is_empty() {
-            return Err(format!("'{path}' has an empty segment"));
+            return Err(wrong("has an empty segment".into()));
         }
         let last = k + 1 == parts.len();
         at = match at {
             Value::Array(a) => {
                 let i: usize = part.parse().map_err(|_| {
-                    format!("'{path}': '{part}' indexes a list, so it must be a number")
+                    wrong(format!("'{part}' indexes a list, so it must be a number"))
                 })?;
                 let n = a.len();
                 a.get_mut(i)
-                    .ok_or_else(|| format!("'{path}': index {i} is past the list's {n} items"))?
+                    .ok_or_else(|| wrong(format!("index {i} is past the list's {n} items")))?
             }
             Value::Object(o) => {
                 if !o.contains_key(*part) {
@@ -205,9 +204,9 @@ fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), String> {
                 o.get_mut(*part).expect("inserted")
             }
             _ => {
-                return Err(format!(
-                    "'{path}': '{part}' is inside a value that is not an object"
-                ));
+                return Err(wrong(format!(
+                    "'{part}' is inside a value that is not an object"
+                )));
             }
         };
     }
@@ -216,22 +215,22 @@ fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), String> {
 }
 
 /// The batch's strategies, at most `cap` (the caller's plan).
-pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
-    let req: BatchRequest = serde_json::from_value(body.clone())
-        .map_err(|e| invalid(format!("the batch is not valid: {e}")))?;
+pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
+    let req: BatchRequest = crate::error::from_json(body.clone())?;
     let name = req.name.clone().unwrap_or_default();
-    let too_many = |n: usize| {
-        invalid(format!(
-            "the batch has {n} strategies; the plan allows at most {cap} (field 'strategies' or 'grid')"
-        ))
+    let too_many = |field: &str, n: usize| {
+        Error::invalid(
+            field,
+            format!("the batch has {n} strategies; the plan allows at most {cap}"),
+        )
     };
     match (req.strategies, req.strategy, req.grid) {
         (Some(list), None, None) => {
             if list.is_empty() {
-                return Err(invalid("'strategies' is empty"));
+                return Err(Error::invalid("strategies", "must not be empty"));
             }
             if list.len() > cap {
-                return Err(too_many(list.len()));
+                return Err(too_many("strategies", list.len()));
             }
             let n = list.len();
             Ok(Expanded {
@@ -245,15 +244,15 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
             let grid = grid.unwrap_or_default();
             let mut axes: Vec<(&String, &Vec<Value>)> = Vec::new();
             if grid.len() > MAX_AXES {
-                return Err(invalid(format!(
-                    "'grid' has {} paths; at most {MAX_AXES} may vary",
-                    grid.len()
-                )));
+                return Err(Error::invalid(
+                    "grid",
+                    format!("has {} paths; at most {MAX_AXES} may vary", grid.len()),
+                ));
             }
             for (path, values) in &grid {
                 check_key(path)?;
                 let values = values.as_array().filter(|v| !v.is_empty()).ok_or_else(|| {
-                    invalid(format!("'grid.{path}' must be a non-empty list of values"))
+                    FieldError::new(format!("grid.{path}"), "must be a non-empty list of values")
                 })?;
                 axes.push((path, values));
             }
@@ -262,7 +261,7 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
                 .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
                 .unwrap_or(usize::MAX);
             if total > cap {
-                return Err(too_many(total));
+                return Err(too_many("grid", total));
             }
             let mut varied = Vec::with_capacity(total);
             for k in 0..total {
@@ -280,7 +279,7 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
             }
             // Every path must be settable; the first combination shows it.
             if let Some(first) = varied.first() {
-                apply(&base, first).map_err(|e| invalid(format!("grid: {e}")))?;
+                apply(&base, first)?;
             }
             Ok(Expanded {
                 name,
@@ -289,11 +288,18 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded, PrepareError> {
                 varied,
             })
         }
-        (Some(_), Some(_), _) => Err(invalid("give 'strategies' or 'strategy', not both")),
-        (Some(_), None, Some(_)) => Err(invalid(
-            "'grid' varies 'strategy'; a list of 'strategies' takes none",
+        (Some(_), Some(_), _) => Err(Error::invalid(
+            "strategy",
+            "give 'strategies' or 'strategy', not both",
         )),
-        (None, None, _) => Err(invalid("'strategies' or 'strategy' is required")),
+        (Some(_), None, Some(_)) => Err(Error::invalid(
+            "grid",
+            "varies 'strategy'; a list of 'strategies' takes none",
+        )),
+        (None, None, _) => Err(Error::invalid(
+            "strategies",
+            "is required, or 'strategy' with a 'grid'",
+        )),
     }
 }
 
@@ -314,11 +320,11 @@ impl Expanded {
 }
 
 /// Checks every strategy; the first invalid one names its index and field.
-pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<(), PrepareError> {
+pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<()> {
     for i in 0..e.len() {
-        let s = e.strategy(i).map_err(|m| invalid(format!("grid: {m}")))?;
+        let s = e.strategy(i)?;
         prepare(market, &s).await.map_err(|err| match err {
-            PrepareError::Invalid(m) => invalid(format!("strategies[{i}]: {m}")),
+            Error::Invalid(f) => f.within(&format!("strategies[{i}]")).into(),
             other => other,
         })?;
     }
@@ -332,7 +338,7 @@ pub async fn submission(
     market: &dyn MarketData,
     request: Value,
     cap: usize,
-) -> Result<BatchParams, PrepareError> {
+) -> Result<BatchParams> {
     let expanded = expand(&request, cap)?;
     check(market, &expanded).await?;
     let paths = expanded
@@ -415,7 +421,7 @@ mod tests {
                 json!({"strategy": {}, "grid": {"a": [1, 2, 3], "b": [1, 2, 3, 4]}}),
                 "at most 10",
             ),
-            (json!({"strategies": []}), "'strategies' is empty"),
+            (json!({"strategies": []}), "'strategies': must not be empty"),
             (json!({"strategy": {}, "grid": {"a": []}}), "grid.a"),
             (
                 json!({"strategy": {"rules": [1]}, "grid": {"rules.x": [1]}}),
@@ -445,7 +451,7 @@ mod tests {
             (json!({"name": "x"}), "required"),
         ] {
             match expand(&body, 10) {
-                Err(PrepareError::Invalid(m)) => assert!(m.contains(want), "{body}: {m}"),
+                Err(Error::Invalid(m)) => assert!(m.to_string().contains(want), "{body}: {m}"),
                 other => panic!("{body}: {other:?}"),
             }
         }

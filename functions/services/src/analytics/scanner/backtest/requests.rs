@@ -389,7 +389,7 @@ mod tests {
 
     fn field_of(v: Value) -> String {
         match parse(v).unwrap_err() {
-            Error::Invalid { field, .. } => field,
+            Error::Invalid(e) => e.field,
             other => panic!("{other:?}"),
         }
     }
