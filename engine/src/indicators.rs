@@ -326,47 +326,48 @@ pub fn adx(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> 
     out
 }
 
-/// Commodity channel index on the typical price (H + L + C) / 3.
-pub fn cci(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> {
-    let len = close.len();
+/// `len` values, NaN until the first full window of `period` bars, then
+/// `at(i)` for the window ending at bar `i`.
+fn per_window(len: usize, period: usize, mut at: impl FnMut(usize) -> f64) -> Vec<f64> {
     let mut out = nan(len);
     if period == 0 || len < period {
         return out;
     }
-    let tp: Vec<f64> = (0..len)
-        .map(|i| (high[i] + low[i] + close[i]) / 3.0)
-        .collect();
-    for i in period - 1..len {
-        let w = &tp[i + 1 - period..=i];
-        let avg = w.iter().sum::<f64>() / period as f64;
-        let dev: f64 = w.iter().map(|v| (v - avg).abs()).sum();
-        let diff = tp[i] - avg;
-        out[i] = if diff != 0.0 && dev != 0.0 {
-            diff / (0.015 * (dev / period as f64))
-        } else {
-            0.0
-        };
+    for (i, o) in out.iter_mut().enumerate().skip(period - 1) {
+        *o = at(i);
     }
     out
 }
 
+/// Commodity channel index on the typical price (H + L + C) / 3.
+pub fn cci(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> {
+    let tp: Vec<f64> = (0..close.len())
+        .map(|i| (high[i] + low[i] + close[i]) / 3.0)
+        .collect();
+    per_window(close.len(), period, |i| {
+        let w = &tp[i + 1 - period..=i];
+        let avg = w.iter().sum::<f64>() / period as f64;
+        let dev: f64 = w.iter().map(|v| (v - avg).abs()).sum();
+        let diff = tp[i] - avg;
+        if diff != 0.0 && dev != 0.0 {
+            diff / (0.015 * (dev / period as f64))
+        } else {
+            0.0
+        }
+    })
+}
+
 /// Williams %R, -100 (close at the low) to 0 (close at the high).
 pub fn willr(high: &[f64], low: &[f64], close: &[f64], period: usize) -> Vec<f64> {
-    let len = close.len();
-    let mut out = nan(len);
-    if period == 0 || len < period {
-        return out;
-    }
-    for i in period - 1..len {
+    per_window(close.len(), period, |i| {
         let (hh, ll) = window_extremes(high, low, period, i);
         let diff = (hh - ll) / -100.0;
-        out[i] = if diff != 0.0 {
+        if diff != 0.0 {
             (hh - close[i]) / diff
         } else {
             0.0
-        };
-    }
-    out
+        }
+    })
 }
 
 /// Rate of change in percent over `period` bars.

@@ -128,7 +128,8 @@ async fn failed_logins_lock_with_429_in_each_envelope_but_cached_logins_pass() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn limits_answer_in_json_in_each_envelope() {
-    let mut opts = Options::new(tempfile::tempdir().unwrap().keep().join("db.sqlite"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
     opts.limits.body_bytes = 64 * 1024;
     let s = TestServer::start(opts).await;
     let http = reqwest::Client::new();
@@ -211,7 +212,8 @@ async fn closed_by(stream: &mut TcpStream, deadline: Instant) -> Option<Instant>
 
 #[tokio::test(flavor = "multi_thread")]
 async fn silent_half_open_idle_and_slow_connections_are_closed() {
-    let mut opts = Options::new(tempfile::tempdir().unwrap().keep().join("db.sqlite"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
     opts.connections.header_timeout = Duration::from_secs(1);
     opts.limits.body_timeout = Duration::from_secs(1);
     let s = TestServer::start(opts).await;

@@ -160,6 +160,45 @@ macro_rules! signal {
     };
 }
 
+/// A chart-pattern signal: the last 20 closes match pattern `$key` at 85
+/// or more.
+macro_rules! cpm {
+    ($name:expr, $key:expr, $what:expr, $side:expr) => {
+        signal!(
+            $name,
+            Cpm,
+            concat!(
+                "The last 20 closes match the ",
+                $what,
+                " at 85 or more: ",
+                $side,
+                "."
+            ),
+            |i| patterns::shape_completed($key, i.close)
+        )
+    };
+}
+
+/// A close at the extreme of the last `$weeks` weeks of sessions.
+macro_rules! week_extreme {
+    ($name:expr, $weeks:ident, $which:expr, $sessions:expr, $extreme:ident, $side:expr) => {
+        signal!(
+            $name,
+            HighLow,
+            concat!(
+                "The ",
+                $which,
+                " close of the last ",
+                $sessions,
+                " sessions: ",
+                $side,
+                "."
+            ),
+            |i| extreme(i, Some(highs_lows::$weeks), Extreme::$extreme)
+        )
+    };
+}
+
 /// Every signal, by category in the spec's order.
 pub const SIGNALS: [Signal; 37] = [
     signal!(
@@ -280,53 +319,38 @@ pub const SIGNALS: [Signal; 37] = [
         "Close above its 200-day average; Optix crosses above 43 within 20 days of being below 30: Long.",
         |i| with_optix(i, optix::optix_7)
     ),
-    signal!(
+    cpm!(
         "Head and Shoulders Top",
-        Cpm,
-        "The last 20 closes match the head-and-shoulders top at 85 or more: Short.",
-        |i| patterns::shape_completed("head_and_shoulder_top", i.close)
+        "head_and_shoulder_top",
+        "head-and-shoulders top",
+        "Short"
     ),
-    signal!(
+    cpm!(
         "Head and Shoulders Bottom",
-        Cpm,
-        "The last 20 closes match the head-and-shoulders bottom at 85 or more: Long.",
-        |i| patterns::shape_completed("head_and_shoulder_bottom", i.close)
+        "head_and_shoulder_bottom",
+        "head-and-shoulders bottom",
+        "Long"
     ),
-    signal!(
-        "Double Top",
-        Cpm,
-        "The last 20 closes match the double top at 85 or more: Short.",
-        |i| patterns::shape_completed("double_top", i.close)
-    ),
-    signal!(
-        "Double Bottom",
-        Cpm,
-        "The last 20 closes match the double bottom at 85 or more: Long.",
-        |i| patterns::shape_completed("double_bottom", i.close)
-    ),
-    signal!(
-        "Triple Tap",
-        Cpm,
-        "The last 20 closes match the triple top at 85 or more: Short.",
-        |i| patterns::shape_completed("triple_tap", i.close)
-    ),
-    signal!(
+    cpm!("Double Top", "double_top", "double top", "Short"),
+    cpm!("Double Bottom", "double_bottom", "double bottom", "Long"),
+    cpm!("Triple Tap", "triple_tap", "triple top", "Short"),
+    cpm!(
         "Rounding Bottom",
-        Cpm,
-        "The last 20 closes match the rounding bottom at 85 or more: Long.",
-        |i| patterns::shape_completed("rounding_bottom", i.close)
+        "rounding_bottom",
+        "rounding bottom",
+        "Long"
     ),
-    signal!(
+    cpm!(
         "Ascending Channel",
-        Cpm,
-        "The last 20 closes match the ascending channel at 85 or more: Long.",
-        |i| patterns::shape_completed("ascending_channel", i.close)
+        "ascending_channel",
+        "ascending channel",
+        "Long"
     ),
-    signal!(
+    cpm!(
         "Descending Channel",
-        Cpm,
-        "The last 20 closes match the descending channel at 85 or more: Short.",
-        |i| patterns::shape_completed("descending_channel", i.close)
+        "descending_channel",
+        "descending channel",
+        "Short"
     ),
     signal!(
         "Symbol All-Time High",
@@ -340,42 +364,19 @@ pub const SIGNALS: [Signal; 37] = [
         "The lowest close so far (after a year of history): Short.",
         |i| extreme(i, None, Extreme::Low)
     ),
-    signal!(
+    week_extreme!(
         "Symbol 52-Week High",
-        HighLow,
-        "The highest close of the last 252 sessions: Long.",
-        |i| extreme(i, Some(highs_lows::WEEKS_52), Extreme::High)
+        WEEKS_52,
+        "highest",
+        252,
+        High,
+        "Long"
     ),
-    signal!(
-        "Symbol 52-Week Low",
-        HighLow,
-        "The lowest close of the last 252 sessions: Short.",
-        |i| extreme(i, Some(highs_lows::WEEKS_52), Extreme::Low)
-    ),
-    signal!(
-        "Symbol 4-Week High",
-        HighLow,
-        "The highest close of the last 20 sessions: Long.",
-        |i| extreme(i, Some(highs_lows::WEEKS_4), Extreme::High)
-    ),
-    signal!(
-        "Symbol 4-Week Low",
-        HighLow,
-        "The lowest close of the last 20 sessions: Short.",
-        |i| extreme(i, Some(highs_lows::WEEKS_4), Extreme::Low)
-    ),
-    signal!(
-        "Symbol 13-Week High",
-        HighLow,
-        "The highest close of the last 63 sessions: Long.",
-        |i| extreme(i, Some(highs_lows::WEEKS_13), Extreme::High)
-    ),
-    signal!(
-        "Symbol 13-Week Low",
-        HighLow,
-        "The lowest close of the last 63 sessions: Short.",
-        |i| extreme(i, Some(highs_lows::WEEKS_13), Extreme::Low)
-    ),
+    week_extreme!("Symbol 52-Week Low", WEEKS_52, "lowest", 252, Low, "Short"),
+    week_extreme!("Symbol 4-Week High", WEEKS_4, "highest", 20, High, "Long"),
+    week_extreme!("Symbol 4-Week Low", WEEKS_4, "lowest", 20, Low, "Short"),
+    week_extreme!("Symbol 13-Week High", WEEKS_13, "highest", 63, High, "Long"),
+    week_extreme!("Symbol 13-Week Low", WEEKS_13, "lowest", 63, Low, "Short"),
     signal!(
         "Trend Score Breakout",
         TrendScore,

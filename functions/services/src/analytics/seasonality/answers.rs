@@ -118,8 +118,11 @@ pub struct OffsetRow {
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct HolidayData {
+    /// As `get-predefined-holidays` names it.
     pub holiday_name: &'static str,
+    /// Sessions either side of the holiday.
     pub shift: i64,
+    /// One row an offset with returns, `DayOffset` from `-shift` to `shift`.
     pub data: Vec<OffsetRow>,
 }
 
@@ -130,7 +133,9 @@ pub struct SpecificData {
     /// The calendar day, MM-DD; in a year where it is no session, the first
     /// session after it.
     pub target_date: String,
+    /// Sessions either side of the day.
     pub shift: i64,
+    /// One row an offset with returns, `DayOffset` from `-shift` to `shift`.
     pub data: Vec<OffsetRow>,
 }
 
@@ -150,8 +155,12 @@ pub struct SingleMonthRow {
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct SingleMonthData {
+    /// January-December.
     pub month_name: &'static str,
+    /// What `Day` counts: the calendar day, or the trading day of the month
+    /// (1 is the month's first session).
     pub category: DayCategory,
+    /// One row a day with returns in the years, in day order.
     pub data: Vec<SingleMonthRow>,
 }
 
@@ -171,10 +180,14 @@ pub struct CurvePoint {
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct CurveData {
+    /// Trading day of the year the dollar is invested, 1-252.
     pub entry_trading_day: i64,
     /// `entry_trading_day + holding_days`; above 252 runs into the next year.
     pub exit_trading_day: i64,
+    /// Sessions held each year.
     pub holding_days: i64,
+    /// One point a session held, the years in order (overlapping windows
+    /// hold a session once).
     pub data: Vec<CurvePoint>,
 }
 
@@ -213,42 +226,22 @@ pub struct MonthRowCombined {
 /// The requested features, each under its name, in the order of [`FEATURES`].
 #[derive(Debug, Default, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(rename_all = "kebab-case")]
 pub struct AllInOne {
-    #[serde(
-        rename = "performance-by-week",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub by_week: Option<Feature<Vec<WeekRowCombined>>>,
-    #[serde(
-        rename = "performance-by-month",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub by_month: Option<Feature<Vec<MonthRowCombined>>>,
-    #[serde(
-        rename = "performance-around-holiday",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub around_holiday: Option<Feature<HolidayData>>,
-    #[serde(
-        rename = "performance-by-day-of-single-month",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub single_month: Option<Feature<SingleMonthData>>,
-    #[serde(
-        rename = "performance-around-specific-days",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub specific_days: Option<Feature<SpecificData>>,
-    #[serde(
-        rename = "performance-by-day-of-month",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub day_of_month: Option<Feature<Vec<DayOfMonthRow>>>,
-    #[serde(
-        rename = "performance-by-day-of-year",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub day_of_year: Option<Feature<Vec<DayOfYearRow>>>,
-    #[serde(rename = "one-dollar-curve", skip_serializing_if = "Option::is_none")]
-    pub curve: Option<Feature<CurveData>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub performance_by_week: Option<Feature<Vec<WeekRowCombined>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub performance_by_month: Option<Feature<Vec<MonthRowCombined>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub performance_around_holiday: Option<Feature<HolidayData>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub performance_by_day_of_single_month: Option<Feature<SingleMonthData>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub performance_around_specific_days: Option<Feature<SpecificData>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub performance_by_day_of_month: Option<Feature<Vec<DayOfMonthRow>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub performance_by_day_of_year: Option<Feature<Vec<DayOfYearRow>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_dollar_curve: Option<Feature<CurveData>>,
 }

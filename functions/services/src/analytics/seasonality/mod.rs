@@ -318,7 +318,7 @@ pub async fn all_in_one_answer(market: &dyn MarketData, q: &AllInOneRequest) -> 
                         stats: (&s).into(),
                     })
                     .collect();
-                out.by_week = Some(Feature { meta, data });
+                out.performance_by_week = Some(Feature { meta, data });
             }
             "performance-by-month" => {
                 let data = study
@@ -328,31 +328,31 @@ pub async fn all_in_one_answer(market: &dyn MarketData, q: &AllInOneRequest) -> 
                         stats: (&s).into(),
                     })
                     .collect();
-                out.by_month = Some(Feature { meta, data });
+                out.performance_by_month = Some(Feature { meta, data });
             }
             "performance-around-holiday" => {
                 let data = study.around_holiday(market, &q.holiday, &q.shift).await?;
-                out.around_holiday = Some(Feature { meta, data });
+                out.performance_around_holiday = Some(Feature { meta, data });
             }
             "performance-by-day-of-single-month" => {
                 let data = study.by_day_of_single_month(&q.single)?;
-                out.single_month = Some(Feature { meta, data });
+                out.performance_by_day_of_single_month = Some(Feature { meta, data });
             }
             "performance-around-specific-days" => {
                 let data = study.around_specific_days(&q.specific, &q.shift)?;
-                out.specific_days = Some(Feature { meta, data });
+                out.performance_around_specific_days = Some(Feature { meta, data });
             }
             "performance-by-day-of-month" => {
                 let data = study.by_day_of_month();
-                out.day_of_month = Some(Feature { meta, data });
+                out.performance_by_day_of_month = Some(Feature { meta, data });
             }
             "performance-by-day-of-year" => {
                 let data = study.by_day_of_year();
-                out.day_of_year = Some(Feature { meta, data });
+                out.performance_by_day_of_year = Some(Feature { meta, data });
             }
             _ => {
                 let data = study.one_dollar_curve(&q.curve)?;
-                out.curve = Some(Feature { meta, data });
+                out.one_dollar_curve = Some(Feature { meta, data });
             }
         }
     }

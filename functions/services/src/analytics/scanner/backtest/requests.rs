@@ -12,6 +12,30 @@ use serde_json::Value;
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
+/// A `min-max` filter as sent: two numbers joined by a hyphen. One schema
+/// for the six `*_range` fields, which take the same text.
+#[cfg(feature = "openapi")]
+pub struct MinMax;
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for MinMax {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                utoipa::openapi::schema::Type::String,
+                utoipa::openapi::schema::Type::Null,
+            ]))
+            .examples(["0-50"])
+            .pattern(Some(
+                r"^[0-9]{1,6}(\.[0-9]{1,6})?-[0-9]{1,6}(\.[0-9]{1,6})?$",
+            ))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl ToSchema for MinMax {}
+
 /// `POST /smart-scanner-backtest/start` body.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
@@ -43,22 +67,22 @@ pub struct ScannerBacktestParams {
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, max_length = 200, example = "all signals, 2025"))]
     pub name: Option<Value>,
     /// `min-max` of the items' profit target, percent.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = r"^[0-9]{1,6}(\.[0-9]{1,6})?-[0-9]{1,6}(\.[0-9]{1,6})?$", example = "0-50"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = MinMax, inline, required = false))]
     pub profit_target_range: Option<Value>,
     /// `min-max` of the items' stop loss, percent.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = r"^[0-9]{1,6}(\.[0-9]{1,6})?-[0-9]{1,6}(\.[0-9]{1,6})?$", example = "0-50"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = MinMax, inline, required = false))]
     pub stop_loss_range: Option<Value>,
     /// `min-max` of the items' holding period, sessions.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = r"^[0-9]{1,6}(\.[0-9]{1,6})?-[0-9]{1,6}(\.[0-9]{1,6})?$", example = "1-30"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = MinMax, inline, required = false))]
     pub time_in_market_range: Option<Value>,
     /// `min-max` of the items' TrendScore.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = r"^[0-9]{1,6}(\.[0-9]{1,6})?-[0-9]{1,6}(\.[0-9]{1,6})?$", example = "0-10"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = MinMax, inline, required = false))]
     pub trend_range: Option<Value>,
     /// `min-max` of the items' RelTrendScore.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = r"^[0-9]{1,6}(\.[0-9]{1,6})?-[0-9]{1,6}(\.[0-9]{1,6})?$", example = "0-10"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = MinMax, inline, required = false))]
     pub reltrend_range: Option<Value>,
     /// `min-max` of the items' Optix reading.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = r"^[0-9]{1,6}(\.[0-9]{1,6})?-[0-9]{1,6}(\.[0-9]{1,6})?$", example = "0-100"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = MinMax, inline, required = false))]
     pub optix_range: Option<Value>,
     /// `Kelly` (default) or a fixed fraction of the side's capital per trade, above 0 and at most 1.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, pattern = r"^(Kelly|kelly|KELLY|0?\.[0-9]*[1-9][0-9]*|1(\.0+)?)$", example = "Kelly"))]
