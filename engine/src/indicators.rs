@@ -112,14 +112,16 @@ pub fn rsi(x: &[f64], period: usize) -> Vec<f64> {
         return out;
     }
     let n = period as f64;
+    // A bar's move as (gain, loss), both at least 0.
+    let moved = |i: usize| {
+        let d = x[i] - x[i - 1];
+        if d < 0.0 { (0.0, -d) } else { (d, 0.0) }
+    };
     let (mut gain, mut loss) = (0.0, 0.0);
     for i in 1..=period {
-        let d = x[i] - x[i - 1];
-        if d < 0.0 {
-            loss -= d;
-        } else {
-            gain += d;
-        }
+        let (g, l) = moved(i);
+        gain += g;
+        loss += l;
     }
     gain /= n;
     loss /= n;
@@ -131,18 +133,11 @@ pub fn rsi(x: &[f64], period: usize) -> Vec<f64> {
         }
     };
     out[period] = value(gain, loss);
-    for i in period + 1..x.len() {
-        let d = x[i] - x[i - 1];
-        gain *= n - 1.0;
-        loss *= n - 1.0;
-        if d < 0.0 {
-            loss -= d;
-        } else {
-            gain += d;
-        }
-        gain /= n;
-        loss /= n;
-        out[i] = value(gain, loss);
+    for (i, o) in out.iter_mut().enumerate().skip(period + 1) {
+        let (g, l) = moved(i);
+        gain = (gain * (n - 1.0) + g) / n;
+        loss = (loss * (n - 1.0) + l) / n;
+        *o = value(gain, loss);
     }
     out
 }

@@ -376,12 +376,12 @@ async fn numbers_that_would_overflow_are_refused_naming_the_field() {
         (
             "capital",
             json!(1.7e308),
-            "capital: 1.7e+308 is out of range",
+            "parameter 'capital': 1.7e+308 is out of range",
         ),
         (
             "trade_price",
             json!(1e308),
-            "trade_price: 1e+308 is out of range",
+            "parameter 'trade_price': 1e+308 is out of range",
         ),
         ("capital", json!(5e12), "above the largest capital"),
     ] {

@@ -149,247 +149,109 @@ fn extreme(i: &Inputs, window: Option<usize>, e: Extreme) -> Firings {
     fire::only(&flags, side)
 }
 
-macro_rules! signal {
-    ($name:expr, $cat:ident, $desc:expr, $f:expr) => {
-        Signal {
+/// The registry from a table: under each category, `name = description =>
+/// what fires it;`.
+macro_rules! signals {
+    ($($category:ident { $($name:literal = $description:literal => $fire:expr;)* })*) => {
+        [$($(Signal {
             name: $name,
-            category: Category::$cat,
-            description: $desc,
-            fire: $f,
-        }
-    };
-}
-
-/// A chart-pattern signal: the last 20 closes match pattern `$key` at 85
-/// or more.
-macro_rules! cpm {
-    ($name:expr, $key:expr, $what:expr, $side:expr) => {
-        signal!(
-            $name,
-            Cpm,
-            concat!(
-                "The last 20 closes match the ",
-                $what,
-                " at 85 or more: ",
-                $side,
-                "."
-            ),
-            |i| patterns::shape_completed($key, i.close)
-        )
-    };
-}
-
-/// A close at the extreme of the last `$weeks` weeks of sessions.
-macro_rules! week_extreme {
-    ($name:expr, $weeks:ident, $which:expr, $sessions:expr, $extreme:ident, $side:expr) => {
-        signal!(
-            $name,
-            HighLow,
-            concat!(
-                "The ",
-                $which,
-                " close of the last ",
-                $sessions,
-                " sessions: ",
-                $side,
-                "."
-            ),
-            |i| extreme(i, Some(highs_lows::$weeks), Extreme::$extreme)
-        )
+            category: Category::$category,
+            description: $description,
+            fire: $fire,
+        },)*)*]
     };
 }
 
 /// Every signal, by category in the spec's order.
-pub const SIGNALS: [Signal; 37] = [
-    signal!(
-        "MA",
-        Technical,
-        "The close crosses its 20-day average: above Long, below Short.",
-        |i| technical::ma(i.close)
-    ),
-    signal!(
-        "MAGap",
-        Technical,
-        "The 20-day average's day-over-day change turns positive (Long) or negative (Short).",
-        |i| technical::ma_gap(i.close)
-    ),
-    signal!(
-        "MACDHist",
-        Technical,
-        "The MACD(12, 26, 9) histogram crosses zero: up Long, down Short.",
-        |i| technical::macd_hist(i.close)
-    ),
-    signal!(
-        "MACDHistGap",
-        Technical,
-        "The MACD histogram turns up below zero (Long) or down above zero (Short).",
-        |i| technical::macd_hist_gap(i.close)
-    ),
-    signal!("RSI", Technical, "RSI(14) crosses above 35: Long.", |i| {
-        technical::rsi_cross(i.close)
-    }),
-    signal!(
-        "PriceBreakout",
-        Technical,
-        "The close ranks above 0 against the 21 closes before it after ranking 0 the day before: Long.",
-        |i| technical::price_breakout(i.close)
-    ),
-    signal!(
-        "HighPoints",
-        Technical,
-        "The high ranks 100 against the 13 highs before it: Long.",
-        |i| technical::high_points(i.high)
-    ),
-    signal!(
-        "LowPoints",
-        Technical,
-        "The low is below the 13 lows before it: Short.",
-        |i| technical::low_points(i.low)
-    ),
-    signal!(
-        "Hammer",
-        Candlestick,
-        "A hammer (TA-Lib CDLHAMMER) followed by a higher close: Long.",
-        |i| {
-            fire::only(
-                &candles::followed_by(&candles::hammer(&candles(i)), i.close, true),
-                Direction::Long,
-            )
-        }
-    ),
-    signal!(
-        "Shooting Star",
-        Candlestick,
-        "A shooting star (TA-Lib CDLSHOOTINGSTAR) followed by a lower close: Short.",
-        |i| {
-            fire::only(
-                &candles::followed_by(&candles::shooting_star(&candles(i)), i.close, false),
-                Direction::Short,
-            )
-        }
-    ),
-    signal!(
-        "UpTrend Pattern",
-        Candlestick,
-        "Three bars in a row with higher highs and higher lows: Long.",
-        |i| patterns::up_trend(i.high, i.low)
-    ),
-    signal!(
-        "DownTrend Pattern",
-        Candlestick,
-        "Three bars in a row with lower highs and lower lows: Short.",
-        |i| patterns::down_trend(i.high, i.low)
-    ),
-    signal!(
-        "Optix #1",
-        Optix,
-        "Close above its 200-day average and the Optix 5-day average below 35: Long.",
-        |i| with_optix(i, optix::optix_1)
-    ),
-    signal!(
-        "Optix #2",
-        Optix,
-        "Close above its 200-day average and Optix below 30: Long.",
-        |i| with_optix(i, optix::optix_2)
-    ),
-    signal!(
-        "Optix #3",
-        Optix,
-        "The Optix 10-day average below 30 and Optix below 20: Long.",
-        |i| with_optix(i, optix::optix_3)
-    ),
-    signal!("Optix #4", Optix, "Optix crosses below 0.5: Long.", |i| {
-        with_optix(i, optix::optix_4)
-    }),
-    signal!(
-        "Optix #5",
-        Optix,
-        "Close above its 200-day average; the Optix 5-day average crosses above 43 within 20 days of being below 35: Long.",
-        |i| with_optix(i, optix::optix_5)
-    ),
-    signal!(
-        "Optix #6",
-        Optix,
-        "The same with the Optix 10-day average: Long.",
-        |i| with_optix(i, optix::optix_6)
-    ),
-    signal!(
-        "Optix #7",
-        Optix,
-        "Close above its 200-day average; Optix crosses above 43 within 20 days of being below 30: Long.",
-        |i| with_optix(i, optix::optix_7)
-    ),
-    cpm!(
-        "Head and Shoulders Top",
-        "head_and_shoulder_top",
-        "head-and-shoulders top",
-        "Short"
-    ),
-    cpm!(
-        "Head and Shoulders Bottom",
-        "head_and_shoulder_bottom",
-        "head-and-shoulders bottom",
-        "Long"
-    ),
-    cpm!("Double Top", "double_top", "double top", "Short"),
-    cpm!("Double Bottom", "double_bottom", "double bottom", "Long"),
-    cpm!("Triple Tap", "triple_tap", "triple top", "Short"),
-    cpm!(
-        "Rounding Bottom",
-        "rounding_bottom",
-        "rounding bottom",
-        "Long"
-    ),
-    cpm!(
-        "Ascending Channel",
-        "ascending_channel",
-        "ascending channel",
-        "Long"
-    ),
-    cpm!(
-        "Descending Channel",
-        "descending_channel",
-        "descending channel",
-        "Short"
-    ),
-    signal!(
-        "Symbol All-Time High",
-        HighLow,
-        "The highest close so far (after a year of history): Long.",
-        |i| extreme(i, None, Extreme::High)
-    ),
-    signal!(
-        "Symbol All-Time Low",
-        HighLow,
-        "The lowest close so far (after a year of history): Short.",
-        |i| extreme(i, None, Extreme::Low)
-    ),
-    week_extreme!(
-        "Symbol 52-Week High",
-        WEEKS_52,
-        "highest",
-        252,
-        High,
-        "Long"
-    ),
-    week_extreme!("Symbol 52-Week Low", WEEKS_52, "lowest", 252, Low, "Short"),
-    week_extreme!("Symbol 4-Week High", WEEKS_4, "highest", 20, High, "Long"),
-    week_extreme!("Symbol 4-Week Low", WEEKS_4, "lowest", 20, Low, "Short"),
-    week_extreme!("Symbol 13-Week High", WEEKS_13, "highest", 63, High, "Long"),
-    week_extreme!("Symbol 13-Week Low", WEEKS_13, "lowest", 63, Low, "Short"),
-    signal!(
-        "Trend Score Breakout",
-        TrendScore,
-        "The trend score rises above 7: Long.",
-        |i| trend::breakout(i.close)
-    ),
-    signal!(
-        "Trend Score Breakdown",
-        TrendScore,
-        "The trend score falls below 3: Short.",
-        |i| trend::breakdown(i.close)
-    ),
-];
+#[rustfmt::skip]
+pub const SIGNALS: [Signal; 37] = signals! {
+    Technical {
+        "MA" = "The close crosses its 20-day average: above Long, below Short."
+            => |i| technical::ma(i.close);
+        "MAGap" = "The 20-day average's day-over-day change turns positive (Long) or negative (Short)."
+            => |i| technical::ma_gap(i.close);
+        "MACDHist" = "The MACD(12, 26, 9) histogram crosses zero: up Long, down Short."
+            => |i| technical::macd_hist(i.close);
+        "MACDHistGap" = "The MACD histogram turns up below zero (Long) or down above zero (Short)."
+            => |i| technical::macd_hist_gap(i.close);
+        "RSI" = "RSI(14) crosses above 35: Long."
+            => |i| technical::rsi_cross(i.close);
+        "PriceBreakout" = "The close ranks above 0 against the 21 closes before it after ranking 0 the day before: Long."
+            => |i| technical::price_breakout(i.close);
+        "HighPoints" = "The high ranks 100 against the 13 highs before it: Long."
+            => |i| technical::high_points(i.high);
+        "LowPoints" = "The low is below the 13 lows before it: Short."
+            => |i| technical::low_points(i.low);
+    }
+    Candlestick {
+        "Hammer" = "A hammer (TA-Lib CDLHAMMER) followed by a higher close: Long."
+            => |i| fire::only(&candles::followed_by(&candles::hammer(&candles(i)), i.close, true), Direction::Long);
+        "Shooting Star" = "A shooting star (TA-Lib CDLSHOOTINGSTAR) followed by a lower close: Short."
+            => |i| fire::only(&candles::followed_by(&candles::shooting_star(&candles(i)), i.close, false), Direction::Short);
+        "UpTrend Pattern" = "Three bars in a row with higher highs and higher lows: Long."
+            => |i| patterns::up_trend(i.high, i.low);
+        "DownTrend Pattern" = "Three bars in a row with lower highs and lower lows: Short."
+            => |i| patterns::down_trend(i.high, i.low);
+    }
+    Optix {
+        "Optix #1" = "Close above its 200-day average and the Optix 5-day average below 35: Long."
+            => |i| with_optix(i, optix::optix_1);
+        "Optix #2" = "Close above its 200-day average and Optix below 30: Long."
+            => |i| with_optix(i, optix::optix_2);
+        "Optix #3" = "The Optix 10-day average below 30 and Optix below 20: Long."
+            => |i| with_optix(i, optix::optix_3);
+        "Optix #4" = "Optix crosses below 0.5: Long."
+            => |i| with_optix(i, optix::optix_4);
+        "Optix #5" = "Close above its 200-day average; the Optix 5-day average crosses above 43 within 20 days of being below 35: Long."
+            => |i| with_optix(i, optix::optix_5);
+        "Optix #6" = "The same with the Optix 10-day average: Long."
+            => |i| with_optix(i, optix::optix_6);
+        "Optix #7" = "Close above its 200-day average; Optix crosses above 43 within 20 days of being below 30: Long."
+            => |i| with_optix(i, optix::optix_7);
+    }
+    Cpm {
+        "Head and Shoulders Top" = "The last 20 closes match the head-and-shoulders top at 85 or more: Short."
+            => |i| patterns::shape_completed("head_and_shoulder_top", i.close);
+        "Head and Shoulders Bottom" = "The last 20 closes match the head-and-shoulders bottom at 85 or more: Long."
+            => |i| patterns::shape_completed("head_and_shoulder_bottom", i.close);
+        "Double Top" = "The last 20 closes match the double top at 85 or more: Short."
+            => |i| patterns::shape_completed("double_top", i.close);
+        "Double Bottom" = "The last 20 closes match the double bottom at 85 or more: Long."
+            => |i| patterns::shape_completed("double_bottom", i.close);
+        "Triple Tap" = "The last 20 closes match the triple top at 85 or more: Short."
+            => |i| patterns::shape_completed("triple_tap", i.close);
+        "Rounding Bottom" = "The last 20 closes match the rounding bottom at 85 or more: Long."
+            => |i| patterns::shape_completed("rounding_bottom", i.close);
+        "Ascending Channel" = "The last 20 closes match the ascending channel at 85 or more: Long."
+            => |i| patterns::shape_completed("ascending_channel", i.close);
+        "Descending Channel" = "The last 20 closes match the descending channel at 85 or more: Short."
+            => |i| patterns::shape_completed("descending_channel", i.close);
+    }
+    HighLow {
+        "Symbol All-Time High" = "The highest close so far (after a year of history): Long."
+            => |i| extreme(i, None, Extreme::High);
+        "Symbol All-Time Low" = "The lowest close so far (after a year of history): Short."
+            => |i| extreme(i, None, Extreme::Low);
+        "Symbol 52-Week High" = "The highest close of the last 252 sessions: Long."
+            => |i| extreme(i, Some(highs_lows::WEEKS_52), Extreme::High);
+        "Symbol 52-Week Low" = "The lowest close of the last 252 sessions: Short."
+            => |i| extreme(i, Some(highs_lows::WEEKS_52), Extreme::Low);
+        "Symbol 4-Week High" = "The highest close of the last 20 sessions: Long."
+            => |i| extreme(i, Some(highs_lows::WEEKS_4), Extreme::High);
+        "Symbol 4-Week Low" = "The lowest close of the last 20 sessions: Short."
+            => |i| extreme(i, Some(highs_lows::WEEKS_4), Extreme::Low);
+        "Symbol 13-Week High" = "The highest close of the last 63 sessions: Long."
+            => |i| extreme(i, Some(highs_lows::WEEKS_13), Extreme::High);
+        "Symbol 13-Week Low" = "The lowest close of the last 63 sessions: Short."
+            => |i| extreme(i, Some(highs_lows::WEEKS_13), Extreme::Low);
+    }
+    TrendScore {
+        "Trend Score Breakout" = "The trend score rises above 7: Long."
+            => |i| trend::breakout(i.close);
+        "Trend Score Breakdown" = "The trend score falls below 3: Short."
+            => |i| trend::breakdown(i.close);
+    }
+};
 
 /// The signal of that name.
 pub fn signal(name: &str) -> Option<&'static Signal> {

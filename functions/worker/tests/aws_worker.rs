@@ -194,7 +194,10 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
     let t = state.tasks.get(bad.id).await.unwrap().unwrap();
     assert_eq!(
         (t.status, t.error.as_deref()),
-        (TaskStatus::Failed, Some("symbol: 'NOPE' has no price data"))
+        (
+            TaskStatus::Failed,
+            Some("parameter 'symbol': 'NOPE' has no price data")
+        )
     );
 
     // Redelivery of a finished task changes nothing.
