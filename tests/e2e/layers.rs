@@ -70,3 +70,73 @@ fn the_worker_links_no_http_crate() {
         ],
     );
 }
+
+/// `cargo tree` lines `name version features` of the packages `args` select.
+fn features(args: &[&str], edges: &str) -> std::collections::BTreeMap<String, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "--locked",
+            "--offline",
+            "--no-dedupe",
+            "--prefix",
+            "none",
+        ])
+        .args(["-e", edges, "-f", "{p} {f}"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains('(') || !l.contains("/functions/") && !l.contains("/engine"))
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let name = format!("{} {}", w.next()?, w.next()?);
+            Some((name, w.next().unwrap_or("").to_string()))
+        })
+        .collect()
+}
+
+/// An HTTP function built on its own (`cargo build -p backtest-lambda`, as
+/// the deploy, tests/run and the usage test build it) reuses the test build's parquet,
+/// arrow and AWS SDK: every crate under them has the same features in both
+/// builds. A dev-dependency that turns on a feature of one of them must be
+/// pinned in functions/feature-pins.
+#[test]
+fn a_function_built_alone_shares_the_heavy_dependencies() {
+    let workspace = features(&["--workspace"], "normal,build,dev");
+    let heavy: std::collections::BTreeSet<String> = ["parquet", "aws-sdk-s3", "aws-sdk-dynamodb"]
+        .iter()
+        .flat_map(|p| features(&["-p", p], "normal,build").into_keys())
+        .collect();
+    assert!(
+        heavy.len() > 100,
+        "{} crates under parquet and the SDK",
+        heavy.len()
+    );
+    for package in ["backtest-lambda", "analytics-lambda", "data-lambda"] {
+        let alone = features(&["-p", package], "normal,build");
+        let differ: Vec<String> = alone
+            .iter()
+            .filter(|(name, _)| heavy.contains(*name))
+            .filter(|(name, f)| workspace.get(*name) != Some(*f))
+            .map(|(name, f)| {
+                format!(
+                    "{name}: [{f}] alone, [{}] in the workspace",
+                    workspace.get(name).map_or("-", String::as_str)
+                )
+            })
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{package} built alone recompiles: {differ:#?}"
+        );
+    }
+}
