@@ -469,8 +469,10 @@ impl Drop for Killed {
     }
 }
 
-/// A binary of the workspace, built as its own package builds it.
-fn binary(package: &str, bin: &str) -> std::path::PathBuf {
+/// A binary of the workspace as `cargo lambda watch` and tests/run build it
+/// (features unified over the workspace), so no test rebuilds what another
+/// uses.
+fn binary(bin: &str) -> std::path::PathBuf {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
@@ -478,8 +480,7 @@ fn binary(package: &str, bin: &str) -> std::path::PathBuf {
         .args([
             "build",
             "--quiet",
-            "-p",
-            package,
+            "--workspace",
             "--bin",
             bin,
             "--message-format=json",
@@ -509,8 +510,8 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let env = tests::emulator::function_env(&names);
     let (function, operator) = tokio::task::spawn_blocking(|| {
         (
-            binary("backtest-lambda", "backtest"),
-            binary("marketlab", "operator"),
+            binary("backtest"),
+            binary("operator"),
         )
     })
     .await

@@ -17,6 +17,7 @@ import argparse
 import collections
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -159,6 +160,8 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=25, help="generated cases per operation and phase")
     parser.add_argument("--keep", action="store_true", help="keep the data directory and reports")
     args = parser.parse_args()
+    # Stopped by tests/run (a failed build): stop the server on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     work = Path(tempfile.mkdtemp(prefix="marketlab-schemathesis-"))
     port = free_port()
