@@ -508,14 +508,10 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let metering = state.metering.clone().unwrap();
     let limit = 10;
     let env = tests::emulator::function_env(&names);
-    let (function, operator) = tokio::task::spawn_blocking(|| {
-        (
-            binary("backtest"),
-            binary("operator"),
-        )
-    })
-    .await
-    .unwrap();
+    let (function, operator) =
+        tokio::task::spawn_blocking(|| (binary("backtest"), binary("operator")))
+            .await
+            .unwrap();
     let operate = |args: &[&str]| {
         let out = std::process::Command::new(&operator)
             .args(args)
