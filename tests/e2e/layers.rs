@@ -2,19 +2,12 @@
 //! functions link neither the command line nor the embedded adapters, and
 //! the worker links no HTTP crate.
 
-fn linked(package: &str) -> Vec<String> {
+/// The lines `cargo tree --prefix none` prints for `args`.
+fn tree(args: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
-        .args([
-            "tree",
-            "--locked",
-            "--offline",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
-        .args(["-f", "{p}", "-p", package])
+        .args(["tree", "--locked", "--offline", "--prefix", "none"])
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
@@ -23,7 +16,12 @@ fn linked(package: &str) -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn linked(package: &str) -> Vec<String> {
+    let out = tree(&["-e", "normal", "-f", "{p}", "-p", package]);
+    let mut names: Vec<String> = out
         .lines()
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect();
@@ -71,29 +69,12 @@ fn the_worker_links_no_http_crate() {
     );
 }
 
-/// `cargo tree` lines `name version features` of the packages `args` select.
+/// `name version` -> features of every crate outside the workspace that the
+/// packages `args` select depend on over `edges`.
 fn features(args: &[&str], edges: &str) -> std::collections::BTreeMap<String, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args([
-            "tree",
-            "--locked",
-            "--offline",
-            "--no-dedupe",
-            "--prefix",
-            "none",
-        ])
-        .args(["-e", edges, "-f", "{p} {f}"])
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo tree runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    let mut all = vec!["--no-dedupe", "-e", edges, "-f", "{p} {f}"];
+    all.extend_from_slice(args);
+    tree(&all)
         .lines()
         .filter(|l| !l.contains('(') || !l.contains("/functions/") && !l.contains("/engine"))
         .filter_map(|l| {
