@@ -14,6 +14,7 @@ explores other inputs (do so after changing a schema).
 """
 
 import argparse
+import base64
 import collections
 import json
 import os
@@ -26,6 +27,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+import jsonschema
 
 HERE = Path(__file__).resolve().parent
 # Operations whose 2xx depends on time, not on the request: a batch's
@@ -97,8 +100,6 @@ def answers(ndjson: Path) -> dict:
 def call(base: str, method: str, path: str, body=None):
     """(status, media type, answer) of one request as the demo user; the
     answer parsed when it is JSON."""
-    import base64
-
     request = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode())
     request.add_header("Authorization", "Basic " + base64.b64encode(f"{DEMO[0]}:{DEMO[1]}".encode()).decode())
     request.add_header("Content-Type", "application/json")
@@ -115,8 +116,6 @@ def follow_up(base: str, document: dict, ops: list) -> list:
     """Calls each task operation no generated case answered 2xx once, on a
     task submitted for it, and keeps those whose answer is 2xx and valid
     against the documented schema. Returns the operations still without one."""
-    import jsonschema
-
     left = []
     for op, statuses in ops:
         method, path = op

@@ -88,10 +88,7 @@ impl<T: DeserializeOwned> Query<T> {
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
         serde_path_to_error::deserialize(de)
             .map(Query)
-            .map_err(|e| {
-                services::FieldError::from_serde(&e.path().to_string(), &e.into_inner().to_string())
-                    .into()
-            })
+            .map_err(|e| services::FieldError::from_serde(e).into())
     }
 }
 

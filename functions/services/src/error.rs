@@ -27,13 +27,15 @@ impl FieldError {
         FieldError::new(field, "is required")
     }
 
-    /// A serde error at `path` (`.` is the whole value): a missing field is
-    /// named by its own path.
-    pub fn from_serde(path: &str, inner: &str) -> Self {
+    /// A serde error at its path (`.` is the whole value): a missing field
+    /// is named by its own path.
+    pub fn from_serde<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> Self {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
         let missing = inner
             .strip_prefix("missing field `")
             .and_then(|r| r.strip_suffix('`'));
-        match (path, missing) {
+        match (path.as_str(), missing) {
             (".", Some(field)) => FieldError::required(field),
             (_, Some(field)) => FieldError::required(format!("{path}.{field}")),
             (".", None) => FieldError::new("body", inner),
@@ -79,8 +81,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub fn from_json<T: serde::de::DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, FieldError> {
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| FieldError::from_serde(&e.path().to_string(), &e.into_inner().to_string()))
+    serde_path_to_error::deserialize(value).map_err(FieldError::from_serde)
 }
 
 /// A use case's error in a job: a port's failure keeps its retry class;
