@@ -79,7 +79,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     let get = |path: String, user: (&'static str, &'static str)| {
         let req = http.get(url(&path)).basic_auth(user.0, Some(user.1));
         async move {
-            let r = req.send().await.unwrap();
+            let r = send(req).await;
             (r.status().as_u16(), r.json::<Value>().await.unwrap())
         }
     };
@@ -96,10 +96,8 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     );
     let warm_answer = warm.elapsed();
     assert_eq!(
-        http.get(url("/backtest/tasks"))
-            .send()
+        send(http.get(url("/backtest/tasks")))
             .await
-            .unwrap()
             .status()
             .as_u16(),
         401
@@ -107,12 +105,11 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     // Failed logins lock through the DynamoDB limits table: 429 after five.
     let mut last = None;
     for _ in 0..7 {
-        let r = http
-            .get(url("/backtest/tasks"))
-            .basic_auth("nobody@example.test", Some("guess"))
-            .send()
-            .await
-            .unwrap();
+        let r = send(
+            http.get(url("/backtest/tasks"))
+                .basic_auth("nobody@example.test", Some("guess")),
+        )
+        .await;
         let retry = r.headers().get("retry-after").is_some();
         last = Some((r.status().as_u16(), retry, r.json::<Value>().await.unwrap()));
     }
@@ -181,15 +178,14 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     // embedded server does: seasonality (all-in-one) and a form-encoded POST.
     let analytics = |path: &str| format!("{base}/lambda-url/analytics{path}");
     let t0 = Instant::now();
-    let all: Value = http
-        .get(analytics("/seasonality?ticker=SPX"))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let all: Value = send(
+        http.get(analytics("/seasonality?ticker=SPX"))
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD)),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     println!(
         "analytics function, first all-in-one seasonality: {:?}",
         t0.elapsed()
@@ -209,16 +205,15 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         ("start_date", "2020-01-01"),
         ("end_date", "2020-12-31"),
     ];
-    let corr: Value = http
-        .post(analytics("/symbol_corr"))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .form(&form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let corr: Value = send(
+        http.post(analytics("/symbol_corr"))
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+            .form(&form),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert_eq!(corr["code"], 211, "{corr}");
     let body = json!({"benchmark": "SPX", "stock_comparison": ["IVV", "TLT"],
         "start_date": "2020-01-01", "end_date": "2020-12-31"});
@@ -319,7 +314,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         let req = http
             .post(format!("{base}/2015-03-31/functions/{nightly}/invocations"))
             .json(&payload);
-        async move { req.send().await.unwrap().json::<Value>().await.unwrap() }
+        async move { send(req).await.json::<Value>().await.unwrap() }
     };
     let t0 = Instant::now();
     let ran = invoke(json!({"date": before.to_string()})).await;
@@ -430,14 +425,13 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     assert_eq!(again_task["result"]["data"], trader_task["result"]["data"]);
     // Its report page comes through the function as HTML, its script and
     // the chart library through the backtest function.
-    let page = http
-        .get(analytics(&format!(
+    let page = send(
+        http.get(analytics(&format!(
             "/smart-scanner-backtest/report/{again_id}"
         )))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .send()
-        .await
-        .unwrap();
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD)),
+    )
+    .await;
     assert_eq!(page.status(), 200);
     assert!(
         page.headers()["content-type"]
@@ -451,7 +445,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         "{html}"
     );
     for asset in ["/assets/report-scanner.js", "/assets/lightweight-charts.js"] {
-        let r = http.get(url(asset)).send().await.unwrap();
+        let r = send(http.get(url(asset))).await;
         assert_eq!(r.status(), 200, "{asset}");
         assert!(r.text().await.unwrap().len() > 1000, "{asset}");
     }
