@@ -1,5 +1,5 @@
 //! Cold starts of the release Lambda binaries:
-//! `cargo build --release -p backtest-lambda -p analytics-lambda -p data-lambda -p worker --bins`,
+//! `infra/build-functions` (each function built alone),
 //! then `cargo bench -p tests --bench cold_start`.
 //!
 //! Each binary runs as Lambda runs it: against a Runtime API (served here,

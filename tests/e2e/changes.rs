@@ -100,9 +100,16 @@ async fn operator_changes_reach_a_running_server_within_seconds() {
     // The trial's plan changed to pro: full history within seconds.
     let (_, before) = server.get("/ws/getSymbolData/SPX_OPTIX", trial).await;
     assert_eq!(before.as_object().unwrap().len(), 90);
-    let mut record = server.accounts.get(TRIAL_EMAIL).await.unwrap().unwrap();
-    record.plan = "pro".into();
-    server.accounts.put(record).await.unwrap();
+    cli(&[
+        "accounts",
+        "set-plan",
+        "--email",
+        TRIAL_EMAIL,
+        "--plan",
+        "pro",
+    ])
+    .await
+    .unwrap();
     assert!(
         eventually(within, || async {
             let (_, h) = server.get("/ws/getSymbolData/SPX_OPTIX", trial).await;

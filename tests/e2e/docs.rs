@@ -75,3 +75,84 @@ fn a_path_that_does_not_exist_is_found() {
     );
     assert_eq!(links, ["gone.md"]);
 }
+
+/// docs/deploy.md "Local AWS", its shell block run as written: the emulator
+/// started by `localstack/start`, the functions under `cargo lambda watch`
+/// with only the environment file it wrote (no AWS variables of the test's
+/// own), a signed-in request answered, everything stopped. Ports and the
+/// state directory come through the variables the block reads.
+#[test]
+fn local_aws_by_the_deploy_guide_s_commands_alone() {
+    use std::os::unix::process::CommandExt;
+    let guide = std::fs::read_to_string(root().join("docs/deploy.md")).unwrap();
+    let section = &guide[guide.find("## Local AWS").expect("a Local AWS section")..];
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its shell block");
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+            .to_string()
+    };
+    let state = tempfile::tempdir().unwrap();
+    let venv = tests::reference::python()
+        .parent()
+        .and_then(|bin| bin.parent())
+        .unwrap()
+        .to_path_buf();
+    let mut command = std::process::Command::new("bash");
+    command
+        .args(["-euo", "pipefail", "-c", block])
+        .current_dir(root())
+        .env("PORT", free())
+        .env("MOTO_PORT", free())
+        .env("MARKETLAB_EMULATOR_DIR", state.path())
+        .env("MARKETLAB_VENV", &venv)
+        // Where `pip install cargo-lambda` put it.
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                venv.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .process_group(0);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("AWS_") {
+            command.env_remove(key);
+        }
+    }
+    // Files, not pipes: what the block starts in the background may hold
+    // its output open after it ends.
+    let (stdout, stderr) = (state.path().join("out"), state.path().join("err"));
+    let mut child = command
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let group = child.id();
+    let status = child.wait().unwrap();
+    // Whatever the block left running (it stops all on success).
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{group}")])
+        .status();
+    let stdout = std::fs::read_to_string(&stdout).unwrap();
+    assert!(
+        status.success(),
+        "{stdout}\n{}",
+        std::fs::read_to_string(&stderr).unwrap()
+    );
+    let answer: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v.get("total").is_some())
+        .unwrap_or_else(|| panic!("no JSON answer in {stdout}"));
+    assert!(answer["tasks"].is_array(), "{answer}");
+    assert!(stdout.contains("emulator stopped"), "{stdout}");
+}

@@ -148,6 +148,18 @@ pub async fn deployment() -> Deployment {
 
 /// A deployment as [`deployment`] makes it, over a bucket of the caller's.
 pub async fn deployment_on(c: Clients, bucket: String) -> Deployment {
+    deployment_with_queue(c, bucket, 3, 30).await
+}
+
+/// A deployment whose job queue sends a message to its dead-letter queue
+/// after `max_receives` deliveries and hides a received one for
+/// `visibility_seconds` (scaled down from the template's).
+pub async fn deployment_with_queue(
+    c: Clients,
+    bucket: String,
+    max_receives: u32,
+    visibility_seconds: u32,
+) -> Deployment {
     use crate::contract::unique;
     use aws_adapters::provision;
     let names = aws_adapters::Names {
@@ -155,7 +167,9 @@ pub async fn deployment_on(c: Clients, bucket: String) -> Deployment {
         accounts_table: unique("accounts"),
         limits_table: unique("limits"),
         usage_table: unique("usage"),
-        queue_url: provision::queue(&c, &unique("jobs"), 3, 30).await.unwrap(),
+        queue_url: provision::queue(&c, &unique("jobs"), max_receives, visibility_seconds)
+            .await
+            .unwrap(),
         bucket,
     };
     provision::tasks_table(&c, &names.tasks_table)

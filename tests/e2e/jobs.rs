@@ -73,6 +73,18 @@ impl JobHandler for Flaky {
     }
 }
 
+/// Fails with a retryable error every time.
+struct Unavailable(Arc<AtomicUsize>);
+#[async_trait]
+impl JobHandler for Unavailable {
+    async fn run(&self, _: Task, _: Progress) -> Result<Value, JobError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Err(JobError::Retryable(
+            "dispatch failure: connection refused (os error 111)".into(),
+        ))
+    }
+}
+
 /// Reports 40%, holds until told to go on, then finishes.
 struct Halfway(Arc<tokio::sync::Notify>);
 #[async_trait]
@@ -138,6 +150,8 @@ async fn jobs_succeed_fail_panic_and_retry() {
     let dir = tempfile::tempdir().unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
     let flaky_calls = calls.clone();
+    let down = Arc::new(AtomicUsize::new(0));
+    let down_calls = down.clone();
     let mut opts = Options::new(dir.path().join("db.sqlite"));
     opts.registry = Arc::new(move |state| {
         let mut r = registry_with_stats(state.market.clone());
@@ -146,6 +160,10 @@ async fn jobs_succeed_fail_panic_and_retry() {
         r.register(
             TaskKind::ScannerBacktest,
             Arc::new(Flaky(flaky_calls.clone())),
+        );
+        r.register(
+            TaskKind::BatchBacktest,
+            Arc::new(Unavailable(down_calls.clone())),
         );
         r
     });
@@ -238,6 +256,23 @@ async fn jobs_succeed_fail_panic_and_retry() {
         body["result"],
         json!({"code": 200, "msg": "Finish Scanner trader!", "data": {"attempt": 2}, "task_id": t.id})
     );
+
+    // A job whose dependency stays down ends FAILED on its last attempt
+    // (not RUNNING forever), with a reason its owner can read and no
+    // detail of the failure.
+    let down_task = submit(&s, DEMO_EMAIL, TaskKind::BatchBacktest, json!({})).await;
+    let failed = wait_finished(&s, down_task.id, Duration::from_secs(30)).await;
+    assert_eq!(
+        (failed.status, failed.attempts, failed.error.as_deref()),
+        (
+            TaskStatus::Failed,
+            3,
+            Some(
+                "a service the task needs was unavailable on each of its 3 attempts; submit it again"
+            )
+        )
+    );
+    assert_eq!(down.load(Ordering::SeqCst), 3);
 
     // Redelivering a finished task's message changes nothing.
     s.state

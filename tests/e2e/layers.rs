@@ -121,3 +121,97 @@ fn a_function_built_alone_shares_the_heavy_dependencies() {
         );
     }
 }
+
+/// Each HTTP function, resolved as its own build resolves it (`cargo build
+/// -p <package>`, `sam build` from the package's directory), turns on only
+/// its own group of `api`: its binary holds no other group's routes.
+#[test]
+fn each_http_function_builds_api_with_its_group_only() {
+    for (package, group) in [
+        ("backtest-lambda", "backtest"),
+        ("analytics-lambda", "analytics"),
+        ("data-lambda", "data"),
+    ] {
+        let api: Vec<String> = tree(&["-e", "normal,features", "-f", "{p} {f}", "-p", package])
+            .lines()
+            .filter(|l| l.starts_with("api v"))
+            .map(|l| l.split_whitespace().nth(3).unwrap_or_default().to_string())
+            .collect();
+        assert!(!api.is_empty(), "{package} links api");
+        assert!(
+            api.iter().all(|f| f == group),
+            "{package} builds api with [{}]",
+            api.join("], [")
+        );
+    }
+}
+
+/// Every build command the project documents or runs builds one function
+/// package at a time (cargo unifies the features of the packages one
+/// command selects), and the template builds each HTTP function from its
+/// package's own directory.
+#[test]
+fn no_build_command_merges_two_functions() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let packages = ["backtest-lambda", "analytics-lambda", "data-lambda"];
+    let mut files = vec![
+        repo.join("README.md"),
+        repo.join("tests/run"),
+        repo.join("infra/build-functions"),
+        repo.join(".ci/run"),
+    ];
+    for dir in ["docs", "tests/benches"] {
+        for entry in walk(&repo.join(dir)) {
+            files.push(entry);
+        }
+    }
+    let mut merged = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().filter(|l| l.contains("cargo ")) {
+            let named = packages.iter().filter(|p| line.contains(*p)).count();
+            if named > 1 {
+                merged.push(format!("{}: {line}", file.display()));
+            }
+        }
+    }
+    assert!(merged.is_empty(), "{merged:#?}");
+    let template = std::fs::read_to_string(repo.join("infra/template.yaml")).unwrap();
+    for (package, binary) in [
+        ("backtest-lambda", "backtest"),
+        ("analytics-lambda", "analytics"),
+        ("data-lambda", "data"),
+    ] {
+        let at = template
+            .find(&format!("Binary: {binary}\n"))
+            .unwrap_or_else(|| panic!("the template builds {binary}"));
+        let code_uri = template[at..]
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("CodeUri: "))
+            .unwrap();
+        assert_eq!(code_uri, format!("../functions/{package}"), "{binary}");
+        let manifest =
+            std::fs::read_to_string(repo.join("functions").join(package).join("Cargo.toml"))
+                .unwrap();
+        assert!(
+            manifest.contains(&format!("name = \"{binary}\"")),
+            "{package}"
+        );
+    }
+}
+
+/// The files under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

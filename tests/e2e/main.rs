@@ -1,6 +1,7 @@
 //! End-to-end tests of the embedded deployment over real HTTP on 127.0.0.1.
 
 mod analytics;
+mod aws_faults;
 mod backtest;
 mod batch;
 mod changes;
@@ -14,6 +15,7 @@ mod cpm;
 mod data;
 mod dates;
 mod docs;
+mod functions;
 mod hardening;
 mod http_auth;
 mod http_tasks;

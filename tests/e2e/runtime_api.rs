@@ -266,6 +266,49 @@ impl Drop for Function {
     }
 }
 
+/// A binary of the workspace as `cargo lambda watch` and tests/run build it
+/// (features unified over the workspace), so no test rebuilds what another
+/// uses.
+pub fn workspace_binary(bin: &str) -> std::path::PathBuf {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "--workspace",
+            "--bin",
+            bin,
+            "--message-format=json",
+        ])
+        .current_dir(repo)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
+        .next_back()
+        .expect("the function's executable")
+}
+
+/// A child process killed when the test ends, however it ends.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// An HTTP API (payload 2.0) request as API Gateway hands it to a function.
 pub fn http_event(
     method: &str,

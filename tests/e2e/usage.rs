@@ -459,47 +459,89 @@ async fn operators_set_plan_limits_and_export_usage() {
     server.stop().await;
 }
 
-/// A child process killed when the test ends, however it ends.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A binary of the workspace as `cargo lambda watch` and tests/run build it
-/// (features unified over the workspace), so no test rebuilds what another
-/// uses.
-fn binary(bin: &str) -> std::path::PathBuf {
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap();
-    let out = std::process::Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "--workspace",
-            "--bin",
-            bin,
-            "--message-format=json",
-        ])
-        .current_dir(repo)
-        .output()
-        .expect("cargo runs");
+/// Tenant administration on AWS: the operator adds an account to the
+/// accounts table, lists it, and moves it to another plan; the function
+/// signs it in with its plan.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_adds_lists_and_moves_accounts_on_the_tables() {
+    let tests::emulator::Deployment { names, state, .. } = tests::emulator::deployment().await;
+    let env = tests::emulator::function_env(&names);
+    let (function, operator) = tokio::task::spawn_blocking(|| {
+        (
+            tests::runtime_api::workspace_binary("backtest"),
+            tests::runtime_api::workspace_binary("operator"),
+        )
+    })
+    .await
+    .unwrap();
+    let operate = |args: &[&str]| {
+        let out = std::process::Command::new(&operator)
+            .args(args)
+            .envs(env.clone())
+            .env("MARKETLAB_PASSWORD", "tenant-password")
+            .output()
+            .expect("the operator command runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let email = "Tenant@Example.test";
+    let (ok, said) = operate(&["accounts", "add", "--email", email, "--plan", "trial"]);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ok && said.contains("tenant@example.test saved with plan trial"),
+        "{said}"
     );
-    String::from_utf8(out.stdout)
+    let (ok, listed) = operate(&["accounts", "list"]);
+    let row = |listed: &str| {
+        listed
+            .lines()
+            .find(|l| l.starts_with("tenant@example.test"))
+            .map(|l| l.split_whitespace().nth(1).unwrap_or_default().to_string())
+    };
+    assert!(ok, "{listed}");
+    assert_eq!(row(&listed).as_deref(), Some("trial"), "{listed}");
+    let (ok, said) = operate(&["accounts", "set-plan", "--email", email, "--plan", "nope"]);
+    assert!(!ok && said.contains("unknown plan 'nope'"), "{said}");
+    let (ok, said) = operate(&["accounts", "set-plan", "--email", email, "--plan", "pro"]);
+    assert!(ok && said.contains("moved to plan pro"), "{said}");
+    assert_eq!(
+        row(&operate(&["accounts", "list"]).1).as_deref(),
+        Some("pro")
+    );
+    let record = state
+        .auth
+        .store()
+        .get("tenant@example.test")
+        .await
         .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
-        .next_back()
-        .expect("the function's executable")
+        .unwrap();
+    assert_eq!(record.plan, "pro");
+    // Signed in by the function with the password the operator set.
+    let mut backtest = tests::runtime_api::Function::new(&function, "backtest", 1024, &env).await;
+    let auth = format!(
+        "Basic {}",
+        base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            "tenant@example.test:tenant-password"
+        )
+    );
+    let answer = backtest
+        .invoke(tests::runtime_api::http_event(
+            "GET",
+            "/auth-info",
+            None,
+            Some(&auth),
+        ))
+        .await
+        .answer;
+    assert_eq!(answer["statusCode"], 200, "{answer}");
+    assert_eq!(
+        tests::runtime_api::answer_json(&answer)["account"]["plan"],
+        "pro",
+        "{answer}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -508,10 +550,14 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let metering = state.metering.clone().unwrap();
     let limit = 10;
     let env = tests::emulator::function_env(&names);
-    let (function, operator) =
-        tokio::task::spawn_blocking(|| (binary("backtest"), binary("operator")))
-            .await
-            .unwrap();
+    let (function, operator) = tokio::task::spawn_blocking(|| {
+        (
+            tests::runtime_api::workspace_binary("backtest"),
+            tests::runtime_api::workspace_binary("operator"),
+        )
+    })
+    .await
+    .unwrap();
     let operate = |args: &[&str]| {
         let out = std::process::Command::new(&operator)
             .args(args)
@@ -553,7 +599,7 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("the function starts");
-        processes.push(Killed(child));
+        processes.push(tests::runtime_api::Killed(child));
         bases.push(format!("http://127.0.0.1:{port}"));
     }
     for (k, base) in bases.iter().enumerate() {

@@ -61,6 +61,10 @@ impl ApiError {
     }
 }
 
+/// What a client reads when a service behind the API failed: the cause is
+/// in the log, under the request id the answer carries.
+pub const UNAVAILABLE: &str = "a service this request needs is unavailable; retry shortly";
+
 impl From<PortError> for ApiError {
     fn from(e: PortError) -> Self {
         match e {
@@ -68,7 +72,7 @@ impl From<PortError> for ApiError {
             PortError::Invalid(m) => ApiError::bad_request(m),
             PortError::Unavailable { .. } => {
                 tracing::warn!(error = %platform::error::chain(&e), "dependency unavailable");
-                ApiError::new(503, format!("{e}; retry shortly"))
+                ApiError::new(503, UNAVAILABLE)
             }
             PortError::Internal { .. } => {
                 tracing::error!(error = %platform::error::chain(&e), "internal error");
@@ -144,9 +148,15 @@ pub enum ErrorStyle {
 }
 
 impl ErrorStyle {
-    pub fn render(self, e: &ApiError) -> Response {
+    /// The error in the service's envelope. A 5xx names the request id (the
+    /// `x-request-id` its log lines carry), so a report can be matched to
+    /// the cause, which only the log holds.
+    pub fn render(self, e: &ApiError, request_id: Option<&str>) -> Response {
         let code = e.status.as_u16();
-        let message = e.message.clone();
+        let message = match request_id {
+            Some(id) if e.status.is_server_error() => format!("{} (request id {id})", e.message),
+            _ => e.message.clone(),
+        };
         let mut r = match self {
             ErrorStyle::Backtest => {
                 (e.status, axum::Json(ErrorDetail { detail: message })).into_response()
@@ -195,10 +205,16 @@ impl ErrorStyle {
 /// rejections of axum's extractors (whose text becomes the message).
 pub async fn render_errors(
     axum::extract::State(style): axum::extract::State<ErrorStyle>,
+    request: axum::http::HeaderMap,
     response: Response,
 ) -> Response {
+    let id = request
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let id = id.as_deref();
     if let Some(e) = response.extensions().get::<ApiError>() {
-        return style.render(e);
+        return style.render(e, id);
     }
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(&response) {
@@ -218,8 +234,11 @@ pub async fn render_errors(
     };
     if status.is_server_error() {
         tracing::error!(%status, %message, "unhandled server error");
+        // Its text is whatever failed underneath: logged, not answered.
+        let generic = status.canonical_reason().unwrap_or("server error");
+        return style.render(&ApiError::new(status.as_u16(), generic.to_lowercase()), id);
     }
-    style.render(&ApiError::new(status.as_u16(), message))
+    style.render(&ApiError::new(status.as_u16(), message), id)
 }
 
 fn is_json(r: &Response) -> bool {
@@ -237,9 +256,9 @@ impl From<services::submit::SubmitError> for ApiError {
         match e {
             SubmitError::OverLimit(over) => crate::auth::over_limit(over),
             SubmitError::KeyReused { .. } => ApiError::new(422, e.to_string()),
-            SubmitError::StoreUnavailable(ref cause) => {
+            SubmitError::StoreUnavailable(_) => {
                 tracing::warn!(error = %platform::error::chain(&e), "task store unavailable");
-                ApiError::new(503, format!("{e} ({cause})"))
+                ApiError::new(503, format!("{e}; retry shortly"))
             }
             SubmitError::NotQueued(_) => ApiError::new(500, e.to_string()),
             SubmitError::Store(p) => p.into(),

@@ -19,7 +19,7 @@ pub use config::{Clients, Names};
 pub use limits::DynamoFailureLog;
 pub use queue::SqsQueue;
 pub use quota::DynamoQuotaStore;
-pub use tasks::DynamoTaskStore;
+pub use tasks::{DAMAGED, DynamoTaskStore};
 pub use usage::DynamoUsageStore;
 
 use platform::PortError;

@@ -118,6 +118,15 @@ async fn keyed_table(c: &Clients, table: &str, hash_key: &str) -> Result<(), Por
     created(table, r)
 }
 
+/// The job queue's visibility timeout as deployed: six times the worker
+/// function's 120 s timeout (infra/template.yaml, docs/deploy.md#recovery).
+pub const VISIBILITY_SECONDS: u32 = 720;
+
+/// Deliveries before a message goes to the dead-letter queue: more than a
+/// task's three attempts, so the delivery after a worker died on the last
+/// one still comes and fails the task.
+pub const MAX_RECEIVES: u32 = 5;
+
 /// The job queue and its dead-letter queue (after `max_receives` deliveries);
 /// returns the job queue's URL.
 pub async fn queue(

@@ -29,7 +29,8 @@ impl SqsQueue {
     }
 
     /// Up to `max` messages, waiting up to `wait_seconds` for the first (long polling).
-    /// A malformed body is logged and deleted: it can never succeed.
+    /// A body that is not a job message is logged and left: it can never
+    /// succeed, and the queue's redrive moves it to the dead-letter queue.
     pub async fn receive(&self, max: i32, wait_seconds: i32) -> Result<Vec<Received>, PortError> {
         let out = self
             .client
@@ -51,8 +52,7 @@ impl SqsQueue {
                     receipt_handle: handle.to_string(),
                 }),
                 Err(e) => {
-                    tracing::error!(error = %e, body, "dropping a malformed job message");
-                    self.delete(handle).await?;
+                    tracing::error!(error = %e, body, "a message that is not a job message; left for the dead-letter queue")
                 }
             }
         }
@@ -79,6 +79,39 @@ impl SqsQueue {
             .await
             .map(|_| ())
             .map_err(|e| PortError::unavailable_by("send to SQS", e))
+    }
+
+    /// The queue's visibility timeout: how long a received message stays
+    /// hidden before it is delivered again.
+    pub async fn visibility(&self) -> Result<Duration, PortError> {
+        use aws_sdk_sqs::types::QueueAttributeName;
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(&self.queue_url)
+            .attribute_names(QueueAttributeName::VisibilityTimeout)
+            .send()
+            .await
+            .map_err(|e| PortError::unavailable_by("read the queue's visibility timeout", e))?;
+        out.attributes()
+            .and_then(|a| a.get(&QueueAttributeName::VisibilityTimeout))
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_secs)
+            .ok_or_else(|| PortError::internal("the queue has no visibility timeout"))
+    }
+
+    /// Hides a received message for `hidden` more from now: the heartbeat
+    /// of a job that runs longer than the visibility timeout.
+    pub async fn keep(&self, receipt_handle: &str, hidden: Duration) -> Result<(), PortError> {
+        self.client
+            .change_message_visibility()
+            .queue_url(&self.queue_url)
+            .receipt_handle(receipt_handle)
+            .visibility_timeout(hidden.as_secs().min(43_200) as i32)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| PortError::unavailable_by("extend a message's visibility", e))
     }
 
     /// Acknowledges a message so it is not delivered again.

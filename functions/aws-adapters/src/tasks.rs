@@ -94,30 +94,31 @@ impl DynamoTaskStore {
         Ok(("ref", key))
     }
 
-    /// Reads back spilled values into the item so `from_item` sees them inline.
-    async fn load_spilled(&self, mut item: Item) -> Result<Item, PortError> {
+    /// Reads back spilled values into the item so `from_item` sees them
+    /// inline; a spilled object that is gone or not text is damage, not an
+    /// outage.
+    async fn load_spilled(&self, mut item: Item) -> Result<(Item, Option<String>), PortError> {
         for field in ["params", "result"] {
             if let Some(key) = item
                 .get(&format!("{field}_ref"))
                 .and_then(|v| v.as_s().ok())
                 .cloned()
             {
-                let data = self
-                    .spill
-                    .get(&key)
-                    .await?
-                    .ok_or_else(|| corrupt(&format!("{field} object {key} is missing")))?;
-                item.insert(
-                    field.into(),
-                    s(String::from_utf8(data.to_vec()).map_err(|_| corrupt(field))?),
-                );
+                let Some(data) = self.spill.get(&key).await? else {
+                    return Ok((item, Some(format!("{field} object {key} is missing"))));
+                };
+                let Ok(text) = String::from_utf8(data.to_vec()) else {
+                    return Ok((item, Some(format!("{field} object {key} is not text"))));
+                };
+                item.insert(field.into(), s(text));
             }
         }
-        Ok(item)
+        Ok((item, None))
     }
 
     async fn task(&self, item: &Item) -> Result<Task, PortError> {
-        from_item(&self.load_spilled(item.clone()).await?)
+        let (item, damage) = self.load_spilled(item.clone()).await?;
+        from_item(&item, damage)
     }
 
     /// The item of a new task, its params spilled to S3 when too large.
@@ -246,8 +247,17 @@ impl DynamoTaskStore {
         let mut tasks = Vec::with_capacity(ids.len());
         for id in ids {
             // A task deleted (expired) between the index read and now is skipped.
+            // An item that is no task (its id, owner or kind unreadable)
+            // is left out with a log line: one bad item must not break
+            // its owner's listing.
             if let Some(item) = found.get(id) {
-                tasks.push(self.task(item).await?);
+                match self.task(item).await {
+                    Ok(t) => tasks.push(t),
+                    Err(PortError::Internal { .. }) => {
+                        tracing::error!(task_id = %id, "task item unreadable; left out of the listing")
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
         Ok(tasks)
@@ -293,41 +303,73 @@ fn corrupt(what: &str) -> PortError {
     PortError::internal(format!("task item: {what}"))
 }
 
-fn from_item(i: &Item) -> Result<Task, PortError> {
+/// What the owner of a damaged task item reads as its error.
+pub const DAMAGED: &str = "the stored task is damaged and cannot run; submit it again";
+
+/// A task from its item. Without a readable id, owner, kind and creation
+/// time an item is no task (an error); with them, an item whose other fields
+/// cannot be read (hand-edited, or `damage` from its spilled objects) is the
+/// task FAILED with [`DAMAGED`], so it lists and reads like any failed task
+/// and the worker fails it for good instead of retrying it.
+fn from_item(i: &Item, damage: Option<String>) -> Result<Task, PortError> {
     let text = |k: &str| i.get(k).and_then(|v| v.as_s().ok()).cloned();
-    let req = |k: &str| text(k).ok_or_else(|| corrupt(&format!("missing {k}")));
+    let req = |k: &str| text(k).ok_or_else(|| format!("missing {k}"));
     let when = |k: &str| {
         text(k)
-            .map(|v| NaiveDateTime::parse_from_str(&v, TIME).map_err(|_| corrupt(k)))
+            .map(|v| NaiveDateTime::parse_from_str(&v, TIME).map_err(|_| k.to_string()))
             .transpose()
     };
     let json = |k: &str| {
         text(k)
-            .map(|v| serde_json::from_str(&v).map_err(|_| corrupt(k)))
+            .map(|v| serde_json::from_str(&v).map_err(|_| k.to_string()))
             .transpose()
     };
-    Ok(Task {
-        id: Uuid::parse_str(&req("id")?).map_err(|_| corrupt("id"))?,
-        owner: req("owner")?,
-        kind: req("kind")?.parse()?,
-        status: req("status")?.parse()?,
-        params: json("params")?.unwrap_or_default(),
-        result: json("result")?,
+    let number = |k: &str| i.get(k).and_then(|v| v.as_n().ok()).map(String::as_str);
+    let identity = || -> Result<_, String> {
+        Ok((
+            Uuid::parse_str(&req("id")?).map_err(|_| "id".to_string())?,
+            req("owner")?,
+            req("kind")?.parse().map_err(|_| "kind".to_string())?,
+            when("created_at")?.ok_or("missing created_at")?,
+        ))
+    };
+    let (id, owner, kind, created_at) = identity().map_err(|what| corrupt(&what))?;
+    let mut task = Task {
+        id,
+        owner,
+        kind,
+        status: TaskStatus::Pending,
+        params: serde_json::Value::Null,
+        result: None,
         error: text("error"),
-        attempts: i
-            .get("attempts")
-            .and_then(|v| v.as_n().ok())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0),
-        created_at: when("created_at")?.ok_or_else(|| corrupt("created_at"))?,
-        started_at: when("started_at")?,
-        finished_at: when("finished_at")?,
-        lease_until: when("lease_until")?,
-        progress: i
-            .get("progress")
-            .and_then(|v| v.as_n().ok())
-            .and_then(|v| v.parse().ok()),
-    })
+        attempts: number("attempts").and_then(|v| v.parse().ok()).unwrap_or(0),
+        created_at,
+        started_at: None,
+        finished_at: None,
+        lease_until: None,
+        progress: number("progress").and_then(|v| v.parse().ok()),
+    };
+    let rest = (|| -> Result<(), String> {
+        if let Some(what) = damage {
+            return Err(what);
+        }
+        task.status = req("status")?.parse().map_err(|_| "status".to_string())?;
+        task.params = json("params")?.unwrap_or_default();
+        task.result = json("result")?;
+        task.started_at = when("started_at")?;
+        task.finished_at = when("finished_at")?;
+        task.lease_until = when("lease_until")?;
+        Ok(())
+    })();
+    if let Err(what) = rest {
+        tracing::error!(task_id = %id, field = %what, "task item damaged; it reads as FAILED");
+        task.status = TaskStatus::Failed;
+        task.params = serde_json::Value::Null;
+        task.result = None;
+        task.error = Some(DAMAGED.into());
+        task.progress = None;
+    }
+    Ok(task)
 }
 
 /// Filter expression, the attribute names it uses, and its values, for kinds
@@ -541,13 +583,25 @@ impl TaskStore for DynamoTaskStore {
             .send()
             .await;
         match out {
-            Ok(o) => Ok(Claim::Claimed(Box::new(
-                self.task(
-                    o.attributes()
-                        .ok_or_else(|| corrupt("no attributes returned"))?,
-                )
-                .await?,
-            ))),
+            Ok(o) => {
+                let task = self
+                    .task(
+                        o.attributes()
+                            .ok_or_else(|| corrupt("no attributes returned"))?,
+                    )
+                    .await?;
+                if task.status != TaskStatus::Failed {
+                    return Ok(Claim::Claimed(Box::new(task)));
+                }
+                // Damaged: this attempt fails it for good.
+                let failed = Finished {
+                    attempt: task.attempts,
+                    outcome: Outcome::Failed(DAMAGED.into()),
+                    at: now,
+                };
+                self.finish(id, failed).await?;
+                Ok(Claim::Finished)
+            }
             Err(e) if conditional(&e) => Ok(match self.get(id).await? {
                 None => Claim::Missing,
                 Some(t) if t.status.is_finished() => Claim::Finished,
@@ -631,6 +685,17 @@ impl TaskStore for DynamoTaskStore {
             "SET progress = :progress",
             (":progress", n(percent.min(100))),
             "record task progress",
+        )
+        .await
+    }
+
+    async fn renew(&self, id: Uuid, attempt: u32, until: NaiveDateTime) -> Result<bool, PortError> {
+        self.update_running(
+            id,
+            attempt,
+            "SET lease_until = :until",
+            (":until", s(time(until))),
+            "renew task lease",
         )
         .await
     }

@@ -1,12 +1,12 @@
 //! The `marketlab` command line: serve, generate sample data, import bars,
 //! manage accounts.
 
-use crate::operator::{PlansArgs, UsageArgs};
+use crate::operator::{AccountCommand, PlansArgs, UsageArgs};
 use crate::server::{self, ServerConfig};
 use anyhow::{Context, Result, bail};
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
-use platform::accounts::{AccountStore, SqliteAccountStore};
+use platform::accounts::SqliteAccountStore;
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::sqlite::Database;
 use sample::import::{CsvLayout, SymbolDetails, read_csv, read_parquet, store_daily};
@@ -233,54 +233,6 @@ pub struct DetailArgs {
     /// Asset class for a new symbol (stock, etf, index, commodity, currency).
     #[arg(long)]
     asset_class: Option<String>,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum AccountCommand {
-    /// Add an account, or replace the one with this e-mail.
-    Add {
-        #[arg(long)]
-        email: String,
-        /// The password; read from MARKETLAB_PASSWORD when omitted.
-        #[arg(long, env = "MARKETLAB_PASSWORD", hide_env_values = true)]
-        password: String,
-        /// A plan code (see `marketlab plans`).
-        #[arg(long, default_value = "pro")]
-        plan: String,
-        /// Indicator codes selected for the data service (comma-separated).
-        #[arg(long, value_delimiter = ',')]
-        select: Vec<String>,
-    },
-    /// List accounts (e-mail, plan, selections).
-    List,
-    /// Add (or replace, by url) a custom indicator of an account: two
-    /// indicators combined on a timeframe, optionally smoothed.
-    AddIndicator {
-        #[arg(long)]
-        email: String,
-        /// Identifier used by getUserIndicatorData?url=.
-        #[arg(long)]
-        url: String,
-        #[arg(long)]
-        name: String,
-        #[arg(long)]
-        indicator_1: String,
-        #[arg(long)]
-        indicator_2: String,
-        /// ratio, difference, sum, product or average.
-        #[arg(long, default_value = "ratio")]
-        calculate: String,
-        /// Daily, Weekly or Monthly.
-        #[arg(long, default_value = "Daily")]
-        timeframe: String,
-        /// Moving-average periods (0 for none).
-        #[arg(long, default_value_t = 0)]
-        ma: usize,
-        #[arg(long, default_value_t = 0.0)]
-        upper: f64,
-        #[arg(long, default_value_t = 0.0)]
-        lower: f64,
-    },
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -590,76 +542,7 @@ async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
 async fn accounts(data_dir: &Path, cmd: AccountCommand) -> Result<()> {
     let db = Database::open(&data_dir.join("state").join("marketlab.sqlite"))?;
     let store = SqliteAccountStore::new(db);
-    match cmd {
-        AccountCommand::Add {
-            email,
-            password,
-            plan,
-            select,
-        } => {
-            platform::accounts::add_account(&store, &email, &password, &plan, select).await?;
-            println!(
-                "account {} saved with plan {plan}",
-                email.trim().to_lowercase()
-            );
-        }
-        AccountCommand::AddIndicator {
-            email,
-            url,
-            name,
-            indicator_1,
-            indicator_2,
-            calculate,
-            timeframe,
-            ma,
-            upper,
-            lower,
-        } => {
-            if engine::custom::Combine::parse(&calculate).is_none() {
-                bail!(
-                    "--calculate '{calculate}' is not ratio, difference, sum, product or average"
-                );
-            }
-            if !["Daily", "Weekly", "Monthly"].contains(&timeframe.as_str()) {
-                bail!("--timeframe '{timeframe}' is not Daily, Weekly or Monthly");
-            }
-            let mut record = store
-                .get(&email)
-                .await?
-                .with_context(|| format!("no account {email}"))?;
-            record.custom_indicators.retain(|c| c.url != url);
-            record
-                .custom_indicators
-                .push(platform::accounts::CustomIndicator {
-                    url: url.clone(),
-                    name,
-                    indicator_1_url: indicator_1,
-                    indicator_2_url: indicator_2,
-                    calculate,
-                    timeframe,
-                    ma: ma.to_string(),
-                    upper_extreme_value: upper,
-                    lower_extreme_value: lower,
-                    create_date: platform::tasks::now(),
-                });
-            store.put(record).await?;
-            println!(
-                "custom indicator {url} saved for {}",
-                email.trim().to_lowercase()
-            );
-        }
-        AccountCommand::List => {
-            for a in store.list().await? {
-                println!(
-                    "{:<36} {:<22} {}",
-                    a.email,
-                    a.plan,
-                    a.selected_indicators.join(",")
-                );
-            }
-        }
-    }
-    Ok(())
+    crate::operator::accounts(&store, cmd, &mut std::io::stdout().lock()).await
 }
 
 /// Whether `e` is a write to a pipe whose reader has gone.

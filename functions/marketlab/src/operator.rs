@@ -11,6 +11,62 @@ use platform::quota::{PlanLimits, QuotaStore, default_limits};
 use platform::usage::UsageStore;
 use std::io::Write;
 
+#[derive(Subcommand, Debug)]
+pub enum AccountCommand {
+    /// Add an account, or replace the one with this e-mail.
+    Add {
+        #[arg(long)]
+        email: String,
+        /// The password; read from MARKETLAB_PASSWORD when omitted.
+        #[arg(long, env = "MARKETLAB_PASSWORD", hide_env_values = true)]
+        password: String,
+        /// A plan code (see `marketlab plans`).
+        #[arg(long, default_value = "pro")]
+        plan: String,
+        /// Indicator codes selected for the data service (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        select: Vec<String>,
+    },
+    /// List accounts (e-mail, plan, selections).
+    List,
+    /// Move an account to another plan.
+    SetPlan {
+        #[arg(long)]
+        email: String,
+        /// A plan code (see `plans`).
+        #[arg(long)]
+        plan: String,
+    },
+    /// Add (or replace, by url) a custom indicator of an account: two
+    /// indicators combined on a timeframe, optionally smoothed.
+    AddIndicator {
+        #[arg(long)]
+        email: String,
+        /// Identifier used by getUserIndicatorData?url=.
+        #[arg(long)]
+        url: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        indicator_1: String,
+        #[arg(long)]
+        indicator_2: String,
+        /// ratio, difference, sum, product or average.
+        #[arg(long, default_value = "ratio")]
+        calculate: String,
+        /// Daily, Weekly or Monthly.
+        #[arg(long, default_value = "Daily")]
+        timeframe: String,
+        /// Moving-average periods (0 for none).
+        #[arg(long, default_value_t = 0)]
+        ma: usize,
+        #[arg(long, default_value_t = 0.0)]
+        upper: f64,
+        #[arg(long, default_value_t = 0.0)]
+        lower: f64,
+    },
+}
+
 #[derive(Args, Debug)]
 pub struct PlansArgs {
     #[command(subcommand)]
@@ -186,6 +242,105 @@ pub async fn usage(stores: &Stores<'_>, args: &UsageArgs, out: &mut impl Write) 
             sum("rows:data"),
             sum("bytes:data"),
         )?;
+    }
+    Ok(())
+}
+
+/// The account commands over any account store: `marketlab accounts` on
+/// the SQLite file, `operator accounts` on the DynamoDB table.
+pub async fn accounts(
+    store: &dyn AccountStore,
+    cmd: AccountCommand,
+    out: &mut impl Write,
+) -> Result<()> {
+    match cmd {
+        AccountCommand::Add {
+            email,
+            password,
+            plan,
+            select,
+        } => {
+            platform::accounts::add_account(store, &email, &password, &plan, select).await?;
+            writeln!(
+                out,
+                "account {} saved with plan {plan}",
+                email.trim().to_lowercase()
+            )?;
+        }
+        AccountCommand::AddIndicator {
+            email,
+            url,
+            name,
+            indicator_1,
+            indicator_2,
+            calculate,
+            timeframe,
+            ma,
+            upper,
+            lower,
+        } => {
+            if engine::custom::Combine::parse(&calculate).is_none() {
+                bail!(
+                    "--calculate '{calculate}' is not ratio, difference, sum, product or average"
+                );
+            }
+            if !["Daily", "Weekly", "Monthly"].contains(&timeframe.as_str()) {
+                bail!("--timeframe '{timeframe}' is not Daily, Weekly or Monthly");
+            }
+            let mut record = store
+                .get(&email)
+                .await?
+                .with_context(|| format!("no account {email}"))?;
+            record.custom_indicators.retain(|c| c.url != url);
+            record
+                .custom_indicators
+                .push(platform::accounts::CustomIndicator {
+                    url: url.clone(),
+                    name,
+                    indicator_1_url: indicator_1,
+                    indicator_2_url: indicator_2,
+                    calculate,
+                    timeframe,
+                    ma: ma.to_string(),
+                    upper_extreme_value: upper,
+                    lower_extreme_value: lower,
+                    create_date: platform::tasks::now(),
+                });
+            store.put(record).await?;
+            writeln!(
+                out,
+                "custom indicator {url} saved for {}",
+                email.trim().to_lowercase()
+            )?;
+        }
+        AccountCommand::SetPlan { email, plan: code } => {
+            if plan(&code).is_none() {
+                let codes: Vec<&str> = PLANS.iter().map(|p| p.code).collect();
+                bail!("unknown plan '{code}' (one of: {})", codes.join(", "));
+            }
+            let mut record = store
+                .get(&email)
+                .await?
+                .with_context(|| format!("no account {email}"))?;
+            record.plan = code.clone();
+            store.put(record).await?;
+            writeln!(
+                out,
+                "account {} moved to plan {code}",
+                email.trim().to_lowercase()
+            )?;
+        }
+        AccountCommand::List => {
+            for a in store.list().await? {
+                writeln!(
+                    out,
+                    "{:<36} {:<22} {}",
+                    a.email,
+                    a.plan,
+                    a.selected_indicators.join(",")
+                )?;
+            }
+        }
     }
     Ok(())
 }

@@ -99,7 +99,8 @@ impl JobRegistry {
 pub struct WorkerDeps {
     pub tasks: Arc<dyn TaskStore>,
     pub handlers: Arc<JobRegistry>,
-    /// How long a claim protects a RUNNING task from other workers.
+    /// How long a claim protects a RUNNING task from other workers; renewed
+    /// every third of it while the job runs.
     pub lease: TimeDelta,
     /// Claims after which a task is failed instead of run again.
     pub max_attempts: u32,
@@ -186,7 +187,10 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     };
     let handler = deps.handlers.get(task.kind);
     if attempt > deps.max_attempts {
-        let msg = format!("gave up after {} attempts", deps.max_attempts);
+        let msg = format!(
+            "gave up after {} attempts: the worker running it stopped each time",
+            deps.max_attempts
+        );
         deps.tasks.finish(id, failed(msg)).await?;
         // What it reserved for tasks it never created goes back.
         if let (Some(m), Some(h)) = (&deps.metering, &handler) {
@@ -209,11 +213,12 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     };
     tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
     let progress = Progress::default();
-    let reporter = tokio::spawn(report_progress(
+    let reporter = tokio::spawn(heartbeat(
         deps.tasks.clone(),
         id,
         attempt,
         progress.clone(),
+        deps.lease,
     ));
     let (owner, kind, created) = (task.owner.clone(), task.kind, task.created_at.date());
     let reserved = handler.reserved(&task);
@@ -234,10 +239,19 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     let outcome = match job {
         Ok(Ok(value)) => Outcome::Success(value),
         Ok(Err(JobError::Permanent(msg))) => Outcome::Failed(msg),
-        Ok(Err(JobError::Retryable(msg))) => {
+        Ok(Err(JobError::Retryable(msg))) if attempt < deps.max_attempts => {
             tracing::warn!(task_id = %id, error = %msg, "job will be retried");
             deps.tasks.release(id, attempt).await?;
             return Ok(Disposition::Retry(msg));
+        }
+        // The last attempt: FAILED now, or the task would stay RUNNING once
+        // its message reaches the dead-letter queue. The cause is logged;
+        // the owner reads what happened.
+        Ok(Err(JobError::Retryable(msg))) => {
+            tracing::error!(task_id = %id, error = %msg, attempt, "job failed on its last attempt");
+            Outcome::Failed(format!(
+                "a service the task needs was unavailable on each of its {attempt} attempts; submit it again"
+            ))
         }
         Err(join) => {
             tracing::error!(task_id = %id, error = %join, "job panicked");
@@ -268,17 +282,29 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     Ok(Disposition::Done)
 }
 
-/// Copies a job's progress to its task while it changes; stops when the
-/// attempt no longer owns the task (or when `run_job` aborts it).
-async fn report_progress(
+/// While a job runs: copies its progress to its task when it changes, and
+/// renews the claim's lease every third of it, so a long job keeps its task
+/// while one whose worker died is taken over once its lease runs out. Stops
+/// when the attempt no longer owns the task (or when `run_job` aborts it).
+async fn heartbeat(
     tasks: Arc<dyn TaskStore>,
     id: uuid::Uuid,
     attempt: u32,
     progress: Progress,
+    lease: TimeDelta,
 ) {
+    let renew_every = (lease / 3).to_std().unwrap_or(PROGRESS_INTERVAL);
+    let mut renewed = tokio::time::Instant::now();
     let mut written = 0;
     loop {
-        tokio::time::sleep(PROGRESS_INTERVAL).await;
+        tokio::time::sleep(PROGRESS_INTERVAL.min(renew_every)).await;
+        if renewed.elapsed() >= renew_every {
+            match tasks.renew(id, attempt, now() + lease).await {
+                Ok(true) => renewed = tokio::time::Instant::now(),
+                Ok(false) => return,
+                Err(e) => tracing::warn!(task_id = %id, error = %e, "lease not renewed"),
+            }
+        }
         let now = progress.get();
         if now == written {
             continue;

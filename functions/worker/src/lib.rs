@@ -8,8 +8,24 @@ use platform::queue::JobMessage;
 use platform::worker::{Disposition, WorkerDeps, run_job};
 use std::sync::Arc;
 
-/// Worker settings over the AWS ports: the lease outlives the worker
-/// Lambda's 15-minute limit; three attempts, then FAILED.
+/// How long one job may hold its task without a heartbeat: the worker
+/// function's timeout (`MARKETLAB_JOB_TIMEOUT_SECONDS`, the template's
+/// `WorkerTimeout`, 120 s by default). The queue's visibility timeout is six
+/// times it, so a batch whose worker died is delivered again, and its tasks
+/// claimed again, within that (docs/deploy.md#recovery).
+pub fn job_timeout() -> std::time::Duration {
+    std::env::var("MARKETLAB_JOB_TIMEOUT_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .map_or(
+            std::time::Duration::from_secs(120),
+            std::time::Duration::from_secs_f64,
+        )
+}
+
+/// Worker settings over the AWS ports: a claim's lease is the job timeout
+/// (renewed while the job runs); three attempts, then FAILED.
 pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
     let tasks: Arc<dyn platform::tasks::TaskStore> = Arc::new(wiring::task_store(clients, names));
     WorkerDeps {
@@ -33,7 +49,7 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
                 &names.queue_url,
             )),
         )),
-        lease: TimeDelta::minutes(16),
+        lease: TimeDelta::from_std(job_timeout()).unwrap_or(TimeDelta::minutes(2)),
         max_attempts: 3,
         metering: Some(Arc::new(wiring::metering(clients, names))),
         // A task waiting for a slot goes back to the queue, delayed.
@@ -117,7 +133,8 @@ fn inbox_event(body: &str) -> bool {
 /// Runs each message of a batch; messages to deliver again are reported as
 /// batch item failures, everything else is acknowledged. An S3 event about
 /// the batch inbox sweeps it (when `inbox` is given); any other body that is
-/// not a job message can never succeed: it is logged and acknowledged.
+/// not a job message can never succeed: it is logged and reported failed,
+/// so it ends in the dead-letter queue.
 pub async fn handle_batch(
     deps: &WorkerDeps,
     inbox: Option<&BucketInbox>,
@@ -146,8 +163,13 @@ pub async fn handle_batch(
             }
             continue;
         }
+        // Not a job: reported failed each time, so the queue's redrive moves
+        // it to the dead-letter queue, where an operator can read it.
         let Some(message) = serde_json::from_str::<JobMessage>(body).ok() else {
-            tracing::error!(message_id = %id, "dropping a message that is not a job message");
+            tracing::error!(message_id = %id, "a message that is not a job message; left for the dead-letter queue");
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            response.batch_item_failures.push(failure);
             continue;
         };
         let retry = match run_job(deps, &message).await {

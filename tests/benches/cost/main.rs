@@ -1,5 +1,5 @@
 //! What work costs on AWS, from measured runs:
-//! `cargo build --release -p backtest-lambda -p analytics-lambda -p data-lambda -p worker --bins`,
+//! `infra/build-functions` (each function built alone),
 //! then `cargo bench -p tests --bench cost`.
 //!
 //! The default sample set (300 stocks, 1990-2026) goes into a bucket on the

@@ -72,6 +72,32 @@ async fn progress(store: &dyn TaskStore) {
         panic!("the expired lease is taken over")
     };
     assert_eq!(second.progress, None, "a new attempt starts from nothing");
+    // A renewed lease keeps the task from a third worker until it runs out.
+    assert!(
+        !store
+            .renew(t.id, first.attempts, now() + TimeDelta::hours(1))
+            .await
+            .unwrap(),
+        "only the holding attempt renews"
+    );
+    assert!(
+        store
+            .renew(t.id, second.attempts, now() + TimeDelta::milliseconds(20))
+            .await
+            .unwrap()
+    );
+    assert!(matches!(
+        store.claim(t.id, now(), lease).await.unwrap(),
+        Claim::Busy
+    ));
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let Claim::Claimed(second) = store
+        .claim(t.id, now(), TimeDelta::minutes(5))
+        .await
+        .unwrap()
+    else {
+        panic!("a lease that ran out is taken over")
+    };
     assert!(!store.set_progress(t.id, first.attempts, 90).await.unwrap());
     assert!(store.set_progress(t.id, second.attempts, 30).await.unwrap());
     let done = store

@@ -1,17 +1,18 @@
 //! The operator's commands on the AWS deployment's tables (named by the
-//! template's environment): `operator plans [set CODE ...]` and
-//! `operator usage [--account E] [--month M] [--csv]`, as `marketlab plans`
-//! and `marketlab usage` on the embedded server.
+//! template's environment): `operator accounts add|list|set-plan|add-indicator`,
+//! `operator plans [set CODE ...]` and `operator usage [--account E]
+//! [--month M] [--csv]`, as `marketlab accounts`, `marketlab plans` and
+//! `marketlab usage` on the embedded server (the same code over the ports).
 
 use anyhow::Result;
 use aws_adapters::{Clients, DynamoAccountStore, DynamoQuotaStore, DynamoUsageStore, Names};
 use clap::{Parser, Subcommand};
-use marketlab::operator::{PlansArgs, Stores, UsageArgs};
+use marketlab::operator::{AccountCommand, PlansArgs, Stores, UsageArgs};
 
 #[derive(Parser)]
 #[command(
     name = "operator",
-    about = "Plan limits and usage on the AWS deployment"
+    about = "Accounts, plan limits and usage on the AWS deployment"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -20,6 +21,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Add, list and change accounts and their plans.
+    #[command(subcommand)]
+    Accounts(AccountCommand),
     /// List the plans and their limits, or set one's limits.
     Plans(PlansArgs),
     /// Usage per account for a month; `--csv` for invoicing.
@@ -33,6 +37,10 @@ async fn main() -> Result<()> {
     let quotas = DynamoQuotaStore::new(clients.dynamodb.clone(), &names.limits_table);
     let mut out = std::io::stdout().lock();
     match cli.command {
+        Command::Accounts(cmd) => {
+            let store = DynamoAccountStore::new(clients.dynamodb.clone(), &names.accounts_table);
+            marketlab::operator::accounts(&store, cmd, &mut out).await
+        }
         Command::Plans(args) => marketlab::operator::plans(&quotas, args.command, &mut out).await,
         Command::Usage(args) => {
             let stores = Stores {

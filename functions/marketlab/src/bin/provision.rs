@@ -42,10 +42,14 @@ async fn main() -> Result<()> {
     provision::usage_table(&clients, &names.usage_table)
         .await
         .context("usage table")?;
-    // Visibility six times the worker's 900 s timeout, three receives before the dead-letter queue.
-    let queue_url = provision::queue(&clients, &queue_name, 3, 5400)
-        .await
-        .context("queue")?;
+    let queue_url = provision::queue(
+        &clients,
+        &queue_name,
+        provision::MAX_RECEIVES,
+        provision::VISIBILITY_SECONDS,
+    )
+    .await
+    .context("queue")?;
     provision::bucket(&clients, &names.bucket)
         .await
         .context("bucket")?;

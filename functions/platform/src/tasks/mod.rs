@@ -293,6 +293,11 @@ pub trait TaskStore: Send + Sync {
     /// it. False when the task is no longer this attempt's.
     async fn set_progress(&self, id: Uuid, attempt: u32, percent: u8) -> Result<bool, PortError>;
 
+    /// Moves the RUNNING attempt's lease to `until`: a live job keeps its
+    /// task while a crashed one's lease runs out soon after. False when the
+    /// task is no longer this attempt's.
+    async fn renew(&self, id: Uuid, attempt: u32, until: NaiveDateTime) -> Result<bool, PortError>;
+
     /// Tasks left PENDING or RUNNING, oldest first, for recovery after a restart.
     async fn unfinished(&self) -> Result<Vec<Task>, PortError>;
 }

@@ -296,6 +296,20 @@ impl TaskStore for SqliteTaskStore {
             .await
     }
 
+    async fn renew(&self, id: Uuid, attempt: u32, until: NaiveDateTime) -> Result<bool, PortError> {
+        let (id, until) = (id.to_string(), fmt_time(until));
+        self.db
+            .run(move |c| {
+                c.execute(
+                    "UPDATE tasks SET lease_until = ?3
+                     WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
+                    params![id, attempt, until],
+                )
+                .map(|n| n == 1)
+            })
+            .await
+    }
+
     async fn unfinished(&self) -> Result<Vec<Task>, PortError> {
         self.db
             .run(|c| {

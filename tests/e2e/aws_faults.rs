@@ -1,0 +1,485 @@
+//! What the AWS path does when something fails, on the emulator with the
+//! functions' own binaries: a worker killed with tasks in flight, a task
+//! item that cannot be read, a message that is not a job, and a storage
+//! outage seen through the Lambda runtime.
+
+use aws_adapters::DAMAGED;
+use aws_sdk_dynamodb::types::AttributeValue;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use platform::queue::JobMessage;
+use platform::tasks::{NewTask, TaskKind, TaskStatus};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tests::emulator::{Deployment, clients, deployment_with_queue, function_env, sample_bucket};
+use tests::runtime_api::{Function, Killed, answer_json, http_event, workspace_binary};
+
+fn strategy() -> Value {
+    json!({
+        "symbol": "SPX", "risk_control": "//10",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Relative Strength Index"}, "rule": {"type_name": "CrossBelow", "comparison_value": "30"}}},
+        "exit": {"rule_type": "RiskControlOnly"}
+    })
+}
+
+fn demo_auth() -> String {
+    format!(
+        "Basic {}",
+        base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            format!("{DEMO_EMAIL}:{DEMO_PASSWORD}")
+        )
+    )
+}
+
+async fn binaries(names: &[&'static str]) -> Vec<std::path::PathBuf> {
+    let names = names.to_vec();
+    tokio::task::spawn_blocking(move || names.into_iter().map(workspace_binary).collect())
+        .await
+        .unwrap()
+}
+
+/// The dead-letter queue of `queue_url` (provision names it `<queue>-dlq`).
+async fn dead_letters(c: &aws_adapters::Clients, queue_url: &str) -> Vec<String> {
+    let name = queue_url.rsplit('/').next().unwrap();
+    let dlq = c
+        .sqs
+        .get_queue_url()
+        .queue_name(format!("{name}-dlq"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string();
+    let got = c
+        .sqs
+        .receive_message()
+        .queue_url(dlq)
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    got.messages()
+        .iter()
+        .filter_map(|m| m.body().map(str::to_string))
+        .collect()
+}
+
+/// A task item hand-edited into something no worker can run (`params` not
+/// JSON), the same with a message that lacks its owner, one whose kind is
+/// unknown, and a message that is not a job: the Lambda worker fails the
+/// first two with a reason their owner reads, the owner's listing still
+/// answers 200, and the stray message ends in the dead-letter queue.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_letter_queue() {
+    let c = clients().await;
+    let bucket = sample_bucket(&c).await;
+    // Two deliveries, a second apart, before the dead-letter queue.
+    let Deployment {
+        clients: c,
+        names,
+        state,
+    } = deployment_with_queue(c, bucket, 2, 1).await;
+    let [worker, backtest] = binaries(&["worker", "backtest"]).await.try_into().unwrap();
+    let env = function_env(&names);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let t = state
+            .tasks
+            .create(NewTask {
+                owner: DEMO_EMAIL.into(),
+                kind: TaskKind::StrategyBacktest,
+                params: strategy(),
+            })
+            .await
+            .unwrap();
+        ids.push(t.id);
+    }
+    let edit = |id: uuid::Uuid, field: &str, value: &str| {
+        c.dynamodb
+            .update_item()
+            .table_name(&names.tasks_table)
+            .key("id", AttributeValue::S(id.to_string()))
+            .update_expression("SET #f = :v")
+            .expression_attribute_names("#f", field)
+            .expression_attribute_values(":v", AttributeValue::S(value.into()))
+            .send()
+    };
+    edit(ids[0], "params", "{not json").await.unwrap();
+    edit(ids[1], "params", "{not json").await.unwrap();
+    edit(ids[2], "kind", "no_such_kind").await.unwrap();
+    let message = |id, owner: Option<&str>| JobMessage {
+        task_id: id,
+        kind: TaskKind::StrategyBacktest,
+        owner: owner.map(str::to_string),
+    };
+    state
+        .queue
+        .enqueue(message(ids[0], Some(DEMO_EMAIL)))
+        .await
+        .unwrap();
+    state.queue.enqueue(message(ids[1], None)).await.unwrap();
+    c.sqs
+        .send_message()
+        .queue_url(&names.queue_url)
+        .message_body("{\"hello\": \"not a job\"}")
+        .send()
+        .await
+        .unwrap();
+
+    // The event source mapping's part: batches to the worker function until
+    // the queue stays empty.
+    let mut function = Function::new(&worker, "worker", 2048, &env).await;
+    let mut empty = 0;
+    let started = Instant::now();
+    while empty < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the queue never emptied"
+        );
+        match tests::emulator::receive_batch(&c, &names.queue_url).await {
+            None => {
+                empty += 1;
+                tokio::time::sleep(Duration::from_millis(600)).await;
+            }
+            Some((event, handles)) => {
+                empty = 0;
+                let answer = function.invoke(serde_json::to_value(&event).unwrap()).await;
+                let answer = serde_json::from_value(answer.answer).unwrap();
+                tests::emulator::settle_batch(&c, &names.queue_url, &handles, &answer).await;
+            }
+        }
+    }
+    for id in &ids[..2] {
+        let t = state.tasks.get(*id).await.unwrap().unwrap();
+        assert_eq!(
+            (t.status, t.error.as_deref()),
+            (TaskStatus::Failed, Some(DAMAGED)),
+            "{t:?}"
+        );
+    }
+    assert_eq!(
+        dead_letters(&c, &names.queue_url).await,
+        vec!["{\"hello\": \"not a job\"}".to_string()]
+    );
+
+    // The owner's listing and status reads answer 200 through the function;
+    // the item that is no task (its kind unknown) is left out.
+    let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
+    let auth = demo_auth();
+    let listed = http
+        .invoke(http_event("GET", "/backtest/tasks", None, Some(&auth)))
+        .await
+        .answer;
+    assert_eq!(listed["statusCode"], 200, "{listed}");
+    let listed = answer_json(&listed);
+    let rows: BTreeMap<String, Value> = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["task_id"].as_str().unwrap().to_string(),
+                t["status"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        BTreeMap::from([
+            (ids[0].to_string(), json!("FAILED")),
+            (ids[1].to_string(), json!("FAILED")),
+        ]),
+        "{listed}"
+    );
+    let status = http
+        .invoke(http_event(
+            "GET",
+            &format!("/backtest/status/{}", ids[0]),
+            None,
+            Some(&auth),
+        ))
+        .await
+        .answer;
+    assert_eq!(status["statusCode"], 200, "{status}");
+    assert_eq!(answer_json(&status)["status"], "FAILED");
+}
+
+/// The JSON log lines of a process, one event each.
+fn events(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// A poller killed (SIGKILL) with tasks in flight, some claimed: a new one
+/// finishes every task within the queue's visibility timeout (scaled down
+/// here to 3 s, with a 1 s job timeout), and no task finishes twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_worker_s_tasks_all_succeed_once_within_the_visibility_timeout() {
+    const VISIBILITY: u64 = 3;
+    let c = clients().await;
+    let bucket = sample_bucket(&c).await;
+    let Deployment { names, state, .. } =
+        deployment_with_queue(c, bucket, 5, VISIBILITY as u32).await;
+    let [poller] = binaries(&["poller"]).await.try_into().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let start = |n: usize| {
+        let log = dir.path().join(format!("poller-{n}.log"));
+        let child = Command::new(&poller)
+            .envs(function_env(&names))
+            .env("RUST_LOG", "info")
+            .env("MARKETLAB_JOB_TIMEOUT_SECONDS", "1")
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        (Killed(child), log)
+    };
+    let mut ids = Vec::new();
+    for _ in 0..40 {
+        let t = state
+            .tasks
+            .create(NewTask {
+                owner: DEMO_EMAIL.into(),
+                kind: TaskKind::StrategyBacktest,
+                params: strategy(),
+            })
+            .await
+            .unwrap();
+        state.queue.enqueue(JobMessage::for_task(&t)).await.unwrap();
+        ids.push(t.id);
+    }
+    let (mut first, first_log) = start(1);
+    let started = Instant::now();
+    loop {
+        let now = state.tasks.statuses(&ids).await.unwrap();
+        if now.contains(&Some(TaskStatus::Running)) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no task started: {now:?}"
+        );
+    }
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    let killed = Instant::now();
+    let at_kill = state.tasks.statuses(&ids).await.unwrap();
+    let in_flight = at_kill
+        .iter()
+        .filter(|s| **s == Some(TaskStatus::Running))
+        .count();
+    assert!(in_flight >= 1, "{at_kill:?}");
+    let unfinished = at_kill
+        .iter()
+        .filter(|s| !s.is_some_and(|s| s.is_finished()))
+        .count();
+
+    let (_second, second_log) = start(2);
+    let recovered = loop {
+        let now = state.tasks.statuses(&ids).await.unwrap();
+        if now.iter().all(|s| *s == Some(TaskStatus::Success)) {
+            break killed.elapsed();
+        }
+        assert!(
+            !now.contains(&Some(TaskStatus::Failed)),
+            "a task failed: {now:?}"
+        );
+        assert!(
+            killed.elapsed() < Duration::from_secs(VISIBILITY + 20),
+            "not recovered within the visibility timeout: {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    println!(
+        "killed with {in_flight} task(s) claimed and {unfinished} unfinished of 40; all succeeded {recovered:?} later (visibility timeout {VISIBILITY} s)"
+    );
+    let finished: Vec<String> = [&first_log, &second_log]
+        .iter()
+        .flat_map(|log| events(log))
+        .filter(|e| e["fields"]["message"] == "job finished")
+        .map(|e| {
+            e["fields"]["task_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let mut once: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    once.sort();
+    let mut seen = finished.clone();
+    seen.sort();
+    assert_eq!(seen, once, "each task finished exactly once");
+    for id in &ids {
+        assert!(state.tasks.get(*id).await.unwrap().unwrap().attempts <= 2);
+    }
+}
+
+/// Storage that cannot be reached answers 503 through the Lambda runtime
+/// with the generic message and the request id; the SDK's error is only in
+/// the log.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_storage_outage_answers_503_without_its_cause_through_the_lambda_runtime() {
+    let names = aws_adapters::Names {
+        tasks_table: "marketlab-tasks".into(),
+        accounts_table: "marketlab-accounts".into(),
+        limits_table: "marketlab-limits".into(),
+        usage_table: "marketlab-usage".into(),
+        queue_url: "http://127.0.0.1:9/000000000000/marketlab-jobs".into(),
+        bucket: "marketlab-market-data".into(),
+    };
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut env = function_env(&names);
+    for (k, v) in env.iter_mut() {
+        if *k == "AWS_ENDPOINT_URL" {
+            *v = format!("http://127.0.0.1:{closed}");
+        }
+    }
+    let [backtest] = binaries(&["backtest"]).await.try_into().unwrap();
+    let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
+    for path in ["/backtest/tasks", "/usage"] {
+        let answer = http
+            .invoke(http_event("GET", path, None, Some(&demo_auth())))
+            .await
+            .answer;
+        assert_eq!(answer["statusCode"], 503, "{path}: {answer}");
+        let detail = answer_json(&answer)["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let id = answer["headers"]["x-request-id"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(!id.is_empty(), "{answer}");
+        assert_eq!(
+            detail,
+            format!("{} (request id {id})", api::error::UNAVAILABLE),
+            "{path}"
+        );
+    }
+    let log = http.log_tail();
+    assert!(log.contains("dependency unavailable"), "{log}");
+}
+
+/// The deployed settings agree with each other and with the provisioning
+/// tool: visibility six times the worker's timeout (12 minutes), a lease as
+/// long as the timeout, and more deliveries than attempts.
+#[test]
+fn the_template_s_timeouts_bring_a_crashed_batch_back_within_minutes() {
+    use aws_adapters::provision::{MAX_RECEIVES, VISIBILITY_SECONDS};
+    let template = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/template.yaml"),
+    )
+    .unwrap();
+    let worker = &template[template.find("Binary: worker\n").unwrap()..];
+    let value = |text: &str, key: &str| -> u32 {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .unwrap_or_else(|| panic!("{key}"))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let timeout = value(worker, "Timeout:");
+    assert_eq!(value(worker, "MARKETLAB_JOB_TIMEOUT_SECONDS:"), timeout);
+    let queue = &template[template.find("  JobQueue:\n").unwrap()..];
+    let visibility = value(queue, "VisibilityTimeout:");
+    assert_eq!((visibility, VISIBILITY_SECONDS), (6 * timeout, 6 * timeout));
+    assert!(visibility <= 15 * 60, "back within minutes");
+    let receives = value(queue, "maxReceiveCount:");
+    assert_eq!(receives, MAX_RECEIVES);
+    assert!(receives > 3, "more deliveries than a task's attempts");
+}
+
+/// A job longer than the visibility timeout on the poller, with a second
+/// poller waiting for work: the heartbeat keeps its message hidden (no
+/// other delivery) and its lease renewed, so it runs once, as attempt 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_longer_than_the_visibility_timeout_runs_once_on_the_poller() {
+    const VISIBILITY: u64 = 1;
+    let c = clients().await;
+    let bucket = sample_bucket(&c).await;
+    let Deployment { names, state, .. } =
+        deployment_with_queue(c, bucket, 5, VISIBILITY as u32).await;
+    let [poller, analytics] = binaries(&["poller", "analytics"]).await.try_into().unwrap();
+    // A scanner backtest over every stock of the sample: seconds.
+    let mut http = Function::new(&analytics, "analytics", 1024, &function_env(&names)).await;
+    let trader = json!({"name": "long", "start_date": "2012-01-03", "end_date": "2026-11-20",
+        "find_type": "stock/etf", "signals": ["All"], "total_capital": 100000,
+        "long_short_ratio": "0.8/0.2", "commission": 0.05});
+    let submitted = http
+        .invoke(http_event(
+            "POST",
+            "/smart-scanner-backtest/start",
+            Some(&trader),
+            Some(&demo_auth()),
+        ))
+        .await
+        .answer;
+    let id: uuid::Uuid = answer_json(&submitted)["task_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{submitted}"))
+        .parse()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let logs: Vec<_> = (0..2)
+        .map(|n| dir.path().join(format!("poller-{n}.log")))
+        .collect();
+    let _pollers: Vec<Killed> = logs
+        .iter()
+        .map(|log| {
+            Killed(
+                Command::new(&poller)
+                    .envs(function_env(&names))
+                    .env("RUST_LOG", "info")
+                    .env("MARKETLAB_JOB_TIMEOUT_SECONDS", "0.3")
+                    .stdout(std::fs::File::create(log).unwrap())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let started = Instant::now();
+    let task = loop {
+        let t = state.tasks.get(id).await.unwrap().unwrap();
+        if t.status.is_finished() {
+            break t;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{t:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let ran = (task.finished_at.unwrap() - task.started_at.unwrap())
+        .to_std()
+        .unwrap();
+    println!("a {ran:?} job with a {VISIBILITY} s visibility timeout and a 0.3 s lease");
+    assert!(
+        ran > Duration::from_secs(2 * VISIBILITY),
+        "{ran:?}: too short to tell"
+    );
+    assert_eq!(
+        (task.status, task.attempts),
+        (TaskStatus::Success, 1),
+        "{task:?}"
+    );
+    let logged: Vec<Value> = logs.iter().flat_map(|log| events(log)).collect();
+    let count = |message: &str| {
+        logged
+            .iter()
+            .filter(|e| e["fields"]["message"] == message)
+            .count()
+    };
+    assert_eq!(count("job started"), 1);
+    // Not even delivered to the other poller while it ran.
+    assert_eq!(count("message left to come back"), 0);
+}
