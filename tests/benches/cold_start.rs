@@ -18,12 +18,9 @@ fn main() {
     rt.block_on(async {
         let tests::emulator::Deployment { names, .. } = tests::emulator::deployment().await;
         let env = tests::emulator::function_env(&names);
-        let basic = format!(
-            "Basic {}",
-            base64::Engine::encode(
-                &base64::engine::general_purpose::STANDARD,
-                format!("{}:{}", marketlab::server::DEMO_EMAIL, marketlab::server::DEMO_PASSWORD)
-            )
+        let basic = tests::runtime_api::basic(
+            marketlab::server::DEMO_EMAIL,
+            marketlab::server::DEMO_PASSWORD,
         );
         println!("cold starts of the release Lambda binaries (Runtime API on 127.0.0.1, AWS on the emulator)");
         println!("| binary | size MB | spawn to first response ms | warm ms | first authenticated ms | warm authenticated ms |");

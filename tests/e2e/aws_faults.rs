@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tests::emulator::{Deployment, clients, deployment_with_queue, function_env, sample_bucket};
-use tests::runtime_api::{Function, Killed, answer_json, http_event, workspace_binary};
+use tests::runtime_api::{Function, Killed, answer_json, basic, http_event, workspace_binaries};
 
 fn strategy() -> Value {
     json!({
@@ -24,39 +24,15 @@ fn strategy() -> Value {
 }
 
 fn demo_auth() -> String {
-    format!(
-        "Basic {}",
-        base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            format!("{DEMO_EMAIL}:{DEMO_PASSWORD}")
-        )
-    )
+    basic(DEMO_EMAIL, DEMO_PASSWORD)
 }
 
-async fn binaries(names: &[&'static str]) -> Vec<std::path::PathBuf> {
-    let names = names.to_vec();
-    tokio::task::spawn_blocking(move || names.into_iter().map(workspace_binary).collect())
-        .await
-        .unwrap()
-}
-
-/// The dead-letter queue of `queue_url` (provision names it `<queue>-dlq`).
+/// What the queue's dead-letter queue holds.
 async fn dead_letters(c: &aws_adapters::Clients, queue_url: &str) -> Vec<String> {
-    let name = queue_url.rsplit('/').next().unwrap();
-    let dlq = c
-        .sqs
-        .get_queue_url()
-        .queue_name(format!("{name}-dlq"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
     let got = c
         .sqs
         .receive_message()
-        .queue_url(dlq)
+        .queue_url(tests::emulator::dead_letter_url(c, queue_url).await)
         .max_number_of_messages(10)
         .wait_time_seconds(1)
         .send()
@@ -66,6 +42,24 @@ async fn dead_letters(c: &aws_adapters::Clients, queue_url: &str) -> Vec<String>
         .iter()
         .filter_map(|m| m.body().map(str::to_string))
         .collect()
+}
+
+/// `n` strategy backtests of the demo account, stored PENDING.
+async fn create_tasks(state: &api::AppState, n: usize) -> Vec<uuid::Uuid> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let t = state
+            .tasks
+            .create(NewTask {
+                owner: DEMO_EMAIL.into(),
+                kind: TaskKind::StrategyBacktest,
+                params: strategy(),
+            })
+            .await
+            .unwrap();
+        ids.push(t.id);
+    }
+    ids
 }
 
 /// A task item hand-edited into something no worker can run (`params` not
@@ -83,21 +77,9 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
         names,
         state,
     } = deployment_with_queue(c, bucket, 2, 1).await;
-    let [worker, backtest] = binaries(&["worker", "backtest"]).await.try_into().unwrap();
+    let [worker, backtest] = workspace_binaries(["worker", "backtest"]).await;
     let env = function_env(&names);
-    let mut ids = Vec::new();
-    for _ in 0..3 {
-        let t = state
-            .tasks
-            .create(NewTask {
-                owner: DEMO_EMAIL.into(),
-                kind: TaskKind::StrategyBacktest,
-                params: strategy(),
-            })
-            .await
-            .unwrap();
-        ids.push(t.id);
-    }
+    let ids = create_tasks(&state, 3).await;
     let edit = |id: uuid::Uuid, field: &str, value: &str| {
         c.dynamodb
             .update_item()
@@ -227,7 +209,7 @@ async fn a_killed_worker_s_tasks_all_succeed_once_within_the_visibility_timeout(
     let bucket = sample_bucket(&c).await;
     let Deployment { names, state, .. } =
         deployment_with_queue(c, bucket, 5, VISIBILITY as u32).await;
-    let [poller] = binaries(&["poller"]).await.try_into().unwrap();
+    let [poller] = workspace_binaries(["poller"]).await;
     let dir = tempfile::tempdir().unwrap();
     let start = |n: usize| {
         let log = dir.path().join(format!("poller-{n}.log"));
@@ -241,19 +223,14 @@ async fn a_killed_worker_s_tasks_all_succeed_once_within_the_visibility_timeout(
             .unwrap();
         (Killed(child), log)
     };
-    let mut ids = Vec::new();
-    for _ in 0..40 {
-        let t = state
-            .tasks
-            .create(NewTask {
-                owner: DEMO_EMAIL.into(),
-                kind: TaskKind::StrategyBacktest,
-                params: strategy(),
-            })
-            .await
-            .unwrap();
-        state.queue.enqueue(JobMessage::for_task(&t)).await.unwrap();
-        ids.push(t.id);
+    let ids = create_tasks(&state, 40).await;
+    for id in &ids {
+        let message = JobMessage {
+            task_id: *id,
+            kind: TaskKind::StrategyBacktest,
+            owner: Some(DEMO_EMAIL.into()),
+        };
+        state.queue.enqueue(message).await.unwrap();
     }
     let (mut first, first_log) = start(1);
     let started = Instant::now();
@@ -345,7 +322,7 @@ async fn a_storage_outage_answers_503_without_its_cause_through_the_lambda_runti
             *v = format!("http://127.0.0.1:{closed}");
         }
     }
-    let [backtest] = binaries(&["backtest"]).await.try_into().unwrap();
+    let [backtest] = workspace_binaries(["backtest"]).await;
     let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
     for path in ["/backtest/tasks", "/usage"] {
         let answer = http
@@ -411,7 +388,7 @@ async fn a_job_longer_than_the_visibility_timeout_runs_once_on_the_poller() {
     let bucket = sample_bucket(&c).await;
     let Deployment { names, state, .. } =
         deployment_with_queue(c, bucket, 5, VISIBILITY as u32).await;
-    let [poller, analytics] = binaries(&["poller", "analytics"]).await.try_into().unwrap();
+    let [poller, analytics] = workspace_binaries(["poller", "analytics"]).await;
     // A scanner backtest over every stock of the sample: seconds.
     let mut http = Function::new(&analytics, "analytics", 1024, &function_env(&names)).await;
     let trader = json!({"name": "long", "start_date": "2012-01-03", "end_date": "2026-11-20",

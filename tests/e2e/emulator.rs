@@ -209,6 +209,20 @@ pub async fn deployment_with_queue(
     }
 }
 
+/// The dead-letter queue of `queue_url` (provision names it `<queue>-dlq`).
+pub async fn dead_letter_url(c: &Clients, queue_url: &str) -> String {
+    let name = queue_url.rsplit('/').next().unwrap();
+    c.sqs
+        .get_queue_url()
+        .queue_name(format!("{name}-dlq"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string()
+}
+
 /// Up to 10 messages of the queue as SQS's event source mapping hands a
 /// batch to the worker function (each message's id is its receipt handle,
 /// so a reported failure names the message to keep), with their handles.

@@ -9,13 +9,7 @@ use tests::runtime_api::{Function, http_event, workspace_binary};
 async fn each_http_function_serves_only_its_own_group() {
     let tests::emulator::Deployment { names, .. } = tests::emulator::deployment().await;
     let env = tests::emulator::function_env(&names);
-    let auth = format!(
-        "Basic {}",
-        base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            format!("{DEMO_EMAIL}:{DEMO_PASSWORD}")
-        )
-    );
+    let auth = tests::runtime_api::basic(DEMO_EMAIL, DEMO_PASSWORD);
     let own = [
         ("backtest", "/backtest/indicators/list"),
         ("analytics", "/seasonality/get-predefined-holidays"),

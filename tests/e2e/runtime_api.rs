@@ -299,6 +299,26 @@ pub fn workspace_binary(bin: &str) -> std::path::PathBuf {
         .expect("the function's executable")
 }
 
+/// The workspace binaries `names`, built off the async runtime.
+pub async fn workspace_binaries<const N: usize>(
+    names: [&'static str; N],
+) -> [std::path::PathBuf; N] {
+    tokio::task::spawn_blocking(move || names.map(workspace_binary))
+        .await
+        .unwrap()
+}
+
+/// An `Authorization` header for HTTP Basic.
+pub fn basic(email: &str, password: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            format!("{email}:{password}")
+        )
+    )
+}
+
 /// A child process killed when the test ends, however it ends.
 pub struct Killed(pub std::process::Child);
 

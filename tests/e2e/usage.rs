@@ -459,6 +459,25 @@ async fn operators_set_plan_limits_and_export_usage() {
     server.stop().await;
 }
 
+/// Runs the operator tool with a function's environment (and the password
+/// of an account it adds); whether it succeeded, and what it printed.
+fn run_operator(
+    operator: &std::path::Path,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> (bool, String) {
+    let out = std::process::Command::new(operator)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("MARKETLAB_PASSWORD", "tenant-password")
+        .output()
+        .expect("the operator command runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
 /// Tenant administration on AWS: the operator adds an account to the
 /// accounts table, lists it, and moves it to another plan; the function
 /// signs it in with its plan.
@@ -466,27 +485,9 @@ async fn operators_set_plan_limits_and_export_usage() {
 async fn the_operator_adds_lists_and_moves_accounts_on_the_tables() {
     let tests::emulator::Deployment { names, state, .. } = tests::emulator::deployment().await;
     let env = tests::emulator::function_env(&names);
-    let (function, operator) = tokio::task::spawn_blocking(|| {
-        (
-            tests::runtime_api::workspace_binary("backtest"),
-            tests::runtime_api::workspace_binary("operator"),
-        )
-    })
-    .await
-    .unwrap();
-    let operate = |args: &[&str]| {
-        let out = std::process::Command::new(&operator)
-            .args(args)
-            .envs(env.clone())
-            .env("MARKETLAB_PASSWORD", "tenant-password")
-            .output()
-            .expect("the operator command runs");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned()
-                + &String::from_utf8_lossy(&out.stderr),
-        )
-    };
+    let [function, operator] =
+        tests::runtime_api::workspace_binaries(["backtest", "operator"]).await;
+    let operate = |args: &[&str]| run_operator(&operator, &env, args);
     let email = "Tenant@Example.test";
     let (ok, said) = operate(&["accounts", "add", "--email", email, "--plan", "trial"]);
     assert!(
@@ -520,13 +521,7 @@ async fn the_operator_adds_lists_and_moves_accounts_on_the_tables() {
     assert_eq!(record.plan, "pro");
     // Signed in by the function with the password the operator set.
     let mut backtest = tests::runtime_api::Function::new(&function, "backtest", 1024, &env).await;
-    let auth = format!(
-        "Basic {}",
-        base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            "tenant@example.test:tenant-password"
-        )
-    );
+    let auth = tests::runtime_api::basic("tenant@example.test", "tenant-password");
     let answer = backtest
         .invoke(tests::runtime_api::http_event(
             "GET",
@@ -550,26 +545,12 @@ async fn two_function_processes_share_one_limit_on_the_emulator() {
     let metering = state.metering.clone().unwrap();
     let limit = 10;
     let env = tests::emulator::function_env(&names);
-    let (function, operator) = tokio::task::spawn_blocking(|| {
-        (
-            tests::runtime_api::workspace_binary("backtest"),
-            tests::runtime_api::workspace_binary("operator"),
-        )
-    })
-    .await
-    .unwrap();
+    let [function, operator] =
+        tests::runtime_api::workspace_binaries(["backtest", "operator"]).await;
     let operate = |args: &[&str]| {
-        let out = std::process::Command::new(&operator)
-            .args(args)
-            .envs(env.clone())
-            .output()
-            .expect("the operator command runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        let (ok, said) = run_operator(&operator, &env, args);
+        assert!(ok, "{said}");
+        said
     };
     // The operator sets the limit on the tables every instance reads.
     let said = operate(&["plans", "set", "pro", "--requests-per-minute", "10"]);

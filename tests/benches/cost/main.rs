@@ -102,12 +102,9 @@ fn main() {
                 _ => {}
             }
         }
-        let auth = format!(
-            "Basic {}",
-            base64::Engine::encode(
-                &base64::engine::general_purpose::STANDARD,
-                format!("{}:{}", marketlab::server::DEMO_EMAIL, marketlab::server::DEMO_PASSWORD)
-            )
+        let auth = tests::runtime_api::basic(
+            marketlab::server::DEMO_EMAIL,
+            marketlab::server::DEMO_PASSWORD,
         );
         let b = Bench {
             prices,

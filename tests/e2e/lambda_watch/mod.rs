@@ -586,16 +586,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         (0, 0),
         "gone from the queue after two receives"
     );
-    let dlq_url = c
-        .sqs
-        .get_queue_url()
-        .queue_name(format!("{name}-dlq"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
+    let dlq_url = tests::emulator::dead_letter_url(&c, &retry_url).await;
     let dead = SqsQueue::new(c.sqs.clone(), dlq_url)
         .receive(10, 1)
         .await
