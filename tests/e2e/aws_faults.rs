@@ -378,85 +378,112 @@ fn the_template_s_timeouts_bring_a_crashed_batch_back_within_minutes() {
     assert!(receives > 3, "more deliveries than a task's attempts");
 }
 
-/// A job longer than the visibility timeout on the poller, with a second
-/// poller waiting for work: the heartbeat keeps its message hidden (no
-/// other delivery) and its lease renewed, so it runs once, as attempt 1.
+/// A batch that runs longer than the visibility timeout on one poller, with
+/// a second poller waiting for work: the heartbeat keeps the batch's
+/// messages hidden (the second gets none of them, not even the last, which
+/// waits for the others) and each job's lease renewed, so every task runs
+/// once, as attempt 1.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_job_longer_than_the_visibility_timeout_runs_once_on_the_poller() {
+async fn a_batch_longer_than_the_visibility_timeout_runs_once_on_the_poller() {
     const VISIBILITY: u64 = 1;
+    const TASKS: usize = 4;
     let c = clients().await;
     let bucket = sample_bucket(&c).await;
     let Deployment { names, state, .. } =
         deployment_with_queue(c, bucket, 5, VISIBILITY as u32).await;
     let [poller, analytics] = workspace_binaries(["poller", "analytics"]).await;
-    // A scanner backtest over every stock of the sample: seconds.
+    // Scanner backtests over every stock of the sample, queued before a
+    // poller starts, so the first receives them all in one batch.
     let mut http = Function::new(&analytics, "analytics", 1024, &function_env(&names)).await;
-    let trader = json!({"name": "long", "start_date": "2012-01-03", "end_date": "2026-11-20",
-        "find_type": "stock/etf", "signals": ["All"], "total_capital": 100000,
-        "long_short_ratio": "0.8/0.2", "commission": 0.05});
-    let submitted = http
-        .invoke(http_event(
-            "POST",
-            "/smart-scanner-backtest/start",
-            Some(&trader),
-            Some(&demo_auth()),
-        ))
-        .await
-        .answer;
-    let id: uuid::Uuid = answer_json(&submitted)["task_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{submitted}"))
-        .parse()
-        .unwrap();
+    let mut ids = Vec::new();
+    for n in 0..TASKS {
+        let trader = json!({"name": format!("long {n}"), "start_date": "2012-01-03",
+            "end_date": "2026-11-20", "find_type": "stock/etf", "signals": ["All"],
+            "total_capital": 100000, "long_short_ratio": "0.8/0.2", "commission": 0.05});
+        let submitted = http
+            .invoke(http_event(
+                "POST",
+                "/smart-scanner-backtest/start",
+                Some(&trader),
+                Some(&demo_auth()),
+            ))
+            .await
+            .answer;
+        let id: uuid::Uuid = answer_json(&submitted)["task_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{submitted}"))
+            .parse()
+            .unwrap();
+        ids.push(id);
+    }
     let dir = tempfile::tempdir().unwrap();
-    let logs: Vec<_> = (0..2)
-        .map(|n| dir.path().join(format!("poller-{n}.log")))
-        .collect();
-    let _pollers: Vec<Killed> = logs
-        .iter()
-        .map(|log| {
-            Killed(
-                Command::new(&poller)
-                    .envs(function_env(&names))
-                    .env("RUST_LOG", "info")
-                    .env("MARKETLAB_JOB_TIMEOUT_SECONDS", "0.3")
-                    .stdout(std::fs::File::create(log).unwrap())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .unwrap(),
-            )
-        })
-        .collect();
+    let start = |n: usize| {
+        let log = dir.path().join(format!("poller-{n}.log"));
+        let child = Command::new(&poller)
+            .envs(function_env(&names))
+            .env("RUST_LOG", "info")
+            .env("MARKETLAB_JOB_TIMEOUT_SECONDS", "0.3")
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        (Killed(child), log)
+    };
+    let (_first, first_log) = start(1);
     let started = Instant::now();
-    let task = loop {
-        let t = state.tasks.get(id).await.unwrap().unwrap();
-        if t.status.is_finished() {
-            break t;
+    while !state
+        .tasks
+        .statuses(&ids)
+        .await
+        .unwrap()
+        .contains(&Some(TaskStatus::Running))
+    {
+        assert!(started.elapsed() < Duration::from_secs(60), "none started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (_second, second_log) = start(2);
+    let tasks = loop {
+        let mut tasks = Vec::new();
+        for id in &ids {
+            tasks.push(state.tasks.get(*id).await.unwrap().unwrap());
         }
-        assert!(started.elapsed() < Duration::from_secs(120), "{t:?}");
+        if tasks.iter().all(|t| t.status.is_finished()) {
+            break tasks;
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "{tasks:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let ran = (task.finished_at.unwrap() - task.started_at.unwrap())
-        .to_std()
-        .unwrap();
-    println!("a {ran:?} job with a {VISIBILITY} s visibility timeout and a 0.3 s lease");
+    let first_start = tasks.iter().filter_map(|t| t.started_at).min().unwrap();
+    let last_start = tasks.iter().filter_map(|t| t.started_at).max().unwrap();
+    let waited = (last_start - first_start).to_std().unwrap();
+    println!(
+        "{TASKS} jobs in one batch; the last waited {waited:?} hidden (visibility timeout {VISIBILITY} s, lease 0.3 s)"
+    );
     assert!(
-        ran > Duration::from_secs(2 * VISIBILITY),
-        "{ran:?}: too short to tell"
+        waited > Duration::from_secs(2 * VISIBILITY),
+        "{waited:?}: too short to tell"
     );
-    assert_eq!(
-        (task.status, task.attempts),
-        (TaskStatus::Success, 1),
-        "{task:?}"
-    );
-    let logged: Vec<Value> = logs.iter().flat_map(|log| events(log)).collect();
+    for t in &tasks {
+        assert_eq!((t.status, t.attempts), (TaskStatus::Success, 1), "{t:?}");
+    }
+    let logged: Vec<Value> = [&first_log, &second_log]
+        .iter()
+        .flat_map(|log| events(log))
+        .collect();
     let count = |message: &str| {
         logged
             .iter()
             .filter(|e| e["fields"]["message"] == message)
             .count()
     };
-    assert_eq!(count("job started"), 1);
-    // Not even delivered to the other poller while it ran.
+    assert_eq!(count("job started"), TASKS);
+    // None delivered to the second poller while the first held it.
     assert_eq!(count("message left to come back"), 0);
+    assert_eq!(
+        events(&second_log)
+            .iter()
+            .filter(|e| e["fields"]["message"] == "job started")
+            .count(),
+        0
+    );
 }
