@@ -348,6 +348,8 @@ async fn a_file_dropped_in_the_inbox_runs_and_its_table_is_written_beside_it() {
         format!("{}\n{bad}\n", sma_strategy("20", "//5")),
     )
     .unwrap();
+    // Created but not yet written: it waits instead of being refused.
+    std::fs::write(mine.join("later.jsonl"), "").unwrap();
     let stranger = inbox.path().join("inbox").join("nobody@example.test");
     std::fs::create_dir_all(&stranger).unwrap();
     std::fs::write(
@@ -388,6 +390,15 @@ async fn a_file_dropped_in_the_inbox_runs_and_its_table_is_written_beside_it() {
     let why = std::fs::read_to_string(stranger.join("x.error.txt")).unwrap();
     assert!(why.contains("no account"), "{why}");
     assert_eq!(s.get("/backtest/batches", DEMO).await.1["total"], 1);
+    assert!(!mine.join("later.error.txt").exists() && !mine.join("later.batch").exists());
+    std::fs::write(
+        mine.join("later.jsonl"),
+        sma_strategy("20", "//5").to_string(),
+    )
+    .unwrap();
+    let later = mine.join("later.batch");
+    assert!(eventually(Duration::from_secs(30), || async { later.exists() }).await);
+    assert!(!mine.join("later.error.txt").exists());
     s.stop().await;
 }
 

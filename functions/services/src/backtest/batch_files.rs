@@ -186,6 +186,11 @@ pub async fn sweep(inbox: &Inbox<'_>) -> Result<Swept> {
         if has(".error.txt") || has(".batch") {
             continue;
         }
+        // An empty file is one being written (created, its bytes not yet
+        // in): a later sweep reads it whole.
+        if inbox.files.size(key).await? == Some(0) {
+            continue;
+        }
         match submit(inbox, key, base).await? {
             Ok(_) => done.submitted += 1,
             Err(why) => {
