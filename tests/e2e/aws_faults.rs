@@ -190,6 +190,27 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
     assert_eq!(answer_json(&status)["status"], "FAILED");
 }
 
+/// Poller `n` with the deployment's environment, `job_timeout` seconds of
+/// lease, its JSON log in `dir`; killed when dropped.
+fn start_poller(
+    poller: &std::path::Path,
+    names: &aws_adapters::Names,
+    job_timeout: &str,
+    dir: &std::path::Path,
+    n: usize,
+) -> (Killed, std::path::PathBuf) {
+    let log = dir.join(format!("poller-{n}.log"));
+    let child = Command::new(poller)
+        .envs(function_env(names))
+        .env("RUST_LOG", "info")
+        .env("MARKETLAB_JOB_TIMEOUT_SECONDS", job_timeout)
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (Killed(child), log)
+}
+
 /// The JSON log lines of a process, one event each.
 fn events(log: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(log)
@@ -211,18 +232,7 @@ async fn a_killed_worker_s_tasks_all_succeed_once_within_the_visibility_timeout(
         deployment_with_queue(c, bucket, 5, VISIBILITY as u32).await;
     let [poller] = workspace_binaries(["poller"]).await;
     let dir = tempfile::tempdir().unwrap();
-    let start = |n: usize| {
-        let log = dir.path().join(format!("poller-{n}.log"));
-        let child = Command::new(&poller)
-            .envs(function_env(&names))
-            .env("RUST_LOG", "info")
-            .env("MARKETLAB_JOB_TIMEOUT_SECONDS", "1")
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        (Killed(child), log)
-    };
+    let start = |n: usize| start_poller(&poller, &names, "1", dir.path(), n);
     let ids = create_tasks(&state, 40).await;
     for id in &ids {
         let message = JobMessage {
@@ -419,18 +429,7 @@ async fn a_batch_longer_than_the_visibility_timeout_runs_once_on_the_poller() {
         ids.push(id);
     }
     let dir = tempfile::tempdir().unwrap();
-    let start = |n: usize| {
-        let log = dir.path().join(format!("poller-{n}.log"));
-        let child = Command::new(&poller)
-            .envs(function_env(&names))
-            .env("RUST_LOG", "info")
-            .env("MARKETLAB_JOB_TIMEOUT_SECONDS", "0.3")
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        (Killed(child), log)
-    };
+    let start = |n: usize| start_poller(&poller, &names, "0.3", dir.path(), n);
     let (_first, first_log) = start(1);
     let started = Instant::now();
     while !state
