@@ -10,6 +10,7 @@ pub mod metering;
 pub mod queue;
 pub mod quota;
 pub mod scanner;
+pub mod task_attempts;
 pub mod tasks;
 pub mod usage;
 
