@@ -205,14 +205,12 @@ impl ErrorStyle {
 /// rejections of axum's extractors (whose text becomes the message).
 pub async fn render_errors(
     axum::extract::State(style): axum::extract::State<ErrorStyle>,
-    request: axum::http::HeaderMap,
+    request_id: Option<axum::Extension<tower_http::request_id::RequestId>>,
     response: Response,
 ) -> Response {
-    let id = request
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let id = id.as_deref();
+    let id = request_id
+        .as_ref()
+        .and_then(|r| r.0.header_value().to_str().ok());
     if let Some(e) = response.extensions().get::<ApiError>() {
         return style.render(e, id);
     }
