@@ -30,4 +30,5 @@ mod scanner;
 mod scanner_backtest;
 mod screens;
 mod shapes;
+mod submit_faults;
 mod usage;
