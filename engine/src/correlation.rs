@@ -1,6 +1,7 @@
 //! Correlation matrices and rolling correlation and beta over aligned return
-//! columns, from deviations about each window's mean. Both agree with pandas' `corr`,
-//! `rolling(w).corr` and `rolling(w).cov / var` to 1e-9 (tests/reference).
+//! columns: the matrix from centred columns, the rolling values from sliding
+//! sums shared across columns ([`against`]). Both agree with pandas' `corr`,
+//! `rolling(w).corr` and `rolling(w).cov / var` to 1e-12 (tests/reference).
 
 use chrono::NaiveDate;
 
@@ -43,86 +44,183 @@ pub fn matrix(columns: &[&[f64]]) -> Vec<Vec<f64>> {
 /// Correlation of each `window`-long trailing window; NaN until the first
 /// full one, and where either series is constant over the window.
 pub fn rolling_corr(x: &[f64], y: &[f64], window: usize) -> Vec<f64> {
-    rolling(x, y, window, |m| {
-        if m.flat_x || m.flat_y {
-            f64::NAN
-        } else {
-            m.cxy / (m.cxx * m.cyy).sqrt()
-        }
-    })
+    against(y, &[x], window, corr).pop().unwrap_or_default()
 }
 
 /// Beta of `asset` against `bench` per trailing window: covariance over the
 /// benchmark's variance (equal to correlation times the volatility ratio).
 pub fn rolling_beta(asset: &[f64], bench: &[f64], window: usize) -> Vec<f64> {
-    rolling(asset, bench, window, |m| {
-        if m.flat_y { f64::NAN } else { m.cxy / m.cyy }
-    })
+    against(bench, &[asset], window, beta)
+        .pop()
+        .unwrap_or_default()
 }
 
-/// Centred co-moments of one window (sums of products of deviations).
-struct Moments {
-    cxx: f64,
-    cyy: f64,
-    cxy: f64,
-    flat_x: bool,
-    flat_y: bool,
+/// Pearson correlation of a window's co-moments (NaN when either side is flat).
+pub fn corr(m: &Moments) -> f64 {
+    if m.flat_x || m.flat_y {
+        f64::NAN
+    } else {
+        m.cxy / (m.cxx * m.cyy).sqrt()
+    }
 }
 
-/// Steps between exact re-summations of the sliding sums.
+/// Beta of a window's co-moments (NaN when the benchmark is flat).
+pub fn beta(m: &Moments) -> f64 {
+    if m.flat_y { f64::NAN } else { m.cxy / m.cyy }
+}
+
+/// Centred co-moments of one window (sums of products of deviations from
+/// the window's means); `x` is a column, `y` the benchmark.
+pub struct Moments {
+    pub cxx: f64,
+    pub cyy: f64,
+    pub cxy: f64,
+    pub flat_x: bool,
+    pub flat_y: bool,
+}
+
+/// Windows between exact re-summations of the sliding sums.
 const RESUM: usize = 64;
+/// A window's sums are taken again, exactly, when the squares they have
+/// added and removed since they were last taken (the scale of their
+/// rounding) exceed this many times its centred sum of squares: beyond it
+/// the subtraction would cost more than about 1e-13 relative.
+const OFFSET: f64 = 256.0;
 
-/// Each window's means come from sliding sums (re-summed exactly every
-/// [`RESUM`] steps), its co-moments from one fused pass of deviations: sliding
-/// co-moment sums lose digits to cancellation in short windows, deviations
-/// from the mean do not. A window is flat only when all its values are equal
-/// (run lengths), never by rounding.
-fn rolling(x: &[f64], y: &[f64], window: usize, f: impl Fn(&Moments) -> f64) -> Vec<f64> {
-    assert_eq!(x.len(), y.len(), "aligned columns");
-    let (n, w) = (x.len(), window.max(2));
-    let mut out = vec![f64::NAN; n];
-    if n < w {
-        return out;
-    }
-    let wf = w as f64;
-    let sums = |end: usize| {
-        let r = end + 1 - w..=end;
-        (x[r.clone()].iter().sum::<f64>(), y[r].iter().sum::<f64>())
-    };
-    let (mut run_x, mut run_y) = (1usize, 1usize);
-    for i in 1..w {
-        run_x = if x[i] == x[i - 1] { run_x + 1 } else { 1 };
-        run_y = if y[i] == y[i - 1] { run_y + 1 } else { 1 };
-    }
-    let (mut sx, mut sy) = sums(w - 1);
-    for end in w - 1..n {
-        if end >= w {
-            run_x = if x[end] == x[end - 1] { run_x + 1 } else { 1 };
-            run_y = if y[end] == y[end - 1] { run_y + 1 } else { 1 };
-            if (end + 1 - w) % RESUM == 0 {
-                (sx, sy) = sums(end);
-            } else {
-                sx += x[end] - x[end - w];
-                sy += y[end] - y[end - w];
-            }
-        }
-        let (mx, my) = (sx / wf, sy / wf);
-        let (mut cxx, mut cyy, mut cxy) = (0.0, 0.0, 0.0);
-        for (a, b) in x[end + 1 - w..=end].iter().zip(&y[end + 1 - w..=end]) {
-            let (dx, dy) = (a - mx, b - my);
-            cxx += dx * dx;
-            cyy += dy * dy;
-            cxy += dx * dy;
-        }
-        out[end] = f(&Moments {
-            cxx,
-            cyy,
-            cxy,
-            flat_x: run_x >= w,
-            flat_y: run_y >= w,
-        });
+/// Whether each window ending at `end` (from `w - 1`) holds one value only,
+/// by run lengths, never by rounding.
+fn flat_runs(v: &[f64], w: usize) -> Vec<bool> {
+    let mut run = 0usize;
+    let mut out = vec![false; v.len()];
+    for i in 0..v.len() {
+        run = if i > 0 && v[i] == v[i - 1] {
+            run + 1
+        } else {
+            1
+        };
+        out[i] = run >= w;
     }
     out
+}
+
+fn window_mean(v: &[f64], start: usize, w: usize) -> f64 {
+    v[start..start + w].iter().sum::<f64>() / w as f64
+}
+
+/// The benchmark's side of every window, computed once for all columns:
+/// per window end, the shift its sums are about (and whether it changed
+/// there), its shifted sum and its centred sum of squares.
+struct Bench {
+    shift: Vec<f64>,
+    moved: Vec<bool>,
+    sum: Vec<f64>,
+    cyy: Vec<f64>,
+    flat: Vec<bool>,
+}
+
+impl Bench {
+    fn new(y: &[f64], w: usize) -> Bench {
+        let n = y.len();
+        let wf = w as f64;
+        let mut b = Bench {
+            shift: vec![0.0; n],
+            moved: vec![false; n],
+            sum: vec![0.0; n],
+            cyy: vec![0.0; n],
+            flat: flat_runs(y, w),
+        };
+        let (mut k, mut s, mut ss, mut mag) = (0.0, 0.0, 0.0, 0.0);
+        for end in w - 1..n {
+            let start = end + 1 - w;
+            let mut again = start.is_multiple_of(RESUM);
+            if !again {
+                let (a, o) = (y[end] - k, y[start - 1] - k);
+                s += a - o;
+                ss += a * a - o * o;
+                mag += a * a + o * o;
+                again = mag + s * s / wf > OFFSET * (ss - s * s / wf);
+            }
+            if again {
+                k = window_mean(y, start, w);
+                (s, ss) = (0.0, 0.0);
+                for v in &y[start..=end] {
+                    let d = v - k;
+                    s += d;
+                    ss += d * d;
+                }
+                mag = ss;
+                b.moved[end] = true;
+            }
+            b.shift[end] = k;
+            b.sum[end] = s;
+            b.cyy[end] = ss - s * s / wf;
+        }
+        b
+    }
+}
+
+/// `f` of every trailing window of each column against `bench`, in one pass
+/// per column: the benchmark's sums are computed once and shared; each
+/// column's sums slide by one value in and one out, about a shift near the
+/// window's mean. They are taken again, exactly, every [`RESUM`] windows and
+/// whenever the mean has moved far from the shift (a level shift, prices),
+/// so neither rounding nor cancellation builds up: every window agrees with
+/// a two-pass computation to about 1e-13. NaN until the first full window.
+pub fn against(
+    bench: &[f64],
+    columns: &[&[f64]],
+    window: usize,
+    f: impl Fn(&Moments) -> f64,
+) -> Vec<Vec<f64>> {
+    let (n, w) = (bench.len(), window.max(2));
+    if n < w {
+        return columns.iter().map(|_| vec![f64::NAN; n]).collect();
+    }
+    let b = Bench::new(bench, w);
+    let wf = w as f64;
+    columns
+        .iter()
+        .map(|x| {
+            assert_eq!(x.len(), n, "aligned columns");
+            let flat = flat_runs(x, w);
+            let mut out = vec![f64::NAN; n];
+            let (mut kx, mut ky) = (0.0, 0.0);
+            let (mut sx, mut sxx, mut sxy, mut mag) = (0.0, 0.0, 0.0, 0.0);
+            for end in w - 1..n {
+                let start = end + 1 - w;
+                let mut again = b.moved[end];
+                if !again {
+                    let (a, o) = (x[end] - kx, x[start - 1] - kx);
+                    let (c, d) = (bench[end] - ky, bench[start - 1] - ky);
+                    sx += a - o;
+                    sxx += a * a - o * o;
+                    sxy += a * c - o * d;
+                    mag += a * a + o * o;
+                    again = mag + sx * sx / wf > OFFSET * (sxx - sx * sx / wf);
+                }
+                if again {
+                    kx = window_mean(x, start, w);
+                    ky = b.shift[end];
+                    (sx, sxx, sxy) = (0.0, 0.0, 0.0);
+                    for (a, c) in x[start..=end].iter().zip(&bench[start..=end]) {
+                        let (dx, dy) = (a - kx, c - ky);
+                        sx += dx;
+                        sxx += dx * dx;
+                        sxy += dx * dy;
+                    }
+                    mag = sxx;
+                }
+                out[end] = f(&Moments {
+                    cxx: sxx - sx * sx / wf,
+                    cyy: b.cyy[end],
+                    cxy: sxy - sx * b.sum[end] / wf,
+                    flat_x: flat[end],
+                    flat_y: b.flat[end],
+                });
+            }
+            out
+        })
+        .collect()
 }
 
 /// Closes of several series (dates ascending) on the dates they all share:
@@ -232,7 +330,8 @@ mod tests {
                 };
                 for (got, want, what) in [(c[i], want_c, "corr"), (b[i], want_b, "beta")] {
                     assert!(
-                        (got.is_nan() && want.is_nan()) || (got - want).abs() < 1e-9,
+                        (got.is_nan() && want.is_nan())
+                            || (got - want).abs() < 1e-12 * want.abs().max(1.0),
                         "{what} w{w} [{i}]: {got} vs {want}"
                     );
                 }

@@ -28,10 +28,14 @@ async fn fetch(server: &TestServer, path: &str, accept: Option<&str>) -> Answer 
             .get(name)
             .map(|v| v.to_str().unwrap().to_string())
     };
-    let (encoding, vary) = (
-        header("content-encoding"),
-        header("vary").is_some_and(|v| v.to_ascii_lowercase().contains("accept-encoding")),
-    );
+    // Vary may come as several headers (one per layer that varies).
+    let vary = r.headers().get_all("vary").iter().any(|v| {
+        v.to_str()
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains("accept-encoding")
+    });
+    let encoding = header("content-encoding");
     Answer {
         status: r.status().as_u16(),
         encoding,

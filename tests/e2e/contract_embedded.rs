@@ -116,6 +116,7 @@ async fn sqlite_metering_of_a_known_mix() {
         tasks: Arc::new(SqliteTaskStore::new(db.clone())),
         queue: Arc::new(queue),
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(market)))),
+        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(market))),
         scanner: tests::server::scanner_store(market),
         auth: Arc::new(
             Authenticator::embedded(accounts.clone(), std::time::Duration::from_secs(60)).unwrap(),

@@ -1,6 +1,7 @@
 //! End-to-end tests of the embedded deployment over real HTTP on 127.0.0.1.
 
 mod analytics;
+mod arrow_answers;
 mod aws_faults;
 mod backtest;
 mod batch;
@@ -24,6 +25,7 @@ mod jobs;
 mod lambda_watch;
 mod layers;
 mod options;
+mod own_data;
 mod reports;
 mod restart;
 mod scanner;

@@ -75,6 +75,9 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
             tests::server::market_dir(),
         )))),
+        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(
+            tests::server::market_dir(),
+        ))),
         scanner: tests::server::scanner_store(tests::server::market_dir()),
         auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
         data_legacy_json: false,

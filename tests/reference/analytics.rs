@@ -1,6 +1,6 @@
 //! The correlation endpoints over HTTP (JSON, URL-encoded and multipart
 //! bodies) equal pandas' `corr`, `rolling(w).corr` and `rolling(w).cov / var`
-//! and numpy's interpolation and `corrcoef`, to 1e-9; plus the comparison
+//! (to 1e-12) and numpy's interpolation and `corrcoef` (to 1e-9); plus the comparison
 //! helpers the seasonality reference test shares.
 
 use chrono::Datelike;
@@ -20,10 +20,18 @@ pub async fn closes(md: &dyn MarketData, ticker: &str) -> (Vec<String>, Vec<f64>
 
 /// Equal shapes, equal strings and integers, numbers within 1e-9.
 pub fn same(ours: &Value, theirs: &Value, path: &str) {
+    same_within(ours, theirs, path, 1e-9)
+}
+
+/// [`same`] with numbers within `tol` (relative to values beyond 1).
+pub fn same_within(ours: &Value, theirs: &Value, path: &str, tol: f64) {
     match (ours, theirs) {
         (Value::Number(a), Value::Number(b)) => {
             let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
-            assert!((a - b).abs() <= 1e-9, "{path}: {a} vs pandas {b}");
+            assert!(
+                (a - b).abs() <= tol * b.abs().max(1.0),
+                "{path}: {a} vs pandas {b}"
+            );
         }
         (Value::Array(a), Value::Array(b)) => {
             assert_eq!(
@@ -34,14 +42,14 @@ pub fn same(ours: &Value, theirs: &Value, path: &str) {
                 b.len()
             );
             for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                same(x, y, &format!("{path}[{i}]"));
+                same_within(x, y, &format!("{path}[{i}]"), tol);
             }
         }
         (Value::Object(a), Value::Object(b)) => {
             let (ka, kb): (Vec<_>, Vec<_>) = (a.keys().collect(), b.keys().collect());
             assert_eq!(ka, kb, "{path}: fields (in order)");
             for (k, x) in a {
-                same(x, &b[k], &format!("{path}.{k}"));
+                same_within(x, &b[k], &format!("{path}.{k}"), tol);
             }
         }
         _ => assert_eq!(ours, theirs, "{path}"),
@@ -147,21 +155,24 @@ async fn correlation_endpoints_equal_pandas() {
         let want = reference(&server, &symbols, start, end, window, Value::Null).await;
         let what = format!("window {window}, {encoding}");
         let ours = post(&server, "/symbol_corr", &fields, encoding).await;
-        same(
+        same_within(
             &ours["corr_matrix"],
             &want["corr_matrix"],
             &format!("corr_matrix {what}"),
+            1e-12,
         );
-        same(
+        same_within(
             &ours["corr_roll"],
             &want["corr_roll"],
             &format!("corr_roll {what}"),
+            1e-12,
         );
         let ours = post(&server, "/symbol_beta", &fields, encoding).await;
-        same(
+        same_within(
             &ours["beta_roll"],
             &want["beta_roll"],
             &format!("beta_roll {what}"),
+            1e-12,
         );
     }
 

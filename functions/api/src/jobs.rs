@@ -10,5 +10,6 @@ pub fn registry(state: &AppState) -> JobRegistry {
         state.scanner.clone(),
         state.tasks.clone(),
         state.queue.clone(),
+        state.uploads.clone(),
     )
 }

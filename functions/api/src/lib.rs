@@ -4,6 +4,7 @@
 
 #[cfg(feature = "analytics")]
 pub mod analytics;
+pub mod arrow;
 pub mod auth;
 #[cfg(feature = "backtest")]
 pub mod backtest;

@@ -23,6 +23,8 @@ pub struct AppState {
     pub data_legacy_json: bool,
     /// Body size and time limits of every request.
     pub limits: crate::limits::Limits,
+    /// CSV mode's uploaded bars, stored once per owner and content.
+    pub uploads: platform::uploads::Uploads,
     /// Usage counting and plan quotas; none serves every request unmetered.
     pub metering: Option<Arc<platform::metering::Metering>>,
 }

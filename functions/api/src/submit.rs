@@ -91,19 +91,30 @@ impl Submission {
         kind: TaskKind,
         params: serde_json::Value,
     ) -> Result<Submitted, ApiError> {
-        let submitter = Submitter {
-            tasks: state.tasks.as_ref(),
-            queue: state.queue.as_ref(),
-            metering: state.metering.as_deref(),
-        };
-        let new = NewTask {
-            owner: caller.0.email.clone(),
-            kind,
-            params,
-        };
-        let key = self.key.as_deref();
-        Ok(submitter.submit(caller.0.plan.code, new, key).await?)
+        submit(state, caller, self.key.as_deref(), kind, params).await
     }
+}
+
+/// Submits `params` as a task of `kind` owned by `caller`, under the
+/// idempotency `key` if one was sent.
+pub async fn submit(
+    state: &AppState,
+    caller: &Caller,
+    key: Option<&str>,
+    kind: TaskKind,
+    params: serde_json::Value,
+) -> Result<Submitted, ApiError> {
+    let submitter = Submitter {
+        tasks: state.tasks.as_ref(),
+        queue: state.queue.as_ref(),
+        metering: state.metering.as_deref(),
+    };
+    let new = NewTask {
+        owner: caller.0.email.clone(),
+        kind,
+        params,
+    };
+    Ok(submitter.submit(caller.0.plan.code, new, key).await?)
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
         tasks: Arc::new(SqliteTaskStore::new(db)),
         queue: Arc::new(queue),
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(market)))),
+        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(market))),
         scanner: Arc::new(platform::scanner::ParquetScannerStore::new(
             Arc::new(LocalDir::new(market)),
             platform::scanner::READ_TTL,

@@ -26,6 +26,11 @@ pub fn scanner_store(clients: &Clients, names: &Names) -> platform::scanner::Par
     )
 }
 
+/// CSV mode's uploaded bars, under `uploads/` in the bucket.
+pub fn uploads(clients: &Clients, names: &Names) -> platform::uploads::Uploads {
+    platform::uploads::Uploads::new(Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)))
+}
+
 /// Market data: Parquet objects in the bucket.
 pub fn market_data(clients: &Clients, names: &Names) -> ParquetMarketData {
     ParquetMarketData::new(Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)))

@@ -39,6 +39,7 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
             .is_ok_and(|v| v == "1" || v == "true"),
         limits: Default::default(),
         metering: Some(Arc::new(wiring::metering(clients, names))),
+        uploads: wiring::uploads(clients, names),
     }
 }
 
@@ -56,6 +57,7 @@ pub async fn serve_group(group: api::routes::Group) -> Result<(), lambda_http::E
 /// passed on Lambda (a frozen instance runs nothing between requests), and
 /// by a background task locally.
 pub async fn serve_http(state: &AppState, app: axum::Router) -> Result<(), lambda_http::Error> {
+    platform::memory::return_large_blocks();
     let metering = state.metering.clone();
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
         let app =

@@ -133,6 +133,7 @@ pub async fn start(
     config: &ServerConfig,
     registry: impl FnOnce(&AppState) -> JobRegistry,
 ) -> Result<Embedded, PortError> {
+    platform::memory::return_large_blocks();
     let market_dir = LocalDir::new(&config.market_dir);
     if market_dir.is_empty() {
         tracing::info!(dir = %market_dir.root().display(), stocks = config.sample.stocks, "market directory is empty: generating the sample data set");
@@ -170,6 +171,7 @@ pub async fn start(
         tasks: tasks.clone(),
         queue: queue.clone(),
         market: Arc::new(ParquetMarketData::new(Arc::new(market_dir.clone()))),
+        uploads: platform::uploads::Uploads::new(Arc::new(market_dir.clone())),
         scanner: Arc::new(ParquetScannerStore::new(Arc::new(market_dir), READ_TTL)),
         auth: Arc::new(Authenticator::embedded(
             accounts.clone(),

@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod error;
 pub mod logging;
 pub mod marketdata;
+pub mod memory;
 pub mod metering;
 pub mod queue;
 pub mod quota;
@@ -15,6 +16,7 @@ pub mod scanner;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod tasks;
+pub mod uploads;
 pub mod usage;
 pub mod worker;
 

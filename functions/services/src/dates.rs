@@ -29,9 +29,29 @@ pub fn parse_in(text: &str, form: &str, shown: &str) -> Result<NaiveDate, String
     }
 }
 
-/// A `YYYY-MM-DD` date within range, or why not.
+/// A `YYYY-MM-DD` date within range, or why not. The exact form is read
+/// digit by digit (uploads hold one per row); anything else goes through
+/// chrono, which says what is wrong.
 pub fn parse(text: &str) -> Result<NaiveDate, String> {
+    if let Some(d) = exact(text.as_bytes())
+        && (EARLIEST..=LATEST).contains(&d)
+    {
+        return Ok(d);
+    }
     parse_in(text, "%Y-%m-%d", "YYYY-MM-DD")
+}
+
+/// Exactly `YYYY-MM-DD` as a valid date.
+fn exact(b: &[u8]) -> Option<NaiveDate> {
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| {
+        b[r].iter().try_fold(0u32, |n, c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)
 }
 
 /// [`parse`] for a use case's field: an error naming it.
@@ -42,6 +62,23 @@ pub fn field(name: &str, text: &str) -> crate::Result<NaiveDate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exact_form_reads_as_chrono_reads_it() {
+        let mut d = NaiveDate::from_ymd_opt(1999, 12, 25).unwrap();
+        for _ in 0..800 {
+            let text = d.to_string();
+            assert_eq!(exact(text.as_bytes()), Some(d));
+            d = d.succ_opt().unwrap();
+        }
+        for bad in ["2024-02-30", "2024-13-01", "2024/01/01", "20x4-01-01"] {
+            assert_eq!(exact(bad.as_bytes()), None, "{bad}");
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        // Other spellings chrono takes still parse, by chrono.
+        assert_eq!(exact(b"2024-1-05"), None);
+        assert_eq!(parse("2024-1-05").unwrap().to_string(), "2024-01-05");
+    }
 
     #[test]
     fn dates_in_range_only() {

@@ -22,6 +22,8 @@ pub struct Deps {
     pub scanner: Arc<dyn ScannerStore>,
     pub tasks: Arc<dyn TaskStore>,
     pub queue: Arc<dyn JobQueue>,
+    /// CSV mode's stored bars.
+    pub uploads: platform::uploads::Uploads,
 }
 
 /// One task kind: what a task of it with these parameters, created on that
@@ -39,6 +41,7 @@ pub const KINDS: [Kind; 6] = [
         job: |d| {
             Arc::new(crate::backtest::BacktestJob {
                 market: d.market.clone(),
+                uploads: d.uploads.clone(),
             })
         },
     },
@@ -99,12 +102,14 @@ pub fn registry(
     scanner: Arc<dyn ScannerStore>,
     tasks: Arc<dyn TaskStore>,
     queue: Arc<dyn JobQueue>,
+    uploads: platform::uploads::Uploads,
 ) -> JobRegistry {
     let deps = Deps {
         market,
         scanner,
         tasks,
         queue,
+        uploads,
     };
     let mut r = JobRegistry::default();
     for k in &KINDS {

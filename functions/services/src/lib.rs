@@ -14,6 +14,7 @@ pub mod jobs;
 #[cfg(feature = "openapi")]
 pub mod query_params;
 pub mod submit;
+pub mod tables;
 pub mod usage;
 
 pub use error::{Error, FieldError, Result};

@@ -48,6 +48,7 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
                 clients.sqs.clone(),
                 &names.queue_url,
             )),
+            wiring::uploads(clients, names),
         )),
         lease: TimeDelta::from_std(job_timeout()).unwrap_or(TimeDelta::minutes(2)),
         max_attempts: 3,

@@ -255,6 +255,7 @@ async fn answers_503_when_the_catalog_is_unavailable() {
         market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
             empty.path(),
         )))),
+        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(empty.path()))),
         scanner: tests::server::scanner_store(empty.path()),
         auth: Arc::new(
             Authenticator::embedded(accounts, std::time::Duration::from_secs(60)).unwrap(),

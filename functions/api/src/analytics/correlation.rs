@@ -3,10 +3,11 @@
 //! answer. Thin handlers over `services::analytics::correlation`.
 
 use super::body::{Fields, SymbolsForm};
-use super::{AnalyticsErrors, OrInsufficient, blocking, envelope};
+use super::{AnalyticsErrors, OrInsufficient, blocking, blocking_table, envelope};
 use crate::error::Reply;
 use crate::state::Shared;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use services::analytics::correlation::{self as corr, *};
 
 const SUCCESS: u16 = 211;
@@ -15,20 +16,22 @@ const SUCCESS: u16 = 211;
 /// rolling correlation with the benchmark.
 #[utoipa::path(post, path = "/symbol_corr", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
-    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<CorrData>), AnalyticsErrors))]
-pub(crate) async fn symbol_corr(State(state): Shared, fields: Fields) -> Reply {
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `corr_roll` as an Arrow IPC stream (`Date` a timestamp; `code` and `corr_matrix` as JSON text in the schema metadata)",
+        content((OrInsufficient<CorrData> = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
+pub(crate) async fn symbol_corr(State(state): Shared, headers: HeaderMap, fields: Fields) -> Reply {
     let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
-    blocking(SUCCESS, move || corr::symbol_corr(study)).await
+    blocking_table(SUCCESS, &headers, move || corr::symbol_corr(study)).await
 }
 
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
 /// (covariance over benchmark variance = correlation x volatility ratio).
 #[utoipa::path(post, path = "/symbol_beta", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
-    responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<BetaData>), AnalyticsErrors))]
-pub(crate) async fn symbol_beta(State(state): Shared, fields: Fields) -> Reply {
+    responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `beta_roll` as an Arrow IPC stream (`Date` a timestamp; `code` in the schema metadata)",
+        content((OrInsufficient<BetaData> = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
+pub(crate) async fn symbol_beta(State(state): Shared, headers: HeaderMap, fields: Fields) -> Reply {
     let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
-    blocking(SUCCESS, move || corr::symbol_beta(study)).await
+    blocking_table(SUCCESS, &headers, move || corr::symbol_beta(study)).await
 }
 
 /// `POST /asset_corr`: return correlations among the 18 cross-asset symbols

@@ -138,6 +138,29 @@ async fn blocking<T: Serialize + Send + 'static>(
         })?
 }
 
+/// [`blocking`] for an answer that is a table: as an Arrow stream when the
+/// request asks for one (the envelope's code in its metadata), else JSON.
+async fn blocking_table<T: Serialize + services::tables::Tabular + Send + 'static>(
+    code: u16,
+    headers: &axum::http::HeaderMap,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Reply {
+    let arrow = crate::arrow::wanted(headers);
+    tokio::task::spawn_blocking(move || {
+        let answer = f();
+        if arrow {
+            crate::arrow::respond(&answer, &[("code", code.to_string())])
+        } else {
+            envelope(code, answer).map(crate::arrow::vary)
+        }
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!(error = %e, "analytics computation failed");
+        ApiError::internal()
+    })?
+}
+
 /// The error answers the analytics operations share.
 pub struct AnalyticsErrors;
 

@@ -13,6 +13,7 @@ use crate::state::Shared;
 use crate::submit::Submission;
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::response::IntoResponse;
 use platform::tasks::TaskKind;
 use services::analytics::scanner::answers::{ScannerDayAnswer, ScannerSingleAnswer, SignalList};
 use services::analytics::scanner::backtest::requests::ScannerBacktestParams;
@@ -51,15 +52,25 @@ pub(crate) async fn single(
 /// horizon on a scan date (default the latest).
 #[utoipa::path(get, path = "/smart-stock-scanner/latest-day-all", tag = "analytics",
     params(DayParams),
-    responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan)", body = ScannerDayAnswer), AnalyticsErrors))]
+    responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan). With `Accept: application/vnd.apache.arrow.stream`, `scanner_data` as an Arrow IPC stream (`code`, `msg`, `as_of_date`, `count` and `tickers` in the schema metadata); code 407 stays JSON",
+        content((ScannerDayAnswer = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn latest_day_all(
     State(state): Shared,
+    headers: axum::http::HeaderMap,
     raw: Params,
-) -> Result<Json<ScannerDayAnswer>, ApiError> {
+) -> crate::error::Reply {
     let q = Query::<DayParams>::from_params(raw)?.0.validate()?;
-    Ok(Json(
-        scanner::latest_day_all(state.market.as_ref(), state.scanner.as_ref(), &q).await?,
-    ))
+    let answer = scanner::latest_day_all(state.market.as_ref(), state.scanner.as_ref(), &q).await?;
+    match &answer.data {
+        Some(data) if crate::arrow::wanted(&headers) => crate::arrow::respond(
+            data,
+            &[
+                ("code", answer.code.to_string()),
+                ("msg", answer.msg.clone()),
+            ],
+        ),
+        _ => Ok(crate::arrow::vary(Json(answer).into_response())),
+    }
 }
 
 /// `POST /smart-scanner-backtest/start`: a portfolio traded on the

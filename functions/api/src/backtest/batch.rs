@@ -60,13 +60,14 @@ pub(crate) async fn batch_status(
     Ok(Json(standing(&t.state, &t.caller, &id).await?))
 }
 
-/// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|json`: the
-/// finished batch's table (409 while it runs).
+/// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|arrow|json`:
+/// the finished batch's table (409 while it runs). Without `format`, an
+/// `Accept` naming the Arrow stream gets it.
 #[utoipa::path(get, path = "/backtest/batch/{batch_id}/results", tag = "backtest", operation_id = "batch_results",
     params(("batch_id" = String, Path, description = "The batch's id"),
-        ("format" = Option<String>, Query, description = "`json` (default: the rows), `csv` or `parquet`", pattern = "^(json|csv|parquet)$")),
+        ("format" = Option<String>, Query, description = "`json` (default: the rows, or an Arrow stream when `Accept` names `application/vnd.apache.arrow.stream`), `csv`, `parquet` or `arrow`", pattern = "^(json|csv|parquet|arrow)$")),
     responses((status = 200, description = "The results table",
-            content((Vec<BatchRow> = "application/json"), (String = "text/csv"), (Vec<u8> = "application/vnd.apache.parquet"))),
+            content((Vec<BatchRow> = "application/json"), (String = "text/csv"), (Vec<u8> = "application/vnd.apache.parquet"), (Vec<u8> = "application/vnd.apache.arrow.stream"))),
         (status = 400, description = "Unknown format", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail),
@@ -74,13 +75,22 @@ pub(crate) async fn batch_status(
 pub(crate) async fn batch_results(
     Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
     params: Params,
 ) -> Reply {
-    let format = params.get("format").unwrap_or("json").to_ascii_lowercase();
-    if !["json", "csv", "parquet"].contains(&format.as_str()) {
+    let negotiated = if crate::arrow::wanted(&headers) {
+        "arrow"
+    } else {
+        "json"
+    };
+    let format = params
+        .get("format")
+        .unwrap_or(negotiated)
+        .to_ascii_lowercase();
+    if !["json", "csv", "parquet", "arrow"].contains(&format.as_str()) {
         return Err(ApiError::field(
             "format",
-            format!("must be json, csv or parquet, got '{format}'"),
+            format!("must be json, csv, parquet or arrow, got '{format}'"),
         ));
     }
     let s = standing(&state, &caller, &id).await?;
@@ -117,7 +127,10 @@ pub(crate) async fn batch_results(
             )
                 .into_response()
         }
-        _ => Json(rows).into_response(),
+        "arrow" => {
+            crate::arrow::respond_columns(batch_files::table(&s.paths, rows), Default::default())?
+        }
+        _ => crate::arrow::vary(Json(rows).into_response()),
     })
 }
 

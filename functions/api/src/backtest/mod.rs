@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod report;
 pub mod routes;
+pub mod strategy_body;
 pub mod tasks;
 
 use crate::state::AppState;

@@ -1,25 +1,26 @@
 //! Backtest service endpoints (section 4).
 
+use super::strategy_body::StrategyBody;
 use crate::auth::Tenant;
 use crate::compression::{Cached, Precompressed};
 use crate::error::ApiError;
 use crate::error::Reply;
-use crate::extract::{Params, json_body};
+use crate::extract::Params;
 use crate::openapi::MetadataByCode;
 use crate::state::AppState;
 use crate::state::Shared;
-use crate::submit::Submission;
+use crate::submit::submit;
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use platform::tasks::TaskKind;
 use serde_json::{Value, json};
+use services::backtest::UPLOAD_FIELD;
 use services::backtest::answers::ValidateResponse;
 use services::backtest::encode::validate_response;
 use services::backtest::indicators::{self, Index, ListFilter, TYPES, index, list};
-use services::backtest::prepare::prepare;
+use services::backtest::prepare::prepare_with;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -54,14 +55,28 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
         crate::openapi::BacktestSubmitRefusals,
         crate::openapi::BacktestAccess,
         (status = 503, description = "The task store is unavailable; nothing was queued", body = crate::openapi::ErrorDetail)))]
-pub(crate) async fn start_backtest(Tenant { state, caller }: Tenant, sent: Submission) -> Reply {
-    let prepared = prepare(state.market.as_ref(), &sent.body).await?;
-    let mut params = prepared.parsed.user_supplied.clone();
-    if let Some(rows) = &prepared.params().csv {
-        params["csv_data"] = services::backtest::csv::csv_rows_json(rows);
+pub(crate) async fn start_backtest(
+    Tenant { state, caller }: Tenant,
+    headers: axum::http::HeaderMap,
+    mut sent: StrategyBody,
+) -> Reply {
+    let key = crate::submit::idempotency_key(&headers)?;
+    let upload = sent.upload()?;
+    let prepared = prepare_with(state.market.as_ref(), &sent.body, upload).await?;
+    let mut params = sent.body;
+    if let Some(upload) = prepared.params().csv.clone() {
+        // Kept once, as columns: the task names it, status reads stay small.
+        let stored = state.uploads.put(&caller.0.email, upload.clone()).await?;
+        if let Some(o) = params.as_object_mut() {
+            o.remove("csv_data");
+            o.insert(
+                UPLOAD_FIELD.into(),
+                services::backtest::csv::summary(&upload, &stored.digest, stored.bytes),
+            );
+        }
     }
     let kind = TaskKind::StrategyBacktest;
-    let submitted = sent.submit(&state, &caller, kind, params).await?;
+    let submitted = submit(&state, &caller, key.as_deref(), kind, params).await?;
     Ok(crate::submit::accepted(
         &submitted,
         "Backtest task submitted; poll /backtest/status/{task_id}".into(),
@@ -75,10 +90,10 @@ pub(crate) async fn start_backtest(Tenant { state, caller }: Tenant, sent: Submi
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn validate(
     State(state): Shared,
-    body: Bytes,
+    mut sent: StrategyBody,
 ) -> Result<Json<ValidateResponse>, ApiError> {
-    let body: Value = json_body(&body)?;
-    let prepared = prepare(state.market.as_ref(), &body).await?;
+    let upload = sent.upload()?;
+    let prepared = prepare_with(state.market.as_ref(), &sent.body, upload).await?;
     Ok(Json(validate_response(&prepared)))
 }
 

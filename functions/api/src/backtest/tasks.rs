@@ -10,6 +10,7 @@ use axum::extract::Path;
 use platform::tasks::{Task, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::{Value, json};
+use services::backtest::{UPLOAD_FIELD, upload_digest};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -113,16 +114,46 @@ fn backtest_record(t: &Task) -> TaskRecord {
 
 /// One of the caller's tasks; another account's id is 404.
 #[utoipa::path(get, path = "/backtest/status/{task_id}", tag = "backtest",
-    params(("task_id" = String, Path, description = "Task UUID")),
+    params(("task_id" = String, Path, description = "Task UUID"),
+        ("include" = Option<String>, Query, description = "`csv_data`: a CSV-mode task's uploaded bars as rows in `params.csv_data` (otherwise `params.csv_upload` summarises them)", pattern = "^csv_data$")),
     responses((status = 200, description = "The task", body = TaskRecord),
+        (status = 400, description = "Unknown `include`", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign task", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_status(
-    t: Tenant,
+    Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
+    query: Params,
 ) -> Result<Json<TaskRecord>, ApiError> {
-    let t = owned_task(&t.state, &t.caller, &id, &[TaskKind::StrategyBacktest]).await?;
-    Ok(Json(backtest_record(&t)))
+    let rows = match query.get("include") {
+        None => false,
+        Some("csv_data") => true,
+        Some(other) => {
+            return Err(ApiError::field(
+                "include",
+                format!("'{other}' is not csv_data"),
+            ));
+        }
+    };
+    let t = owned_task(&state, &caller, &id, &[TaskKind::StrategyBacktest]).await?;
+    let mut record = backtest_record(&t);
+    if let Some(summary) = record
+        .params
+        .get_mut(UPLOAD_FIELD)
+        .and_then(Value::as_object_mut)
+    {
+        summary.insert(
+            "url".into(),
+            json!(format!("/backtest/status/{}?include=csv_data", t.id)),
+        );
+    }
+    if rows && let Some(digest) = upload_digest(&t.params) {
+        let upload = state.uploads.get(&t.owner, digest).await?.ok_or_else(|| {
+            ApiError::not_found(format!("the uploaded bars of task '{id}' are gone"))
+        })?;
+        record.params["csv_data"] = services::backtest::csv::rows_json(&upload);
+    }
+    Ok(Json(record))
 }
 
 /// The caller's tasks, newest first.

@@ -258,9 +258,47 @@ async fn listed(t: &Tenant, which: Listing<'_>, with_market: bool) -> Reply {
 }
 
 /// One indicator's history as this service answers it.
-async fn history(t: &Tenant, code: &str, span: Span, extras: Extras) -> Reply {
+async fn history(t: &Tenant, headers: &HeaderMap, code: &str, span: Span, extras: Extras) -> Reply {
     let json = indicator_history(&*t.state.market, &t.caller.0, code, span, extras).await?;
-    Ok(body(&t.state, json))
+    if crate::arrow::wanted(headers) {
+        return arrow_history(&t.state, &json);
+    }
+    Ok(crate::arrow::vary(body(&t.state, json)))
+}
+
+/// A history answer as an Arrow stream: `Date` (a timestamp, from each
+/// record's key) then the records' own fields, as the JSON has them.
+fn arrow_history(state: &AppState, json: &str) -> Reply {
+    use platform::marketdata::columns::Column;
+    let records: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(json).map_err(|e| {
+            tracing::error!(error = %e, "history answer");
+            ApiError::internal()
+        })?;
+    let dates: Vec<Option<chrono::NaiveDateTime>> = records
+        .keys()
+        .map(|k| chrono::NaiveDateTime::parse_from_str(k, "%Y-%m-%dT%H:%M:%S%.3f").ok())
+        .collect();
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = records
+        .into_iter()
+        .filter_map(|(_, v)| match v {
+            serde_json::Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    let mut columns = vec![("Date".to_string(), Column::Time(dates))];
+    columns.extend(platform::marketdata::interchange::from_json_rows(&rows));
+    let response = crate::arrow::respond_columns(columns, Default::default())?;
+    let bytes = response
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .unwrap_or(0);
+    Ok(with_volume(
+        response,
+        state.metering.is_some().then_some(rows.len() as u64),
+        bytes,
+    ))
 }
 
 const PLAIN: Extras = Extras {
@@ -269,36 +307,42 @@ const PLAIN: Extras = Extras {
 };
 
 /// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
-#[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records)", body = History), DataErrors))]
-pub(crate) async fn symbol_data(t: Tenant, Path(code): Path<String>) -> Reply {
-    history(&t, &code, Span::All, PLAIN).await
+#[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records). With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), DataErrors))]
+pub(crate) async fn symbol_data(t: Tenant, headers: HeaderMap, Path(code): Path<String>) -> Reply {
+    history(&t, &headers, &code, Span::All, PLAIN).await
 }
 
 /// Full history with sentiment.
-#[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history with sentiment", body = History), DataErrors))]
-pub(crate) async fn symbol_sentiment(t: Tenant, Path(code): Path<String>) -> Reply {
+#[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history with sentiment. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), DataErrors))]
+pub(crate) async fn symbol_sentiment(
+    t: Tenant,
+    headers: HeaderMap,
+    Path(code): Path<String>,
+) -> Reply {
     let extras = Extras {
         sentiment: true,
         ..PLAIN
     };
-    history(&t, &code, Span::All, extras).await
+    history(&t, &headers, &code, Span::All, extras).await
 }
 
 /// The last `days` periods of the indicator's own frequency.
-#[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods of the indicator's own frequency", body = History), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods of the indicator's own frequency. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_limit_days(
     t: Tenant,
+    headers: HeaderMap,
     Path(code): Path<String>,
     params: Params,
 ) -> Reply {
     let span = Span::Last(days(&params)?);
-    history(&t, &code, span, PLAIN).await
+    history(&t, &headers, &code, span, PLAIN).await
 }
 
 /// The last `days` periods with sentiment and market symbol.
-#[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods with sentiment and market symbol", body = History), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods with sentiment and market symbol. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_sentiment_limit_days(
     t: Tenant,
+    headers: HeaderMap,
     Path(code): Path<String>,
     params: Params,
 ) -> Reply {
@@ -307,7 +351,7 @@ pub(crate) async fn symbol_sentiment_limit_days(
         sentiment: true,
         market_symbol: true,
     };
-    history(&t, &code, span, extras).await
+    history(&t, &headers, &code, span, extras).await
 }
 
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
@@ -333,7 +377,8 @@ pub(crate) async fn today_indexes(t: Tenant) -> Reply {
 #[utoipa::path(get, path = "/getSymbolLimitDate/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), DateParam), responses((status = 200, description = "The reading on one date (empty when there is none)", body = History), (status = 406, description = "`date` is not a YYYYMMDD date", body = DataError), DataErrors))]
 pub(crate) async fn symbol_for_date(t: Tenant, Path(code): Path<String>, params: Params) -> Reply {
     let span = Span::On(date(&params)?);
-    history(&t, &code, span, PLAIN).await
+    // One reading: JSON only.
+    history(&t, &HeaderMap::new(), &code, span, PLAIN).await
 }
 
 /// Every subscribed indicator's reading on one date.

@@ -204,39 +204,5 @@ pub fn all(b: &RecordBatch) -> Vec<(String, Column)> {
 /// Named columns of equal length as one Parquet file (Snappy): how a
 /// service hands out a table for download.
 pub fn to_parquet(cols: Vec<(String, Column)>) -> Result<bytes::Bytes, PortError> {
-    use arrow_array::{
-        Date32Array, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray,
-    };
-    use arrow_schema::{DataType, Field, Schema, TimeUnit};
-    use std::sync::Arc;
-    let mut fields = Vec::with_capacity(cols.len());
-    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(cols.len());
-    for (name, c) in cols {
-        let (dt, a): (DataType, ArrayRef) = match c {
-            Column::Text(v) => (DataType::Utf8, Arc::new(StringArray::from(v))),
-            Column::Number(v) => (DataType::Float64, Arc::new(Float64Array::from(v))),
-            Column::Integer(v) => (DataType::Int64, Arc::new(Int64Array::from(v))),
-            Column::Date(v) => (
-                DataType::Date32,
-                Arc::new(Date32Array::from(
-                    v.into_iter()
-                        .map(|d| d.map(super::codec::date_to_days))
-                        .collect::<Vec<_>>(),
-                )),
-            ),
-            Column::Time(v) => (
-                DataType::Timestamp(TimeUnit::Microsecond, None),
-                Arc::new(TimestampMicrosecondArray::from(
-                    v.into_iter()
-                        .map(|t| t.map(|t| t.and_utc().timestamp_micros()))
-                        .collect::<Vec<_>>(),
-                )),
-            ),
-        };
-        fields.push(Field::new(name, dt, true));
-        arrays.push(a);
-    }
-    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
-        .map_err(|e| PortError::Invalid(format!("table columns: {e}")))?;
-    super::codec::to_parquet(&batch)
+    super::codec::to_parquet(&super::interchange::to_batch(cols)?)
 }

@@ -7,6 +7,7 @@
 mod blob;
 pub mod codec;
 pub mod columns;
+pub mod interchange;
 pub mod layout;
 pub mod ranged;
 mod store;

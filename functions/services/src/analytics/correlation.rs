@@ -6,14 +6,17 @@
 use super::TickerText;
 use super::{daily, ticker};
 use crate::error::{Error, Result};
+use crate::tables::Tabular;
 use chrono::{Datelike, NaiveDate};
 use engine::Bars;
-use engine::correlation::{align, matrix, rolling_beta, rolling_corr};
+use engine::correlation::{against, align, beta, corr, matrix};
 use engine::stats::returns;
 use platform::PortError;
 use platform::marketdata::MarketData;
+use platform::marketdata::columns::Column;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 #[cfg(feature = "openapi")]
@@ -213,6 +216,66 @@ impl Serialize for RollingRow<'_> {
     }
 }
 
+impl RollingRows {
+    /// The rows as columns: `Date` (a timestamp), each comparison's value
+    /// (null where undefined; for beta followed by `<SYMBOL>_price`), and
+    /// `stock_price`, as the JSON rows hold them.
+    fn table(&self) -> Vec<(String, Column)> {
+        let (n, w) = (self.study.rets[0].len(), self.study.window);
+        let study = &self.study;
+        let rows = w - 1..n;
+        let mut cols = vec![(
+            "Date".to_string(),
+            Column::Time(
+                rows.clone()
+                    .map(|i| study.dates[i + 1].and_hms_opt(0, 0, 0))
+                    .collect(),
+            ),
+        )];
+        for (k, sym) in study.symbols.iter().enumerate().skip(1) {
+            let v = &self.values[k - 1];
+            cols.push((
+                sym.clone(),
+                Column::Number(
+                    rows.clone()
+                        .map(|i| v[i].is_finite().then_some(v[i]))
+                        .collect(),
+                ),
+            ));
+            if let Some(keys) = &self.price_keys {
+                cols.push((
+                    keys[k - 1].clone(),
+                    Column::Number(rows.clone().map(|i| Some(study.closes[k][i + 1])).collect()),
+                ));
+            }
+        }
+        cols.push((
+            "stock_price".into(),
+            Column::Number(rows.map(|i| Some(study.closes[0][i + 1])).collect()),
+        ));
+        cols
+    }
+}
+
+/// `corr_roll` as the table; the matrix, as its JSON rows, beside it.
+impl Tabular for CorrData {
+    fn columns(&self) -> Vec<(String, Column)> {
+        self.corr_roll.table()
+    }
+
+    fn extras(&self) -> HashMap<String, String> {
+        let matrix = serde_json::to_string(&self.corr_matrix).unwrap_or_default();
+        HashMap::from([("corr_matrix".to_string(), matrix)])
+    }
+}
+
+/// `beta_roll` as the table.
+impl Tabular for BetaData {
+    fn columns(&self) -> Vec<(String, Column)> {
+        self.beta_roll.table()
+    }
+}
+
 #[cfg(feature = "openapi")]
 mod schemas {
     use super::{MatrixRows, RollingRows};
@@ -328,10 +391,7 @@ impl Study {
 /// with the benchmark.
 pub fn symbol_corr(study: Study) -> CorrData {
     let cols: Vec<&[f64]> = study.rets.iter().map(Vec::as_slice).collect();
-    let values = cols[1..]
-        .iter()
-        .map(|c| rolling_corr(c, cols[0], study.window))
-        .collect();
+    let values = against(cols[0], &cols[1..], study.window, corr);
     let corr_matrix = MatrixRows {
         symbols: study.symbols.clone(),
         values: matrix(&cols),
@@ -349,11 +409,8 @@ pub fn symbol_corr(study: Study) -> CorrData {
 /// Each comparison's rolling beta against the benchmark (covariance over
 /// benchmark variance).
 pub fn symbol_beta(study: Study) -> BetaData {
-    let bench = &study.rets[0];
-    let values = study.rets[1..]
-        .iter()
-        .map(|c| rolling_beta(c, bench, study.window))
-        .collect();
+    let cols: Vec<&[f64]> = study.rets.iter().map(Vec::as_slice).collect();
+    let values = against(cols[0], &cols[1..], study.window, beta);
     let price_keys = study.symbols[1..]
         .iter()
         .map(|s| format!("{s}_price"))

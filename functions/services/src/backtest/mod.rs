@@ -20,14 +20,42 @@ mod values;
 use async_trait::async_trait;
 use platform::marketdata::MarketData;
 use platform::tasks::Task;
+use platform::uploads::Uploads;
 use platform::worker::{JobError, JobHandler, Progress};
-use prepare::prepare;
+use prepare::prepare_with;
 use serde_json::Value;
 use std::sync::Arc;
 
 /// Runs strategy backtest tasks.
 pub struct BacktestJob {
     pub market: Arc<dyn MarketData>,
+    /// CSV mode's bars, stored once at submit.
+    pub uploads: Uploads,
+}
+
+/// The digest of a task's stored upload (`params.csv_upload.sha256`).
+pub fn upload_digest(params: &Value) -> Option<&str> {
+    params.get(UPLOAD_FIELD)?.get("sha256")?.as_str()
+}
+
+/// Where a task's params summarise its stored upload.
+pub const UPLOAD_FIELD: &str = "csv_upload";
+
+/// The task's uploaded bars, when it has some stored.
+pub async fn stored_upload(
+    uploads: &Uploads,
+    task: &Task,
+) -> Result<Option<Arc<csv::Upload>>, JobError> {
+    let Some(digest) = upload_digest(&task.params) else {
+        return Ok(None);
+    };
+    match uploads.take(&task.owner, digest).await {
+        Ok(Some(u)) => Ok(Some(u)),
+        Ok(None) => Err(JobError::Permanent(
+            "the uploaded bars of this task are gone; submit it again".into(),
+        )),
+        Err(e) => Err(JobError::from(crate::Error::Port(e))),
+    }
 }
 
 #[async_trait]
@@ -37,7 +65,8 @@ impl JobHandler for BacktestJob {
     }
 
     async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
-        let prepared = prepare(self.market.as_ref(), &task.params)
+        let upload = stored_upload(&self.uploads, &task).await?;
+        let prepared = prepare_with(self.market.as_ref(), &task.params, upload)
             .await
             .map_err(JobError::from)?;
         run::execute(self.market.as_ref(), &prepared).await

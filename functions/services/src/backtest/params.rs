@@ -61,7 +61,8 @@ pub struct StrategyParams {
     pub risk: RiskControl,
     pub entry: RuleBlock,
     pub exit: RuleBlock,
-    pub csv: Option<Vec<super::csv::CsvRow>>,
+    /// CSV mode's bars (2.8), read once.
+    pub csv: Option<std::sync::Arc<super::csv::Upload>>,
 }
 
 /// The parsed request and what the service filled in.
@@ -210,6 +211,16 @@ impl<'a> Fields<'a> {
 
 /// Parses a request body (already decoded JSON, duplicate keys resolved).
 pub fn parse(body: &Value) -> Result<Parsed> {
+    parse_with(body, None)
+}
+
+/// [`parse`] with CSV mode's bars already read (from `csv_data` as it
+/// streamed past, a CSV or Parquet part, or the stored upload); they are
+/// used when `csv_mode` is true.
+pub fn parse_with(
+    body: &Value,
+    upload: Option<std::sync::Arc<super::csv::Upload>>,
+) -> Result<Parsed> {
     if !body.is_object() {
         return Err(FieldError::new("body", "must be a JSON object"));
     }
@@ -225,7 +236,7 @@ pub fn parse(body: &Value) -> Result<Parsed> {
     let (start_date, end_date) = period(&f)?;
     let risk = parse_risk(&text(f.get("risk_control"), "risk_control")?)?;
     let (strategy, model, mut warnings) = inert(&f)?;
-    let csv = csv_rows(&f)?;
+    let csv = csv_rows(&f, upload)?;
     if exit.rule_type == RuleType::RiskControlOnly && risk == RiskControl::default() {
         warnings.push("the exit is RiskControlOnly and risk_control sets nothing: positions stay open until the end".into());
     }
@@ -383,8 +394,12 @@ fn inert(f: &Fields) -> Result<(String, String, Vec<String>)> {
     Ok((strategy, model, warnings))
 }
 
-/// `csv_data` when `csv_mode` is true.
-fn csv_rows(f: &Fields) -> Result<Option<Vec<super::csv::CsvRow>>> {
+/// The bars of CSV mode when `csv_mode` is true: those read already, else
+/// `csv_data` in the body.
+fn csv_rows(
+    f: &Fields,
+    upload: Option<std::sync::Arc<super::csv::Upload>>,
+) -> Result<Option<std::sync::Arc<super::csv::Upload>>> {
     let csv_mode = match f.0.get("csv_mode") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
@@ -398,10 +413,13 @@ fn csv_rows(f: &Fields) -> Result<Option<Vec<super::csv::CsvRow>>> {
     if !csv_mode {
         return Ok(None);
     }
+    if let Some(u) = upload {
+        return Ok(Some(u));
+    }
     let data =
         f.0.get("csv_data")
             .ok_or_else(|| FieldError::new("csv_data", "is required when csv_mode is true"))?;
-    Ok(Some(super::csv::parse_csv(data)?))
+    Ok(Some(std::sync::Arc::new(super::csv::from_value(data)?)))
 }
 
 #[cfg(test)]
@@ -655,10 +673,8 @@ mod tests {
         b["csv_data"][1]["High"] = json!(11);
         let p = parse(&b).unwrap();
         let rows = p.params.csv.unwrap();
-        assert_eq!(
-            rows[0].signals,
-            [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-        );
+        let first: Vec<f64> = rows.signals.iter().map(|s| s[0]).collect();
+        assert_eq!(first, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         b["csv_data"][1]["Date"] = json!("2024-01-01");
         assert!(
             parse(&b)

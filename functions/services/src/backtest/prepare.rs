@@ -95,7 +95,16 @@ fn block(
 /// A mistake is [`crate::Error::Invalid`] naming its field; a failed
 /// dependency is [`crate::Error::Port`].
 pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared> {
-    let parsed = params::parse(body)?;
+    prepare_with(market, body, None).await
+}
+
+/// [`prepare`] with CSV mode's bars already read ([`params::parse_with`]).
+pub async fn prepare_with(
+    market: &dyn MarketData,
+    body: &Value,
+    upload: Option<std::sync::Arc<super::csv::Upload>>,
+) -> Result<Prepared> {
+    let parsed = params::parse_with(body, upload)?;
     let p = &parsed.params;
     let catalog = market.indicator_catalog().await?;
     let latest = market.latest_date().await?;

@@ -2,7 +2,7 @@
 //! async reactor, and the result object of 2.11.
 
 use super::answers::BacktestResult;
-use super::csv::CsvRow;
+use super::csv::Upload;
 use super::params::{BtFrequency, RuleType};
 use super::prepare::{Block, Prepared};
 use super::signals::Origin;
@@ -42,22 +42,6 @@ pub fn align(series: &IndicatorSeries, bars: &[NaiveDateTime], intraday: bool) -
         });
     }
     out
-}
-
-fn csv_bars(rows: &[CsvRow]) -> Bars {
-    let mut b = Bars::with_capacity(rows.len());
-    for r in rows {
-        let [o, h, l, c, v] = r.ohlcv;
-        b.push(
-            r.date.and_hms_opt(0, 0, 0).expect("midnight"),
-            o,
-            h,
-            l,
-            c,
-            v,
-        );
-    }
-    b
 }
 
 fn engine_block(b: &Block, sources: &[Source]) -> strategy::Block {
@@ -114,7 +98,7 @@ async fn sources(
     market: &dyn MarketData,
     b: &Block,
     bars: &Arc<Bars>,
-    csv: Option<&[CsvRow]>,
+    csv: Option<&Upload>,
     intraday: bool,
     inputs: &mut Inputs,
 ) -> Result<Vec<Source>, PortError> {
@@ -125,7 +109,7 @@ async fn sources(
             Origin::Column(col) => Source::Column(*col),
             Origin::Technical(t) => Source::Technical(*t),
             Origin::CsvColumn(i) => Source::Series(Arc::new(
-                csv.map(|rows| rows.iter().map(|r| r.signals[*i]).collect())
+                csv.map(|u| u.signals[*i][..bars.len()].to_vec())
                     .unwrap_or_default(),
             )),
             Origin::Indicator(code) => {
@@ -153,7 +137,7 @@ pub async fn plan(
     let end = prepared.end_date();
     let intraday = p.frequency == BtFrequency::Hourly;
     let bars = match &p.csv {
-        Some(rows) => Arc::new(csv_bars(rows).slice_dates(None, Some(end))),
+        Some(upload) => Arc::new(upload.bars.slice_dates(None, Some(end))),
         None => {
             let key = (p.symbol.clone(), p.frequency.engine(), end);
             match inputs.bars.get(&key) {
@@ -173,28 +157,23 @@ pub async fn plan(
     let csv = p.csv.as_deref();
     let entry_sources = sources(market, &prepared.entry, &bars, csv, intraday, inputs).await?;
     let exit_sources = sources(market, &prepared.exit, &bars, csv, intraday, inputs).await?;
-    let bench_key = (p.benchmark.clone(), p.start_date, end);
-    let benchmark_return = match inputs.benchmark.get(&bench_key) {
-        Some(r) => *r,
-        None => {
-            let bench = market
-                .bars(
-                    &p.benchmark,
-                    engine::Frequency::Daily,
-                    Some(p.start_date),
-                    Some(end),
-                )
-                .await?;
-            let r = if bench.len() >= 2 {
-                (bench.close[bench.len() - 1] / bench.close[0] - 1.0) * 100.0
-            } else {
-                0.0
-            };
-            inputs.benchmark.insert(bench_key, r);
-            r
+    let start = bars.time.partition_point(|t| t.date() < p.start_date);
+    let window = (start < bars.len()).then(|| (bars.date(start), bars.date(bars.len() - 1)));
+    let benchmark_return = match window {
+        None => 0.0,
+        Some((first, last)) => {
+            let key = (p.benchmark.clone(), first, last);
+            match inputs.benchmark.get(&key) {
+                Some(r) => *r,
+                None => {
+                    let bench = market.daily(&p.benchmark).await?;
+                    let r = benchmark_change(&bench, first, last);
+                    inputs.benchmark.insert(key, r);
+                    r
+                }
+            }
         }
     };
-    let start = bars.time.partition_point(|t| t.date() < p.start_date);
     Ok(Planned {
         entry: engine_block(&prepared.entry, &entry_sources),
         exit: engine_block(&prepared.exit, &exit_sources),
@@ -211,6 +190,19 @@ pub async fn plan(
         bars,
         benchmark_return,
     })
+}
+
+/// The benchmark's change in percent between the backtest's first and last
+/// bar dates: its closes of the last session on or before each (its first
+/// close when it starts later), so the two returns cover the same window
+/// whatever either series' range.
+pub fn benchmark_change(bench: &Bars, first: NaiveDate, last: NaiveDate) -> f64 {
+    let on_or_before = |d: NaiveDate| bench.time.partition_point(|t| t.date() <= d);
+    let (a, b) = (on_or_before(first).max(1) - 1, on_or_before(last));
+    if bench.is_empty() || b == 0 || b - 1 <= a {
+        return 0.0;
+    }
+    (bench.close[b - 1] / bench.close[a] - 1.0) * 100.0
 }
 
 /// The engine's run of a planned strategy; `ws` holds its bars' signals

@@ -10,6 +10,7 @@ use platform::worker::{Disposition, run_job};
 #[tokio::main]
 async fn main() {
     platform::logging::init();
+    platform::memory::return_large_blocks();
     let (clients, names) = (
         aws_adapters::Clients::from_env().await,
         aws_adapters::Names::from_env(),

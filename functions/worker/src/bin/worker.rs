@@ -6,6 +6,7 @@ use lambda_runtime::{Error, LambdaEvent, run, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     platform::logging::init();
+    platform::memory::return_large_blocks();
     let clients = aws_adapters::Clients::from_env().await;
     let names = aws_adapters::Names::from_env();
     let deps = worker::deps(&clients, &names);

@@ -155,6 +155,33 @@ pub struct ScannerDayData {
     pub scanner_data: Vec<ScannerItem>,
 }
 
+/// `scanner_data` as the table (its JSON rows' columns and values); the
+/// date, the tickers and the count beside it.
+impl crate::tables::Tabular for ScannerDayData {
+    fn columns(&self) -> Vec<(String, platform::marketdata::columns::Column)> {
+        let rows: Vec<serde_json::Map<String, serde_json::Value>> = self
+            .scanner_data
+            .iter()
+            .filter_map(|item| match serde_json::to_value(item) {
+                Ok(serde_json::Value::Object(m)) => Some(m),
+                _ => None,
+            })
+            .collect();
+        platform::marketdata::interchange::from_json_rows(&rows)
+    }
+
+    fn extras(&self) -> std::collections::HashMap<String, String> {
+        std::collections::HashMap::from([
+            ("as_of_date".to_string(), self.as_of_date.clone()),
+            ("count".to_string(), self.count.to_string()),
+            (
+                "tickers".to_string(),
+                serde_json::to_string(&self.tickers).unwrap_or_default(),
+            ),
+        ])
+    }
+}
+
 /// What `single/{ticker}` answers: code 200 with its `data`, or 407 and no
 /// `data` when no signal fired.
 #[derive(Debug, Clone, Serialize)]

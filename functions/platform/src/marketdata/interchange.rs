@@ -1,0 +1,163 @@
+//! Tables handed to clients in their own formats: named columns as an Arrow
+//! record batch, an Arrow IPC stream (what pandas and polars read without
+//! parsing) or Parquet, and JSON rows read back into columns so an answer's
+//! table form holds exactly the JSON's columns and values.
+
+use super::columns::Column;
+use crate::PortError;
+use arrow_array::{
+    ArrayRef, Date32Array, Float64Array, Int64Array, RecordBatch, StringArray,
+    TimestampMicrosecondArray,
+};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The media type of an Arrow IPC stream.
+pub const ARROW_STREAM: &str = "application/vnd.apache.arrow.stream";
+
+/// Named columns of equal length as one record batch (every column nullable).
+pub fn to_batch(cols: Vec<(String, Column)>) -> Result<RecordBatch, PortError> {
+    to_batch_with(cols, HashMap::new())
+}
+
+fn to_batch_with(
+    cols: Vec<(String, Column)>,
+    metadata: HashMap<String, String>,
+) -> Result<RecordBatch, PortError> {
+    let mut fields = Vec::with_capacity(cols.len());
+    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(cols.len());
+    for (name, c) in cols {
+        let (dt, a): (DataType, ArrayRef) = match c {
+            Column::Text(v) => (DataType::Utf8, Arc::new(StringArray::from(v))),
+            Column::Number(v) => (DataType::Float64, Arc::new(Float64Array::from(v))),
+            Column::Integer(v) => (DataType::Int64, Arc::new(Int64Array::from(v))),
+            Column::Date(v) => (
+                DataType::Date32,
+                Arc::new(Date32Array::from(
+                    v.into_iter()
+                        .map(|d| d.map(super::codec::date_to_days))
+                        .collect::<Vec<_>>(),
+                )),
+            ),
+            Column::Time(v) => (
+                DataType::Timestamp(TimeUnit::Microsecond, None),
+                Arc::new(TimestampMicrosecondArray::from(
+                    v.into_iter()
+                        .map(|t| t.map(|t| t.and_utc().timestamp_micros()))
+                        .collect::<Vec<_>>(),
+                )),
+            ),
+        };
+        fields.push(Field::new(name, dt, true));
+        arrays.push(a);
+    }
+    let schema = Schema::new(fields).with_metadata(metadata);
+    RecordBatch::try_new(Arc::new(schema), arrays)
+        .map_err(|e| PortError::Invalid(format!("table columns: {e}")))
+}
+
+/// Named columns as an Arrow IPC stream; `metadata` goes into the schema
+/// (what a table cannot hold: a JSON answer's other parts).
+pub fn to_arrow_stream(
+    cols: Vec<(String, Column)>,
+    metadata: HashMap<String, String>,
+) -> Result<bytes::Bytes, PortError> {
+    let batch = to_batch_with(cols, metadata)?;
+    let mut out = Vec::with_capacity(batch.get_array_memory_size() + 1024);
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, &batch.schema())
+        .map_err(PortError::internal)?;
+    w.write(&batch).map_err(PortError::internal)?;
+    w.finish().map_err(PortError::internal)?;
+    drop(w);
+    Ok(bytes::Bytes::from(out))
+}
+
+/// Named columns, as a table holds them.
+pub type Table = Vec<(String, Column)>;
+
+/// An Arrow IPC stream's batches as one table, with its schema metadata.
+pub fn from_arrow_stream(data: &[u8]) -> Result<(Table, HashMap<String, String>), PortError> {
+    let reader = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(data), None)
+        .map_err(|e| PortError::Invalid(format!("not an Arrow stream: {e}")))?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PortError::Invalid(format!("Arrow stream: {e}")))?;
+    let one = arrow_select::concat::concat_batches(&schema, &batches)
+        .map_err(|e| PortError::Invalid(format!("Arrow stream: {e}")))?;
+    Ok((super::columns::all(&one), schema.metadata().clone().into()))
+}
+
+/// Flat JSON rows (objects of numbers, text and nulls) as columns, in the
+/// order keys first appear: a column of whole numbers is `Integer`, of any
+/// numbers `Number`, otherwise `Text` (other values as their JSON text); a
+/// row without a key has a null there.
+pub fn from_json_rows(rows: &[Map<String, Value>]) -> Vec<(String, Column)> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in rows {
+        for k in r.keys() {
+            if !names.contains(&k.as_str()) {
+                names.push(k);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let values: Vec<Option<&Value>> = rows
+                .iter()
+                .map(|r| r.get(name).filter(|v| !v.is_null()))
+                .collect();
+            let given = || values.iter().flatten();
+            let col = if given().all(|v| v.is_i64()) {
+                Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect())
+            } else if given().all(|v| v.is_number()) {
+                Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
+            } else {
+                Column::Text(
+                    values
+                        .iter()
+                        .map(|v| {
+                            v.map(|v| match v {
+                                Value::String(s) => s.clone(),
+                                other => other.to_string(),
+                            })
+                        })
+                        .collect(),
+                )
+            };
+            (name.to_string(), col)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_rows_become_typed_columns_and_round_trip_an_arrow_stream() {
+        let rows: Vec<Map<String, Value>> = [
+            json!({"Symbol": "AAA", "Close": 10.5, "Trades": 3, "Note": null}),
+            json!({"Symbol": "BBB", "Close": 11, "Trades": 4, "Extra": true}),
+        ]
+        .into_iter()
+        .map(|v| v.as_object().unwrap().clone())
+        .collect();
+        let cols = from_json_rows(&rows);
+        let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["Symbol", "Close", "Trades", "Note", "Extra"]);
+        assert_eq!(cols[1].1, Column::Number(vec![Some(10.5), Some(11.0)]));
+        assert_eq!(cols[2].1, Column::Integer(vec![Some(3), Some(4)]));
+        assert_eq!(cols[4].1, Column::Text(vec![None, Some("true".into())]));
+        let meta = HashMap::from([("code".to_string(), "211".to_string())]);
+        let stream = to_arrow_stream(cols.clone(), meta.clone()).unwrap();
+        let (back, m) = from_arrow_stream(&stream).unwrap();
+        assert_eq!(m, meta);
+        // An all-null column is typed Integer, which reads back as such.
+        assert_eq!(back, cols);
+    }
+}
