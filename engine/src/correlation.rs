@@ -3,8 +3,6 @@
 //! sums shared across columns ([`against`]). Both agree with pandas' `corr`,
 //! `rolling(w).corr` and `rolling(w).cov / var` to 1e-12 (tests/reference).
 
-use chrono::NaiveDate;
-
 /// Pearson correlation matrix of columns (NaN where a column is constant;
 /// exactly 1 on the diagonal otherwise). Each column is centred once; each
 /// pair is then one dot product, computed once for both halves.
@@ -13,9 +11,13 @@ pub fn matrix(columns: &[&[f64]]) -> Vec<Vec<f64>> {
     let centred: Vec<(Vec<f64>, f64)> = columns
         .iter()
         .map(|c| {
-            let m = crate::stats::mean(c).unwrap_or(f64::NAN);
+            let m = if c.is_empty() {
+                f64::NAN
+            } else {
+                sum(c) / c.len() as f64
+            };
             let d: Vec<f64> = c.iter().map(|v| v - m).collect();
-            let ss = d.iter().map(|v| v * v).sum::<f64>();
+            let ss = dot(&d, &d);
             let flat = c.len() < 2 || c.iter().all(|v| *v == c[0]);
             (d, if flat { f64::NAN } else { ss })
         })
@@ -32,13 +34,44 @@ pub fn matrix(columns: &[&[f64]]) -> Vec<Vec<f64>> {
             if di.len() != dj.len() || sj.is_nan() {
                 continue;
             }
-            let sxy: f64 = di.iter().zip(dj).map(|(a, b)| a * b).sum();
-            let r = sxy / (si * sj).sqrt();
+            let r = dot(di, dj) / (si * sj).sqrt();
             out[i][j] = r;
             out[j][i] = r;
         }
     }
     out
+}
+
+/// Sum in four lanes: independent additions the processor overlaps (one
+/// running total waits on each addition), and no less exact.
+fn sum(a: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let chunks = a.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for l in 0..4 {
+            acc[l] += c[l];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest.iter().sum::<f64>()
+}
+
+/// Dot product in four lanes, as [`sum`].
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let rest: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..4 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest
 }
 
 /// Correlation of each `window`-long trailing window; NaN until the first
@@ -172,65 +205,93 @@ pub fn against(
     window: usize,
     f: impl Fn(&Moments) -> f64,
 ) -> Vec<Vec<f64>> {
+    let n = bench.len();
+    let mut out: Vec<Vec<f64>> = columns.iter().map(|_| vec![f64::NAN; n]).collect();
+    sweep(bench, columns, window, |k, end, m| out[k][end] = f(m));
+    out
+}
+
+/// Rolling correlation and beta of each column against `bench` from the
+/// same pass ([`against`]): `(corr, beta)`, one vector per column each.
+pub fn corr_and_beta(
+    bench: &[f64],
+    columns: &[&[f64]],
+    window: usize,
+) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let n = bench.len();
+    let mut c: Vec<Vec<f64>> = columns.iter().map(|_| vec![f64::NAN; n]).collect();
+    let mut b = c.clone();
+    sweep(bench, columns, window, |k, end, m| {
+        c[k][end] = corr(m);
+        b[k][end] = beta(m);
+    });
+    (c, b)
+}
+
+/// Calls `visit(column, window end, moments)` for every full window of every
+/// column, as [`against`] describes.
+fn sweep(
+    bench: &[f64],
+    columns: &[&[f64]],
+    window: usize,
+    mut visit: impl FnMut(usize, usize, &Moments),
+) {
     let (n, w) = (bench.len(), window.max(2));
     if n < w {
-        return columns.iter().map(|_| vec![f64::NAN; n]).collect();
+        return;
     }
     let b = Bench::new(bench, w);
     let wf = w as f64;
-    columns
-        .iter()
-        .map(|x| {
-            assert_eq!(x.len(), n, "aligned columns");
-            let flat = flat_runs(x, w);
-            let mut out = vec![f64::NAN; n];
-            let (mut kx, mut ky) = (0.0, 0.0);
-            let (mut sx, mut sxx, mut sxy, mut mag) = (0.0, 0.0, 0.0, 0.0);
-            for end in w - 1..n {
-                let start = end + 1 - w;
-                let mut again = b.moved[end];
-                if !again {
-                    let (a, o) = (x[end] - kx, x[start - 1] - kx);
-                    let (c, d) = (bench[end] - ky, bench[start - 1] - ky);
-                    sx += a - o;
-                    sxx += a * a - o * o;
-                    sxy += a * c - o * d;
-                    mag += a * a + o * o;
-                    again = mag + sx * sx / wf > OFFSET * (sxx - sx * sx / wf);
-                }
-                if again {
-                    kx = window_mean(x, start, w);
-                    ky = b.shift[end];
-                    (sx, sxx, sxy) = (0.0, 0.0, 0.0);
-                    for (a, c) in x[start..=end].iter().zip(&bench[start..=end]) {
-                        let (dx, dy) = (a - kx, c - ky);
-                        sx += dx;
-                        sxx += dx * dx;
-                        sxy += dx * dy;
-                    }
-                    mag = sxx;
-                }
-                out[end] = f(&Moments {
-                    cxx: sxx - sx * sx / wf,
-                    cyy: b.cyy[end],
-                    cxy: sxy - sx * b.sum[end] / wf,
-                    flat_x: flat[end],
-                    flat_y: b.flat[end],
-                });
+    for (col, x) in columns.iter().enumerate() {
+        assert_eq!(x.len(), n, "aligned columns");
+        let flat = flat_runs(x, w);
+        let (mut kx, mut ky) = (0.0, 0.0);
+        let (mut sx, mut sxx, mut sxy, mut mag) = (0.0, 0.0, 0.0, 0.0);
+        for end in w - 1..n {
+            let start = end + 1 - w;
+            let mut again = b.moved[end];
+            if !again {
+                let (a, o) = (x[end] - kx, x[start - 1] - kx);
+                let (c, d) = (bench[end] - ky, bench[start - 1] - ky);
+                sx += a - o;
+                sxx += a * a - o * o;
+                sxy += a * c - o * d;
+                mag += a * a + o * o;
+                again = mag + sx * sx / wf > OFFSET * (sxx - sx * sx / wf);
             }
-            out
-        })
-        .collect()
+            if again {
+                kx = window_mean(x, start, w);
+                ky = b.shift[end];
+                (sx, sxx, sxy) = (0.0, 0.0, 0.0);
+                for (a, c) in x[start..=end].iter().zip(&bench[start..=end]) {
+                    let (dx, dy) = (a - kx, c - ky);
+                    sx += dx;
+                    sxx += dx * dx;
+                    sxy += dx * dy;
+                }
+                mag = sxx;
+            }
+            let m = Moments {
+                cxx: sxx - sx * sx / wf,
+                cyy: b.cyy[end],
+                cxy: sxy - sx * b.sum[end] / wf,
+                flat_x: flat[end],
+                flat_y: b.flat[end],
+            };
+            visit(col, end, &m);
+        }
+    }
 }
 
 /// Closes of several series (dates ascending) on the dates they all share:
 /// the common dates and one close column per series.
-pub fn align(series: &[(&[NaiveDate], &[f64])]) -> (Vec<NaiveDate>, Vec<Vec<f64>>) {
+/// Any ordered key serves: dates, or bar times at midnight as stored.
+pub fn align<T: Ord + Copy>(series: &[(&[T], &[f64])]) -> (Vec<T>, Vec<Vec<f64>>) {
     let Some(((first, _), rest)) = series.split_first() else {
         return (Vec::new(), Vec::new());
     };
     // Both sides ascending: intersect and gather by merging, not searching.
-    let mut common: Vec<NaiveDate> = first.to_vec();
+    let mut common: Vec<T> = first.to_vec();
     for (dates, _) in rest {
         let mut j = 0;
         common.retain(|d| {
@@ -261,6 +322,7 @@ pub fn align(series: &[(&[NaiveDate], &[f64])]) -> (Vec<NaiveDate>, Vec<Vec<f64>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::NaiveDate;
 
     #[test]
     fn by_hand() {
@@ -314,6 +376,13 @@ mod tests {
             .collect();
         for w in [2, 5, 21, 63, 250] {
             let (c, b) = (rolling_corr(&x, &y, w), rolling_beta(&x, &y, w));
+            let (cc, bb) = corr_and_beta(&y, &[&x], w);
+            let same =
+                |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
+            assert!(
+                same(&cc[0], &c) && same(&bb[0], &b),
+                "one pass for both, w{w}"
+            );
             for i in w - 1..n {
                 let (xs, ys) = (&x[i + 1 - w..=i], &y[i + 1 - w..=i]);
                 let want_c = crate::stats::pearson(xs, ys).unwrap_or(f64::NAN);

@@ -225,23 +225,28 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     let started = std::time::Instant::now();
     let job = tokio::spawn(async move { handler.run(task, progress).await }).await;
     reporter.abort();
-    if let Some(m) = &deps.metering {
-        let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
-        m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
-        // The first attempt settles the task's own reservation; a failure
-        // gives back what was reserved for the tasks it would have created.
-        let failed = matches!(job, Ok(Err(JobError::Permanent(_))) | Err(_));
-        let back = if attempt == 1 { reserved.own_ms } else { 0 }
-            + if failed { reserved.children_ms } else { 0 };
-        m.settle_compute(&owner, ms, back, created, chrono::Utc::now())
-            .await;
-    }
+    // The compute ledger is settled once the task's outcome is written, so
+    // its owner sees the outcome without waiting for the ledger.
+    let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
+    let settle = |failed: bool| async move {
+        if let Some(m) = &deps.metering {
+            m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
+            // The first attempt settles the task's own reservation; a failure
+            // gives back what was reserved for the tasks it would have created.
+            let back = if attempt == 1 { reserved.own_ms } else { 0 }
+                + if failed { reserved.children_ms } else { 0 };
+            m.settle_compute(&owner, ms, back, created, chrono::Utc::now())
+                .await;
+        }
+    };
+    let failed = matches!(job, Ok(Err(JobError::Permanent(_))) | Err(_));
     let outcome = match job {
         Ok(Ok(value)) => Outcome::Success(value),
         Ok(Err(JobError::Permanent(msg))) => Outcome::Failed(msg),
         Ok(Err(JobError::Retryable(msg))) if attempt < deps.max_attempts => {
             tracing::warn!(task_id = %id, error = %msg, "job will be retried");
             deps.tasks.release(id, attempt).await?;
+            settle(failed).await;
             return Ok(Disposition::Retry(msg));
         }
         // The last attempt: FAILED now, or the task would stay RUNNING once
@@ -259,7 +264,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         }
     };
     let ok = matches!(outcome, Outcome::Success(_));
-    match deps
+    let finished = deps
         .tasks
         .finish(
             id,
@@ -269,8 +274,9 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
                 at: now(),
             },
         )
-        .await?
-    {
+        .await;
+    settle(failed).await;
+    match finished? {
         Some(task) => {
             tracing::info!(task_id = %id, success = ok, "job finished");
             if let Some(after) = &deps.after {

@@ -94,6 +94,17 @@ pub trait MarketData: Send + Sync {
     /// A named reference table (option chains, fundamentals, news, ...).
     async fn table(&self, name: &str) -> Result<Arc<RecordBatch>, PortError>;
 
+    /// [`MarketData::daily`] for a sweep over the whole universe (the nightly
+    /// scan): from the cache when there, else read once and not kept, so a
+    /// sweep neither evicts what requests read nor holds every symbol at once.
+    async fn daily_once(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.daily(symbol).await
+    }
+    /// [`MarketData::indicator_series`] for a sweep, as [`MarketData::daily_once`].
+    async fn indicator_series_once(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
+        self.indicator_series(code).await
+    }
+
     /// Bars of `freq` whose dates lie in `[start, end]`. Weekly and monthly bars
     /// aggregate only the daily bars inside the range.
     async fn bars(

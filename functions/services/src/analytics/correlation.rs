@@ -550,22 +550,21 @@ fn iso(d: NaiveDate) -> String {
 }
 
 /// Closes of the series on their common sessions in `[start, end]`, read
-/// from the cached bars without copying their other columns.
+/// from the cached bars without copying their other columns (daily bars are
+/// stamped at midnight, so their times align as their dates do).
 fn aligned(
     bars: &[Arc<Bars>],
     start: NaiveDate,
     end: NaiveDate,
 ) -> (Vec<NaiveDate>, Vec<Vec<f64>>) {
-    let series: Vec<(Vec<NaiveDate>, &[f64])> = bars
+    let views: Vec<(&[chrono::NaiveDateTime], &[f64])> = bars
         .iter()
         .map(|b| {
             let lo = b.time.partition_point(|t| t.date() < start);
             let hi = b.time.partition_point(|t| t.date() <= end);
-            let dates = b.time[lo..hi].iter().map(|t| t.date()).collect();
-            (dates, &b.close[lo..hi])
+            (&b.time[lo..hi], &b.close[lo..hi])
         })
         .collect();
-    let views: Vec<(&[NaiveDate], &[f64])> =
-        series.iter().map(|(d, c)| (d.as_slice(), *c)).collect();
-    align(&views)
+    let (times, closes) = align(&views);
+    (times.iter().map(|t| t.date()).collect(), closes)
 }

@@ -38,18 +38,32 @@ pub(crate) fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync
     if threads <= 1 {
         return items.iter().map(&f).collect();
     }
-    let per = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(per)
-            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
+    // Items are taken one at a time: their costs differ (a stock listed in
+    // 1990 against one listed last year), so a fixed split would leave a
+    // core idle while the other finishes its longer half.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (f, next) = (&f, &next);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        mine.push((i, f(item)));
+                    }
+                    mine
+                })
+            })
             .collect();
         handles
             .into_iter()
             .flat_map(|h| h.join().expect("a worker thread panicked"))
             .collect()
-    })
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// A ticker as clients may write it (any case). Attribute literals that

@@ -101,7 +101,7 @@ pub async fn backfill(
     let mut by_session: Vec<Vec<(Arc<str>, HistoryItem)>> = vec![Vec::new(); calendar.len()];
     let total = universe.len();
     for (k, chunk) in universe.chunks(CHUNK).enumerate() {
-        let loaded = read_stocks(market, chunk).await?;
+        let loaded = read_stocks(market, chunk, false).await?;
         let (b, cal) = (bench.clone(), calendar.clone());
         let found = tokio::task::spawn_blocking(move || {
             crate::analytics::on_cores(&loaded, |st| {

@@ -81,10 +81,24 @@ pub(crate) struct Stock {
 
 /// Reads `symbols` together (the store decodes on the blocking pool, every
 /// core at once); a catalog symbol without prices is skipped, not fatal.
-pub(crate) async fn read_stocks(market: &dyn MarketData, symbols: &[String]) -> Result<Vec<Stock>> {
+/// `once`: a sweep that reads each stock once (the nightly scan) leaves
+/// the caches alone.
+pub(crate) async fn read_stocks(
+    market: &dyn MarketData,
+    symbols: &[String],
+    once: bool,
+) -> Result<Vec<Stock>> {
     let reads = symbols.iter().map(|symbol| async move {
+        let code = format!("{symbol}_OPTIX");
+        if once {
+            let (bars, optix) = futures::join!(
+                market.daily_once(symbol),
+                market.indicator_series_once(&code)
+            );
+            return (symbol, bars, optix);
+        }
         let bars = market.daily(symbol).await;
-        let optix = market.indicator_series(&format!("{symbol}_OPTIX")).await;
+        let optix = market.indicator_series(&code).await;
         (symbol, bars, optix)
     });
     let mut loaded = Vec::with_capacity(symbols.len());
@@ -250,14 +264,28 @@ pub async fn run(
         .collect();
     let total = universe.len();
     let (mut rows, mut stocks) = (Vec::new(), 0);
-    for (k, chunk) in universe.chunks(CHUNK).enumerate() {
-        let loaded = read_stocks(market, chunk).await?;
+    // Each chunk is read while the one before it is computed; at most two
+    // chunks are held, and nothing stays in the caches.
+    let chunks: Vec<&[String]> = universe.chunks(CHUNK).collect();
+    let mut next = match chunks.first() {
+        Some(c) => Some(read_stocks(market, c, true).await?),
+        None => None,
+    };
+    for (k, chunk) in chunks.iter().enumerate() {
+        let loaded = next.take().unwrap_or_default();
         let b = bench.clone();
-        let found = tokio::task::spawn_blocking(move || {
+        let compute = tokio::task::spawn_blocking(move || {
             crate::analytics::on_cores(&loaded, |s| stock_rows(s, date, b.as_deref()))
-        })
-        .await
-        .map_err(|e| Error::Port(PortError::fault("scan failed", e)))?;
+        });
+        let ahead = async {
+            match chunks.get(k + 1) {
+                Some(c) => read_stocks(market, c, true).await.map(Some),
+                None => Ok(None),
+            }
+        };
+        let (found, ahead) = tokio::join!(compute, ahead);
+        next = ahead?;
+        let found = found.map_err(|e| Error::Port(PortError::fault("scan failed", e)))?;
         for r in found.into_iter().flatten() {
             stocks += 1;
             rows.extend(r);

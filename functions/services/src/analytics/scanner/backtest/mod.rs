@@ -322,7 +322,7 @@ async fn items(
     let from_file = Arc::new(from_file);
     for (k, chunk) in universe.chunks(CHUNK).enumerate() {
         let names: Vec<String> = chunk.iter().map(|(s, _)| s.clone()).collect();
-        let loaded = read_stocks(market, &names).await?;
+        let loaded = read_stocks(market, &names, false).await?;
         let stock_set: HashSet<String> = chunk
             .iter()
             .filter(|(_, stock)| *stock)
