@@ -213,7 +213,7 @@ async fn csv_mode(client: &reqwest::Client, s: &TestServer, figures: &mut Figure
 }
 
 async fn correlation(s: &TestServer, figures: &mut Figures) {
-    use engine::correlation::{align, corr_and_beta, matrix};
+    use engine::correlation::{corr_and_beta, matrix};
     if tests::reference::find().is_none() {
         println!("  peer skipped: the reference venv is missing (tests/run creates it)");
         return;
@@ -236,15 +236,7 @@ async fn correlation(s: &TestServer, figures: &mut Figures) {
     // rolling correlation and beta.
     let window = 21;
     let ours = tests::bench::median(Duration::from_secs(1), || {
-        let views: Vec<(&[chrono::NaiveDateTime], &[f64])> = bars
-            .iter()
-            .map(|b| {
-                let lo = b.time.partition_point(|t| t.date() < start);
-                let hi = b.time.partition_point(|t| t.date() <= end);
-                (&b.time[lo..hi], &b.close[lo..hi])
-            })
-            .collect();
-        let (_, closes) = align(&views);
+        let (_, closes) = services::analytics::correlation::aligned(&bars, start, end);
         let rets: Vec<Vec<f64>> = closes.iter().map(|c| engine::stats::returns(c)).collect();
         let cols: Vec<&[f64]> = rets.iter().map(Vec::as_slice).collect();
         std::hint::black_box((matrix(&cols), corr_and_beta(cols[0], &cols[1..], window)));

@@ -5,8 +5,7 @@ use chrono::NaiveDate;
 use engine::Frequency;
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
-use std::time::Duration;
-use tests::server::{TestServer, eventually};
+use tests::server::TestServer;
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 
@@ -14,16 +13,7 @@ async fn run_to_result(s: &TestServer, body: &Value) -> Value {
     let (status, r) = s.post("/backtest/start_backtest", DEMO, body).await;
     assert_eq!(status, 202, "{r}");
     let id = r["task_id"].as_str().unwrap().to_string();
-    let path = format!("/backtest/status/{id}");
-    let done = eventually(Duration::from_secs(30), || async {
-        matches!(
-            s.get(&path, DEMO).await.1["status"].as_str(),
-            Some("SUCCESS" | "FAILED")
-        )
-    })
-    .await;
-    let (_, task) = s.get(&path, DEMO).await;
-    assert!(done && task["status"] == "SUCCESS", "{task}");
+    let task = s.succeeded(&format!("/backtest/status/{id}"), DEMO).await;
     let mut echoed = task["params"].clone();
     if body.get("csv_data").is_some() {
         // The rows are kept once, as columns: the record summarises and

@@ -9,8 +9,7 @@ use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
 use platform::uploads::Upload;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
-use tests::server::{Options, TestServer, eventually, market_dir, private_market};
+use tests::server::{Options, TestServer, market_dir, private_market};
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 
@@ -116,20 +115,8 @@ async fn post_form(s: &TestServer, path: &str, parts: &[(&str, &str, &[u8])]) ->
 /// Waits for the task and returns its record.
 async fn finished(s: &TestServer, submitted: (u16, Value)) -> Value {
     assert_eq!(submitted.0, 202, "{}", submitted.1);
-    let path = format!(
-        "/backtest/status/{}",
-        submitted.1["task_id"].as_str().unwrap()
-    );
-    let done = eventually(Duration::from_secs(30), || async {
-        matches!(
-            s.get(&path, DEMO).await.1["status"].as_str(),
-            Some("SUCCESS" | "FAILED")
-        )
-    })
-    .await;
-    let (_, task) = s.get(&path, DEMO).await;
-    assert!(done && task["status"] == "SUCCESS", "{task}");
-    task
+    let id = submitted.1["task_id"].as_str().unwrap();
+    s.succeeded(&format!("/backtest/status/{id}"), DEMO).await
 }
 
 fn close(a: &Value, b: f64) {

@@ -221,6 +221,21 @@ impl TestServer {
         )
     }
 
+    /// The task record at `path` once it is SUCCESS (30 s at most; a task
+    /// that fails or never finishes fails the test with its record).
+    pub async fn succeeded(&self, path: &str, user: Option<(&str, &str)>) -> serde_json::Value {
+        let done = eventually(Duration::from_secs(30), || async {
+            matches!(
+                self.get(path, user).await.1["status"].as_str(),
+                Some("SUCCESS" | "FAILED")
+            )
+        })
+        .await;
+        let (_, task) = self.get(path, user).await;
+        assert!(done && task["status"] == "SUCCESS", "{task}");
+        task
+    }
+
     /// Stops accepting requests, lets running jobs finish within the grace period.
     pub async fn stop(mut self) {
         if let Some(tx) = self.stop.take() {

@@ -110,27 +110,33 @@ pub fn from_json_rows(rows: &[Map<String, Value>]) -> Vec<(String, Column)> {
                 .iter()
                 .map(|r| r.get(name).filter(|v| !v.is_null()))
                 .collect();
-            let given = || values.iter().flatten();
-            let col = if given().all(|v| v.is_i64()) {
+            let col = if values.iter().flatten().all(|v| v.is_i64()) {
                 Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect())
-            } else if given().all(|v| v.is_number()) {
-                Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
             } else {
-                Column::Text(
-                    values
-                        .iter()
-                        .map(|v| {
-                            v.map(|v| match v {
-                                Value::String(s) => s.clone(),
-                                other => other.to_string(),
-                            })
-                        })
-                        .collect(),
-                )
+                json_column(&values)
             };
             (name.to_string(), col)
         })
         .collect()
+}
+
+/// JSON values as one column: `Number` when every given value is a number,
+/// otherwise `Text` (other values as their JSON text); `None` is null.
+pub fn json_column(values: &[Option<&Value>]) -> Column {
+    if values.iter().flatten().all(|v| v.is_number()) {
+        return Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect());
+    }
+    Column::Text(
+        values
+            .iter()
+            .map(|v| {
+                v.map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

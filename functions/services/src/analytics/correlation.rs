@@ -552,7 +552,7 @@ fn iso(d: NaiveDate) -> String {
 /// Closes of the series on their common sessions in `[start, end]`, read
 /// from the cached bars without copying their other columns (daily bars are
 /// stamped at midnight, so their times align as their dates do).
-fn aligned(
+pub fn aligned(
     bars: &[Arc<Bars>],
     start: NaiveDate,
     end: NaiveDate,

@@ -66,22 +66,10 @@ pub fn table(paths: &[String], rows: &[BatchRow]) -> Vec<(String, Column)> {
     )];
     for p in paths {
         let values: Vec<Option<&Value>> = rows.iter().map(|r| r.params.get(p)).collect();
-        let col = if values.iter().flatten().all(|v| v.is_number()) {
-            Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
-        } else {
-            Column::Text(
-                values
-                    .iter()
-                    .map(|v| {
-                        v.map(|v| match v {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        })
-                    })
-                    .collect(),
-            )
-        };
-        cols.push((p.clone(), col));
+        cols.push((
+            p.clone(),
+            platform::marketdata::interchange::json_column(&values),
+        ));
     }
     cols.push((
         "Symbol".into(),
