@@ -10,7 +10,7 @@ use chrono::TimeDelta;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
@@ -353,17 +353,22 @@ impl WorkerPool {
         deps: WorkerDeps,
     ) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(false);
+        let idle = Arc::new(Idle::default());
         let handles = (0..n)
             .map(|_| {
                 let (rx, queue, deps) = (receiver.clone(), queue.clone(), deps.clone());
                 let mut stopped = stopped.clone();
+                let idle = idle.clone();
                 tokio::spawn(async move {
                     loop {
                         let msg = tokio::select! {
                             _ = stopped.changed() => break,
                             msg = rx.recv() => match msg { Some(m) => m, None => break },
                         };
-                        match run_job(&deps, &msg).await {
+                        idle.busy.fetch_add(1, Ordering::SeqCst);
+                        let done = run_job(&deps, &msg).await;
+                        idle.clone().job_ended();
+                        match done {
                             Ok(Disposition::Done | Disposition::Waiting) => {}
                             Ok(Disposition::Retry(_)) | Err(_) => {
                                 // Back off, then deliver again, as a queue's visibility timeout would.
@@ -400,6 +405,36 @@ impl WorkerPool {
             tracing::warn!("workers still busy at shutdown; their tasks resume on next start");
             aborts.iter().for_each(|a| a.abort());
         }
+    }
+}
+
+/// Jobs running in the pool. When the last one ends and none has started
+/// for a moment, freed memory is handed back to the system: a burst of
+/// large jobs (uploaded bars) would otherwise leave the heaps full of free
+/// pages for good.
+#[derive(Default)]
+struct Idle {
+    busy: AtomicUsize,
+    scheduled: AtomicBool,
+}
+
+/// How long the pool stays idle before its freed memory is handed back.
+const IDLE_BEFORE_TRIM: Duration = Duration::from_millis(200);
+
+impl Idle {
+    fn job_ended(self: Arc<Self>) {
+        if self.busy.fetch_sub(1, Ordering::SeqCst) != 1
+            || self.scheduled.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        tokio::spawn(async move {
+            tokio::time::sleep(IDLE_BEFORE_TRIM).await;
+            self.scheduled.store(false, Ordering::SeqCst);
+            if self.busy.load(Ordering::SeqCst) == 0 {
+                let _ = tokio::task::spawn_blocking(crate::memory::trim).await;
+            }
+        });
     }
 }
 
