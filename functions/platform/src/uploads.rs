@@ -128,6 +128,32 @@ pub fn read_table(data: Bytes, max_rows: usize) -> Result<SentTable, String> {
         .filter(|(_, f)| wanted_column(f.name()).is_some())
         .map(|(i, _)| i)
         .collect();
+    // Only fixed-width columns are decoded: a text column can repeat one
+    // long dictionary entry on every row and decode to far more than the
+    // file's size.
+    for f in builder.schema().fields() {
+        let Some(c) = wanted_column(f.name()) else {
+            continue;
+        };
+        let fixed = match f.data_type() {
+            DataType::Date32 | DataType::Date64 | DataType::Timestamp(_, _) => c == 0,
+            DataType::Float64 | DataType::Float32 | DataType::Int64 | DataType::Int32 => c > 0,
+            DataType::Boolean => c > 5,
+            _ => false,
+        };
+        if !fixed {
+            let want = if c == 0 {
+                "a date or timestamp"
+            } else {
+                "numbers"
+            };
+            return Err(format!(
+                "column '{}' is {}; expected {want}",
+                f.name(),
+                f.data_type()
+            ));
+        }
+    }
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
     let builder = builder.with_projection(mask);
     let schema = builder.schema().clone();
@@ -226,19 +252,9 @@ impl SentTable {
                     .map(|v| day(v.map(|x| x.div_euclid(per_second))))
                     .collect()
             }
-            DataType::Utf8 => c
-                .as_string::<i32>()
-                .iter()
-                .map(|s| s.and_then(parse_day))
-                .collect(),
-            DataType::LargeUtf8 => c
-                .as_string::<i64>()
-                .iter()
-                .map(|s| s.and_then(parse_day))
-                .collect(),
             other => {
                 return Err(format!(
-                    "column 'Date' is {other}; expected a date, timestamp or text"
+                    "column 'Date' is {other}; expected a date or timestamp"
                 ));
             }
         })
@@ -310,12 +326,6 @@ impl SentTable {
         }
         Ok(Upload { bars, signals })
     }
-}
-
-/// A date written `YYYY-MM-DD`, possibly followed by a time.
-fn parse_day(s: &str) -> Option<NaiveDate> {
-    let s = s.trim();
-    NaiveDate::parse_from_str(s.get(..10)?, "%Y-%m-%d").ok()
 }
 
 /// Uploads in a blob store, under `uploads/`: one object per owner and
@@ -520,6 +530,25 @@ mod tests {
         assert!(h.bytes <= HAND_OFF_BYTES);
         assert_eq!(h.order, ["k3", "k4"]);
         assert!(h.by_key.contains_key("k4") && !h.by_key.contains_key("k0"));
+    }
+
+    /// Text decodes to any size (one long dictionary entry on every row):
+    /// only fixed-width columns are read.
+    #[test]
+    fn text_columns_are_refused_before_decoding() {
+        use arrow_array::StringArray;
+        let fields = vec![
+            Field::new("Date", DataType::Utf8, false),
+            Field::new("Close", DataType::Float64, false),
+        ];
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec!["2024-01-02"; 3])),
+            Arc::new(Float64Array::from(vec![1.0; 3])),
+        ];
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+        let data = crate::marketdata::codec::to_parquet(&batch).unwrap();
+        let e = read_table(data, 10).err().unwrap();
+        assert_eq!(e, "column 'Date' is Utf8; expected a date or timestamp");
     }
 
     #[test]
