@@ -81,4 +81,21 @@ mod tests {
         assert!(!with("application/json, */*"));
         assert!(!wanted(&HeaderMap::new()));
     }
+
+    /// The answer's length is known from its body (data volume is metered by it).
+    #[test]
+    fn a_stream_answer_knows_its_length() {
+        use platform::marketdata::columns::Column;
+        let cols = vec![("x".to_string(), Column::Number(vec![Some(1.0), None]))];
+        let expected =
+            platform::marketdata::interchange::to_arrow_stream(cols.clone(), Default::default())
+                .unwrap()
+                .len() as u64;
+        let r = respond_columns(cols, Default::default()).unwrap();
+        assert_eq!(r.headers()[CONTENT_TYPE], ARROW_STREAM);
+        assert_eq!(
+            axum::body::HttpBody::size_hint(r.body()).exact(),
+            Some(expected)
+        );
+    }
 }

@@ -289,10 +289,9 @@ fn arrow_history(state: &AppState, json: &str) -> Reply {
     let mut columns = vec![("Date".to_string(), Column::Time(dates))];
     columns.extend(platform::marketdata::interchange::from_json_rows(&rows));
     let response = crate::arrow::respond_columns(columns, Default::default())?;
-    let bytes = response
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse().ok())
+    // The length is the body's own (no header carries it yet).
+    let bytes = axum::body::HttpBody::size_hint(response.body())
+        .exact()
         .unwrap_or(0);
     Ok(with_volume(
         response,
