@@ -15,7 +15,12 @@ fn body_operations() -> Vec<(String, Vec<String>)> {
         for (method, op) in item.as_object().unwrap() {
             if let Some(content) = op["requestBody"]["content"].as_object() {
                 assert_eq!(method, "post", "{path}: only POST takes a body");
-                out.push((path.clone(), content.keys().cloned().collect()));
+                // Media types beside JSON are listed apart (`x-also-accepted`).
+                let also = op["requestBody"]["x-also-accepted"].as_object();
+                let types = content
+                    .keys()
+                    .chain(also.into_iter().flat_map(|a| a.keys()));
+                out.push((path.clone(), types.cloned().collect()));
             }
         }
     }

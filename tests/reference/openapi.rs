@@ -137,3 +137,35 @@ async fn openapi_document_validates_and_lists_every_operation() {
     let _: Value = doc;
     s.stop().await;
 }
+
+/// A client generated from the served document with openapi-python-client
+/// (what a new user would run): no warning, every module imports, and the
+/// request shapes of docs/backtest.md read back unchanged through its models.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_generated_python_client_takes_the_document_cleanly() {
+    let (s, _dir) = TestServer::fresh().await;
+    let (status, doc) = s.get("/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let close = |op: &str, v: &str| json!({"signal": {"name": "Symbol Close", "type": "Symbol"}, "rule": {"type_name": op, "comparison_value": v}});
+    let sma = json!({"signal": {"name": "Simple Moving Average", "type": "Technical", "params": {"period": 10}}, "rule": {"comparison_type": "MA", "type_name": "CrossAbove", "period": 20}});
+    let strategies = vec![
+        json!({"symbol": "SPX", "entry": {"rule_type": "SingleCondition", "condition": sma}, "exit": {"rule_type": "RiskControlOnly"}, "risk_control": "-5/10/21", "capital_alloc": "0.5", "commission": "0.001", "description": {"Introduction": "SMA 10/20"}}),
+        json!({"symbol": "SPX", "entry": {"rule_type": "Scoring", "condition": [close(">", "100"), {"signal": {"name": "Symbol Close", "type": "Symbol"}, "rule": {"type_name": ">", "comparison_value": "5"}, "qualifier": {"comparison_operator": "Rate Of Change", "calculation_period": 5}}], "score_threshold": 1}, "exit": {"rule_type": "TimeOrder", "steps": [close("<", "90"), {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "All-time High"}}], "signals_in_market": 5}}),
+        json!({"symbol": "GOOG", "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Relative Strength Index", "type": "Technical", "params": {"period": 14}}, "rule": {"comparison_type": "SVMA", "type_name": "<", "period": 5}}, "delay_bars": 1}, "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Volume", "type": "Symbol"}, "rule": {"type_name": "Consecutive Days Above", "comparison_value": "1000", "period": 3}}}}),
+    ];
+    let examples = json!({
+        "StrategyParams": strategies,
+        "StrategyList": [{"strategies": strategies, "name": "three"}],
+        "StrategyGrid": [{"strategy": strategies[0], "grid": {"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}}],
+    });
+    let checked = tests::reference::run(
+        "generate_client.py",
+        &json!({"document": doc, "examples": examples}),
+    );
+    assert_eq!(checked["warnings"], json!([]), "{checked}");
+    assert_eq!(checked["import_failures"], json!([]), "{checked}");
+    assert!(checked["modules"].as_u64().unwrap() > 300, "{checked}");
+    assert_eq!(checked["round_trip_failures"], json!([]), "{checked}");
+    assert!(checked["round_trips"].as_u64().unwrap() >= 11, "{checked}");
+    s.stop().await;
+}

@@ -134,28 +134,47 @@ pub struct Health {
     pub status: &'static str,
 }
 
-struct BasicAuth;
+/// Basic authentication, and the named parts of a strategy request.
+struct Shared;
 
-impl Modify for BasicAuth {
+impl Modify for Shared {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "basic",
             SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
         );
+        components
+            .schemas
+            .extend(services::backtest::schema::components());
     }
 }
+
+/// A binary answer (Arrow IPC stream, Parquet): generators read it as a file.
+pub struct Binary;
+
+impl utoipa::PartialSchema for Binary {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .into()
+    }
+}
+
+impl ToSchema for Binary {}
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones. Results are also pages to open in a browser, with charts: each task links its report as `report_url` ([backtest](#/backtest/backtest_report), [pattern match](#/analytics/cpm_report), [scanner backtest](#/analytics/scanner_report), [batch](#/backtest/batch_report)), and the analytics views draw [seasonality](/views/seasonality?ticker=SPX), [correlation](/views/correlation?benchmark=SPX&stock_comparison=IVV,TLT,GLD&start_date=2020-01-02&end_date=2024-12-31) and [a pattern search](/views/pattern?symbol=SPX&start_date=2024-03-01&end_date=2024-05-31&corr_per=80&time_in_market=10). `GET /usage` shows the caller's usage beside the plan's limits."),
     components(schemas(
-        SubmitResponse, ValidateResponse, services::backtest::schema::StrategyCondition,
+        SubmitResponse, ValidateResponse,
         EncodedBlock, EncodedSignal, EncodedCondition, BacktestResult,
         IndicatorListItem, IndicatorMetadata, MetadataByCode, ErrorDetail, DataError, Health,
         AnalyticsError
     )),
-    modifiers(&BasicAuth),
+    modifiers(&Shared),
     security(("basic" = [])),
     tags((name = "backtest", description = "Strategy backtests"), (name = "analytics", description = "Analytics tools: seasonality, correlation and beta"), (name = "data", description = "Indicator data service, under /ws"), (name = "public", description = "No credentials needed"))
 )]

@@ -17,7 +17,7 @@ const SUCCESS: u16 = 211;
 #[utoipa::path(post, path = "/symbol_corr", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `corr_roll` as an Arrow IPC stream (`Date` a timestamp; `code` and `corr_matrix` as JSON text in the schema metadata)",
-        content((OrInsufficient<CorrData> = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
+        content((OrInsufficient<CorrData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn symbol_corr(State(state): Shared, headers: HeaderMap, fields: Fields) -> Reply {
     let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
     blocking_table(SUCCESS, &headers, move || corr::symbol_corr(study)).await
@@ -28,7 +28,7 @@ pub(crate) async fn symbol_corr(State(state): Shared, headers: HeaderMap, fields
 #[utoipa::path(post, path = "/symbol_beta", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `beta_roll` as an Arrow IPC stream (`Date` a timestamp; `code` in the schema metadata)",
-        content((OrInsufficient<BetaData> = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
+        content((OrInsufficient<BetaData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn symbol_beta(State(state): Shared, headers: HeaderMap, fields: Fields) -> Reply {
     let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
     blocking_table(SUCCESS, &headers, move || corr::symbol_beta(study)).await

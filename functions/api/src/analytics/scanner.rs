@@ -53,7 +53,7 @@ pub(crate) async fn single(
 #[utoipa::path(get, path = "/smart-stock-scanner/latest-day-all", tag = "analytics",
     params(DayParams),
     responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan). With `Accept: application/vnd.apache.arrow.stream`, `scanner_data` as an Arrow IPC stream (`code`, `msg`, `as_of_date`, `count` and `tickers` in the schema metadata); code 407 stays JSON",
-        content((ScannerDayAnswer = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
+        content((ScannerDayAnswer = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn latest_day_all(
     State(state): Shared,
     headers: axum::http::HeaderMap,

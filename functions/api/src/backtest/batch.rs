@@ -67,7 +67,7 @@ pub(crate) async fn batch_status(
     params(("batch_id" = String, Path, description = "The batch's id"),
         ("format" = Option<String>, Query, description = "`json` (default: the rows, or an Arrow stream when `Accept` names `application/vnd.apache.arrow.stream`), `csv`, `parquet` or `arrow`", pattern = "^(json|csv|parquet|arrow)$")),
     responses((status = 200, description = "The results table",
-            content((Vec<BatchRow> = "application/json"), (String = "text/csv"), (Vec<u8> = "application/vnd.apache.parquet"), (Vec<u8> = "application/vnd.apache.arrow.stream"))),
+            content((Vec<BatchRow> = "application/json"), (String = "text/csv"), (crate::openapi::Binary = "application/vnd.apache.parquet"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))),
         (status = 400, description = "Unknown format", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail),

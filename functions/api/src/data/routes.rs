@@ -306,13 +306,13 @@ const PLAIN: Extras = Extras {
 };
 
 /// Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records).
-#[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records). With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), DataErrors))]
+#[utoipa::path(get, path = "/getSymbolData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history keyed by YYYY-MM-DDT00:00:00.000 (trial: last 90 records). With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), DataErrors))]
 pub(crate) async fn symbol_data(t: Tenant, headers: HeaderMap, Path(code): Path<String>) -> Reply {
     history(&t, &headers, &code, Span::All, PLAIN).await
 }
 
 /// Full history with sentiment.
-#[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history with sentiment. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), DataErrors))]
+#[utoipa::path(get, path = "/getSymbolSentimentData/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX")), responses((status = 200, description = "Full history with sentiment. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), DataErrors))]
 pub(crate) async fn symbol_sentiment(
     t: Tenant,
     headers: HeaderMap,
@@ -326,7 +326,7 @@ pub(crate) async fn symbol_sentiment(
 }
 
 /// The last `days` periods of the indicator's own frequency.
-#[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods of the indicator's own frequency. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods of the indicator's own frequency. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_limit_days(
     t: Tenant,
     headers: HeaderMap,
@@ -338,7 +338,7 @@ pub(crate) async fn symbol_limit_days(
 }
 
 /// The last `days` periods with sentiment and market symbol.
-#[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods with sentiment and market symbol. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (Vec<u8> = "application/vnd.apache.arrow.stream"))), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
+#[utoipa::path(get, path = "/getSymbolDataSentimentLimitDays/{symbol}", tag = "data", params(("symbol" = String, Path, description = "Indicator code", example = "SPX_OPTIX"), Days), responses((status = 200, description = "The last `days` periods with sentiment and market symbol. With `Accept: application/vnd.apache.arrow.stream`, an Arrow IPC stream: `Date` (a timestamp) and the records' fields", content((History = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), (status = 400, description = "`days` missing or not a positive integer", body = DataError), DataErrors))]
 pub(crate) async fn symbol_sentiment_limit_days(
     t: Tenant,
     headers: HeaderMap,

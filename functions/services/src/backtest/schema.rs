@@ -15,10 +15,6 @@ use utoipa::openapi::{RefOr, Schema};
 /// The request body of `validate` and `start_backtest`.
 pub struct StrategyParams;
 
-/// One condition of a rule block; a component of its own because every
-/// block shape refers to it. Register it with the document's components.
-pub struct StrategyCondition;
-
 const MAIN_OPERATORS: [&str; 7] = [">", "<", "=", ">=", "<=", "CrossAbove", "CrossBelow"];
 pub(crate) const CONSECUTIVE: [&str; 2] = ["Consecutive Days Above", "Consecutive Days Below"];
 pub(crate) const QUALIFIERS: [&str; 7] = [
@@ -62,20 +58,7 @@ fn extremes() -> Value {
     })
 }
 
-/// Extremes and the indicator's own period (Technical indicators with one).
-fn extremes_and_period() -> Value {
-    let mut v = extremes();
-    v["description"] =
-        json!("Override the signal's extremes (20/80) and set the indicator's own period");
-    v["properties"]["period"] = period();
-    v
-}
-
-fn signal(kind: &str, names: Value, type_required: bool) -> Value {
-    signal_with(kind, names, type_required, extremes())
-}
-
-fn signal_with(kind: &str, names: Value, type_required: bool, params: Value) -> Value {
+fn signal(kind: &str, names: Value, type_required: bool, params: &str) -> Value {
     let mut required = vec!["name"];
     if type_required {
         required.push("type");
@@ -87,7 +70,7 @@ fn signal_with(kind: &str, names: Value, type_required: bool, params: Value) -> 
         "properties": {
             "type": {"type": "string", "enum": [kind]},
             "name": names,
-            "params": params
+            "params": reference(params)
         }
     })
 }
@@ -101,85 +84,93 @@ fn technical_names(filter: impl Fn(&super::signals::TechEntry) -> bool) -> Value
     json!({"type": "string", "enum": names})
 }
 
-fn sentiment_signal() -> Value {
-    signal(
-        "Sentiment",
-        json!({"type": "string", "minLength": 1, "maxLength": 200,
-               "description": "The chart name or code of an indicator of GET /backtest/indicators/list"}),
-        false,
-    )
-}
-
-fn symbol_signal() -> Value {
-    signal(
-        "Symbol",
-        json!({"type": "string", "enum": SYMBOL_COLUMNS}),
-        true,
-    )
-}
-
-fn technical_signal() -> Value {
-    json!({"oneOf": [
-        signal_with("Technical", technical_names(periodic), true, extremes_and_period()),
-        signal("Technical", technical_names(|t| !periodic(t)), true),
-    ]})
-}
-
 /// Indicators with one period a signal's `params.period` can set.
 fn periodic(t: &super::signals::TechEntry) -> bool {
     t.indicator.with_period(1).is_some()
 }
 
-/// Rules other than `MA`: a value comparison, an all-time extreme, or a
-/// comparison with the signal's own moving average.
-fn rule() -> Value {
-    json!({"oneOf": [
-        {
-            "type": "object", "additionalProperties": false,
-            "description": "The signal against a value",
-            "required": ["type_name", "comparison_value"],
-            "properties": {
-                "comparison_type": {"type": "string", "enum": ["SV"]},
-                "type_name": {"type": "string", "enum": MAIN_OPERATORS},
-                "comparison_value": number_text()
-            }
-        },
-        {
-            "type": "object", "additionalProperties": false,
-            "description": "The signal above or below a value for `period` bars (default 3)",
-            "required": ["type_name", "comparison_value"],
-            "properties": {
-                "comparison_type": {"type": "string", "enum": ["SV"]},
-                "type_name": {"type": "string", "enum": CONSECUTIVE},
-                "comparison_value": number_text(),
-                "period": period()
-            }
-        },
-        {
-            "type": "object", "additionalProperties": false,
-            "description": "The signal at its all-time high or low",
-            "required": ["type_name"],
-            "properties": {
-                "comparison_type": {"type": "string", "enum": ["SV"]},
-                "type_name": {"type": "string", "enum": ["All-time High", "All-time Low"]}
-            }
-        },
-        {
-            "type": "object", "additionalProperties": false,
-            "description": "The signal against its own simple (SVMA) or exponential (SVEMA) average of `period` bars, offset by comparison_value percent",
-            "required": ["comparison_type", "type_name", "period"],
-            "properties": {
-                "comparison_type": {"type": "string", "enum": ["SVMA", "SVEMA"]},
-                "type_name": {"type": "string", "enum": MAIN_OPERATORS},
-                "comparison_value": number_text(),
-                "period": period()
-            }
-        }
-    ]})
+/// `{"$ref": ...}` to the component `name`.
+fn reference(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
 }
 
-fn qualifier() -> Value {
-    json!({
+fn one_of(names: &[&str]) -> Value {
+    json!({"oneOf": names.iter().map(|n| reference(n)).collect::<Vec<_>>()})
+}
+
+/// A rule block: one of `shapes`, told apart by `rule_type`.
+fn block_union(shapes: &[(&str, &str)]) -> Value {
+    let mapping: serde_json::Map<String, Value> = shapes
+        .iter()
+        .map(|(tag, name)| {
+            (
+                tag.to_string(),
+                json!(format!("#/components/schemas/{name}")),
+            )
+        })
+        .collect();
+    let mut v = one_of(&shapes.iter().map(|(_, n)| *n).collect::<Vec<_>>());
+    v["discriminator"] = json!({"propertyName": "rule_type", "mapping": mapping});
+    v
+}
+
+/// Every named part of a strategy: each union member is a component of its
+/// own with a title, so client generators name its model after it and keep
+/// every member (rule blocks also carry a `rule_type` discriminator).
+fn parts() -> Vec<(&'static str, Value)> {
+    let value_rule = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "The signal against a value",
+        "required": ["type_name", "comparison_value"],
+        "properties": {
+            "comparison_type": {"type": "string", "enum": ["SV"]},
+            "type_name": {"type": "string", "enum": MAIN_OPERATORS},
+            "comparison_value": number_text()
+        }
+    });
+    let consecutive_rule = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "The signal above or below a value for `period` bars (default 3)",
+        "required": ["type_name", "comparison_value"],
+        "properties": {
+            "comparison_type": {"type": "string", "enum": ["SV"]},
+            "type_name": {"type": "string", "enum": CONSECUTIVE},
+            "comparison_value": number_text(),
+            "period": period()
+        }
+    });
+    let extreme_rule = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "The signal at its all-time high or low",
+        "required": ["type_name"],
+        "properties": {
+            "comparison_type": {"type": "string", "enum": ["SV"]},
+            "type_name": {"type": "string", "enum": ["All-time High", "All-time Low"]}
+        }
+    });
+    let own_average_rule = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "The signal against its own simple (SVMA) or exponential (SVEMA) average of `period` bars, offset by comparison_value percent",
+        "required": ["comparison_type", "type_name", "period"],
+        "properties": {
+            "comparison_type": {"type": "string", "enum": ["SVMA", "SVEMA"]},
+            "type_name": {"type": "string", "enum": MAIN_OPERATORS},
+            "comparison_value": number_text(),
+            "period": period()
+        }
+    });
+    let moving_average_rule = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "The close against the signal's moving average; with `period`, the signal's own average against one of `period` bars",
+        "required": ["comparison_type", "type_name"],
+        "properties": {
+            "comparison_type": {"type": "string", "enum": ["MA"]},
+            "type_name": {"type": "string", "enum": MAIN_OPERATORS},
+            "comparison_value": number_text(),
+            "period": period()
+        }
+    });
+    let qualifier = json!({
         "type": "object", "additionalProperties": false,
         "description": "Transforms the signal before the comparison (Sentiment and Symbol signals only)",
         "required": ["comparison_operator", "calculation_period"],
@@ -188,99 +179,178 @@ fn qualifier() -> Value {
             "calculation_period": period(),
             "ma_type": {"type": "string", "enum": ["S", "E"]}
         }
+    });
+    let rules = one_of(&[
+        "ValueRule",
+        "ConsecutiveRule",
+        "ExtremeRule",
+        "OwnAverageRule",
+    ]);
+    let signal_condition = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "A signal compared by a rule",
+        "required": ["signal", "rule"],
+        "properties": {
+            "signal": one_of(&["SentimentSignal", "SymbolSignal", "TechnicalSignal", "FixedTechnicalSignal"]),
+            "rule": rules
+        }
+    });
+    let qualified_condition = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "A Sentiment or Symbol signal, transformed by a qualifier, compared by a rule",
+        "required": ["signal", "rule", "qualifier"],
+        "properties": {
+            "signal": one_of(&["SentimentSignal", "SymbolSignal"]),
+            "rule": rules,
+            "qualifier": reference("Qualifier")
+        }
+    });
+    let moving_average_condition = json!({
+        "type": "object", "additionalProperties": false,
+        "description": "The close against a moving-average Technical signal; with the signal's own params.period and rule.period, that faster average against the slower one",
+        "required": ["signal", "rule"],
+        "properties": {
+            "signal": reference("MovingAverageSignal"),
+            "rule": reference("MovingAverageRule")
+        }
+    });
+    let block_shape = |tag: &str, description: &str, required: &[&str], mut properties: Value| {
+        properties["rule_type"] = json!({"type": "string", "enum": [tag]});
+        let mut v = json!({
+            "type": "object", "additionalProperties": false,
+            "required": required,
+            "properties": properties
+        });
+        if !description.is_empty() {
+            v["description"] = json!(description);
+        }
+        v
+    };
+    let single = block_shape(
+        "SingleCondition",
+        "Fires when its one condition holds",
+        &["rule_type", "condition"],
+        json!({"condition": reference("StrategyCondition"), "delay_bars": delay()}),
+    );
+    let scoring = block_shape(
+        "Scoring",
+        "Fires when at least score_threshold (default all, at most the number of conditions) hold",
+        &["rule_type", "condition"],
+        json!({
+            "condition": conditions(),
+            "score_threshold": {"type": "integer", "minimum": 1, "maximum": MAX_CONDITIONS},
+            "delay_bars": delay()
+        }),
+    );
+    let time_order = block_shape(
+        "TimeOrder",
+        "Fires when the steps hold in order within signals_in_market bars",
+        &["rule_type", "steps"],
+        json!({
+            "steps": conditions(),
+            "signals_in_market": {"type": "integer", "minimum": 1, "maximum": 100000},
+            "delay_bars": delay()
+        }),
+    );
+    let risk_only = block_shape(
+        "RiskControlOnly",
+        "Exit by risk_control alone",
+        &["rule_type"],
+        json!({}),
+    );
+    let entry = [
+        ("SingleCondition", "SingleConditionBlock"),
+        ("Scoring", "ScoringBlock"),
+        ("TimeOrder", "TimeOrderBlock"),
+    ];
+    let mut exit = entry.to_vec();
+    exit.push(("RiskControlOnly", "RiskControlOnlyBlock"));
+    let mut entry_block = block_union(&entry);
+    entry_block["description"] = json!("When a position opens (2.3)");
+    let mut exit_block = block_union(&exit);
+    exit_block["description"] =
+        json!("When a position closes (2.3); RiskControlOnly leaves it to risk_control");
+    let mut extremes_period = extremes();
+    extremes_period["description"] =
+        json!("Override the signal's extremes (20/80) and set the indicator's own period");
+    extremes_period["properties"]["period"] = period();
+    vec![
+        ("SignalExtremes", extremes()),
+        ("SignalExtremesAndPeriod", extremes_period),
+        (
+            "SentimentSignal",
+            signal(
+                "Sentiment",
+                json!({"type": "string", "minLength": 1, "maxLength": 200,
+                       "description": "The chart name or code of an indicator of GET /backtest/indicators/list"}),
+                false,
+                "SignalExtremes",
+            ),
+        ),
+        (
+            "SymbolSignal",
+            signal("Symbol", json!({"type": "string", "enum": SYMBOL_COLUMNS}), true, "SignalExtremes"),
+        ),
+        (
+            "TechnicalSignal",
+            signal("Technical", technical_names(periodic), true, "SignalExtremesAndPeriod"),
+        ),
+        (
+            "FixedTechnicalSignal",
+            signal("Technical", technical_names(|t| !periodic(t)), true, "SignalExtremes"),
+        ),
+        (
+            "MovingAverageSignal",
+            signal(
+                "Technical",
+                technical_names(|t| t.average.is_some()),
+                true,
+                "SignalExtremesAndPeriod",
+            ),
+        ),
+        ("ValueRule", value_rule),
+        ("ConsecutiveRule", consecutive_rule),
+        ("ExtremeRule", extreme_rule),
+        ("OwnAverageRule", own_average_rule),
+        ("MovingAverageRule", moving_average_rule),
+        ("Qualifier", qualifier),
+        ("SignalCondition", signal_condition),
+        ("QualifiedCondition", qualified_condition),
+        ("MovingAverageCondition", moving_average_condition),
+        ("StrategyCondition", condition()),
+        ("SingleConditionBlock", single),
+        ("ScoringBlock", scoring),
+        ("TimeOrderBlock", time_order),
+        ("RiskControlOnlyBlock", risk_only),
+        ("EntryBlock", entry_block),
+        ("ExitBlock", exit_block),
+    ]
+    .into_iter()
+    .map(|(name, mut v)| {
+        // utoipa's anyOf has no title; its name is the component's.
+        if v.get("anyOf").is_none() {
+            v["title"] = json!(name);
+        }
+        (name, v)
     })
+    .collect()
 }
 
+/// One condition of a rule block.
 fn condition() -> Value {
-    json!({"anyOf": [
-        {
-            "type": "object", "additionalProperties": false,
-            "required": ["signal", "rule"],
-            "properties": {
-                "signal": {"oneOf": [sentiment_signal(), symbol_signal(), technical_signal()]},
-                "rule": rule()
-            }
-        },
-        {
-            "type": "object", "additionalProperties": false,
-            "required": ["signal", "rule", "qualifier"],
-            "properties": {
-                "signal": {"oneOf": [sentiment_signal(), symbol_signal()]},
-                "rule": rule(),
-                "qualifier": qualifier()
-            }
-        },
-        {
-            "type": "object", "additionalProperties": false,
-            "description": "The close against a moving-average Technical signal; with the signal's own params.period and rule.period, that faster average against the slower one",
-            "required": ["signal", "rule"],
-            "properties": {
-                "signal": signal_with("Technical", technical_names(|t| t.average.is_some()), true, extremes_and_period()),
-                "rule": {
-                    "type": "object", "additionalProperties": false,
-                    "required": ["comparison_type", "type_name"],
-                    "properties": {
-                        "comparison_type": {"type": "string", "enum": ["MA"]},
-                        "type_name": {"type": "string", "enum": MAIN_OPERATORS},
-                        "comparison_value": number_text(),
-                        "period": period()
-                    }
-                }
-            }
-        }
-    ]})
+    json!({
+        "description": "One condition of a rule block",
+        // The most specific first: generators try the members in order.
+        "anyOf": [reference("QualifiedCondition"), reference("MovingAverageCondition"), reference("SignalCondition")]
+    })
 }
 
 fn delay() -> Value {
     json!({"type": "integer", "minimum": 0, "maximum": MAX_PERIOD, "description": "Bars to wait after the rule fires"})
 }
 
-/// Where the document keeps [`StrategyCondition`].
-const CONDITION_REF: &str = "#/components/schemas/StrategyCondition";
-
 fn conditions() -> Value {
-    json!({"type": "array", "items": {"$ref": CONDITION_REF}, "minItems": 1, "maxItems": MAX_CONDITIONS})
-}
-
-fn block(exit: bool) -> Value {
-    let mut shapes = vec![
-        json!({
-            "type": "object", "additionalProperties": false,
-            "required": ["rule_type", "condition"],
-            "properties": {"rule_type": {"type": "string", "enum": ["SingleCondition"]}, "condition": {"$ref": CONDITION_REF}, "delay_bars": delay()}
-        }),
-        json!({
-            "type": "object", "additionalProperties": false,
-            "description": "Fires when at least score_threshold (default all, at most the number of conditions) hold",
-            "required": ["rule_type", "condition"],
-            "properties": {
-                "rule_type": {"type": "string", "enum": ["Scoring"]},
-                "condition": conditions(),
-                "score_threshold": {"type": "integer", "minimum": 1, "maximum": MAX_CONDITIONS},
-                "delay_bars": delay()
-            }
-        }),
-        json!({
-            "type": "object", "additionalProperties": false,
-            "description": "Fires when the steps hold in order within signals_in_market bars",
-            "required": ["rule_type", "steps"],
-            "properties": {
-                "rule_type": {"type": "string", "enum": ["TimeOrder"]},
-                "steps": conditions(),
-                "signals_in_market": {"type": "integer", "minimum": 1, "maximum": 100000},
-                "delay_bars": delay()
-            }
-        }),
-    ];
-    if exit {
-        shapes.push(json!({
-            "type": "object", "additionalProperties": false,
-            "description": "Exit by risk_control alone",
-            "required": ["rule_type"],
-            "properties": {"rule_type": {"type": "string", "enum": ["RiskControlOnly"]}}
-        }));
-    }
-    json!({"oneOf": shapes})
+    json!({"type": "array", "items": reference("StrategyCondition"), "minItems": 1, "maxItems": MAX_CONDITIONS})
 }
 
 fn ticker(description: &str) -> Value {
@@ -288,7 +358,7 @@ fn ticker(description: &str) -> Value {
 }
 
 fn document() -> Value {
-    let inert = json!({"type": "number", "enum": [0], "description": "Accepted for compatibility; other values are reported as ignored"});
+    let inert = json!({"type": "integer", "enum": [0], "description": "Accepted for compatibility; other values are reported as ignored"});
     json!({
         "type": "object",
         "additionalProperties": false,
@@ -297,16 +367,20 @@ fn document() -> Value {
         "properties": {
             "symbol": ticker("The traded ticker; it must have daily prices"),
             "name": {"type": "string", "maxLength": 200},
-            "description": {"type": "string", "maxLength": 2000},
+            "description": {
+                "type": "object", "maxProperties": 20,
+                "additionalProperties": {"type": "string", "maxLength": 2000},
+                "description": "Free-text entries such as Introduction and Rules, kept with the task"
+            },
             "benchmark": ticker("Default SPX"),
             "direction": {"type": "string", "enum": ["Long", "Short"], "description": "Default Long"},
             "frequency": {"type": "string", "enum": ["Daily", "Hourly", "Weekly", "Monthly"], "description": "Default Daily"},
             "strategy": {"type": "string", "maxLength": 50, "description": "Default Single"},
             "model": {"type": "string", "maxLength": 50, "description": "Default cash"},
             "capital": {"type": "number", "exclusiveMinimum": 0, "maximum": 1e12, "description": "Default 100000"},
-            "capital_alloc": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "Fraction of equity per trade, default 1"},
-            "commission": {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5, "description": "Fraction of traded value per side, default 0"},
-            "slippage": {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5, "description": "Fraction of price per side, default 0"},
+            "capital_alloc": {"type": "string", "pattern": "^(0\\.[0-9]{0,5}[1-9]|1(\\.0{1,6})?)$", "description": "Fraction of equity per trade as text, above 0 and at most 1, default \"1.000000\" (a number is accepted too)"},
+            "commission": {"type": "string", "pattern": "^0(\\.[0-4][0-9]{0,5})?$", "description": "Fraction of traded value per side as text, below 0.5, default \"0.0000\" (a number is accepted too)"},
+            "slippage": {"type": "string", "pattern": "^0(\\.[0-4][0-9]{0,5})?$", "description": "Fraction of price per side as text, below 0.5, default \"0.0000\" (a number is accepted too)"},
             "start_date": {"type": "string", "format": "date", "description": "Default 1800-10-01"},
             "end_date": {"type": "string", "format": "date", "description": "Not before start_date; default the latest date in the data"},
             "trade_price": {"type": "integer", "enum": [0, 1, 2], "description": "0 next open, 1 next close, 2 current close (default)"},
@@ -319,9 +393,9 @@ fn document() -> Value {
             "market_environment": inert,
             "index_moving_average_slope": inert,
             "opted": inert,
-            "win_rate": inert,
-            "entry": block(false),
-            "exit": block(true)
+            "win_rate": {"type": "string", "pattern": "^0(\\.0{1,4})?$", "description": "Accepted for compatibility; other values are reported as ignored"},
+            "entry": reference("EntryBlock"),
+            "exit": reference("ExitBlock")
         },
         "example": {
             "symbol": "SPX", "start_date": "2005-01-01", "risk_control": "-8//63",
@@ -339,13 +413,17 @@ impl utoipa::PartialSchema for StrategyParams {
 
 impl utoipa::ToSchema for StrategyParams {}
 
-impl utoipa::PartialSchema for StrategyCondition {
-    fn schema() -> RefOr<Schema> {
-        RefOr::T(serde_json::from_value(condition()).expect("a valid schema literal"))
-    }
+/// The named parts of a strategy (conditions, signals, rules, blocks) the
+/// request's schema refers to: register them with the document's components.
+pub fn components() -> Vec<(String, RefOr<Schema>)> {
+    parts()
+        .into_iter()
+        .map(|(name, v)| {
+            let schema = serde_json::from_value(v).expect("a valid schema literal");
+            (name.to_string(), RefOr::T(schema))
+        })
+        .collect()
 }
-
-impl utoipa::ToSchema for StrategyCondition {}
 
 #[cfg(test)]
 mod tests {
@@ -386,12 +464,12 @@ mod tests {
         let served = serde_json::to_value(&schema).unwrap();
         let differs = differences(&served, &document(), "$");
         assert!(differs.is_empty(), "{differs:#?}");
-        let RefOr::T(schema) = <StrategyCondition as utoipa::PartialSchema>::schema() else {
-            panic!("an inline schema");
-        };
-        let served = serde_json::to_value(&schema).unwrap();
-        let differs = differences(&served, &condition(), "$");
-        assert!(differs.is_empty(), "{differs:#?}");
+        for ((name, literal), (named, schema)) in parts().into_iter().zip(components()) {
+            assert_eq!(name, named);
+            let served = serde_json::to_value(&schema).unwrap();
+            let differs = differences(&served, &literal, name);
+            assert!(differs.is_empty(), "{differs:#?}");
+        }
         // Every technical name the schema offers resolves.
         for t in TECHNICALS {
             assert!(super::super::signals::technical(t.name).is_some());
