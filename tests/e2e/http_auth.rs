@@ -168,6 +168,15 @@ async fn a_tenant_cannot_see_another_tenants_tasks() {
         body,
         json!({"detail": format!("task '{}' not found", task.id)})
     );
+    // The task's series: another tenant's is 404; the owner's, not run yet, 409.
+    let chart = format!("/backtest/chart/{}", task.id);
+    assert_eq!(s.get(&chart, bob).await.0, 404);
+    let (status, body) = s.get(&chart, alice).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["detail"].as_str().unwrap().contains("PENDING"),
+        "{body}"
+    );
     let (status, body) = s.get(&format!("/cpm/status/{}", scan.id), bob).await;
     assert_eq!((status, body["code"].as_i64()), (404, Some(404)));
     let (_, list) = s.get("/backtest/tasks", bob).await;

@@ -76,6 +76,10 @@ pub fn operations(ids: &Ids) -> Vec<Op> {
             "GET /backtest/report/{task_id}",
             format!("/backtest/report/{}", ids.backtest),
         ),
+        get(
+            "GET /backtest/chart/{task_id}",
+            format!("/backtest/chart/{}", ids.backtest),
+        ),
         get("GET /backtest/batches", "/backtest/batches"),
         get(
             "GET /backtest/batch/{batch_id}",

@@ -192,6 +192,25 @@ async fn own_bars_as_json_rows_csv_text_and_parquet_run_alike() {
     let first = (b.close[25] / b.close[0] - 1.0) * 100.0;
     close(&r["Each Return"][0], first);
 
+    // Its series and its page come from the stored upload: one close per
+    // uploaded bar, the equity ending at the final capital.
+    let id = by_parquet["task_id"].as_str().unwrap();
+    let (status, chart) = s.get(&format!("/backtest/chart/{id}"), DEMO).await;
+    assert_eq!(status, 200, "{chart}");
+    assert_eq!(chart["close"].as_array().unwrap().len(), b.len());
+    close(&chart["close"][b.len() - 1], b.close[b.len() - 1]);
+    close(
+        &chart["equity"][b.len() - 1],
+        r["Final Capital"].as_f64().unwrap(),
+    );
+    let page = reqwest::Client::new()
+        .get(s.url(&format!("/backtest/report/{id}")))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+
     // The record summarises the upload and links to it; the rows come back
     // on request, in the 16-column shape, equal to what was sent.
     let params = &by_parquet["params"];

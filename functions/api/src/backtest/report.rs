@@ -28,7 +28,9 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
     if let Some(page) = waiting {
         return Ok(page);
     }
-    let chart = services::backtest::chart::chart(t.state.market.as_ref(), &task.params).await?;
+    let chart =
+        services::backtest::chart::task_chart(t.state.market.as_ref(), &t.state.uploads, &task)
+            .await?;
     Ok(chart_page(
         &name,
         &format!(
@@ -42,6 +44,36 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
         &json!({"result": task.result, "chart": chart}),
         "report-backtest.js",
     ))
+}
+
+/// The series the report page draws, as data: every bar's time, close,
+/// equity and drawdown of the window, and each trade's fills (what a
+/// notebook plots). Only for a finished task: one that is not is a 409.
+#[utoipa::path(get, path = "/backtest/chart/{task_id}", tag = "backtest", operation_id = "backtest_chart",
+    params(("task_id" = String, Path, description = "A backtest task of the caller")),
+    responses((status = 200, description = "The series, one value per bar of the backtest's window", body = services::backtest::chart::Chart),
+        (status = 404, description = "No such task of the caller", body = crate::openapi::ErrorDetail),
+        (status = 409, description = "The task has not succeeded (PENDING, RUNNING or FAILED)", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn backtest_chart(
+    t: Tenant,
+    Path(task_id): Path<String>,
+) -> Result<axum::Json<services::backtest::chart::Chart>, crate::error::ApiError> {
+    let task =
+        crate::tasks::owned_task(&t.state, &t.caller, &task_id, &[TaskKind::StrategyBacktest])
+            .await?;
+    if task.status != platform::tasks::TaskStatus::Success {
+        return Err(crate::error::ApiError::new(
+            409,
+            format!(
+                "task '{task_id}' is {}: its series exist once it has succeeded",
+                task.status
+            ),
+        ));
+    }
+    let chart =
+        services::backtest::chart::task_chart(t.state.market.as_ref(), &t.state.uploads, &task)
+            .await?;
+    Ok(axum::Json(chart))
 }
 
 /// A batch as a page: its results as a table to sort (the best 1,000 rows

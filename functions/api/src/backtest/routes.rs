@@ -35,6 +35,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(super::batch::batch_results))
         .routes(routes!(super::batch::batches))
         .routes(routes!(super::report::backtest_report))
+        .routes(routes!(super::report::backtest_chart))
         .routes(routes!(super::report::batch_report))
 }
 

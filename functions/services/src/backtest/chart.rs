@@ -4,7 +4,7 @@
 //! only their result; the metrics and trade list on the page are the
 //! task's own.
 
-use super::prepare::prepare;
+use super::prepare::prepare_with;
 use super::run::{Inputs, plan, report};
 use engine::workspace::Workspace;
 use platform::marketdata::MarketData;
@@ -47,9 +47,32 @@ fn stamp(t: chrono::NaiveDateTime, intraday: bool) -> String {
     }
 }
 
-/// The chart of the strategy in `params` (a stored task's parameters).
-pub async fn chart(market: &dyn MarketData, params: &Value) -> crate::Result<Chart> {
-    let prepared = prepare(market, params).await?;
+/// The chart of a stored backtest task: its parameters, and for CSV mode
+/// its stored upload.
+pub async fn task_chart(
+    market: &dyn MarketData,
+    uploads: &platform::uploads::Uploads,
+    task: &platform::tasks::Task,
+) -> crate::Result<Chart> {
+    let upload = match super::upload_digest(&task.params) {
+        None => None,
+        Some(digest) => Some(uploads.get(&task.owner, digest).await?.ok_or_else(|| {
+            crate::Error::Port(platform::PortError::NotFound(
+                "the uploaded bars of this task are gone".into(),
+            ))
+        })?),
+    };
+    chart(market, &task.params, upload).await
+}
+
+/// The chart of the strategy in `params` (a stored task's parameters), on
+/// `upload` in CSV mode.
+pub async fn chart(
+    market: &dyn MarketData,
+    params: &Value,
+    upload: Option<std::sync::Arc<super::csv::Upload>>,
+) -> crate::Result<Chart> {
+    let prepared = prepare_with(market, params, upload).await?;
     let planned = plan(market, &prepared, &mut Inputs::default()).await?;
     let p = prepared.params();
     let intraday = p.frequency == super::params::BtFrequency::Hourly;

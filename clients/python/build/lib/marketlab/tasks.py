@@ -1,0 +1,203 @@
+"""Handles of submitted work: a backtest, a batch, a pattern (CPM) task and
+a scanner backtest. Each knows its status path, waits for the end and turns
+the answer into DataFrames."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .errors import TaskFailed, TaskTimeout
+from .frames import columns_frame, dated, from_arrow, records_frame
+
+if TYPE_CHECKING:
+    from .client import Client
+
+FINAL = ("SUCCESS", "FAILED")
+
+
+class Task:
+    """A submitted task. `wait()` returns it once SUCCESS (raises
+    `TaskFailed` on FAILED); `record` is the last status answer."""
+
+    #: The status path; `{id}` is the task's id.
+    status_path = ""
+
+    def __init__(self, client: "Client", task_id: str, record: dict | None = None):
+        self.client = client
+        self.id = task_id
+        self.record: dict = record or {}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.id} {self.status}>"
+
+    @property
+    def status(self) -> str:
+        """PENDING, RUNNING, SUCCESS or FAILED (read again unless final)."""
+        if self.record.get("status") not in FINAL:
+            self.refresh()
+        return self.record.get("status", "PENDING")
+
+    def refresh(self, wait: float | None = None) -> dict:
+        params = {"wait": f"{wait:g}"} if wait else None
+        self.record = self.client._json("GET", self.status_path.format(id=self.id), params=params)
+        return self.record
+
+    def wait(self, timeout: float = 600.0) -> "Task":
+        """Blocks until the task ends: with the server's long-poll where it
+        offers one (`?wait=`), else polling with backoff from 20 ms to 1 s."""
+        deadline = time.monotonic() + timeout
+        pause = 0.02
+        long_poll = self.client._long_poll(self.status_path)
+        while True:
+            left = deadline - time.monotonic()
+            record = self.refresh(wait=min(left, long_poll) if long_poll and left > 1 else None)
+            if record.get("status") in FINAL:
+                break
+            if time.monotonic() >= deadline:
+                raise TaskTimeout(408, f"task {self.id} is still {record.get('status')} after {timeout:g} s", record)
+            if not long_poll:
+                time.sleep(min(pause, max(deadline - time.monotonic(), 0)))
+                pause = min(pause * 1.6, 1.0)
+        if record["status"] == "FAILED":
+            raise TaskFailed(200, f"task {self.id} failed: {self._error()}", record)
+        return self
+
+    def _error(self) -> str:
+        return str(self.record.get("error") or self.record.get("result") or "no reason given")
+
+    def _done(self) -> dict:
+        if self.record.get("status") not in FINAL:
+            self.wait()
+        elif self.record["status"] == "FAILED":
+            raise TaskFailed(200, f"task {self.id} failed: {self._error()}", self.record)
+        return self.record
+
+    @property
+    def report_url(self) -> str:
+        """The task as a page with charts, to open in a browser."""
+        if "report_url" not in self.record:
+            self.refresh()
+        return self.client.url + self.record["report_url"]
+
+
+class BacktestTask(Task):
+    """A strategy backtest (`POST /backtest/start_backtest`)."""
+
+    status_path = "/backtest/status/{id}"
+
+    @property
+    def raw(self) -> dict:
+        """The result object as the server answers it (metrics and trade lists)."""
+        return self._done()["result"]
+
+    @property
+    def result(self) -> pd.Series:
+        """The metrics (Total Return (%), Sharpe Ratio, ...) as a Series."""
+        scalars = {k: v for k, v in self.raw.items() if not isinstance(v, (list, dict))}
+        return pd.Series(scalars, name=self.id, dtype=object)
+
+    def _chart(self) -> dict:
+        if not hasattr(self, "_chart_cache"):
+            self._done()
+            self._chart_cache = self.client._json("GET", f"/backtest/chart/{self.id}")
+        return self._chart_cache
+
+    @property
+    def equity(self) -> pd.DataFrame:
+        """Per bar of the window: close, equity (capital) and drawdown (%),
+        indexed by date."""
+        chart = self._chart()
+        frame = pd.DataFrame({k: chart[k] for k in ("close", "equity", "drawdown")})
+        frame.index = pd.DatetimeIndex(pd.to_datetime(chart["time"]), name="Date")
+        return frame
+
+    @property
+    def trades(self) -> pd.DataFrame:
+        """One row per trade, indexed by entry date: exit date, fill prices,
+        return after costs (%) and why it closed."""
+        chart = self._chart()
+        frame = pd.DataFrame(chart["trades"], columns=["entry_time", "exit_time", "entry_price", "exit_price", "return_pct"])
+        reasons = self.raw.get("Exit Reason") or []
+        frame["exit_reason"] = reasons if len(reasons) == len(frame) else None
+        frame["exit_time"] = pd.to_datetime(frame["exit_time"])
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("entry_time")), name="entry_time")
+        return frame
+
+
+class BatchTask(Task):
+    """A batch of backtests (`POST /backtest/batch`)."""
+
+    status_path = "/backtest/batch/{id}"
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(done, total) strategies."""
+        record = self.record if self.record.get("status") in FINAL else self.refresh()
+        return record.get("done", 0), record.get("total", 0)
+
+    @property
+    def results(self) -> pd.DataFrame:
+        """One row per strategy, indexed by its position in the batch: the
+        varied parameters (as their dotted paths) then the metrics; a
+        strategy that could not run has its `error`."""
+        if not hasattr(self, "_results"):
+            self._done()
+            body = self.client._arrow("GET", f"/backtest/batch/{self.id}/results", params={"format": "arrow"})
+            self._results = from_arrow(body).set_index("index")
+        return self._results
+
+    def _error(self) -> str:
+        return str(self.record.get("error") or "no reason given")
+
+
+class CpmTask(Task):
+    """A pattern (CPM) scan or pattern backtest task."""
+
+    status_path = "/cpm/status/{id}"
+
+    @property
+    def raw(self) -> dict:
+        return self._done()["result"]["data"]
+
+    @property
+    def patterns(self) -> pd.DataFrame:
+        """The matched windows, one row each."""
+        return records_frame(self.raw.get("patterns", []))
+
+    @property
+    def result(self) -> pd.Series:
+        """A pattern backtest's metrics (TOTAL RETURN, WIN RATE, ...)."""
+        info = self.raw.get("backtest_info") or {}
+        return pd.Series({k: v for k, v in info.items() if not isinstance(v, (list, dict))}, name=self.id, dtype=object)
+
+    @property
+    def trades(self) -> pd.DataFrame:
+        """A pattern backtest's trades, indexed by the match's start date."""
+        rows = (self.raw.get("backtest_info") or {}).get("trades", [])
+        return dated(records_frame(rows), "StartDate")
+
+
+class ScannerBacktestTask(Task):
+    """A scanner backtest (`POST /smart-scanner-backtest/start`)."""
+
+    status_path = "/smart-scanner-backtest/status/{id}"
+
+    @property
+    def raw(self) -> dict:
+        return self._done()["result"]["data"]
+
+    @property
+    def trades(self) -> pd.DataFrame:
+        """Every order of the simulation, indexed by its start date."""
+        return dated(columns_frame(self.raw.get("result", {})), "Start Date")
+
+    @property
+    def equity(self) -> pd.DataFrame:
+        """Equity and cash per session."""
+        data = self.raw
+        frame = pd.DataFrame({"equity": data.get("equity", []), "cash": data.get("cash", [])})
+        frame.index = pd.DatetimeIndex(pd.to_datetime(data.get("dates", [])), name="Date")
+        return frame

@@ -1,0 +1,27 @@
+"""marketlab: backtests, batches, analytics and market data from a
+marketlab server as pandas DataFrames.
+
+    from marketlab import Client
+    client = Client.from_env()
+    task = client.backtest(strategy).wait()
+    task.result, task.trades, task.equity
+"""
+
+from .client import Client
+from .errors import MarketlabError, RateLimited, TaskFailed, TaskTimeout
+from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Task
+
+__version__ = "1.0.0"
+
+__all__ = [
+    "Client",
+    "MarketlabError",
+    "RateLimited",
+    "TaskFailed",
+    "TaskTimeout",
+    "Task",
+    "BacktestTask",
+    "BatchTask",
+    "CpmTask",
+    "ScannerBacktestTask",
+]

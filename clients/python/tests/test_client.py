@@ -1,0 +1,161 @@
+"""Every call of the client against the embedded server, with the numbers
+checked against each other and against the server's own answers."""
+
+import time
+import uuid
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import LIMITED
+from marketlab import BacktestTask, Client, MarketlabError, RateLimited
+
+SMA = {"name": "Simple Moving Average", "type": "Technical", "params": {"period": 10}}
+
+
+def sma_cross(fast=10, slow=20, **extra):
+    signal = {**SMA, "params": {"period": fast}}
+    return {
+        "symbol": "SPX", "start_date": "2010-01-01", "risk_control": "//",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": signal, "rule": {"comparison_type": "MA", "type_name": "CrossAbove", "period": slow}}},
+        "exit": {"rule_type": "SingleCondition", "condition": {"signal": signal, "rule": {"comparison_type": "MA", "type_name": "CrossBelow", "period": slow}}},
+        **extra,
+    }
+
+
+@pytest.fixture(scope="module")
+def done(client):
+    return client.backtest(sma_cross()).wait(timeout=120)
+
+
+def test_a_backtest_gives_its_metrics_trades_and_equity_as_frames(client, done):
+    assert done.status == "SUCCESS"
+    result, trades, equity = done.result, done.trades, done.equity
+    assert isinstance(trades.index, pd.DatetimeIndex) and isinstance(equity.index, pd.DatetimeIndex)
+    assert result["Total Trades"] == len(trades) > 10
+    # The trades are the result's own: returns, dates and exit reasons.
+    np.testing.assert_allclose(trades["return_pct"], done.raw["Each Return"], rtol=1e-12)
+    assert [d.strftime("%Y-%m-%d") for d in trades.index] == done.raw["EntryDate"]
+    assert list(trades["exit_reason"]) == done.raw["Exit Reason"]
+    # The equity curve ends at the final capital and compounds the trades.
+    assert equity["equity"].iloc[-1] == pytest.approx(result["Final Capital"], rel=1e-9)
+    assert equity["equity"].iloc[-1] / result["Initial Capital"] - 1 == pytest.approx(result["Total Return (%)"] / 100, rel=1e-9)
+    assert np.prod(1 + trades["return_pct"] / 100) - 1 == pytest.approx(result["Total Return (%)"] / 100, rel=1e-9)
+    assert equity["drawdown"].min() == pytest.approx(result["Max Drawdown"], rel=1e-9)
+    assert done.report_url.startswith(client.url + "/backtest/report/")
+    assert client.tasks()["task_id"].str.contains(done.id).any()
+
+
+def test_own_bars_sent_as_parquet_run_like_the_stored_symbol(client, done):
+    # The stored closes as bars (the strategy reads closes only), from the
+    # first bar so that the averages are warm at the window's start.
+    close = client.backtest(sma_cross(start_date="1800-10-01")).wait(timeout=120).equity["close"]
+    bars = pd.DataFrame({"Open": close, "High": close, "Low": close, "Close": close, "Volume": 0}, index=close.index)
+    own = client.backtest(sma_cross(csv_mode=True), bars=bars).wait(timeout=120)
+    for metric in ("Total Trades", "Total Return (%)", "Max Drawdown", "Sharpe Ratio"):
+        assert own.result[metric] == pytest.approx(done.result[metric], rel=1e-12), metric
+    # Its series come from the stored upload: the same curve, bar for bar.
+    pd.testing.assert_series_equal(own.equity["equity"], done.equity["equity"], rtol=1e-12)
+
+
+def test_an_invalid_strategy_raises_with_its_field(client):
+    bad = sma_cross()
+    bad["entry"]["condition"]["rule"]["type_name"] = ">>"
+    with pytest.raises(MarketlabError) as e:
+        client.backtest(bad)
+    assert e.value.status == 400
+    assert e.value.field == "entry.condition.rule.type_name"
+    with pytest.raises(MarketlabError) as e:
+        client.validate({**sma_cross(), "capital_alloc": "2"})
+    assert e.value.field == "capital_alloc"
+
+
+def test_a_2000_strategy_grid_becomes_one_row_per_strategy(client):
+    fast = [str(p) for p in range(2, 42)]
+    slow = [str(p) for p in range(20, 120, 2)]
+    batch = client.batch(sma_cross(), grid={"entry.condition.signal.params.period,exit.condition.signal.params.period": fast, "entry.condition.rule.period,exit.condition.rule.period": slow})
+    results = batch.wait(timeout=300).results
+    assert len(results) == len(fast) * len(slow) == 2000
+    assert batch.progress == (2000, 2000)
+    key = "entry.condition.signal.params.period,exit.condition.signal.params.period"
+    assert set(results[key].astype(str)) == set(fast)
+    # The best row, run again on its own, gives the same numbers.
+    best = results.loc[results["Total Return (%)"].idxmax()]
+    f, s = int(best[key]), int(best["entry.condition.rule.period,exit.condition.rule.period"])
+    alone = client.backtest(sma_cross(f, s)).wait(timeout=120).result
+    assert alone["Total Return (%)"] == pytest.approx(best["Total Return (%)"], rel=1e-12)
+    assert alone["Total Trades"] == best["Total Trades"]
+
+
+def test_a_list_batch(client):
+    results = client.batch([sma_cross(5, 20), sma_cross(10, 50)], name="two").wait(timeout=120).results
+    assert len(results) == 2 and results["Total Trades"].gt(0).all()
+
+
+def test_the_same_key_gives_the_same_task(client):
+    key = f"notebook-{uuid.uuid4()}"
+    first = client.backtest(sma_cross(), idempotency_key=key)
+    again = client.backtest(sma_cross(), idempotency_key=key)
+    assert first.id == again.id
+    with pytest.raises(MarketlabError) as e:
+        client.backtest(sma_cross(5, 30), idempotency_key=key)
+    assert e.value.status == 422
+
+
+def test_a_429_is_retried_after_its_retry_after(server):
+    # A plan of 4 requests a minute: start a burst early in a minute.
+    if time.time() % 60 > 50:
+        time.sleep(61 - time.time() % 60)
+    seen = []
+    with Client(server, *LIMITED, max_retry_wait=65) as c:
+        c.http.event_hooks["response"].append(lambda r: seen.append((r.status_code, r.headers.get("retry-after"))))
+        t0 = time.monotonic()
+        for _ in range(5):
+            assert c.usage()["plan"]["code"] == "trial"
+        waited = time.monotonic() - t0
+    statuses = [s for s, _ in seen]
+    assert 429 in statuses and statuses[-1] == 200, seen
+    retry_after = int(next(r for s, r in seen if s == 429))
+    assert waited >= retry_after - 0.5
+    with Client(server, *LIMITED, max_retry_wait=0) as c:
+        with pytest.raises(RateLimited) as e:
+            for _ in range(6):
+                c.usage()
+        assert e.value.retry_after and "requests_per_minute" in e.value.message
+
+
+def test_pattern_and_scanner_tasks(client):
+    scan = client.cpm_scan(symbol="SPX", system_pattern="double_bottom", corr_per=85, time_in_market=21).wait(timeout=120)
+    assert len(scan.patterns) > 0 and scan.patterns["Corr"].ge(85).all()
+    backtest = client.cpm_backtest(symbol="SPX", system_pattern="double_bottom", corr_per=85, time_in_market=21).wait(timeout=120)
+    assert backtest.result["TOTAL TRADES"] == len(backtest.trades)
+    assert isinstance(backtest.trades.index, pd.DatetimeIndex)
+    scanner = client.scanner_backtest(start_date="2026-08-03", end_date="2026-11-20", find_type="stock/etf", signals=["All"],
+                                      total_capital=100000, long_short_ratio="0.7/0.3", daily_limit=3).wait(timeout=300)
+    assert len(scanner.trades) > 0 and scanner.equity["equity"].iloc[0] == 100000
+
+
+def test_analytics_and_data_reads_are_frames(client):
+    months = client.seasonality("SPX", "month")
+    assert len(months) == 12 and {"Month", "Return", "Positive"} <= set(months.columns)
+    symbols = ["AAPL", "MSFT", "TLT"]
+    rolling = client.correlation("SPX", symbols, "2020-01-02", "2024-12-31")
+    assert isinstance(rolling.index, pd.DatetimeIndex) and set(symbols) <= set(rolling.columns)
+    matrix = client.correlation_matrix("SPX", symbols, "2020-01-02", "2024-12-31")
+    np.testing.assert_allclose(matrix.values, matrix.values.T, atol=1e-15)
+    np.testing.assert_allclose(np.diag(matrix.values), 1.0)
+    beta = client.beta("SPX", symbols, "2020-01-02", "2024-12-31")
+    assert set(symbols) <= set(beta.columns) and len(beta) == len(rolling)
+    screens = client.screens()
+    assert "sp1500-dividend" in set(screens["key"])
+    assert len(client.screen("sp1500-dividend")) > 0
+    day = client.scanner()
+    assert len(day) == day.attrs["count"] > 0
+    catalogue = client.symbols()
+    assert "AAPL_OPTIX" in set(catalogue["url"])
+    series = client.history("AAPL_OPTIX", days=3)
+    assert len(series) == 3 and isinstance(series.index, pd.DatetimeIndex)
+    assert client.history("AAPL_OPTIX").index[-1] == series.index[-1]
+    usage = client.usage()
+    assert usage["plan"]["code"] == "pro" and usage["total"]["requests"]["backtest"] > 0

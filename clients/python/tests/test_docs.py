@@ -1,0 +1,28 @@
+"""docs/python.md runs: its Python blocks, in order, in one namespace,
+against the embedded server (MARKETLAB_* set as the page says)."""
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "python.md"
+
+
+def blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_the_python_page_runs(env):
+    code = blocks(PAGE.read_text())
+    assert len(code) >= 8
+    namespace: dict = {}
+    for i, block in enumerate(code):
+        exec(compile(block, f"{PAGE.name} block {i + 1}", "exec"), namespace)
+    # What the page shows holds.
+    assert len(namespace["results"]) == 20
+    assert namespace["heat"].shape == (5, 4)
+    assert namespace["best"]["Sharpe Ratio"] == namespace["results"]["Sharpe Ratio"].max()
+    assert namespace["ax"].get_title() == "SMA 10/20 on SPX"
