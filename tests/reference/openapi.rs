@@ -3,6 +3,8 @@
 //! pages work offline.
 
 use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Command;
 use tests::server::TestServer;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -169,3 +171,87 @@ async fn a_generated_python_client_takes_the_document_cleanly() {
     assert!(checked["round_trips"].as_u64().unwrap() >= 11, "{checked}");
     s.stop().await;
 }
+
+/// A second generator family: TypeScript types from openapi-typescript
+/// (npm), compiled with tsc in strict mode beside code that uses them: a
+/// strategy as docs/backtest.md writes it type-checks, a misspelt rule type
+/// does not.
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_types_generated_from_the_document_compile() {
+    let modules = std::env::var("MARKETLAB_NODE_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/marketlab/node/node_modules")
+        });
+    assert!(
+        modules.join("openapi-typescript").exists(),
+        "{} is missing: tests/run installs tests/typescript/package.json there",
+        modules.display()
+    );
+    let (s, _dir) = TestServer::fresh().await;
+    let (status, doc) = s.get("/openapi.json", None).await;
+    assert_eq!(status, 200);
+    s.stop().await;
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("openapi.json"), doc.to_string()).unwrap();
+    let node = |args: &[&str]| {
+        let out = Command::new("node")
+            .args(args)
+            .current_dir(work.path())
+            .output()
+            .expect("node runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let generator = modules.join("openapi-typescript/bin/cli.js");
+    let (ok, said) = node(&[generator.to_str().unwrap(), "openapi.json", "-o", "api.ts"]);
+    assert!(ok, "{said}");
+    // A clean run prints its banner and the file it wrote, nothing else.
+    let noise: Vec<&str> = said
+        .lines()
+        .filter(|l| {
+            !l.trim().is_empty() && !l.contains("openapi-typescript") && !l.contains("api.ts")
+        })
+        .collect();
+    assert!(noise.is_empty(), "{said}");
+    std::fs::write(work.path().join("use.ts"), USE_TS).unwrap();
+    let tsc = modules.join("typescript/bin/tsc");
+    let (ok, said) = node(&[
+        tsc.to_str().unwrap(),
+        "--noEmit",
+        "--strict",
+        "--target",
+        "es2022",
+        "--module",
+        "es2022",
+        "--moduleResolution",
+        "bundler",
+        "api.ts",
+        "use.ts",
+    ]);
+    assert!(ok, "tsc: {said}");
+}
+
+/// Code a TypeScript user writes against the generated types.
+const USE_TS: &str = r#"import type { components, paths } from "./api";
+type Strategy = components["schemas"]["StrategyParams"];
+const sma = { name: "Simple Moving Average", type: "Technical", params: { period: 10 } } as const;
+export const strategy: Strategy = {
+  symbol: "SPX", capital_alloc: "0.5", risk_control: "-5/10/21", description: { Introduction: "SMA 10/20" },
+  entry: { rule_type: "SingleCondition", condition: { signal: sma, rule: { comparison_type: "MA", type_name: "CrossAbove", period: 20 } } },
+  exit: { rule_type: "Scoring", score_threshold: 1, condition: [
+    { signal: { name: "Symbol Close", type: "Symbol" }, rule: { type_name: "<", comparison_value: "90" }, qualifier: { comparison_operator: "Rate Of Change", calculation_period: 5 } },
+  ] },
+};
+type Submitted = paths["/backtest/start_backtest"]["post"]["responses"]["202"]["content"]["application/json"];
+export const id: Submitted["task_id"] = "00000000-0000-0000-0000-000000000000";
+type Grid = components["schemas"]["StrategyGrid"];
+export const grid: Grid = { strategy, grid: { "entry.condition.rule.period": ["20", "50"] } };
+// @ts-expect-error a rule type the document does not list
+export const misspelt: Strategy = { symbol: "SPX", entry: { rule_type: "Single", condition: [] }, exit: { rule_type: "RiskControlOnly" } };
+"#;
