@@ -61,7 +61,7 @@ impl Figures {
     }
 }
 
-/// Submits `body` 220 times, polling each task to SUCCESS; the last 200
+/// Submits `body` 220 times, long-polling each task to SUCCESS; the last 200
 /// times to SUCCESS and of the submit alone, and the last task's status URL.
 async fn run_tasks(
     client: &reqwest::Client,
@@ -86,8 +86,10 @@ async fn run_tasks(
             .to_string();
         let submitted = t0.elapsed();
         let path = s.url(&format!("/backtest/status/{id}"));
+        // As the Python client waits: a long-poll, answered when the task ends.
+        let waiting = format!("{path}?wait=20");
         loop {
-            let t: Value = auth(client.get(&path))
+            let t: Value = auth(client.get(&waiting))
                 .send()
                 .await
                 .unwrap()
@@ -97,7 +99,7 @@ async fn run_tasks(
             match t["status"].as_str() {
                 Some("SUCCESS") => break,
                 Some("FAILED") => panic!("{t}"),
-                _ => tokio::time::sleep(Duration::from_micros(100)).await,
+                _ => {}
             }
         }
         if round >= 20 {

@@ -24,6 +24,7 @@ mod imports;
 mod jobs;
 mod lambda_watch;
 mod layers;
+mod long_poll;
 mod options;
 mod own_data;
 mod reports;

@@ -47,6 +47,69 @@ pub(crate) async fn owned_task(
         .ok_or_else(not_found)
 }
 
+/// The longest `wait` a status read holds (API Gateway cuts a request at
+/// 29 s; one cap for every runtime).
+pub const MAX_WAIT_SECONDS: f64 = 20.0;
+
+/// How often a long-polled task is read again when no notice comes: the
+/// worker that ends it runs in another process (the AWS deployment).
+const REREAD: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The long-poll every task status read takes.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct Wait {
+    /// Seconds to hold the answer until the task has ended (SUCCESS or FAILED); it comes at once when the task ends, or with its current state when the time is up. 0-20 (larger values are capped at 20); absent or 0 answers at once.
+    #[param(minimum = 0, maximum = 20)]
+    wait: Option<f64>,
+}
+
+/// `wait` of a status read: none, or a duration capped at [`MAX_WAIT_SECONDS`].
+pub(crate) fn wait_param(params: &Params) -> Result<Option<std::time::Duration>, ApiError> {
+    let Some(seconds) = params.opt::<f64>("wait", "a number of seconds")? else {
+        return Ok(None);
+    };
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(ApiError::field(
+            "wait",
+            format!("{seconds} is not a number of seconds from 0 to {MAX_WAIT_SECONDS}"),
+        ));
+    }
+    Ok(Some(std::time::Duration::from_secs_f64(
+        seconds.min(MAX_WAIT_SECONDS),
+    )))
+}
+
+/// [`owned_task`], held up to `wait` until the task has ended: woken by this
+/// process's worker the moment the outcome is stored, else read again every
+/// [`REREAD`]. It holds no worker, connection or lock while it waits.
+pub(crate) async fn owned_task_waiting(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    kinds: &[TaskKind],
+    wait: Option<std::time::Duration>,
+) -> Result<Task, ApiError> {
+    let (Some(wait), Ok(uuid)) = (wait.filter(|w| !w.is_zero()), Uuid::parse_str(id)) else {
+        return owned_task(state, caller, id, kinds).await;
+    };
+    let deadline = tokio::time::Instant::now() + wait;
+    let ends = platform::tasks::finishes::finishes().subscribe(uuid);
+    loop {
+        // Armed before the read, so an end between the two still wakes it.
+        let ended = ends.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        let task = owned_task(state, caller, id, kinds).await?;
+        let now = tokio::time::Instant::now();
+        if task.status.is_finished() || now >= deadline {
+            return Ok(task);
+        }
+        let _ = tokio::time::timeout(REREAD.min(deadline - now), ended).await;
+    }
+}
+
 /// A page of tasks, each in its service's summary shape.
 #[derive(Serialize, ToSchema)]
 pub struct TaskList<S> {

@@ -13,6 +13,10 @@ pub(crate) const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6f";
 #[derive(Clone)]
 pub struct Database {
     conn: Arc<Mutex<Connection>>,
+    /// A second connection for reads of a file: in WAL mode a read does not
+    /// wait for a write (a status read while the worker settles a task).
+    /// The same connection for an in-memory database.
+    reader: Arc<Mutex<Connection>>,
 }
 
 const SCHEMA: &str = "
@@ -153,7 +157,15 @@ impl Database {
             .map_err(|e| PortError::unavailable_by(format!("database {}", path.display()), e))?;
         let conn = Connection::open(path)
             .map_err(|e| PortError::unavailable_by(format!("database {}", path.display()), e))?;
-        Self::init(conn)
+        let mut db = Self::init(conn)?;
+        let reader = Connection::open(path)
+            .map_err(|e| PortError::unavailable_by(format!("database {}", path.display()), e))?;
+        reader
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(PortError::internal)?;
+        reader.set_prepared_statement_cache_capacity(64);
+        db.reader = Arc::new(Mutex::new(reader));
+        Ok(db)
     }
 
     /// A private in-memory database, for tests.
@@ -168,6 +180,8 @@ impl Database {
             .map_err(PortError::internal)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(PortError::internal)?;
+        // Every statement of the stores is prepared once per connection.
+        conn.set_prepared_statement_cache_capacity(64);
         let had_counts: bool = conn
             .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_counts'")
             .and_then(|mut s| s.exists([]))
@@ -190,8 +204,10 @@ impl Database {
             "TEXT NOT NULL DEFAULT '[]'",
         )?;
         add_column(&conn, "tasks", "progress", "INTEGER")?;
+        let conn = Arc::new(Mutex::new(conn));
         Ok(Database {
-            conn: Arc::new(Mutex::new(conn)),
+            reader: conn.clone(),
+            conn,
         })
     }
 
@@ -201,7 +217,23 @@ impl Database {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
     {
-        let conn = self.conn.clone();
+        Self::on(self.conn.clone(), f).await
+    }
+
+    /// Runs `f`, which only reads, with the reading connection.
+    pub async fn read<T, F>(&self, f: F) -> Result<T, PortError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+    {
+        Self::on(self.reader.clone(), f).await
+    }
+
+    async fn on<T, F>(conn: Arc<Mutex<Connection>>, f: F) -> Result<T, PortError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+    {
         tokio::task::spawn_blocking(move || {
             let mut guard = conn
                 .lock()

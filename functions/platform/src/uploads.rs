@@ -64,20 +64,27 @@ impl Upload {
         let values = [&b.open, &b.high, &b.low, &b.close, &b.volume]
             .into_iter()
             .chain(self.signals.iter());
+        // A signal column of zeros is what a missing one reads as: not written.
         for (name, v) in PRICE_COLUMNS
             .iter()
             .chain(SIGNAL_COLUMNS.iter())
             .zip(values)
+            .enumerate()
+            .filter(|(i, (_, v))| *i < PRICE_COLUMNS.len() || v.iter().any(|x| *x != 0.0))
+            .map(|(_, c)| c)
         {
             fields.push(Field::new(*name, DataType::Float64, false));
             columns.push(Arc::new(Float64Array::from(v.clone())));
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(PortError::internal)?;
-        // Prices rarely repeat: dictionary pages would cost time and save nothing.
+        // Written while the submit waits, read once by its job: plain pages
+        // (prices rarely repeat, so dictionaries and compression save little)
+        // and no statistics (nothing filters these files).
         let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
+            .set_compression(Compression::UNCOMPRESSED)
             .set_dictionary_enabled(false)
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
             .set_created_by("marketlab".into())
             .build();
         to_parquet_with(&batch, props)
@@ -303,10 +310,13 @@ impl SentTable {
         let dates = self.dates()?;
         let mut cols: Vec<Vec<f64>> = Vec::with_capacity(15);
         for i in 1..=15 {
-            let v = self
-                .numbers(i)?
-                .ok_or_else(|| format!("column {i} is missing"))?;
-            cols.push(v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect());
+            let v = match self.numbers(i)? {
+                Some(v) => v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect(),
+                // A signal column of zeros is not stored.
+                None if i > 5 => vec![0.0; dates.len()],
+                None => return Err(format!("column {i} is missing")),
+            };
+            cols.push(v);
         }
         let mut bars = Bars::with_capacity(dates.len());
         for (k, d) in dates.iter().enumerate() {
@@ -534,6 +544,19 @@ mod tests {
 
     /// Text decodes to any size (one long dictionary entry on every row):
     /// only fixed-width columns are read.
+    #[test]
+    fn signal_columns_of_zeros_are_not_stored_and_read_back_as_zeros() {
+        // sample() sets signals 0-4 once each; 5-9 are zeros.
+        let up = sample();
+        let data = up.to_parquet().unwrap();
+        let meta = ParquetRecordBatchReaderBuilder::try_new(data.clone()).unwrap();
+        assert_eq!(meta.schema().fields().len(), 6 + 5);
+        let back = Upload::from_stored(data).unwrap();
+        assert_eq!(back.bars.close, up.bars.close);
+        assert_eq!(back.bars.time, up.bars.time);
+        assert_eq!(back.signals, up.signals);
+    }
+
     #[test]
     fn text_columns_are_refused_before_decoding() {
         use arrow_array::StringArray;

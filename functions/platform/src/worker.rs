@@ -192,6 +192,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             deps.max_attempts
         );
         deps.tasks.finish(id, failed(msg)).await?;
+        crate::tasks::finishes::finishes().announce(id);
         // What it reserved for tasks it never created goes back.
         if let (Some(m), Some(h)) = (&deps.metering, &handler) {
             let back = h.reserved(&task).children_ms;
@@ -209,6 +210,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     let Some(handler) = handler else {
         let msg = format!("task kind '{}' is not served by this deployment", task.kind);
         deps.tasks.finish(id, failed(msg)).await?;
+        crate::tasks::finishes::finishes().announce(id);
         return Ok(Disposition::Done);
     };
     tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
@@ -275,6 +277,9 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             },
         )
         .await;
+    if matches!(finished, Ok(Some(_))) {
+        crate::tasks::finishes::finishes().announce(id);
+    }
     settle(failed).await;
     match finished? {
         Some(task) => {

@@ -5,7 +5,7 @@ use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
-use crate::tasks::{TaskList, list_page, owned_task, param_str};
+use crate::tasks::{TaskList, list_page, param_str};
 use axum::Json;
 use axum::extract::Path;
 use platform::tasks::{Task, TaskKind, TaskStatus};
@@ -123,16 +123,17 @@ pub(crate) const CPM_KINDS: [TaskKind; 2] = [TaskKind::CpmBacktest, TaskKind::Cp
 
 /// A pattern-match task of the caller (scan or backtest); another account's id is 404.
 #[utoipa::path(get, path = "/cpm/status/{task_id}", tag = "analytics",
-    params(("task_id" = String, Path, description = "Task UUID")),
+    params(("task_id" = String, Path, description = "Task UUID"), crate::tasks::Wait),
     responses((status = 200, description = "The task object of analytics section 2.8", body = AnalyticsTask),
         crate::analytics::AnalyticsErrors))]
 async fn cpm_status(
     Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
+    query: Params,
 ) -> Result<Json<AnalyticsTask>, ApiError> {
-    Ok(Json(analytics_record(
-        &owned_task(&state, &caller, &id, &CPM_KINDS).await?,
-    )))
+    let wait = crate::tasks::wait_param(&query)?;
+    let task = crate::tasks::owned_task_waiting(&state, &caller, &id, &CPM_KINDS, wait).await?;
+    Ok(Json(analytics_record(&task)))
 }
 
 /// The caller's pattern-match tasks, newest first.
@@ -173,16 +174,19 @@ async fn cpm_tasks(
 
 /// A scanner backtest task of the caller; another account's id is 404.
 #[utoipa::path(get, path = "/smart-scanner-backtest/status/{task_id}", tag = "analytics",
-    params(("task_id" = String, Path, description = "Task UUID")),
+    params(("task_id" = String, Path, description = "Task UUID"), crate::tasks::Wait),
     responses((status = 200, description = "The task object of analytics section 2.8", body = AnalyticsTask),
         crate::analytics::AnalyticsErrors))]
 async fn scanner_status(
     Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
+    query: Params,
 ) -> Result<Json<AnalyticsTask>, ApiError> {
-    Ok(Json(analytics_record(
-        &owned_task(&state, &caller, &id, &[TaskKind::ScannerBacktest]).await?,
-    )))
+    let wait = crate::tasks::wait_param(&query)?;
+    let task =
+        crate::tasks::owned_task_waiting(&state, &caller, &id, &[TaskKind::ScannerBacktest], wait)
+            .await?;
+    Ok(Json(analytics_record(&task)))
 }
 
 /// The caller's scanner backtest tasks, newest first.

@@ -4,7 +4,7 @@ use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
 use crate::state::AppState;
-use crate::tasks::{TaskList, list_page, owned_task, param_str};
+use crate::tasks::{TaskList, list_page, param_str};
 use axum::Json;
 use axum::extract::Path;
 use platform::tasks::{Task, TaskKind, TaskStatus};
@@ -115,9 +115,10 @@ fn backtest_record(t: &Task) -> TaskRecord {
 /// One of the caller's tasks; another account's id is 404.
 #[utoipa::path(get, path = "/backtest/status/{task_id}", tag = "backtest",
     params(("task_id" = String, Path, description = "Task UUID"),
-        ("include" = Option<String>, Query, description = "`csv_data`: a CSV-mode task's uploaded bars as rows in `params.csv_data` (otherwise `params.csv_upload` summarises them)", pattern = "^csv_data$")),
+        ("include" = Option<String>, Query, description = "`csv_data`: a CSV-mode task's uploaded bars as rows in `params.csv_data` (otherwise `params.csv_upload` summarises them)", pattern = "^csv_data$"),
+        crate::tasks::Wait),
     responses((status = 200, description = "The task", body = TaskRecord),
-        (status = 400, description = "Unknown `include`", body = crate::openapi::ErrorDetail),
+        (status = 400, description = "Unknown `include`, or a `wait` that is not a number from 0", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign task", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn backtest_status(
@@ -135,7 +136,9 @@ pub(crate) async fn backtest_status(
             ));
         }
     };
-    let t = owned_task(&state, &caller, &id, &[TaskKind::StrategyBacktest]).await?;
+    let wait = crate::tasks::wait_param(&query)?;
+    let kinds = [TaskKind::StrategyBacktest];
+    let t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, wait).await?;
     let mut record = backtest_record(&t);
     if let Some(summary) = record
         .params

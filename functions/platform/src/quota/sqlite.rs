@@ -19,12 +19,9 @@ impl SqliteQuotaStore {
 
 /// A counter's value, if it exists.
 fn counter(c: &rusqlite::Connection, key: &str) -> rusqlite::Result<Option<i64>> {
-    c.query_row(
-        "SELECT n FROM quota_counters WHERE key = ?1",
-        params![key],
-        |r| r.get(0),
-    )
-    .optional()
+    c.prepare_cached("SELECT n FROM quota_counters WHERE key = ?1")?
+        .query_row(params![key], |r| r.get(0))
+        .optional()
 }
 
 fn now_s() -> i64 {
@@ -39,20 +36,20 @@ impl QuotaStore for SqliteQuotaStore {
             .run(move |c| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 // Forget counters of windows gone by, a few at a time.
-                tx.execute(
+                tx.prepare_cached(
                     "DELETE FROM quota_counters WHERE key IN
                      (SELECT key FROM quota_counters WHERE expires_s < ?1 LIMIT 16)",
-                    params![now_s()],
-                )?;
+                )?
+                .execute(params![now_s()])?;
                 let used = counter(&tx, &key)?.unwrap_or(0);
                 let room = (limit as i64 - used).max(0);
                 let granted = room.min(i64::from(n));
                 if granted > 0 {
-                    tx.execute(
+                    tx.prepare_cached(
                         "INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
                          ON CONFLICT (key) DO UPDATE SET n = n + excluded.n",
-                        params![key, granted, expires_s],
-                    )?;
+                    )?
+                    .execute(params![key, granted, expires_s])?;
                 }
                 tx.commit()?;
                 Ok(granted as u32)
@@ -66,25 +63,13 @@ impl QuotaStore for SqliteQuotaStore {
         self.db
             .run(move |c| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                tx.execute(
-                    "DELETE FROM quota_holds WHERE key = ?1 AND until_ms <= ?2",
-                    params![key, now_ms],
-                )?;
-                let mine = tx.execute(
-                    "UPDATE quota_holds SET until_ms = ?3 WHERE key = ?1 AND holder = ?2",
-                    params![key, holder, until_ms],
-                )? > 0;
+                tx.prepare_cached("DELETE FROM quota_holds WHERE key = ?1 AND until_ms <= ?2")?.execute(params![key, now_ms],)?;
+                let mine = tx.prepare_cached("UPDATE quota_holds SET until_ms = ?3 WHERE key = ?1 AND holder = ?2")?.execute(params![key, holder, until_ms],)? > 0;
                 let held = mine || {
-                    let others: i64 = tx.query_row(
-                        "SELECT COUNT(*) FROM quota_holds WHERE key = ?1",
-                        params![key],
-                        |r| r.get(0),
-                    )?;
+                    let others: i64 = tx.prepare_cached("SELECT COUNT(*) FROM quota_holds WHERE key = ?1")?.query_row(params![key],
+                        |r| r.get(0),)?;
                     others < i64::from(limit)
-                        && tx.execute(
-                            "INSERT INTO quota_holds (key, holder, until_ms) VALUES (?1, ?2, ?3)",
-                            params![key, holder, until_ms],
-                        )? > 0
+                        && tx.prepare_cached("INSERT INTO quota_holds (key, holder, until_ms) VALUES (?1, ?2, ?3)")?.execute(params![key, holder, until_ms],)? > 0
                 };
                 tx.commit()?;
                 Ok(held)
@@ -96,11 +81,9 @@ impl QuotaStore for SqliteQuotaStore {
         let (key, holder) = (key.to_string(), holder.to_string());
         self.db
             .run(move |c| {
-                c.execute(
-                    "DELETE FROM quota_holds WHERE key = ?1 AND holder = ?2",
-                    params![key, holder],
-                )
-                .map(|_| ())
+                c.prepare_cached("DELETE FROM quota_holds WHERE key = ?1 AND holder = ?2")?
+                    .execute(params![key, holder])
+                    .map(|_| ())
             })
             .await
     }
@@ -115,11 +98,8 @@ impl QuotaStore for SqliteQuotaStore {
                 let used = counter(&tx, &key)?.unwrap_or(start);
                 let added = used < limit;
                 if added {
-                    tx.execute(
-                        "INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
-                         ON CONFLICT (key) DO UPDATE SET n = excluded.n, expires_s = excluded.expires_s",
-                        params![key, used + n, expires_s],
-                    )?;
+                    tx.prepare_cached("INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (key) DO UPDATE SET n = excluded.n, expires_s = excluded.expires_s")?.execute(params![key, used + n, expires_s],)?;
                 }
                 tx.commit()?;
                 Ok(added)
@@ -131,11 +111,8 @@ impl QuotaStore for SqliteQuotaStore {
         let key = key.to_string();
         self.db
             .run(move |c| {
-                c.execute(
-                    "INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (key) DO UPDATE SET n = n + excluded.n, expires_s = excluded.expires_s",
-                    params![key, delta, expires_s],
-                )
+                c.prepare_cached("INSERT INTO quota_counters (key, n, expires_s) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (key) DO UPDATE SET n = n + excluded.n, expires_s = excluded.expires_s")?.execute(params![key, delta, expires_s],)
                 .map(|_| ())
             })
             .await
@@ -151,12 +128,9 @@ impl QuotaStore for SqliteQuotaStore {
         let text: Option<String> = self
             .db
             .run(move |c| {
-                c.query_row(
-                    "SELECT limits FROM plan_limits WHERE code = ?1",
-                    params![plan],
-                    |r| r.get(0),
-                )
-                .optional()
+                c.prepare_cached("SELECT limits FROM plan_limits WHERE code = ?1")?
+                    .query_row(params![plan], |r| r.get(0))
+                    .optional()
             })
             .await?;
         text.map(|t| serde_json::from_str(&t).map_err(PortError::internal))
@@ -170,11 +144,11 @@ impl QuotaStore for SqliteQuotaStore {
         );
         self.db
             .run(move |c| {
-                c.execute(
+                c.prepare_cached(
                     "INSERT INTO plan_limits (code, limits) VALUES (?1, ?2)
                      ON CONFLICT (code) DO UPDATE SET limits = excluded.limits",
-                    params![plan, text],
-                )
+                )?
+                .execute(params![plan, text])
                 .map(|_| ())
             })
             .await

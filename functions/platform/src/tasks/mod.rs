@@ -4,6 +4,7 @@
 //! workers can never both run or both finish a task, on SQLite or DynamoDB alike.
 
 #[cfg(feature = "sqlite")]
+pub mod finishes;
 mod sqlite;
 
 #[cfg(feature = "sqlite")]

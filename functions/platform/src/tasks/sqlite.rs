@@ -68,26 +68,23 @@ fn row_to_task(r: &Row<'_>) -> rusqlite::Result<Task> {
 }
 
 fn select_one(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<Task>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"),
-        [id],
-        row_to_task,
-    )
-    .optional()
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?
+        .query_row([id], row_to_task)
+        .optional()
 }
 
 fn insert(c: &rusqlite::Connection, t: &Task) -> rusqlite::Result<usize> {
-    c.execute(
+    c.prepare_cached(
         "INSERT INTO tasks (id, owner, kind, status, params, attempts, created_at)
          VALUES (?1, ?2, ?3, 'PENDING', ?4, 0, ?5)",
-        params![
-            t.id.to_string(),
-            t.owner,
-            t.kind.as_str(),
-            t.params.to_string(),
-            fmt_time(t.created_at)
-        ],
-    )
+    )?
+    .execute(params![
+        t.id.to_string(),
+        t.owner,
+        t.kind.as_str(),
+        t.params.to_string(),
+        fmt_time(t.created_at)
+    ])
 }
 
 /// `WHERE` clause and arguments of an owner's listing.
@@ -141,20 +138,20 @@ impl TaskStore for SqliteTaskStore {
                     return Ok(Created::Existing(t));
                 }
                 insert(&tx, &task)?;
-                tx.execute(
+                tx.prepare_cached(
                     "DELETE FROM idempotency_keys WHERE owner = ?1 AND created_at <= ?2",
-                    params![task.owner, cutoff],
-                )?;
-                tx.execute(
+                )?
+                .execute(params![task.owner, cutoff])?;
+                tx.prepare_cached(
                     "INSERT OR REPLACE INTO idempotency_keys (owner, key, task_id, created_at)
                      VALUES (?1, ?2, ?3, ?4)",
-                    params![
-                        task.owner,
-                        key,
-                        task.id.to_string(),
-                        fmt_time(task.created_at)
-                    ],
-                )?;
+                )?
+                .execute(params![
+                    task.owner,
+                    key,
+                    task.id.to_string(),
+                    fmt_time(task.created_at)
+                ])?;
                 tx.commit()?;
                 Ok(Created::New(task))
             })
@@ -163,7 +160,7 @@ impl TaskStore for SqliteTaskStore {
 
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
         let id = id.to_string();
-        self.db.run(move |c| select_one(c, &id)).await
+        self.db.read(move |c| select_one(c, &id)).await
     }
 
     async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {
@@ -197,11 +194,11 @@ impl TaskStore for SqliteTaskStore {
             .run(move |c| {
                 // The total from the trigger-kept counts; the page walks the
                 // (owner, created) index newest first and stops after it.
-                let total: i64 = c.query_row(
-                    &format!("SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE {count_clause}"),
-                    params_from_iter(count_args.iter()),
-                    |r| r.get(0),
-                )?;
+                let total: i64 = c
+                    .prepare_cached(&format!(
+                        "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE {count_clause}"
+                    ))?
+                    .query_row(params_from_iter(count_args.iter()), |r| r.get(0))?;
                 let mut page_args = args;
                 page_args.push(SqlValue::Integer(limit as i64));
                 page_args.push(SqlValue::Integer(offset as i64));
@@ -225,13 +222,14 @@ impl TaskStore for SqliteTaskStore {
         let (now_s, until_s) = (fmt_time(now), fmt_time(now + lease));
         self.db
             .run(move |c| {
-                let changed = c.execute(
-                    "UPDATE tasks SET status = 'RUNNING', attempts = attempts + 1,
+                let changed = c
+                    .prepare_cached(
+                        "UPDATE tasks SET status = 'RUNNING', attempts = attempts + 1,
                          started_at = ?2, lease_until = ?3, progress = NULL
                      WHERE id = ?1 AND (status = 'PENDING'
                          OR (status = 'RUNNING' AND (lease_until IS NULL OR lease_until < ?2)))",
-                    params![id, now_s, until_s],
-                )?;
+                    )?
+                    .execute(params![id, now_s, until_s])?;
                 let task = select_one(c, &id)?;
                 Ok(match (changed, task) {
                     (_, None) => Claim::Missing,
@@ -253,12 +251,13 @@ impl TaskStore for SqliteTaskStore {
         let now_s = fmt_time(now);
         self.db
             .run(move |c| {
-                let changed = c.execute(
-                    "UPDATE tasks SET status = ?3, result = ?4, error = ?5, finished_at = ?6,
+                let changed = c
+                    .prepare_cached(
+                        "UPDATE tasks SET status = ?3, result = ?4, error = ?5, finished_at = ?6,
                          lease_until = NULL, progress = NULL
                      WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
-                    params![id, attempt, status, result, error, now_s],
-                )?;
+                    )?
+                    .execute(params![id, attempt, status, result, error, now_s])?;
                 if changed == 1 {
                     select_one(c, &id)
                 } else {
@@ -272,11 +271,11 @@ impl TaskStore for SqliteTaskStore {
         let id = id.to_string();
         self.db
             .run(move |c| {
-                c.execute(
+                c.prepare_cached(
                     "UPDATE tasks SET status = 'PENDING', lease_until = NULL
                      WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
-                    params![id, attempt],
-                )
+                )?
+                .execute(params![id, attempt])
                 .map(|n| n == 1)
             })
             .await
@@ -286,11 +285,11 @@ impl TaskStore for SqliteTaskStore {
         let id = id.to_string();
         self.db
             .run(move |c| {
-                c.execute(
+                c.prepare_cached(
                     "UPDATE tasks SET progress = ?3
                      WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
-                    params![id, attempt, percent.min(100)],
-                )
+                )?
+                .execute(params![id, attempt, percent.min(100)])
                 .map(|n| n == 1)
             })
             .await
@@ -300,11 +299,11 @@ impl TaskStore for SqliteTaskStore {
         let (id, until) = (id.to_string(), fmt_time(until));
         self.db
             .run(move |c| {
-                c.execute(
+                c.prepare_cached(
                     "UPDATE tasks SET lease_until = ?3
                      WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
-                    params![id, attempt, until],
-                )
+                )?
+                .execute(params![id, attempt, until])
                 .map(|n| n == 1)
             })
             .await

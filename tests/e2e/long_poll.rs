@@ -1,0 +1,220 @@
+//! Long-polled status reads (`?wait=N`): answered the moment the embedded
+//! worker stores the outcome, or with the current state when the time is
+//! up; a worker in another process (no notice) is seen on the next re-read.
+
+use crate::jobs::submit;
+use async_trait::async_trait;
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use platform::tasks::{Claim, Finished, NewTask, Outcome, Task, TaskKind, now};
+use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tests::server::{Options, TestServer};
+
+const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
+
+/// A job that takes its task's `ms` and notes when it returned.
+struct Sleeps(Arc<Mutex<Vec<Instant>>>);
+
+#[async_trait]
+impl JobHandler for Sleeps {
+    async fn run(&self, task: Task, _: Progress) -> Result<Value, JobError> {
+        let ms = task.params["ms"].as_u64().unwrap_or(0);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        self.0.lock().unwrap().push(Instant::now());
+        Ok(json!({"slept_ms": ms}))
+    }
+}
+
+async fn server(returned: Arc<Mutex<Vec<Instant>>>) -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.registry = Arc::new(move |_| {
+        let mut r = JobRegistry::default();
+        for kind in [
+            TaskKind::StrategyBacktest,
+            TaskKind::CpmScan,
+            TaskKind::ScannerBacktest,
+        ] {
+            r.register(kind, Arc::new(Sleeps(returned.clone())));
+        }
+        r
+    });
+    (TestServer::start(opts).await, dir)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_poll_answers_when_the_task_ends_on_every_status_operation() {
+    let returned = Arc::new(Mutex::new(Vec::new()));
+    let (s, _dir) = server(returned.clone()).await;
+    for (kind, path) in [
+        (TaskKind::StrategyBacktest, "/backtest/status"),
+        (TaskKind::CpmScan, "/cpm/status"),
+        (TaskKind::ScannerBacktest, "/smart-scanner-backtest/status"),
+    ] {
+        returned.lock().unwrap().clear();
+        let t = submit(&s, DEMO_EMAIL, kind, json!({"ms": 300})).await;
+        let t0 = Instant::now();
+        let (status, body) = s.get(&format!("{path}/{}?wait=20", t.id), DEMO).await;
+        let answered = Instant::now();
+        assert_eq!(
+            (status, body["status"].as_str()),
+            (200, Some("SUCCESS")),
+            "{path}: {body}"
+        );
+        let ended = returned.lock().unwrap()[0];
+        assert!(answered - t0 >= Duration::from_millis(300), "{path}");
+        // The job's return, the outcome's write and the answer: well within 50 ms.
+        let late = answered - ended;
+        assert!(
+            late < Duration::from_millis(50),
+            "{path}: answered {late:?} after the job ended"
+        );
+    }
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_poll_ends_at_its_wait_and_refuses_a_bad_one() {
+    let (s, _dir) = server(Arc::new(Mutex::new(Vec::new()))).await;
+    let t = submit(
+        &s,
+        DEMO_EMAIL,
+        TaskKind::StrategyBacktest,
+        json!({"ms": 3000}),
+    )
+    .await;
+    let t0 = Instant::now();
+    let (status, body) = s
+        .get(&format!("/backtest/status/{}?wait=0.4", t.id), DEMO)
+        .await;
+    let took = t0.elapsed();
+    assert_eq!(status, 200);
+    assert!(
+        matches!(body["status"].as_str(), Some("PENDING" | "RUNNING")),
+        "{body}"
+    );
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+    for bad in ["-1", "soon", "NaN"] {
+        let (status, body) = s
+            .get(&format!("/backtest/status/{}?wait={bad}", t.id), DEMO)
+            .await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(
+            body["detail"].as_str().unwrap().contains("'wait'"),
+            "{body}"
+        );
+    }
+    let (status, body) = s.get(&format!("/cpm/status/{}?wait=x", t.id), DEMO).await;
+    assert_eq!((status, body["code"].as_i64()), (400, Some(400)), "{body}");
+    // Another tenant's task is 404 at once, however long it asks to wait.
+    s.add_account("eve@example.test", "eve-password", "pro")
+        .await;
+    let t0 = Instant::now();
+    let (status, _) = s
+        .get(
+            &format!("/backtest/status/{}?wait=20", t.id),
+            Some(("eve@example.test", "eve-password")),
+        )
+        .await;
+    assert_eq!(status, 404);
+    assert!(t0.elapsed() < Duration::from_secs(1));
+    // A finished task, and a wait above the cap (20 s), answer at once.
+    let (_, body) = s
+        .get(&format!("/backtest/status/{}?wait=600", t.id), DEMO)
+        .await;
+    assert_eq!(body["status"], "SUCCESS", "{body}");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
+    // No worker here: the task ends through the store alone, as one written
+    // by a worker elsewhere (the AWS deployment) would, with no notice.
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.workers = 0;
+    let s = TestServer::start(opts).await;
+    let t = s
+        .state
+        .tasks
+        .create(NewTask {
+            owner: DEMO_EMAIL.into(),
+            kind: TaskKind::CpmScan,
+            params: json!({}),
+        })
+        .await
+        .unwrap();
+    let tasks = s.state.tasks.clone();
+    let ended = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let Claim::Claimed(c) = tasks
+            .claim(t.id, now(), chrono::TimeDelta::minutes(1))
+            .await
+            .unwrap()
+        else {
+            panic!("claimed")
+        };
+        let done = Finished {
+            attempt: c.attempts,
+            outcome: Outcome::Success(json!({"code": 200})),
+            at: now(),
+        };
+        tasks.finish(t.id, done).await.unwrap();
+        Instant::now()
+    });
+    let (status, body) = s.get(&format!("/cpm/status/{}?wait=10", t.id), DEMO).await;
+    let answered = Instant::now();
+    let ended = ended.await.unwrap();
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (200, Some("SUCCESS")),
+        "{body}"
+    );
+    // Read again every 250 ms.
+    assert!(
+        answered - ended < Duration::from_millis(400),
+        "{:?}",
+        answered - ended
+    );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn many_long_polls_on_one_task_all_answer_at_its_end() {
+    let (s, _dir) = server(Arc::new(Mutex::new(Vec::new()))).await;
+    let t = submit(
+        &s,
+        DEMO_EMAIL,
+        TaskKind::StrategyBacktest,
+        json!({"ms": 500}),
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let polls = (0..200).map(|_| {
+        let req = http
+            .get(s.url(&format!("/backtest/status/{}?wait=15", t.id)))
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
+        async move {
+            let r = req.send().await.unwrap();
+            (
+                r.status().as_u16(),
+                r.json::<Value>().await.unwrap()["status"].clone(),
+            )
+        }
+    });
+    let t0 = Instant::now();
+    let answers = futures::future::join_all(polls).await;
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert!(
+        answers
+            .iter()
+            .all(|(st, status)| *st == 200 && status == "SUCCESS"),
+        "{answers:?}"
+    );
+    s.stop().await;
+}
