@@ -3,8 +3,8 @@
 //! Every status change is conditional on the state the caller last saw, so two
 //! workers can never both run or both finish a task, on SQLite or DynamoDB alike.
 
-#[cfg(feature = "sqlite")]
 pub mod finishes;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 #[cfg(feature = "sqlite")]

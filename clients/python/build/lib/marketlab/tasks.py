@@ -47,13 +47,13 @@ class Task:
 
     def wait(self, timeout: float = 600.0) -> "Task":
         """Blocks until the task ends: with the server's long-poll where it
-        offers one (`?wait=`), else polling with backoff from 20 ms to 1 s."""
+        offers one (`?wait=`), else polling with backoff from 5 ms to 1 s."""
         deadline = time.monotonic() + timeout
-        pause = 0.02
+        pause = 0.005
         long_poll = self.client._long_poll(self.status_path)
         while True:
             left = deadline - time.monotonic()
-            record = self.refresh(wait=min(left, long_poll) if long_poll and left > 1 else None)
+            record = self.refresh(wait=min(left, long_poll) if long_poll and left > 0.001 else None)
             if record.get("status") in FINAL:
                 break
             if time.monotonic() >= deadline:
