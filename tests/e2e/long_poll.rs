@@ -82,7 +82,7 @@ async fn a_long_poll_ends_at_its_wait_and_refuses_a_bad_one() {
         &s,
         DEMO_EMAIL,
         TaskKind::StrategyBacktest,
-        json!({"ms": 3000}),
+        json!({"ms": 1500}),
     )
     .await;
     let t0 = Instant::now();
