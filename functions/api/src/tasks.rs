@@ -66,7 +66,7 @@ pub struct Wait {
 }
 
 /// `wait` of a status read: none, or a duration capped at [`MAX_WAIT_SECONDS`].
-pub(crate) fn wait_param(params: &Params) -> Result<Option<std::time::Duration>, ApiError> {
+fn wait_param(params: &Params) -> Result<Option<std::time::Duration>, ApiError> {
     let Some(seconds) = params.opt::<f64>("wait", "a number of seconds")? else {
         return Ok(None);
     };
@@ -81,16 +81,18 @@ pub(crate) fn wait_param(params: &Params) -> Result<Option<std::time::Duration>,
     )))
 }
 
-/// [`owned_task`], held up to `wait` until the task has ended: woken by this
-/// process's worker the moment the outcome is stored, else read again every
-/// [`REREAD`]. It holds no worker, connection or lock while it waits.
+/// [`owned_task`], held up to the query's `wait` ([`Wait`]) until the task
+/// has ended: woken by this process's worker the moment the outcome is
+/// stored, else read again every [`REREAD`]. It holds no worker, connection
+/// or lock while it waits.
 pub(crate) async fn owned_task_waiting(
     state: &AppState,
     caller: &Caller,
     id: &str,
     kinds: &[TaskKind],
-    wait: Option<std::time::Duration>,
+    query: &Params,
 ) -> Result<Task, ApiError> {
+    let wait = wait_param(query)?;
     let (Some(wait), Ok(uuid)) = (wait.filter(|w| !w.is_zero()), Uuid::parse_str(id)) else {
         return owned_task(state, caller, id, kinds).await;
     };

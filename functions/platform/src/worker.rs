@@ -191,8 +191,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             "gave up after {} attempts: the worker running it stopped each time",
             deps.max_attempts
         );
-        deps.tasks.finish(id, failed(msg)).await?;
-        crate::tasks::finishes::finishes().announce(id);
+        end(deps, id, failed(msg)).await?;
         // What it reserved for tasks it never created goes back.
         if let (Some(m), Some(h)) = (&deps.metering, &handler) {
             let back = h.reserved(&task).children_ms;
@@ -209,8 +208,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     }
     let Some(handler) = handler else {
         let msg = format!("task kind '{}' is not served by this deployment", task.kind);
-        deps.tasks.finish(id, failed(msg)).await?;
-        crate::tasks::finishes::finishes().announce(id);
+        end(deps, id, failed(msg)).await?;
         return Ok(Disposition::Done);
     };
     tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
@@ -266,20 +264,16 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         }
     };
     let ok = matches!(outcome, Outcome::Success(_));
-    let finished = deps
-        .tasks
-        .finish(
-            id,
-            Finished {
-                attempt,
-                outcome,
-                at: now(),
-            },
-        )
-        .await;
-    if matches!(finished, Ok(Some(_))) {
-        crate::tasks::finishes::finishes().announce(id);
-    }
+    let finished = end(
+        deps,
+        id,
+        Finished {
+            attempt,
+            outcome,
+            at: now(),
+        },
+    )
+    .await;
     settle(failed).await;
     match finished? {
         Some(task) => {
@@ -291,6 +285,16 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         None => tracing::warn!(task_id = %id, "job result dropped: task was taken over"),
     }
     Ok(Disposition::Done)
+}
+
+/// Stores the task's outcome and, when this attempt still owned it, tells
+/// this process's long-polled status reads at once.
+async fn end(deps: &WorkerDeps, id: uuid::Uuid, done: Finished) -> Result<Option<Task>, PortError> {
+    let stored = deps.tasks.finish(id, done).await?;
+    if stored.is_some() {
+        crate::tasks::finishes::finishes().announce(id);
+    }
+    Ok(stored)
 }
 
 /// While a job runs: copies its progress to its task when it changes, and

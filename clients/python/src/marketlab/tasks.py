@@ -153,14 +153,18 @@ class BatchTask(Task):
         return str(self.record.get("error") or "no reason given")
 
 
-class CpmTask(Task):
-    """A pattern (CPM) scan or pattern backtest task."""
-
-    status_path = "/cpm/status/{id}"
+class AnalyticsTask(Task):
+    """An analytics service task: its answer is the envelope's `data`."""
 
     @property
     def raw(self) -> dict:
         return self._done()["result"]["data"]
+
+
+class CpmTask(AnalyticsTask):
+    """A pattern (CPM) scan or pattern backtest task."""
+
+    status_path = "/cpm/status/{id}"
 
     @property
     def patterns(self) -> pd.DataFrame:
@@ -180,14 +184,10 @@ class CpmTask(Task):
         return dated(records_frame(rows), "StartDate")
 
 
-class ScannerBacktestTask(Task):
+class ScannerBacktestTask(AnalyticsTask):
     """A scanner backtest (`POST /smart-scanner-backtest/start`)."""
 
     status_path = "/smart-scanner-backtest/status/{id}"
-
-    @property
-    def raw(self) -> dict:
-        return self._done()["result"]["data"]
 
     @property
     def trades(self) -> pd.DataFrame:

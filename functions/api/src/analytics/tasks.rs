@@ -131,8 +131,7 @@ async fn cpm_status(
     Path(id): Path<String>,
     query: Params,
 ) -> Result<Json<AnalyticsTask>, ApiError> {
-    let wait = crate::tasks::wait_param(&query)?;
-    let task = crate::tasks::owned_task_waiting(&state, &caller, &id, &CPM_KINDS, wait).await?;
+    let task = crate::tasks::owned_task_waiting(&state, &caller, &id, &CPM_KINDS, &query).await?;
     Ok(Json(analytics_record(&task)))
 }
 
@@ -182,10 +181,8 @@ async fn scanner_status(
     Path(id): Path<String>,
     query: Params,
 ) -> Result<Json<AnalyticsTask>, ApiError> {
-    let wait = crate::tasks::wait_param(&query)?;
-    let task =
-        crate::tasks::owned_task_waiting(&state, &caller, &id, &[TaskKind::ScannerBacktest], wait)
-            .await?;
+    let kinds = [TaskKind::ScannerBacktest];
+    let task = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, &query).await?;
     Ok(Json(analytics_record(&task)))
 }
 

@@ -136,9 +136,8 @@ pub(crate) async fn backtest_status(
             ));
         }
     };
-    let wait = crate::tasks::wait_param(&query)?;
     let kinds = [TaskKind::StrategyBacktest];
-    let t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, wait).await?;
+    let t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, &query).await?;
     let mut record = backtest_record(&t);
     if let Some(summary) = record
         .params

@@ -269,14 +269,11 @@ fn one_request_schema(doc: &mut serde_json::Value) {
         if content.len() < 2 || !content.contains_key("application/json") {
             continue;
         }
-        let others: serde_json::Map<String, Value> = content
-            .keys()
-            .filter(|k| *k != "application/json")
-            .cloned()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .filter_map(|k| content.remove(&k).map(|v| (k, v)))
-            .collect();
+        let (json, others): (serde_json::Map<_, _>, serde_json::Map<_, _>) =
+            std::mem::take(content)
+                .into_iter()
+                .partition(|(k, _)| k == "application/json");
+        *content = json;
         let names: Vec<&str> = others.keys().map(String::as_str).collect();
         body.insert(
             "description".into(),

@@ -54,14 +54,7 @@ pub async fn task_chart(
     uploads: &platform::uploads::Uploads,
     task: &platform::tasks::Task,
 ) -> crate::Result<Chart> {
-    let upload = match super::upload_digest(&task.params) {
-        None => None,
-        Some(digest) => Some(uploads.get(&task.owner, digest).await?.ok_or_else(|| {
-            crate::Error::Port(platform::PortError::NotFound(
-                "the uploaded bars of this task are gone".into(),
-            ))
-        })?),
-    };
+    let upload = super::task_upload(uploads, task, false).await?;
     chart(market, &task.params, upload).await
 }
 

@@ -41,21 +41,24 @@ pub fn upload_digest(params: &Value) -> Option<&str> {
 /// Where a task's params summarise its stored upload.
 pub const UPLOAD_FIELD: &str = "csv_upload";
 
-/// The task's uploaded bars, when it has some stored.
-pub async fn stored_upload(
+/// The task's uploaded bars, when it has some stored. `take` hands the
+/// in-process copy to the job that runs the task; a page or a chart leaves it.
+pub async fn task_upload(
     uploads: &Uploads,
     task: &Task,
-) -> Result<Option<Arc<csv::Upload>>, JobError> {
+    take: bool,
+) -> crate::Result<Option<Arc<csv::Upload>>> {
     let Some(digest) = upload_digest(&task.params) else {
         return Ok(None);
     };
-    match uploads.take(&task.owner, digest).await {
-        Ok(Some(u)) => Ok(Some(u)),
-        Ok(None) => Err(JobError::Permanent(
-            "the uploaded bars of this task are gone; submit it again".into(),
-        )),
-        Err(e) => Err(JobError::from(crate::Error::Port(e))),
-    }
+    let found = if take {
+        uploads.take(&task.owner, digest).await?
+    } else {
+        uploads.get(&task.owner, digest).await?
+    };
+    found.map(Some).ok_or_else(|| {
+        crate::Error::NotFound("the uploaded bars of this task are gone; submit it again".into())
+    })
 }
 
 #[async_trait]
@@ -65,7 +68,7 @@ impl JobHandler for BacktestJob {
     }
 
     async fn run(&self, task: Task, _progress: Progress) -> Result<Value, JobError> {
-        let upload = stored_upload(&self.uploads, &task).await?;
+        let upload = task_upload(&self.uploads, &task, true).await?;
         let prepared = prepare_with(self.market.as_ref(), &task.params, upload)
             .await
             .map_err(JobError::from)?;
