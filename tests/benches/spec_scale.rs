@@ -66,6 +66,7 @@ async fn serve(dir: PathBuf) {
         },
         inbox: None,
         metering: true,
+        webhooks: Default::default(),
     };
     // Metering on, as deployed; the plan's request limit out of the way
     // (tests/benches/metering.rs measures what metering costs).

@@ -128,6 +128,7 @@ async fn sqlite_metering_of_a_known_mix() {
             Arc::new(platform::quota::SqliteQuotaStore::new(db)),
             accounts,
         ))),
+        webhooks: None,
     };
     contract::metering::run_all(state).await;
 }

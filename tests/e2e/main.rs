@@ -35,3 +35,4 @@ mod screens;
 mod shapes;
 mod submit_faults;
 mod usage;
+mod webhooks;

@@ -90,6 +90,9 @@ pub struct Options {
     pub inbox: Option<PathBuf>,
     /// Usage counting and plan limits (on by default).
     pub metering: bool,
+    /// Webhook delivery: loopback receivers allowed, a retry schedule of
+    /// fractions of a second.
+    pub webhooks: marketlab::server::WebhookSettings,
 }
 
 impl Options {
@@ -111,6 +114,15 @@ impl Options {
             market_dir: market_dir().to_path_buf(),
             inbox: None,
             metering: true,
+            webhooks: marketlab::server::WebhookSettings {
+                allow_loopback: true,
+                schedule: "0.2,0.4,0.8".parse().expect("a schedule"),
+                timeouts: platform::webhooks::send::Timeouts {
+                    connect: Duration::from_secs(2),
+                    answer: Duration::from_secs(2),
+                },
+                parallel: 4,
+            },
         }
     }
 }
@@ -139,6 +151,7 @@ impl TestServer {
             scan: opts.scan,
             inbox: opts.inbox,
             metering: opts.metering,
+            webhooks: opts.webhooks,
         };
         let registry = opts.registry.clone();
         let embedded: Embedded = marketlab::server::start(&config, move |s| registry(s))

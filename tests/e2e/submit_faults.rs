@@ -83,6 +83,7 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
         data_legacy_json: false,
         limits: Default::default(),
         metering: None,
+        webhooks: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -26,6 +26,8 @@ pub mod state;
 pub mod submit;
 #[cfg(any(feature = "backtest", feature = "analytics"))]
 pub mod tasks;
+#[cfg(any(feature = "backtest", feature = "analytics"))]
+pub mod webhooks;
 
 pub use error::{ApiError, ErrorStyle};
 pub use state::AppState;

@@ -27,4 +27,7 @@ pub struct AppState {
     pub uploads: platform::uploads::Uploads,
     /// Usage counting and plan quotas; none serves every request unmetered.
     pub metering: Option<Arc<platform::metering::Metering>>,
+    /// Webhook endpoints, their deliveries and scanner alerts; none answers
+    /// those routes with 404 (a deployment without them).
+    pub webhooks: Option<platform::webhooks::Hooks>,
 }

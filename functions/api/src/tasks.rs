@@ -82,9 +82,7 @@ fn wait_param(params: &Params) -> Result<Option<std::time::Duration>, ApiError> 
 }
 
 /// [`owned_task`], held up to the query's `wait` ([`Wait`]) until the task
-/// has ended: woken by this process's worker the moment the outcome is
-/// stored, else read again every [`REREAD`]. It holds no worker, connection
-/// or lock while it waits.
+/// has ended.
 pub(crate) async fn owned_task_waiting(
     state: &AppState,
     caller: &Caller,
@@ -92,23 +90,43 @@ pub(crate) async fn owned_task_waiting(
     kinds: &[TaskKind],
     query: &Params,
 ) -> Result<Task, ApiError> {
+    held(id, query, || owned_task(state, caller, id, kinds), |t: &Task| {
+        t.status.is_finished()
+    })
+    .await
+}
+
+/// `read` of `id`, held up to the query's `wait` ([`Wait`]) until `ended`
+/// holds: woken by this process's worker the moment an outcome of `id` is
+/// stored (a chunk's end wakes its batch), else read again every
+/// [`REREAD`]. It holds no worker, connection or lock while it waits.
+pub(crate) async fn held<T, F, Fut>(
+    id: &str,
+    query: &Params,
+    mut read: F,
+    ended: fn(&T) -> bool,
+) -> Result<T, ApiError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
     let wait = wait_param(query)?;
     let (Some(wait), Ok(uuid)) = (wait.filter(|w| !w.is_zero()), Uuid::parse_str(id)) else {
-        return owned_task(state, caller, id, kinds).await;
+        return read().await;
     };
     let deadline = tokio::time::Instant::now() + wait;
     let ends = platform::tasks::finishes::finishes().subscribe(uuid);
     loop {
         // Armed before the read, so an end between the two still wakes it.
-        let ended = ends.notified();
-        tokio::pin!(ended);
-        ended.as_mut().enable();
-        let task = owned_task(state, caller, id, kinds).await?;
+        let woken = ends.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let now_read = read().await?;
         let now = tokio::time::Instant::now();
-        if task.status.is_finished() || now >= deadline {
-            return Ok(task);
+        if ended(&now_read) || now >= deadline {
+            return Ok(now_read);
         }
-        let _ = tokio::time::timeout(REREAD.min(deadline - now), ended).await;
+        let _ = tokio::time::timeout(REREAD.min(deadline - now), woken).await;
     }
 }
 

@@ -35,6 +35,13 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
         .await
         .unwrap();
     let (queue, _receiver) = LocalQueue::new();
+    let rows = Arc::new(platform::webhooks::SqliteWebhooks::new(db.clone()));
+    let hooks = platform::webhooks::Hooks {
+        store: rows.clone(),
+        outbox: rows,
+        keys: platform::webhooks::signing::Keyring::new([1; 32]),
+        policy: Default::default(),
+    };
     AppState {
         tasks: Arc::new(SqliteTaskStore::new(db)),
         queue: Arc::new(queue),
@@ -48,6 +55,7 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
         data_legacy_json: false,
         limits: Default::default(),
         metering: None,
+        webhooks: Some(hooks),
     }
 }
 

@@ -118,6 +118,14 @@ pub struct ServeArgs {
     /// No scanner runs in this process: neither at start nor daily.
     #[arg(long, env = "MARKETLAB_NO_SCAN")]
     pub no_scan: bool,
+    /// Deliver webhooks over plain http to loopback receivers (a local
+    /// consumer, tests); other private addresses stay refused.
+    #[arg(long, env = "MARKETLAB_WEBHOOKS_ALLOW_LOOPBACK")]
+    pub webhooks_allow_loopback: bool,
+    /// Seconds between a failed webhook attempt and the next, comma-separated
+    /// (default: 5,300,1800,7200,18000,36000,36000, about 27.5 hours).
+    #[arg(long, env = "MARKETLAB_WEBHOOK_RETRY_SECONDS")]
+    pub webhook_retry_seconds: Option<platform::webhooks::RetrySchedule>,
     #[command(flatten)]
     pub sample: SampleArgs,
 }
@@ -136,6 +144,8 @@ impl Default for ServeArgs {
             max_connections: 1024,
             scan_at: chrono::NaiveTime::from_hms_opt(4, 40, 0).expect("a time"),
             no_scan: false,
+            webhooks_allow_loopback: false,
+            webhook_retry_seconds: None,
             sample: SampleArgs::default(),
         }
     }
@@ -315,6 +325,11 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         scan: services::analytics::scanner::nightly::Schedule {
             at_start: !args.no_scan,
             daily_at: (!args.no_scan).then_some(args.scan_at),
+        },
+        webhooks: server::WebhookSettings {
+            allow_loopback: args.webhooks_allow_loopback,
+            schedule: args.webhook_retry_seconds.clone().unwrap_or_default(),
+            ..Default::default()
         },
         ..ServerConfig::in_dir(data_dir, SocketAddr::new(args.host, args.port))
     };

@@ -56,6 +56,55 @@ pub struct ServerConfig {
     pub inbox: Option<PathBuf>,
     /// Count usage and apply plan limits (on by default).
     pub metering: bool,
+    /// How webhooks are delivered.
+    pub webhooks: WebhookSettings,
+}
+
+/// The operator's webhook settings.
+#[derive(Debug, Clone)]
+pub struct WebhookSettings {
+    /// Allow plain http to loopback receivers (tests, a local consumer);
+    /// other private addresses stay refused.
+    pub allow_loopback: bool,
+    pub schedule: platform::webhooks::RetrySchedule,
+    pub timeouts: platform::webhooks::send::Timeouts,
+    /// Deliveries sent at once.
+    pub parallel: usize,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        WebhookSettings {
+            allow_loopback: false,
+            schedule: Default::default(),
+            timeouts: Default::default(),
+            parallel: 16,
+        }
+    }
+}
+
+/// The key webhook secrets derive from, kept beside the database (0600),
+/// made on first start.
+fn webhook_key(database: &std::path::Path) -> Result<platform::webhooks::signing::Keyring, PortError> {
+    use platform::webhooks::signing::Keyring;
+    let path = database.with_file_name("webhooks.key");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Keyring::decode(&text).map_err(|e| PortError::fault(path.display().to_string(), e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = Keyring::generate().map_err(|e| PortError::fault("webhook key", e.to_string()))?;
+            let mut open = std::fs::OpenOptions::new();
+            open.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+            let mut file = open
+                .open(&path)
+                .map_err(|e| PortError::unavailable_by(path.display().to_string(), e))?;
+            std::io::Write::write_all(&mut file, key.encode().as_bytes())
+                .map_err(|e| PortError::unavailable_by(path.display().to_string(), e))?;
+            Ok(key)
+        }
+        Err(e) => Err(PortError::unavailable_by(path.display().to_string(), e)),
+    }
 }
 
 impl ServerConfig {
@@ -75,6 +124,7 @@ impl ServerConfig {
             scan: Default::default(),
             inbox: Some(data_dir.join("inbox")),
             metering: true,
+            webhooks: Default::default(),
         }
     }
 }
@@ -123,6 +173,9 @@ pub struct Embedded {
     inbox: Option<AbortOnDrop>,
     /// Writes usage counts every few seconds; a last flush at shutdown.
     flusher: Option<AbortOnDrop>,
+    /// Sends webhook deliveries; stops with the server (pending ones are
+    /// rows in the database and go out after the next start).
+    deliveries: AbortOnDrop,
     shutdown_grace: Duration,
     connections: api::serve::ConnectionLimits,
 }
@@ -164,6 +217,16 @@ pub async fn start(
             accounts.clone(),
         ))
     });
+    let webhook_rows = Arc::new(platform::webhooks::SqliteWebhooks::new(db.clone()));
+    let hooks = platform::webhooks::Hooks {
+        store: webhook_rows.clone(),
+        outbox: webhook_rows.clone(),
+        keys: webhook_key(&config.database)?,
+        policy: platform::webhooks::address::Policy {
+            allow_loopback: config.webhooks.allow_loopback,
+            ..Default::default()
+        },
+    };
     let tasks: Arc<dyn TaskStore> = Arc::new(SqliteTaskStore::new(db));
     let (local_queue, receiver) = LocalQueue::new();
     let queue: Arc<dyn JobQueue> = Arc::new(local_queue);
@@ -180,20 +243,33 @@ pub async fn start(
         data_legacy_json: config.data_legacy_json,
         limits: config.limits,
         metering: metering.clone(),
+        webhooks: Some(hooks.clone()),
     };
     let deps = WorkerDeps {
         tasks: tasks.clone(),
         handlers: Arc::new(registry(&state)),
         lease: TimeDelta::minutes(15),
         max_attempts: 3,
-        // A batch dropped in the inbox gets its table as its last chunk ends.
-        after: config.inbox.as_ref().map(|dir| {
-            Arc::new(services::backtest::batch_files::FileResults {
-                files: Arc::new(LocalDir::new(dir)),
-                prefix: String::new(),
-                tasks: tasks.clone(),
-            }) as Arc<dyn platform::worker::AfterJob>
-        }),
+        // A batch dropped in the inbox gets its table as its last chunk
+        // ends; then the owner's webhooks are told.
+        after: Some(Arc::new(platform::worker::AfterEach(
+            config
+                .inbox
+                .as_ref()
+                .map(|dir| {
+                    Arc::new(services::backtest::batch_files::FileResults {
+                        files: Arc::new(LocalDir::new(dir)),
+                        prefix: String::new(),
+                        tasks: tasks.clone(),
+                    }) as Arc<dyn platform::worker::AfterJob>
+                })
+                .into_iter()
+                .chain([Arc::new(services::webhooks::TaskEvents {
+                    events: hooks.events(),
+                    tasks: tasks.clone(),
+                }) as Arc<dyn platform::worker::AfterJob>])
+                .collect(),
+        ))),
         metering: metering.clone(),
         queue: queue.clone(),
     };
@@ -210,8 +286,22 @@ pub async fn start(
             state.market.clone(),
             state.scanner.clone(),
             config.scan,
+            Some(hooks.events()),
         ),
     ));
+    let deliverer = Arc::new(platform::webhooks::deliver::Deliverer {
+        store: hooks.store.clone(),
+        outbox: hooks.outbox.clone(),
+        keys: hooks.keys.clone(),
+        policy: hooks.policy.clone(),
+        schedule: config.webhooks.schedule.clone(),
+        timeouts: config.webhooks.timeouts,
+    });
+    let deliveries = AbortOnDrop(tokio::spawn(platform::webhooks::deliver_forever(
+        webhook_rows,
+        deliverer,
+        config.webhooks.parallel,
+    )));
     let flusher = metering
         .clone()
         .map(|m| AbortOnDrop(tokio::spawn(m.flush_forever())));
@@ -229,6 +319,7 @@ pub async fn start(
         scanner,
         inbox,
         flusher,
+        deliveries,
         shutdown_grace: config.shutdown_grace,
         connections: config.connections,
     })
@@ -325,6 +416,7 @@ impl Embedded {
         drop(self.inbox);
         self.workers.shutdown(self.shutdown_grace).await;
         drop(self.flusher);
+        drop(self.deliveries);
         if let Some(m) = &self.state.metering
             && let Err(e) = m.flush().await
         {

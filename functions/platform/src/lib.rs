@@ -18,6 +18,7 @@ pub mod sqlite;
 pub mod tasks;
 pub mod uploads;
 pub mod usage;
+pub mod webhooks;
 pub mod worker;
 
 pub use error::{PortError, PortResult};

@@ -100,6 +100,33 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     created_at TEXT NOT NULL,
     PRIMARY KEY (owner, key)
 ) WITHOUT ROWID;
+-- Webhook endpoints and scanner alerts per account (platform::webhooks).
+CREATE TABLE IF NOT EXISTS webhook_endpoints (
+    account TEXT NOT NULL,
+    id      TEXT NOT NULL,
+    body    TEXT NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS scanner_alerts (
+    account TEXT NOT NULL,
+    id      TEXT NOT NULL,
+    body    TEXT NOT NULL,
+    PRIMARY KEY (account, id)
+) WITHOUT ROWID;
+-- Deliveries: the log of each endpoint and, while pending, the queue
+-- (due_ms is when the next attempt may be sent).
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+    account  TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    id       TEXT NOT NULL,
+    status   TEXT NOT NULL,
+    due_ms   INTEGER,
+    body     TEXT NOT NULL,
+    UNIQUE (endpoint, id)
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (due_ms) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS webhook_deliveries_log ON webhook_deliveries (endpoint, seq DESC);
 CREATE TABLE IF NOT EXISTS accounts (
     email               TEXT PRIMARY KEY,
     password_hash       TEXT NOT NULL,

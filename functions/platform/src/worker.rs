@@ -124,6 +124,18 @@ pub trait AfterJob: Send + Sync {
     async fn finished(&self, task: &Task);
 }
 
+/// Several hooks, told in order (batch files, then webhook events).
+pub struct AfterEach(pub Vec<Arc<dyn AfterJob>>);
+
+#[async_trait]
+impl AfterJob for AfterEach {
+    async fn finished(&self, task: &Task) {
+        for after in &self.0 {
+            after.finished(task).await;
+        }
+    }
+}
+
 /// What became of a message: acknowledged, or to be delivered again later.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Disposition {
@@ -176,7 +188,18 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
 async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
     let task = match deps.tasks.claim(message.task_id, now(), deps.lease).await? {
         Claim::Claimed(t) => *t,
-        Claim::Finished | Claim::Missing => return Ok(Disposition::Done),
+        // A finished task delivered again: its message may have outlived
+        // a worker that stored the outcome and stopped before telling the
+        // hooks, so they are told again (each is idempotent).
+        Claim::Finished => {
+            if let Some(after) = &deps.after
+                && let Some(task) = deps.tasks.get(message.task_id).await?
+            {
+                after.finished(&task).await;
+            }
+            return Ok(Disposition::Done);
+        }
+        Claim::Missing => return Ok(Disposition::Done),
         Claim::Busy => return Ok(Disposition::Retry("task is running elsewhere".into())),
     };
     let (id, attempt) = (task.id, task.attempts);
@@ -288,11 +311,22 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
 }
 
 /// Stores the task's outcome and, when this attempt still owned it, tells
-/// this process's long-polled status reads at once.
+/// this process's long-polled status reads at once (a chunk's batch too).
 async fn end(deps: &WorkerDeps, id: uuid::Uuid, done: Finished) -> Result<Option<Task>, PortError> {
     let stored = deps.tasks.finish(id, done).await?;
-    if stored.is_some() {
-        crate::tasks::finishes::finishes().announce(id);
+    if let Some(task) = &stored {
+        let hub = crate::tasks::finishes::finishes();
+        hub.announce(id);
+        // A batch's status reads wait on its chunks.
+        if task.kind == TaskKind::BatchChunk
+            && let Some(batch) = task
+                .params
+                .get("batch")
+                .and_then(Value::as_str)
+                .and_then(|s| uuid::Uuid::parse_str(s).ok())
+        {
+            hub.announce(batch);
+        }
     }
     Ok(stored)
 }

@@ -16,5 +16,6 @@ pub mod query_params;
 pub mod submit;
 pub mod tables;
 pub mod usage;
+pub mod webhooks;
 
 pub use error::{Error, FieldError, Result};

@@ -47,17 +47,22 @@ async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchSt
     Ok(batch::status(state.tasks.as_ref(), &record).await?)
 }
 
-/// `GET /backtest/batch/{batch_id}`: progress, and the rows once finished.
+/// `GET /backtest/batch/{batch_id}`: progress, and the rows once finished
+/// (`wait` holds the answer until then).
 #[utoipa::path(get, path = "/backtest/batch/{batch_id}", tag = "backtest", operation_id = "batch_status",
-    params(("batch_id" = String, Path, description = "The batch's id")),
+    params(("batch_id" = String, Path, description = "The batch's id"), crate::tasks::Wait),
     responses((status = 200, description = "The batch", body = BatchStatus),
+        (status = 400, description = "`wait` is not a number of seconds", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_status(
     t: Tenant,
     Path(id): Path<String>,
+    query: Params,
 ) -> Result<Json<BatchStatus>, ApiError> {
-    Ok(Json(standing(&t.state, &t.caller, &id).await?))
+    let read = || standing(&t.state, &t.caller, &id);
+    let ended = |s: &BatchStatus| s.status == "SUCCESS" || s.status == "FAILED";
+    Ok(Json(crate::tasks::held(&id, &query, read, ended).await?))
 }
 
 /// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|arrow|json`:

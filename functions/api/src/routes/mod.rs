@@ -102,6 +102,13 @@ pub fn backtest(state: &AppState) -> Router {
             false,
             usage::backtest_routes(),
         ))
+        .merge(gated(
+            state,
+            Service::Backtest,
+            ErrorStyle::Backtest,
+            false,
+            crate::webhooks::routes(),
+        ))
         .merge(public)
 }
 
@@ -165,7 +172,8 @@ pub fn document() -> &'static str {
         let groups = groups
             .merge(crate::backtest::routes::public_routes())
             .merge(crate::backtest::routes())
-            .merge(usage::backtest_routes());
+            .merge(usage::backtest_routes())
+            .merge(crate::webhooks::routes());
         #[cfg(feature = "analytics")]
         let groups = groups.merge(crate::analytics::routes());
         #[cfg(feature = "data")]

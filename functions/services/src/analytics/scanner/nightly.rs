@@ -13,6 +13,7 @@ use engine::scanner::{Inputs, SIGNALS};
 use platform::PortError;
 use platform::marketdata::{IndicatorSeries, MarketData};
 use platform::scanner::{Reading, ScanDay, ScanRow, ScanTrade, ScannerStore};
+use platform::webhooks::emit::Events;
 use platform::worker::Progress;
 use std::sync::Arc;
 
@@ -339,15 +340,39 @@ pub fn until_next(now: chrono::NaiveDateTime, at: chrono::NaiveTime) -> std::tim
     (next - now).to_std().unwrap_or_default()
 }
 
-/// One logged scan of the latest session.
-async fn scan_logged(market: &dyn MarketData, store: &dyn ScannerStore, why: &str) {
+/// One logged scan of the latest session, then its events.
+async fn scan_logged(
+    market: &dyn MarketData,
+    store: &dyn ScannerStore,
+    events: Option<&Events>,
+    why: &str,
+) {
     let started = std::time::Instant::now();
     match run(market, store, None, &Progress::default()).await {
-        Ok(s) => tracing::info!(
-            date = %s.date, stocks = s.stocks, items = s.items,
-            seconds = started.elapsed().as_secs_f64(), why, "scanner: day scanned"
-        ),
+        Ok(s) => {
+            tracing::info!(
+                date = %s.date, stocks = s.stocks, items = s.items,
+                seconds = started.elapsed().as_secs_f64(), why, "scanner: day scanned"
+            );
+            if let Some(events) = events {
+                tell(events, store, s.date).await;
+            }
+        }
         Err(e) => tracing::error!(error = %e, why, "scanner: scan failed"),
+    }
+}
+
+/// The scanned day's webhook events (`scan.completed`, alerts); a failure
+/// is logged, the scan stands.
+pub async fn tell(events: &Events, store: &dyn ScannerStore, date: NaiveDate) {
+    let told = match store.day(date).await {
+        Ok(Some(day)) => crate::webhooks::scan_events(events, &day).await,
+        Ok(None) => Ok(0),
+        Err(e) => Err(e.into()),
+    };
+    match told {
+        Ok(n) => tracing::info!(%date, deliveries = n, "scanner: events recorded"),
+        Err(e) => tracing::warn!(%date, error = %e, "scanner: events not recorded"),
     }
 }
 
@@ -357,6 +382,7 @@ pub async fn scheduled(
     market: Arc<dyn MarketData>,
     store: Arc<dyn ScannerStore>,
     schedule: Schedule,
+    events: Option<Events>,
 ) {
     if schedule.at_start {
         let missing = match (market.latest_date().await, store.dates().await) {
@@ -370,6 +396,7 @@ pub async fn scheduled(
             scan_logged(
                 market.as_ref(),
                 store.as_ref(),
+                events.as_ref(),
                 "the latest session had no scan",
             )
             .await;
@@ -380,7 +407,13 @@ pub async fn scheduled(
     };
     loop {
         tokio::time::sleep(until_next(chrono::Utc::now().naive_utc(), at)).await;
-        scan_logged(market.as_ref(), store.as_ref(), "daily schedule").await;
+        scan_logged(
+            market.as_ref(),
+            store.as_ref(),
+            events.as_ref(),
+            "daily schedule",
+        )
+        .await;
     }
 }
 

@@ -1,0 +1,238 @@
+//! Webhook endpoints (`/webhooks`, open to every account) and scanner
+//! alerts (`/smart-stock-scanner/alerts`, analytics): thin handlers over
+//! `services::webhooks`.
+
+use crate::auth::Tenant;
+use crate::error::ApiError;
+use crate::extract::Params;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use platform::webhooks::Hooks;
+use serde::Serialize;
+use serde_json::Value;
+use services::webhooks::{self as hooks, AlertView, DeliveryView, EndpointView, Redeliver};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+fn configured(state: &AppState) -> Result<&Hooks, ApiError> {
+    state
+        .webhooks
+        .as_ref()
+        .ok_or_else(|| ApiError::not_found("webhooks are not configured in this deployment"))
+}
+
+/// A JSON body, or null when there is none.
+fn body_or_null(body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    crate::extract::json_body(body)
+}
+
+/// The account's endpoints.
+#[derive(Serialize, ToSchema)]
+pub struct WebhookList {
+    pub endpoints: Vec<EndpointView>,
+}
+
+/// An endpoint's deliveries, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct DeliveryList {
+    pub deliveries: Vec<DeliveryView>,
+}
+
+/// The account's scanner alerts.
+#[derive(Serialize, ToSchema)]
+pub struct AlertList {
+    pub alerts: Vec<AlertView>,
+}
+
+const NOT_FOUND: &str = "Unknown endpoint (or another account's)";
+
+/// Register an endpoint: the answer carries its signing secret, this once.
+#[utoipa::path(post, path = "/webhooks", tag = "backtest", request_body = services::webhooks::EndpointRequest,
+    responses((status = 201, description = "Registered; `secret` is shown only here", body = EndpointView),
+        (status = 400, description = "A bad URL (not https, a private or unresolvable address), an unknown event type, or too many endpoints; the message names the field", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn create_webhook(
+    Tenant { state, caller }: Tenant,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let body = crate::extract::json_body(&body)?;
+    let view = hooks::register(configured(&state)?, &caller.0.email, body).await?;
+    Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// The account's endpoints (secrets are never listed).
+#[utoipa::path(get, path = "/webhooks", tag = "backtest",
+    responses((status = 200, description = "The endpoints", body = WebhookList)))]
+pub(crate) async fn list_webhooks(
+    Tenant { state, caller }: Tenant,
+) -> Result<Json<WebhookList>, ApiError> {
+    let endpoints = hooks::list(configured(&state)?, &caller.0.email).await?;
+    Ok(Json(WebhookList { endpoints }))
+}
+
+/// One endpoint, with why it is disabled when it is.
+#[utoipa::path(get, path = "/webhooks/{webhook_id}", tag = "backtest",
+    params(("webhook_id" = String, Path, description = "The endpoint's id")),
+    responses((status = 200, description = "The endpoint", body = EndpointView),
+        (status = 404, description = NOT_FOUND, body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn get_webhook(
+    Tenant { state, caller }: Tenant,
+    Path(id): Path<String>,
+) -> Result<Json<EndpointView>, ApiError> {
+    Ok(Json(
+        hooks::get(configured(&state)?, &caller.0.email, &id).await?,
+    ))
+}
+
+/// Remove an endpoint and its delivery log; nothing more is sent to it.
+#[utoipa::path(delete, path = "/webhooks/{webhook_id}", tag = "backtest",
+    params(("webhook_id" = String, Path, description = "The endpoint's id")),
+    responses((status = 204, description = "Removed"),
+        (status = 404, description = NOT_FOUND, body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn delete_webhook(
+    Tenant { state, caller }: Tenant,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    hooks::delete(configured(&state)?, &caller.0.email, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A new signing secret; the previous one signs beside it for
+/// `keep_previous_hours` (default 24), so receivers can switch over.
+#[utoipa::path(post, path = "/webhooks/{webhook_id}/rotate", tag = "backtest",
+    params(("webhook_id" = String, Path, description = "The endpoint's id")),
+    request_body(content = Option<services::webhooks::RotateRequest>, description = "Optional"),
+    responses((status = 200, description = "Rotated; the new `secret` is shown only here", body = EndpointView),
+        (status = 400, description = "`keep_previous_hours` out of 0-168", body = crate::openapi::ErrorDetail),
+        (status = 404, description = NOT_FOUND, body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn rotate_webhook(
+    Tenant { state, caller }: Tenant,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<EndpointView>, ApiError> {
+    let body = body_or_null(&body)?;
+    Ok(Json(
+        hooks::rotate(configured(&state)?, &caller.0.email, &id, body).await?,
+    ))
+}
+
+/// Turn a disabled endpoint back on.
+#[utoipa::path(post, path = "/webhooks/{webhook_id}/enable", tag = "backtest",
+    params(("webhook_id" = String, Path, description = "The endpoint's id")),
+    responses((status = 200, description = "Enabled", body = EndpointView),
+        (status = 404, description = NOT_FOUND, body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn enable_webhook(
+    Tenant { state, caller }: Tenant,
+    Path(id): Path<String>,
+) -> Result<Json<EndpointView>, ApiError> {
+    Ok(Json(
+        hooks::enable(configured(&state)?, &caller.0.email, &id).await?,
+    ))
+}
+
+/// The delivery log: every event sent to the endpoint, its attempts and their answers.
+#[utoipa::path(get, path = "/webhooks/{webhook_id}/deliveries", tag = "backtest",
+    params(("webhook_id" = String, Path, description = "The endpoint's id"),
+        ("limit" = Option<i64>, Query, description = "1-200, default 50", minimum = 1, maximum = 200)),
+    responses((status = 200, description = "Newest first", body = DeliveryList),
+        (status = 400, description = "Bad `limit`", body = crate::openapi::ErrorDetail),
+        (status = 404, description = NOT_FOUND, body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn webhook_deliveries(
+    Tenant { state, caller }: Tenant,
+    Path(id): Path<String>,
+    params: Params,
+) -> Result<Json<DeliveryList>, ApiError> {
+    let limit = params.int_in("limit", 50, 1, 200)? as usize;
+    let deliveries = hooks::deliveries(configured(&state)?, &caller.0.email, &id, limit).await?;
+    Ok(Json(DeliveryList { deliveries }))
+}
+
+/// Send a delivery again (same `webhook-id` and body), from the start of
+/// the retry schedule.
+#[utoipa::path(post, path = "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", tag = "backtest",
+    params(("webhook_id" = String, Path, description = "The endpoint's id"),
+        ("delivery_id" = String, Path, description = "The delivery's `webhook-id`")),
+    responses((status = 202, description = "Scheduled", body = DeliveryView),
+        (status = 404, description = "Unknown endpoint or delivery", body = crate::openapi::ErrorDetail),
+        (status = 409, description = "The endpoint is disabled; enable it first", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn redeliver(
+    Tenant { state, caller }: Tenant,
+    Path((id, delivery)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    match hooks::redeliver(configured(&state)?, &caller.0.email, &id, &delivery).await {
+        Ok(view) => Ok((StatusCode::ACCEPTED, Json(view)).into_response()),
+        Err(Redeliver::Refused(e)) => Err(e.into()),
+        Err(Redeliver::Disabled(why)) => Err(ApiError::new(409, why)),
+    }
+}
+
+#[cfg(feature = "backtest")]
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_webhook, list_webhooks))
+        .routes(routes!(get_webhook, delete_webhook))
+        .routes(routes!(rotate_webhook))
+        .routes(routes!(enable_webhook))
+        .routes(routes!(webhook_deliveries))
+        .routes(routes!(redeliver))
+}
+
+/// Subscribe to the nightly scan's items: one `scanner.alert` event per
+/// alert and day with the items that match.
+#[cfg(feature = "analytics")]
+#[utoipa::path(post, path = "/smart-stock-scanner/alerts", tag = "analytics", request_body = services::webhooks::AlertRequest,
+    responses((status = 201, description = "Created", body = crate::analytics::Standard<AlertView>), crate::analytics::AnalyticsErrors))]
+pub(crate) async fn create_alert(
+    Tenant { state, caller }: Tenant,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let body = crate::extract::json_body(&body)?;
+    let data = hooks::create_alert(configured(&state)?, &caller.0.email, body).await?;
+    let answer = crate::analytics::Standard {
+        code: 201,
+        msg: "Alert created".into(),
+        data,
+    };
+    Ok((StatusCode::CREATED, Json(answer)).into_response())
+}
+
+/// The account's scanner alerts.
+#[cfg(feature = "analytics")]
+#[utoipa::path(get, path = "/smart-stock-scanner/alerts", tag = "analytics",
+    responses((status = 200, description = "The alerts", body = crate::analytics::Standard<AlertList>), crate::analytics::AnalyticsErrors))]
+pub(crate) async fn list_alerts(
+    Tenant { state, caller }: Tenant,
+) -> Result<Json<crate::analytics::Standard<AlertList>>, ApiError> {
+    let alerts = hooks::alerts(configured(&state)?, &caller.0.email).await?;
+    Ok(Json(crate::analytics::Standard {
+        code: 200,
+        msg: "Alerts".into(),
+        data: AlertList { alerts },
+    }))
+}
+
+/// Remove an alert.
+#[cfg(feature = "analytics")]
+#[utoipa::path(delete, path = "/smart-stock-scanner/alerts/{alert_id}", tag = "analytics",
+    params(("alert_id" = String, Path, description = "The alert's id")),
+    responses((status = 204, description = "Removed"), crate::analytics::AnalyticsErrors))]
+pub(crate) async fn delete_alert(
+    Tenant { state, caller }: Tenant,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    hooks::delete_alert(configured(&state)?, &caller.0.email, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(feature = "analytics")]
+pub fn alert_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_alert, list_alerts))
+        .routes(routes!(delete_alert))
+}

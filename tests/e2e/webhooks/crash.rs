@@ -1,0 +1,107 @@
+//! A delivery survives kill -9: the server is killed between a failed
+//! attempt and its retry; the next start sends the retry, same `webhook-id`.
+
+use super::receiver::{Answer, Receiver};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The `marketlab` binary serving `dir` on a free loopback port; killed
+/// when dropped.
+struct Served {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(binary: &Path, dir: &Path) -> Served {
+    let mut child = Command::new(binary)
+        .args(["--data-dir"])
+        .arg(dir)
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--workers",
+            "1",
+            "--no-scan",
+            "--webhooks-allow-loopback",
+            "--webhook-retry-seconds",
+            "2,2,2",
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("marketlab starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("a line").expect("stdout");
+        if let Some(rest) = line.strip_prefix("marketlab listening on ") {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // The rest of its output is read and dropped, so it never blocks.
+    std::thread::spawn(move || lines.for_each(drop));
+    Served { child, base }
+}
+
+async fn call(base: &str, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    let mut req = reqwest::Client::new()
+        .request(method, format!("{base}{path}"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.unwrap();
+    assert!(r.status().is_success(), "{path}: {}", r.status());
+    r.json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delivery_pending_when_the_server_is_killed_is_sent_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(tests::server::market_dir(), dir.path().join("market")).unwrap();
+    let binary = tests::runtime_api::workspace_binaries(["marketlab"]).await[0].clone();
+    let rx = Receiver::start(vec![Answer::Status(500)], None).await;
+
+    let first = serve(&binary, dir.path());
+    let e = call(&first.base, reqwest::Method::POST, "/webhooks", Some(json!({"url": rx.url("/h"), "events": ["task.finished"]}))).await;
+    let id = e["id"].as_str().unwrap().to_string();
+    call(&first.base, reqwest::Method::POST, "/backtest/start_backtest", Some(tests::server::optix_strategy())).await;
+    let got = rx.wait_for(1, Duration::from_secs(30)).await;
+    assert_eq!(got.len(), 1, "the first attempt");
+    // Killed (SIGKILL) while the retry waits its 2 s.
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(rx.got().len(), 1, "nothing is sent while no server runs");
+
+    let second = serve(&binary, dir.path());
+    let got = rx.wait_for(2, Duration::from_secs(15)).await;
+    assert_eq!(got.len(), 2, "the retry went out after the restart");
+    assert_eq!(got[1].header("webhook-id"), got[0].header("webhook-id"));
+    assert_eq!(got[1].body, got[0].body);
+    let mut log = Value::Null;
+    for _ in 0..50 {
+        log = call(&second.base, reqwest::Method::GET, &format!("/webhooks/{id}/deliveries"), None).await;
+        if log["deliveries"][0]["status"] == "delivered" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let d = &log["deliveries"][0];
+    assert_eq!(d["status"], "delivered", "{log}");
+    let statuses: Vec<Value> = d["attempts"].as_array().unwrap().iter().map(|a| a["status"].clone()).collect();
+    assert_eq!(statuses, [json!(500), json!(200)]);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(rx.got().len(), 2, "delivered once more, not again");
+}
