@@ -90,9 +90,12 @@ pub(crate) async fn owned_task_waiting(
     kinds: &[TaskKind],
     query: &Params,
 ) -> Result<Task, ApiError> {
-    held(id, query, || owned_task(state, caller, id, kinds), |t: &Task| {
-        t.status.is_finished()
-    })
+    held(
+        id,
+        query,
+        || owned_task(state, caller, id, kinds),
+        |t: &Task| t.status.is_finished(),
+    )
     .await
 }
 

@@ -85,13 +85,18 @@ impl Default for WebhookSettings {
 
 /// The key webhook secrets derive from, kept beside the database (0600),
 /// made on first start.
-fn webhook_key(database: &std::path::Path) -> Result<platform::webhooks::signing::Keyring, PortError> {
+fn webhook_key(
+    database: &std::path::Path,
+) -> Result<platform::webhooks::signing::Keyring, PortError> {
     use platform::webhooks::signing::Keyring;
     let path = database.with_file_name("webhooks.key");
     match std::fs::read_to_string(&path) {
-        Ok(text) => Keyring::decode(&text).map_err(|e| PortError::fault(path.display().to_string(), e)),
+        Ok(text) => {
+            Keyring::decode(&text).map_err(|e| PortError::fault(path.display().to_string(), e))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let key = Keyring::generate().map_err(|e| PortError::fault("webhook key", e.to_string()))?;
+            let key =
+                Keyring::generate().map_err(|e| PortError::fault("webhook key", e.to_string()))?;
             let mut open = std::fs::OpenOptions::new();
             open.write(true).create_new(true);
             #[cfg(unix)]

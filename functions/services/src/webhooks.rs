@@ -6,8 +6,7 @@ use platform::scanner::ScanDay;
 use platform::tasks::{Task, TaskKind, TaskStatus, TaskStore, now};
 use platform::webhooks::emit::Events;
 use platform::webhooks::{
-    Alert, Delivery, DeliveryStatus, Endpoint, EventType, Hooks, MAX_ALERTS, MAX_ENDPOINTS,
-    new_id,
+    Alert, Delivery, DeliveryStatus, Endpoint, EventType, Hooks, MAX_ALERTS, MAX_ENDPOINTS, new_id,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -23,7 +22,10 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 pub struct EndpointRequest {
     /// An https URL of a public address (checked now and before every attempt).
-    #[cfg_attr(feature = "openapi", schema(example = "https://hooks.example.com/marketlab", max_length = 2048))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(example = "https://hooks.example.com/marketlab", max_length = 2048)
+    )]
     pub url: String,
     /// `task.finished`, `batch.finished`, `scan.completed`, `scanner.alert`; absent or empty: all of them.
     #[serde(default)]
@@ -224,7 +226,10 @@ fn event_types(list: Option<Vec<String>>) -> Result<Vec<EventType>> {
 fn description(text: Option<String>) -> Result<String> {
     let text = text.unwrap_or_default();
     if text.chars().count() > 256 {
-        return Err(Error::invalid("description", "is longer than 256 characters"));
+        return Err(Error::invalid(
+            "description",
+            "is longer than 256 characters",
+        ));
     }
     Ok(text)
 }
@@ -242,7 +247,9 @@ pub async fn register(hooks: &Hooks, account: &str, body: Value) -> Result<Endpo
     if hooks.store.endpoints(account).await?.len() >= MAX_ENDPOINTS {
         return Err(Error::invalid(
             "url",
-            format!("the account has {MAX_ENDPOINTS} endpoints, the most it may have; delete one first"),
+            format!(
+                "the account has {MAX_ENDPOINTS} endpoints, the most it may have; delete one first"
+            ),
         ));
     }
     let e = Endpoint {
@@ -287,7 +294,9 @@ pub async fn delete(hooks: &Hooks, account: &str, id: &str) -> Result<()> {
     if hooks.store.delete_endpoint(account, id).await? {
         Ok(())
     } else {
-        Err(Error::NotFound(format!("webhook endpoint '{id}' not found")))
+        Err(Error::NotFound(format!(
+            "webhook endpoint '{id}' not found"
+        )))
     }
 }
 
@@ -399,19 +408,32 @@ pub async fn create_alert(hooks: &Hooks, account: &str, body: Value) -> Result<A
         if !engine::scanner::SIGNALS.iter().any(|g| g.name == s) {
             return Err(Error::invalid(
                 format!("signals[{k}]"),
-                format!("'{s}' is not a scanner signal (see /smart-stock-scanner/get-predefined-signals)"),
+                format!(
+                    "'{s}' is not a scanner signal (see /smart-stock-scanner/get-predefined-signals)"
+                ),
             ));
         }
     }
     for (k, t) in tickers.iter().enumerate() {
-        if t.is_empty() || t.len() > 16 || !t.chars().all(|c| c.is_ascii_alphanumeric() || ".-_^".contains(c)) {
-            return Err(Error::invalid(format!("tickers[{k}]"), format!("'{t}' is not a ticker")));
+        if t.is_empty()
+            || t.len() > 16
+            || !t
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-_^".contains(c))
+        {
+            return Err(Error::invalid(
+                format!("tickers[{k}]"),
+                format!("'{t}' is not a ticker"),
+            ));
         }
     }
     if let Some(w) = req.min_win_rate
         && !(0.0..=100.0).contains(&w)
     {
-        return Err(Error::invalid("min_win_rate", format!("must be between 0 and 100, got {w}")));
+        return Err(Error::invalid(
+            "min_win_rate",
+            format!("must be between 0 and 100, got {w}"),
+        ));
     }
     if hooks.store.alerts(account).await?.len() >= MAX_ALERTS {
         return Err(Error::invalid(
@@ -434,7 +456,13 @@ pub async fn create_alert(hooks: &Hooks, account: &str, body: Value) -> Result<A
 }
 
 pub async fn alerts(hooks: &Hooks, account: &str) -> Result<Vec<AlertView>> {
-    Ok(hooks.store.alerts(account).await?.iter().map(AlertView::of).collect())
+    Ok(hooks
+        .store
+        .alerts(account)
+        .await?
+        .iter()
+        .map(AlertView::of)
+        .collect())
 }
 
 pub async fn delete_alert(hooks: &Hooks, account: &str, id: &str) -> Result<()> {

@@ -75,9 +75,21 @@ async fn a_delivery_pending_when_the_server_is_killed_is_sent_after_the_restart(
     let rx = Receiver::start(vec![Answer::Status(500)], None).await;
 
     let first = serve(&binary, dir.path());
-    let e = call(&first.base, reqwest::Method::POST, "/webhooks", Some(json!({"url": rx.url("/h"), "events": ["task.finished"]}))).await;
+    let e = call(
+        &first.base,
+        reqwest::Method::POST,
+        "/webhooks",
+        Some(json!({"url": rx.url("/h"), "events": ["task.finished"]})),
+    )
+    .await;
     let id = e["id"].as_str().unwrap().to_string();
-    call(&first.base, reqwest::Method::POST, "/backtest/start_backtest", Some(tests::server::optix_strategy())).await;
+    call(
+        &first.base,
+        reqwest::Method::POST,
+        "/backtest/start_backtest",
+        Some(tests::server::optix_strategy()),
+    )
+    .await;
     let got = rx.wait_for(1, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 1, "the first attempt");
     // Killed (SIGKILL) while the retry waits its 2 s.
@@ -92,7 +104,13 @@ async fn a_delivery_pending_when_the_server_is_killed_is_sent_after_the_restart(
     assert_eq!(got[1].body, got[0].body);
     let mut log = Value::Null;
     for _ in 0..50 {
-        log = call(&second.base, reqwest::Method::GET, &format!("/webhooks/{id}/deliveries"), None).await;
+        log = call(
+            &second.base,
+            reqwest::Method::GET,
+            &format!("/webhooks/{id}/deliveries"),
+            None,
+        )
+        .await;
         if log["deliveries"][0]["status"] == "delivered" {
             break;
         }
@@ -100,7 +118,12 @@ async fn a_delivery_pending_when_the_server_is_killed_is_sent_after_the_restart(
     }
     let d = &log["deliveries"][0];
     assert_eq!(d["status"], "delivered", "{log}");
-    let statuses: Vec<Value> = d["attempts"].as_array().unwrap().iter().map(|a| a["status"].clone()).collect();
+    let statuses: Vec<Value> = d["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["status"].clone())
+        .collect();
     assert_eq!(statuses, [json!(500), json!(200)]);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(rx.got().len(), 2, "delivered once more, not again");

@@ -17,7 +17,11 @@ fn sma_strategy(period: &str, risk: &str) -> Value {
 async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long_polls() {
     let (s, _dir) = server().await;
     let rx = Receiver::ok().await;
-    subscribe(&s, json!({"url": rx.url("/b"), "events": ["batch.finished"]})).await;
+    subscribe(
+        &s,
+        json!({"url": rx.url("/b"), "events": ["batch.finished"]}),
+    )
+    .await;
     let grid = json!({"name": "hooked", "strategy": sma_strategy("50", "//21"),
         "grid": {"entry.condition.rule.period": ["20", "50", "200"], "risk_control": ["//21", "-5/10/21"]}});
     let (status, sub) = s.post("/backtest/batch", DEMO, &grid).await;
@@ -26,9 +30,14 @@ async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long
     let asked = Instant::now();
     let (status, batch) = s.get(&format!("/backtest/batch/{id}?wait=20"), DEMO).await;
     assert_eq!(status, 200);
-    assert_eq!(batch["status"], "SUCCESS", "one long-poll holds until the batch is done: {batch}");
+    assert_eq!(
+        batch["status"], "SUCCESS",
+        "one long-poll holds until the batch is done: {batch}"
+    );
     assert!(asked.elapsed() < Duration::from_secs(20));
-    let (status, bad) = s.get(&format!("/backtest/batch/{id}?wait=soon"), DEMO).await;
+    let (status, bad) = s
+        .get(&format!("/backtest/batch/{id}?wait=soon"), DEMO)
+        .await;
     assert_eq!(status, 400);
     assert!(bad.to_string().contains("wait"), "{bad}");
 
@@ -42,16 +51,34 @@ async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long
     let rows = batch["rows"].as_array().unwrap();
     let best = rows
         .iter()
-        .max_by(|a, b| a["Total Return (%)"].as_f64().unwrap().total_cmp(&b["Total Return (%)"].as_f64().unwrap()))
+        .max_by(|a, b| {
+            a["Total Return (%)"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["Total Return (%)"].as_f64().unwrap())
+        })
         .unwrap();
     assert_eq!(p["data"]["best"]["index"], best["index"]);
-    for key in ["Total Return (%)", "CAGR", "Sharpe Ratio", "Max Drawdown", "Total Trades"] {
+    for key in [
+        "Total Return (%)",
+        "CAGR",
+        "Sharpe Ratio",
+        "Max Drawdown",
+        "Total Trades",
+    ] {
         assert_eq!(p["data"]["best"][key], best[key], "{key}");
     }
     assert_eq!(p["data"]["best"]["params"], best["params"]);
-    assert_eq!(p["data"]["links"]["results"], json!(format!("/backtest/batch/{id}/results")));
+    assert_eq!(
+        p["data"]["links"]["results"],
+        json!(format!("/backtest/batch/{id}/results"))
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(rx.got().len(), 1, "one event for the batch, not one per chunk");
+    assert_eq!(
+        rx.got().len(),
+        1,
+        "one event for the batch, not one per chunk"
+    );
     s.stop().await;
 }
 
@@ -82,16 +109,36 @@ async fn alerts_deliver_the_day_s_matching_items_once_per_alert_and_day() {
     let first = &day.rows[0];
 
     let rx = Receiver::ok().await;
-    subscribe(&s, json!({"url": rx.url("/a"), "events": ["scanner.alert", "scan.completed"]})).await;
+    subscribe(
+        &s,
+        json!({"url": rx.url("/a"), "events": ["scanner.alert", "scan.completed"]}),
+    )
+    .await;
     let other_rx = Receiver::ok().await;
-    let (status, _) = s.post("/webhooks", Some(OTHER), &json!({"url": other_rx.url("/o"), "events": ["scanner.alert"]})).await;
+    let (status, _) = s
+        .post(
+            "/webhooks",
+            Some(OTHER),
+            &json!({"url": other_rx.url("/o"), "events": ["scanner.alert"]}),
+        )
+        .await;
     assert_eq!(status, 201);
 
-    let by_win_rate = alert(&s, json!({"name": "winners", "min_win_rate": 60, "min_trades": 5})).await;
-    let exact = alert(&s, json!({"signals": [first.signal], "tickers": [first.symbol.to_lowercase()]})).await;
+    let by_win_rate = alert(
+        &s,
+        json!({"name": "winners", "min_win_rate": 60, "min_trades": 5}),
+    )
+    .await;
+    let exact = alert(
+        &s,
+        json!({"signals": [first.signal], "tickers": [first.symbol.to_lowercase()]}),
+    )
+    .await;
     let none = alert(&s, json!({"tickers": ["ZZZZZ"]})).await;
     // Another tenant's alert on everything: it hears of it, through its own endpoint only.
-    let (status, theirs) = s.post("/smart-stock-scanner/alerts", Some(OTHER), &json!({})).await;
+    let (status, theirs) = s
+        .post("/smart-stock-scanner/alerts", Some(OTHER), &json!({}))
+        .await;
     assert_eq!(status, 201, "{theirs}");
     let (_, listed) = s.get("/smart-stock-scanner/alerts", DEMO).await;
     assert_eq!(listed["data"]["alerts"].as_array().unwrap().len(), 3);
@@ -115,24 +162,50 @@ async fn alerts_deliver_the_day_s_matching_items_once_per_alert_and_day() {
     assert_eq!(completed["data"]["date"], json!(date.to_string()));
     assert_eq!(completed["data"]["items"], json!(day.rows.len()));
     let of = |id: &str| got.iter().find(|p| p["data"]["alert_id"] == id).cloned();
-    assert!(of(&none).is_none(), "an alert matching nothing sends nothing");
+    assert!(
+        of(&none).is_none(),
+        "an alert matching nothing sends nothing"
+    );
     let exact = of(&exact).expect("the exact alert's event");
     let items = exact["data"]["items"].as_array().unwrap();
-    assert!(items.iter().all(|i| i["symbol"] == json!(first.symbol) && i["signal"] == json!(first.signal)));
-    let count = day.rows.iter().filter(|r| r.symbol == first.symbol && r.signal == first.signal).count();
-    assert_eq!((items.len(), exact["data"]["matched"].as_u64()), (count, Some(count as u64)));
+    assert!(
+        items
+            .iter()
+            .all(|i| i["symbol"] == json!(first.symbol) && i["signal"] == json!(first.signal))
+    );
+    let count = day
+        .rows
+        .iter()
+        .filter(|r| r.symbol == first.symbol && r.signal == first.signal)
+        .count();
+    assert_eq!(
+        (items.len(), exact["data"]["matched"].as_u64()),
+        (count, Some(count as u64))
+    );
     assert_eq!(items[0]["win_rate"], json!(first.figures.win_rate));
     if let Some(w) = of(&by_win_rate) {
         assert_eq!(w["data"]["matched"], json!(winners.len()));
-        let mut symbols: Vec<&str> = w["data"]["items"].as_array().unwrap().iter().map(|i| i["symbol"].as_str().unwrap()).collect();
-        let mut expected: Vec<&str> = winners.iter().take(100).map(|r| r.symbol.as_str()).collect();
+        let mut symbols: Vec<&str> = w["data"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["symbol"].as_str().unwrap())
+            .collect();
+        let mut expected: Vec<&str> = winners
+            .iter()
+            .take(100)
+            .map(|r| r.symbol.as_str())
+            .collect();
         symbols.sort();
         expected.sort();
         assert_eq!(symbols, expected);
     }
     let theirs_got = other_rx.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(theirs_got.len(), 1);
-    assert_eq!(theirs_got[0].json()["data"]["matched"], json!(day.rows.len()));
+    assert_eq!(
+        theirs_got[0].json()["data"]["matched"],
+        json!(day.rows.len())
+    );
 
     // Refusals name the field; another tenant's alert reads as not found.
     for (body, field) in [

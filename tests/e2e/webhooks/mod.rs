@@ -9,7 +9,7 @@ mod events;
 mod receiver;
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use receiver::{Answer, Receiver, Received};
+use receiver::{Answer, Received, Receiver};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tests::server::{Options, TestServer, eventually, optix_strategy};
@@ -41,7 +41,12 @@ async fn backtest(s: &TestServer) -> String {
     r["task_id"].as_str().unwrap().to_string()
 }
 
-async fn send(s: &TestServer, method: reqwest::Method, path: &str, user: (&str, &str)) -> (u16, Value) {
+async fn send(
+    s: &TestServer,
+    method: reqwest::Method,
+    path: &str,
+    user: (&str, &str),
+) -> (u16, Value) {
     let r = reqwest::Client::new()
         .request(method, s.url(path))
         .basic_auth(user.0, Some(user.1))
@@ -71,17 +76,31 @@ fn verify(cases: Vec<(String, &Received, Option<String>, Option<i64>)>) -> Vec<V
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn deliveries_verify_with_the_reference_library_and_rotation_keeps_the_old_secret_for_a_while() {
+async fn deliveries_verify_with_the_reference_library_and_rotation_keeps_the_old_secret_for_a_while()
+ {
     let (s, _dir) = server().await;
     let rx = Receiver::ok().await;
     let e = subscribe(&s, json!({"url": rx.url("/hook")})).await;
-    let (id, secret) = (e["id"].as_str().unwrap(), e["secret"].as_str().unwrap().to_string());
+    let (id, secret) = (
+        e["id"].as_str().unwrap(),
+        e["secret"].as_str().unwrap().to_string(),
+    );
     assert!(secret.starts_with("whsec_"), "{e}");
-    assert_eq!(e["events"].as_array().unwrap().len(), 4, "url alone: every event");
+    assert_eq!(
+        e["events"].as_array().unwrap().len(),
+        4,
+        "url alone: every event"
+    );
     // The secret is shown once: neither the list nor the endpoint carries it.
     let (_, listed) = s.get("/webhooks", DEMO).await;
     assert!(!listed.to_string().contains(&secret[6..]), "{listed}");
-    assert!(s.get(&format!("/webhooks/{id}"), DEMO).await.1.get("secret").is_none());
+    assert!(
+        s.get(&format!("/webhooks/{id}"), DEMO)
+            .await
+            .1
+            .get("secret")
+            .is_none()
+    );
 
     let task = backtest(&s).await;
     let got = rx.wait_for(1, Duration::from_secs(30)).await;
@@ -96,12 +115,28 @@ async fn deliveries_verify_with_the_reference_library_and_rotation_keeps_the_old
     assert_eq!(payload["type"], "task.finished");
     assert_eq!(payload["data"]["task_id"], json!(task));
     assert_eq!(payload["data"]["status"], "SUCCESS");
-    assert_eq!(payload["data"]["links"]["status"], json!(format!("/backtest/status/{task}")));
+    assert_eq!(
+        payload["data"]["links"]["status"],
+        json!(format!("/backtest/status/{task}"))
+    );
     let status = s.succeeded(&format!("/backtest/status/{task}"), DEMO).await;
-    for key in ["Total Trades", "Win Rate", "CAGR", "Sharpe Ratio", "Max Drawdown"] {
-        assert_eq!(payload["data"]["metrics"][key], status["result"][key], "{key}");
+    for key in [
+        "Total Trades",
+        "Win Rate",
+        "CAGR",
+        "Sharpe Ratio",
+        "Max Drawdown",
+    ] {
+        assert_eq!(
+            payload["data"]["metrics"][key], status["result"][key],
+            "{key}"
+        );
     }
-    assert!(d.body.len() < 2048, "a small payload: {} bytes", d.body.len());
+    assert!(
+        d.body.len() < 2048,
+        "a small payload: {} bytes",
+        d.body.len()
+    );
 
     let tampered = d.body.replacen("SUCCESS", "FAILURE", 1);
     let wrong = "whsec_".to_string() + &"A".repeat(43) + "=";
@@ -115,53 +150,95 @@ async fn deliveries_verify_with_the_reference_library_and_rotation_keeps_the_old
     assert_eq!(checks[0]["type"], "task.finished");
     assert_eq!(checks[1]["ok"], false, "tampered body: {checks:?}");
     assert_eq!(checks[2]["ok"], false, "old timestamp: {checks:?}");
-    assert!(checks[2]["error"].as_str().unwrap().contains("too old"), "{checks:?}");
+    assert!(
+        checks[2]["error"].as_str().unwrap().contains("too old"),
+        "{checks:?}"
+    );
     assert_eq!(checks[3]["ok"], false, "another secret: {checks:?}");
 
     // Rotation: the new secret signs, the old one beside it for an hour.
     let (status, rotated) = s
-        .post(&format!("/webhooks/{id}/rotate"), DEMO, &json!({"keep_previous_hours": 1}))
+        .post(
+            &format!("/webhooks/{id}/rotate"),
+            DEMO,
+            &json!({"keep_previous_hours": 1}),
+        )
         .await;
     assert_eq!(status, 200, "{rotated}");
     let newer = rotated["secret"].as_str().unwrap().to_string();
     assert_ne!(newer, secret);
-    assert!(rotated["previous_secret_valid_until"].is_string(), "{rotated}");
+    assert!(
+        rotated["previous_secret_valid_until"].is_string(),
+        "{rotated}"
+    );
     backtest(&s).await;
     let got = rx.wait_for(2, Duration::from_secs(30)).await;
     let second = &got[1];
     assert_eq!(second.header("webhook-signature").split(' ').count(), 2);
-    let checks = verify(vec![(newer.clone(), second, None, None), (secret.clone(), second, None, None)]);
-    assert!(checks.iter().all(|c| c["ok"] == true), "both secrets verify: {checks:?}");
+    let checks = verify(vec![
+        (newer.clone(), second, None, None),
+        (secret.clone(), second, None, None),
+    ]);
+    assert!(
+        checks.iter().all(|c| c["ok"] == true),
+        "both secrets verify: {checks:?}"
+    );
     // Rotated again with no overlap: only the newest verifies.
     let (_, rotated) = s
-        .post(&format!("/webhooks/{id}/rotate"), DEMO, &json!({"keep_previous_hours": 0}))
+        .post(
+            &format!("/webhooks/{id}/rotate"),
+            DEMO,
+            &json!({"keep_previous_hours": 0}),
+        )
         .await;
     let newest = rotated["secret"].as_str().unwrap().to_string();
     backtest(&s).await;
     let got = rx.wait_for(3, Duration::from_secs(30)).await;
     let third = &got[2];
-    let checks = verify(vec![(newest, third, None, None), (newer, third, None, None)]);
-    assert_eq!((checks[0]["ok"].clone(), checks[1]["ok"].clone()), (json!(true), json!(false)), "{checks:?}");
+    let checks = verify(vec![
+        (newest, third, None, None),
+        (newer, third, None, None),
+    ]);
+    assert_eq!(
+        (checks[0]["ok"].clone(), checks[1]["ok"].clone()),
+        (json!(true), json!(false)),
+        "{checks:?}"
+    );
     s.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_receiver_failing_twice_gets_the_same_webhook_id_three_times_and_the_log_shows_each_attempt() {
+async fn a_receiver_failing_twice_gets_the_same_webhook_id_three_times_and_the_log_shows_each_attempt()
+ {
     let (s, _dir) = server().await;
     let rx = Receiver::start(vec![Answer::Status(500), Answer::Status(503)], None).await;
-    let e = subscribe(&s, json!({"url": rx.url("/h"), "events": ["task.finished"]})).await;
+    let e = subscribe(
+        &s,
+        json!({"url": rx.url("/h"), "events": ["task.finished"]}),
+    )
+    .await;
     let id = e["id"].as_str().unwrap();
     backtest(&s).await;
     let got = rx.wait_for(3, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 3);
-    assert!(got.iter().all(|r| r.header("webhook-id") == got[0].header("webhook-id")));
-    assert!(got.iter().all(|r| r.body == got[0].body), "the same body on every attempt");
+    assert!(
+        got.iter()
+            .all(|r| r.header("webhook-id") == got[0].header("webhook-id"))
+    );
+    assert!(
+        got.iter().all(|r| r.body == got[0].body),
+        "the same body on every attempt"
+    );
     assert!(got[0].header("webhook-id").starts_with("msg_"));
     // The schedule's 0.2 s and 0.4 s between attempts.
-    let gaps: Vec<f64> = got.windows(2).map(|w| (w[1].at - w[0].at).as_secs_f64()).collect();
+    let gaps: Vec<f64> = got
+        .windows(2)
+        .map(|w| (w[1].at - w[0].at).as_secs_f64())
+        .collect();
     assert!(gaps[0] >= 0.18 && gaps[1] >= 0.38, "{gaps:?}");
     let delivered = eventually(Duration::from_secs(5), || async {
-        s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await.1["deliveries"][0]["status"] == "delivered"
+        s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await.1["deliveries"][0]["status"]
+            == "delivered"
     })
     .await;
     let (_, log) = s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await;
@@ -169,7 +246,12 @@ async fn a_receiver_failing_twice_gets_the_same_webhook_id_three_times_and_the_l
     let d = &log["deliveries"][0];
     assert_eq!(d["id"], json!(got[0].header("webhook-id")));
     assert_eq!(d["tries"], 3);
-    let statuses: Vec<Value> = d["attempts"].as_array().unwrap().iter().map(|a| a["status"].clone()).collect();
+    let statuses: Vec<Value> = d["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["status"].clone())
+        .collect();
     assert_eq!(statuses, [json!(500), json!(503), json!(200)]);
     assert_eq!(d["payload"], got[0].json());
     s.stop().await;
@@ -208,12 +290,17 @@ async fn a_receiver_that_never_answers_holds_no_worker_and_others_still_get_thei
         })
     })
     .await;
-    assert!(timed_out, "{}", s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await.1);
+    assert!(
+        timed_out,
+        "{}",
+        s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await.1
+    );
     s.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then_enabled_and_redelivered() {
+async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then_enabled_and_redelivered()
+ {
     let (s, _dir) = server().await;
     let rx = Receiver::start(Vec::new(), Some(Answer::Status(500))).await;
     let e = subscribe(&s, json!({"url": rx.url("/h")})).await;
@@ -229,10 +316,16 @@ async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then
     let (_, ep) = s.get(&format!("/webhooks/{id}"), DEMO).await;
     assert!(disabled, "{ep}");
     let why = ep["disabled_reason"].as_str().unwrap();
-    assert!(why.contains("failed all 4 attempts") && why.contains("HTTP 500"), "{why}");
+    assert!(
+        why.contains("failed all 4 attempts") && why.contains("HTTP 500"),
+        "{why}"
+    );
     let (_, log) = s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await;
     let d = &log["deliveries"][0];
-    assert_eq!((d["status"].as_str(), d["tries"].as_u64()), (Some("failed"), Some(4)));
+    assert_eq!(
+        (d["status"].as_str(), d["tries"].as_u64()),
+        (Some("failed"), Some(4))
+    );
     let delivery = d["id"].as_str().unwrap();
     // Disabled: no new deliveries, and a redeliver is refused until enabled.
     backtest(&s).await;
@@ -242,7 +335,9 @@ async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then
     let (status, body) = s.post(&path, DEMO, &json!({})).await;
     assert_eq!(status, 409, "{body}");
     rx.answer(Answer::Status(204));
-    let (status, _) = s.post(&format!("/webhooks/{id}/enable"), DEMO, &json!({})).await;
+    let (status, _) = s
+        .post(&format!("/webhooks/{id}/enable"), DEMO, &json!({}))
+        .await;
     assert_eq!(status, 200);
     let (status, body) = s.post(&path, DEMO, &json!({})).await;
     assert_eq!(status, 202, "{body}");
@@ -251,7 +346,11 @@ async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then
     assert_eq!(got[4].body, got[0].body);
     let done = eventually(Duration::from_secs(5), || async {
         let (_, log) = s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await;
-        log["deliveries"].as_array().unwrap().iter().any(|d| d["id"] == delivery && d["status"] == "delivered" && d["tries"] == 5)
+        log["deliveries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["id"] == delivery && d["status"] == "delivered" && d["tries"] == 5)
     })
     .await;
     assert!(done);
@@ -266,24 +365,56 @@ async fn tenants_never_see_each_others_endpoints_deliveries_or_events() {
     let theirs = Receiver::ok().await;
     let e = subscribe(&s, json!({"url": mine.url("/")})).await;
     let id = e["id"].as_str().unwrap();
-    let (status, _) = s.post("/webhooks", Some(OTHER), &json!({"url": theirs.url("/")})).await;
+    let (status, _) = s
+        .post("/webhooks", Some(OTHER), &json!({"url": theirs.url("/")}))
+        .await;
     assert_eq!(status, 201);
     let (_, listed) = s.get("/webhooks", Some(OTHER)).await;
     assert_eq!(listed["endpoints"].as_array().unwrap().len(), 1);
     assert!(!listed.to_string().contains(id));
-    for path in [format!("/webhooks/{id}"), format!("/webhooks/{id}/deliveries")] {
+    for path in [
+        format!("/webhooks/{id}"),
+        format!("/webhooks/{id}/deliveries"),
+    ] {
         assert_eq!(s.get(&path, Some(OTHER)).await.0, 404, "{path}");
     }
-    for path in [format!("/webhooks/{id}/rotate"), format!("/webhooks/{id}/enable")] {
-        assert_eq!(s.post(&path, Some(OTHER), &json!({})).await.0, 404, "{path}");
+    for path in [
+        format!("/webhooks/{id}/rotate"),
+        format!("/webhooks/{id}/enable"),
+    ] {
+        assert_eq!(
+            s.post(&path, Some(OTHER), &json!({})).await.0,
+            404,
+            "{path}"
+        );
     }
-    assert_eq!(send(&s, reqwest::Method::DELETE, &format!("/webhooks/{id}"), OTHER).await.0, 404);
+    assert_eq!(
+        send(
+            &s,
+            reqwest::Method::DELETE,
+            &format!("/webhooks/{id}"),
+            OTHER
+        )
+        .await
+        .0,
+        404
+    );
     // My task tells my endpoint only.
     backtest(&s).await;
     assert_eq!(mine.wait_for(1, Duration::from_secs(30)).await.len(), 1);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(theirs.got().is_empty());
-    assert_eq!(send(&s, reqwest::Method::DELETE, &format!("/webhooks/{id}"), (DEMO_EMAIL, DEMO_PASSWORD)).await.0, 204);
+    assert_eq!(
+        send(
+            &s,
+            reqwest::Method::DELETE,
+            &format!("/webhooks/{id}"),
+            (DEMO_EMAIL, DEMO_PASSWORD)
+        )
+        .await
+        .0,
+        204
+    );
     assert_eq!(s.get(&format!("/webhooks/{id}"), DEMO).await.0, 404);
     s.stop().await;
 }
@@ -317,9 +448,21 @@ async fn registration_refuses_bad_urls_private_addresses_and_unknown_events_nami
         .await;
     assert_eq!(status, 400);
     assert!(body.to_string().contains("events[1]"), "{body}");
-    let (status, body) = s.post("/webhooks", DEMO, &json!({"url": "https://93.184.216.34/h", "colour": 1})).await;
+    let (status, body) = s
+        .post(
+            "/webhooks",
+            DEMO,
+            &json!({"url": "https://93.184.216.34/h", "colour": 1}),
+        )
+        .await;
     assert_eq!(status, 400, "{body}");
-    let (status, _) = s.post("/webhooks", DEMO, &json!({"url": "https://93.184.216.34/h"})).await;
+    let (status, _) = s
+        .post(
+            "/webhooks",
+            DEMO,
+            &json!({"url": "https://93.184.216.34/h"}),
+        )
+        .await;
     assert_eq!(status, 201, "a public https address is taken");
     s.stop().await;
 }

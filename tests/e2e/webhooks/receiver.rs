@@ -27,7 +27,10 @@ pub struct Received {
 
 impl Received {
     pub fn header(&self, name: &str) -> &str {
-        self.headers.get(name).map(String::as_str).unwrap_or_default()
+        self.headers
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_default()
     }
 
     pub fn json(&self) -> serde_json::Value {

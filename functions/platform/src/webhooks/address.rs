@@ -243,7 +243,12 @@ mod tests {
             let e = p.target(url).await.unwrap_err();
             assert!(e.starts_with("resolves to"), "{url}: {e}");
         }
-        for url in ["http://93.184.216.34/", "ftp://x/", "https://u:p@93.184.216.34/", "nope"] {
+        for url in [
+            "http://93.184.216.34/",
+            "ftp://x/",
+            "https://u:p@93.184.216.34/",
+            "nope",
+        ] {
             assert!(p.target(url).await.is_err(), "{url}");
         }
         let ok = p.target("https://93.184.216.34/hook").await.unwrap();

@@ -163,14 +163,20 @@ mod tests {
     impl Resolve for Rebinding {
         async fn resolve(&self, _host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
             let mut answers = self.0.lock().unwrap();
-            let ip = if answers.len() > 1 { answers.remove(0) } else { answers[0] };
+            let ip = if answers.len() > 1 {
+                answers.remove(0)
+            } else {
+                answers[0]
+            };
             Ok(vec![SocketAddr::new(ip.parse().unwrap(), port)])
         }
     }
 
     #[tokio::test]
     async fn a_name_rebound_to_a_private_address_is_refused_at_send_time() {
-        let rows = Arc::new(SqliteWebhooks::new(crate::sqlite::Database::in_memory().unwrap()));
+        let rows = Arc::new(SqliteWebhooks::new(
+            crate::sqlite::Database::in_memory().unwrap(),
+        ));
         let policy = Policy {
             allow_loopback: false,
             resolver: Arc::new(Rebinding(Mutex::new(vec!["93.184.216.34", "10.0.0.7"]))),
@@ -196,7 +202,12 @@ mod tests {
             outbox: rows.clone(),
         };
         events
-            .emit(Some("a@x"), EventType::TaskFinished, "t1", serde_json::json!({}))
+            .emit(
+                Some("a@x"),
+                EventType::TaskFinished,
+                "t1",
+                serde_json::json!({}),
+            )
             .await
             .unwrap();
         let d = rows
@@ -222,7 +233,12 @@ mod tests {
         assert_eq!(after.status, DeliveryStatus::Pending, "retried on schedule");
         // Emitting the same event again adds nothing.
         let again = events
-            .emit(Some("a@x"), EventType::TaskFinished, "t1", serde_json::json!({}))
+            .emit(
+                Some("a@x"),
+                EventType::TaskFinished,
+                "t1",
+                serde_json::json!({}),
+            )
             .await
             .unwrap();
         assert_eq!(again, 0);

@@ -67,7 +67,9 @@ impl Events {
                     .await?
                     .is_some_and(|old| old.status == DeliveryStatus::Pending && old.tries == 0);
             if fresh || unsent {
-                self.outbox.schedule(DeliveryJob::of(&d), Duration::ZERO).await?;
+                self.outbox
+                    .schedule(DeliveryJob::of(&d), Duration::ZERO)
+                    .await?;
             }
             made += usize::from(fresh);
         }
@@ -92,7 +94,9 @@ impl Events {
         // Scheduled before it is written: a crash between the two leaves a
         // queued attempt that finds the older ticket and is dropped, never
         // a pending delivery with nothing queued.
-        self.outbox.schedule(DeliveryJob::of(&d), Duration::ZERO).await?;
+        self.outbox
+            .schedule(DeliveryJob::of(&d), Duration::ZERO)
+            .await?;
         self.store.put_delivery(&d).await?;
         Ok(Some(d))
     }

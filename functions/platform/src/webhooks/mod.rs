@@ -263,8 +263,12 @@ pub trait WebhookStore: Send + Sync {
     async fn add_delivery(&self, delivery: &Delivery) -> PortResult<bool>;
     /// Writes a delivery's new state.
     async fn put_delivery(&self, delivery: &Delivery) -> PortResult<()>;
-    async fn delivery(&self, account: &str, endpoint: &str, id: &str)
-    -> PortResult<Option<Delivery>>;
+    async fn delivery(
+        &self,
+        account: &str,
+        endpoint: &str,
+        id: &str,
+    ) -> PortResult<Option<Delivery>>;
     /// An endpoint's newest deliveries first, at most `limit`.
     async fn deliveries(
         &self,
@@ -284,7 +288,11 @@ pub trait WebhookStore: Send + Sync {
     async fn all_alerts(&self) -> PortResult<Vec<Alert>>;
 
     async fn endpoint(&self, account: &str, id: &str) -> PortResult<Option<Endpoint>> {
-        Ok(self.endpoints(account).await?.into_iter().find(|e| e.id == id))
+        Ok(self
+            .endpoints(account)
+            .await?
+            .into_iter()
+            .find(|e| e.id == id))
     }
 }
 

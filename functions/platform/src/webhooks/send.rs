@@ -60,9 +60,12 @@ pub async fn post(
             exchange(TokioIo::new(tcp), target, headers, body).await
         }
     };
-    tokio::time::timeout(left.saturating_sub(started.elapsed()).max(left / 2), exchange)
-        .await
-        .map_err(|_| format!("no answer within {left:?}"))?
+    tokio::time::timeout(
+        left.saturating_sub(started.elapsed()).max(left / 2),
+        exchange,
+    )
+    .await
+    .map_err(|_| format!("no answer within {left:?}"))?
 }
 
 async fn exchange<T>(
@@ -104,7 +107,9 @@ where
         .map_err(|e| format!("request failed: {e}"))?;
     let status = answer.status().as_u16();
     // A little of the body, so a small answer completes; the rest is dropped.
-    let _ = Limited::new(answer.into_body(), ANSWER_READ).collect().await;
+    let _ = Limited::new(answer.into_body(), ANSWER_READ)
+        .collect()
+        .await;
     conn.abort();
     Ok(status)
 }

@@ -95,9 +95,7 @@ mod tests {
     /// vectors (the reference libraries' shared fixture).
     #[test]
     fn the_specifications_example() {
-        let secret = STANDARD
-            .decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
-            .unwrap();
+        let secret = STANDARD.decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap();
         let sig = sign(
             &secret,
             "msg_p5jXN8AQM9LWM0D4loKWxJek",

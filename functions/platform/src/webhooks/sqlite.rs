@@ -4,7 +4,10 @@
 //! the process died is tried again after a restart), and nothing scheduled
 //! lives only in memory.
 
-use super::{Alert, Delivery, DeliveryJob, DeliveryStatus, Endpoint, EventType, LOG_KEPT, Outbox, WebhookStore};
+use super::{
+    Alert, Delivery, DeliveryJob, DeliveryStatus, Endpoint, EventType, LOG_KEPT, Outbox,
+    WebhookStore,
+};
 use crate::sqlite::Database;
 use crate::{PortError, PortResult};
 use async_trait::async_trait;
@@ -63,8 +66,9 @@ impl SqliteWebhooks {
                         .collect::<Result<_, _>>()?
                 };
                 {
-                    let mut stmt =
-                        tx.prepare_cached("UPDATE webhook_deliveries SET due_ms = ?1 WHERE seq = ?2")?;
+                    let mut stmt = tx.prepare_cached(
+                        "UPDATE webhook_deliveries SET due_ms = ?1 WHERE seq = ?2",
+                    )?;
                     for (seq, _) in &rows {
                         stmt.execute(params![until, seq])?;
                     }
@@ -87,7 +91,9 @@ impl SqliteWebhooks {
                 .query_row([], |r| r.get(0))
             })
             .await?;
-        Ok(due.and_then(chrono::DateTime::from_timestamp_millis).map(|t| t.naive_utc()))
+        Ok(due
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .map(|t| t.naive_utc()))
     }
 
     /// Pending deliveries claimed by a process that is gone are due at once
@@ -141,7 +147,11 @@ impl Outbox for SqliteWebhooks {
 #[async_trait]
 impl WebhookStore for SqliteWebhooks {
     async fn put_endpoint(&self, endpoint: &Endpoint) -> PortResult<()> {
-        let (account, id, body) = (endpoint.account.clone(), endpoint.id.clone(), to_json(endpoint)?);
+        let (account, id, body) = (
+            endpoint.account.clone(),
+            endpoint.id.clone(),
+            to_json(endpoint)?,
+        );
         self.db
             .run(move |c| {
                 c.prepare_cached(
@@ -159,12 +169,17 @@ impl WebhookStore for SqliteWebhooks {
         let bodies: Vec<String> = self
             .db
             .read(move |c| {
-                c.prepare_cached("SELECT body FROM webhook_endpoints WHERE account = ?1 ORDER BY body")?
-                    .query_map(params![account], |r| r.get(0))?
-                    .collect()
+                c.prepare_cached(
+                    "SELECT body FROM webhook_endpoints WHERE account = ?1 ORDER BY body",
+                )?
+                .query_map(params![account], |r| r.get(0))?
+                .collect()
             })
             .await?;
-        let mut all: Vec<Endpoint> = bodies.iter().map(|b| from_json(b)).collect::<PortResult<_>>()?;
+        let mut all: Vec<Endpoint> = bodies
+            .iter()
+            .map(|b| from_json(b))
+            .collect::<PortResult<_>>()?;
         all.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
         Ok(all)
     }
@@ -178,7 +193,10 @@ impl WebhookStore for SqliteWebhooks {
                     .collect()
             })
             .await?;
-        let all: Vec<Endpoint> = bodies.iter().map(|b| from_json(b)).collect::<PortResult<_>>()?;
+        let all: Vec<Endpoint> = bodies
+            .iter()
+            .map(|b| from_json(b))
+            .collect::<PortResult<_>>()?;
         Ok(all.into_iter().filter(|e| e.wants(event)).collect())
     }
 
@@ -255,7 +273,12 @@ impl WebhookStore for SqliteWebhooks {
         Ok(())
     }
 
-    async fn delivery(&self, account: &str, endpoint: &str, id: &str) -> PortResult<Option<Delivery>> {
+    async fn delivery(
+        &self,
+        account: &str,
+        endpoint: &str,
+        id: &str,
+    ) -> PortResult<Option<Delivery>> {
         let (account, endpoint, id) = (account.to_string(), endpoint.to_string(), id.to_string());
         let body: Option<String> = self
             .db
@@ -270,7 +293,12 @@ impl WebhookStore for SqliteWebhooks {
         body.map(|b| from_json(&b)).transpose()
     }
 
-    async fn deliveries(&self, account: &str, endpoint: &str, limit: usize) -> PortResult<Vec<Delivery>> {
+    async fn deliveries(
+        &self,
+        account: &str,
+        endpoint: &str,
+        limit: usize,
+    ) -> PortResult<Vec<Delivery>> {
         let (account, endpoint) = (account.to_string(), endpoint.to_string());
         let bodies: Vec<String> = self
             .db
@@ -310,7 +338,10 @@ impl WebhookStore for SqliteWebhooks {
                     .collect()
             })
             .await?;
-        let mut all: Vec<Alert> = bodies.iter().map(|b| from_json(b)).collect::<PortResult<_>>()?;
+        let mut all: Vec<Alert> = bodies
+            .iter()
+            .map(|b| from_json(b))
+            .collect::<PortResult<_>>()?;
         all.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
         Ok(all)
     }
