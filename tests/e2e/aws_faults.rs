@@ -320,6 +320,8 @@ async fn a_storage_outage_answers_503_without_its_cause_through_the_lambda_runti
         usage_table: "marketlab-usage".into(),
         queue_url: "http://127.0.0.1:9/000000000000/marketlab-jobs".into(),
         bucket: "marketlab-market-data".into(),
+        webhooks_table: "marketlab-webhooks".into(),
+        webhook_queue_url: "http://127.0.0.1:9/000000000000/marketlab-webhooks".into(),
     };
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

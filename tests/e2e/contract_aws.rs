@@ -150,6 +150,20 @@ async fn dynamodb_task_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn dynamodb_webhook_store() {
+    let c = tests::emulator::clients().await;
+    let table = unique("webhooks");
+    aws_adapters::provision::webhooks_table(&c, &table)
+        .await
+        .unwrap();
+    contract::webhooks::run_all(Arc::new(aws_adapters::DynamoWebhooks::new(
+        c.dynamodb.clone(),
+        table,
+    )))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn dynamodb_account_store() {
     let c = clients().await;
     let table = unique("accounts");

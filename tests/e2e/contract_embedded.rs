@@ -68,6 +68,12 @@ async fn sqlite_quota_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn sqlite_webhook_store() {
+    let db = Database::in_memory().unwrap();
+    contract::webhooks::run_all(Arc::new(platform::webhooks::SqliteWebhooks::new(db))).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn memory_failure_log() {
     contract::failures::run_all(Arc::new(platform::accounts::MemoryFailureLog::default())).await;
 }

@@ -127,6 +127,11 @@ pub fn function_env(names: &aws_adapters::Names) -> Vec<(&'static str, String)> 
         ("MARKETLAB_USAGE_TABLE", names.usage_table.clone()),
         ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
         ("MARKETLAB_BUCKET", names.bucket.clone()),
+        ("MARKETLAB_WEBHOOKS_TABLE", names.webhooks_table.clone()),
+        (
+            "MARKETLAB_WEBHOOK_QUEUE_URL",
+            names.webhook_queue_url.clone(),
+        ),
         ("RUST_LOG", "warn".into()),
     ]
 }
@@ -171,7 +176,14 @@ pub async fn deployment_with_queue(
             .await
             .unwrap(),
         bucket,
+        webhooks_table: unique("webhooks"),
+        webhook_queue_url: provision::queue(&c, &unique("webhooks"), 5, 30)
+            .await
+            .unwrap(),
     };
+    provision::webhooks_table(&c, &names.webhooks_table)
+        .await
+        .unwrap();
     provision::tasks_table(&c, &names.tasks_table)
         .await
         .unwrap();

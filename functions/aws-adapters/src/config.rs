@@ -13,6 +13,10 @@ pub struct Names {
     pub usage_table: String,
     pub queue_url: String,
     pub bucket: String,
+    /// Webhook endpoints, alerts and deliveries.
+    pub webhooks_table: String,
+    /// The webhook queue: one message per scheduled delivery attempt.
+    pub webhook_queue_url: String,
 }
 
 impl Names {
@@ -25,6 +29,8 @@ impl Names {
             usage_table: var("MARKETLAB_USAGE_TABLE", "marketlab-usage"),
             queue_url: var("MARKETLAB_QUEUE_URL", ""),
             bucket: var("MARKETLAB_BUCKET", "marketlab-market-data"),
+            webhooks_table: var("MARKETLAB_WEBHOOKS_TABLE", "marketlab-webhooks"),
+            webhook_queue_url: var("MARKETLAB_WEBHOOK_QUEUE_URL", ""),
         }
     }
 }

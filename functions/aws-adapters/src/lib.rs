@@ -11,6 +11,7 @@ mod queue;
 mod quota;
 mod tasks;
 mod usage;
+mod webhooks;
 pub mod wiring;
 
 pub use accounts::DynamoAccountStore;
@@ -21,6 +22,7 @@ pub use queue::SqsQueue;
 pub use quota::DynamoQuotaStore;
 pub use tasks::{DAMAGED, DynamoTaskStore};
 pub use usage::DynamoUsageStore;
+pub use webhooks::{DynamoWebhooks, KIND_INDEX, SqsOutbox};
 
 use platform::PortError;
 

@@ -104,6 +104,40 @@ pub async fn usage_table(c: &Clients, table: &str) -> Result<(), PortError> {
     created(table, r)
 }
 
+/// The webhooks table (key `account`, sort key `key`; the sparse index
+/// `by_kind` on `kind` + `key` holds endpoints and alerts only).
+pub async fn webhooks_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    let gsi = GlobalSecondaryIndex::builder()
+        .index_name(crate::KIND_INDEX)
+        .key_schema(key("kind", KeyType::Hash)?)
+        .key_schema(key("key", KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .map_err(PortError::internal)?;
+    let r = c
+        .dynamodb
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("account")?)
+        .attribute_definitions(attr("key")?)
+        .attribute_definitions(attr("kind")?)
+        .key_schema(key("account", KeyType::Hash)?)
+        .key_schema(key("key", KeyType::Range)?)
+        .global_secondary_indexes(gsi)
+        .send()
+        .await;
+    created(table, r)
+}
+
+/// The webhook queue's visibility timeout as deployed: six times the
+/// delivery function's 30 s timeout.
+pub const WEBHOOK_VISIBILITY_SECONDS: u32 = 180;
+
 /// An on-demand table with one string hash key.
 async fn keyed_table(c: &Clients, table: &str, hash_key: &str) -> Result<(), PortError> {
     let r = c

@@ -53,3 +53,49 @@ pub fn metering(clients: &Clients, names: &Names) -> platform::metering::Meterin
         )),
     )
 }
+
+/// Webhooks over DynamoDB and the webhook queue, signing with the operator
+/// key `MARKETLAB_WEBHOOK_KEY` (the template's generated secret); none
+/// without a key, and the webhook routes then answer 404.
+pub fn webhooks(clients: &Clients, names: &Names) -> Option<platform::webhooks::Hooks> {
+    use platform::webhooks::signing::Keyring;
+    let text = std::env::var("MARKETLAB_WEBHOOK_KEY").ok()?;
+    let keys = match Keyring::from_text(&text) {
+        Ok(k) => k,
+        Err(e) => {
+            tracing::error!(error = %e, "MARKETLAB_WEBHOOK_KEY unusable: webhooks are off");
+            return None;
+        }
+    };
+    Some(platform::webhooks::Hooks {
+        store: Arc::new(crate::DynamoWebhooks::new(
+            clients.dynamodb.clone(),
+            &names.webhooks_table,
+        )),
+        outbox: Arc::new(crate::SqsOutbox::new(
+            clients.sqs.clone(),
+            &names.webhook_queue_url,
+        )),
+        keys,
+        policy: platform::webhooks::address::Policy {
+            allow_loopback: std::env::var("MARKETLAB_WEBHOOKS_ALLOW_LOOPBACK")
+                .is_ok_and(|v| v == "1" || v == "true"),
+            ..Default::default()
+        },
+    })
+}
+
+/// The retry schedule, `MARKETLAB_WEBHOOK_RETRY_SECONDS` (seconds,
+/// comma-separated) or Standard Webhooks' default.
+pub fn webhook_schedule() -> platform::webhooks::RetrySchedule {
+    std::env::var("MARKETLAB_WEBHOOK_RETRY_SECONDS")
+        .ok()
+        .and_then(|v| match v.parse() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::error!(error = %e, "MARKETLAB_WEBHOOK_RETRY_SECONDS unusable: the default schedule");
+                None
+            }
+        })
+        .unwrap_or_default()
+}

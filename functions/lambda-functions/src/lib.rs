@@ -40,7 +40,7 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         limits: Default::default(),
         metering: Some(Arc::new(wiring::metering(clients, names))),
         uploads: wiring::uploads(clients, names),
-        webhooks: None,
+        webhooks: wiring::webhooks(clients, names),
     }
 }
 

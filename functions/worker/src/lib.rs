@@ -30,15 +30,26 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
     let tasks: Arc<dyn platform::tasks::TaskStore> = Arc::new(wiring::task_store(clients, names));
     WorkerDeps {
         tasks: tasks.clone(),
-        // A batch dropped as a file gets its table beside the file.
-        after: Some(Arc::new(services::backtest::batch_files::FileResults {
-            files: Arc::new(aws_adapters::S3Blobs::new(
-                clients.s3.clone(),
-                &names.bucket,
-            )),
-            prefix: BATCH_PREFIX.into(),
-            tasks: tasks.clone(),
-        })),
+        // A batch dropped as a file gets its table beside the file; then
+        // the owner's webhooks are told.
+        after: Some(Arc::new(platform::worker::AfterEach(
+            [Arc::new(services::backtest::batch_files::FileResults {
+                files: Arc::new(aws_adapters::S3Blobs::new(
+                    clients.s3.clone(),
+                    &names.bucket,
+                )),
+                prefix: BATCH_PREFIX.into(),
+                tasks: tasks.clone(),
+            }) as Arc<dyn platform::worker::AfterJob>]
+            .into_iter()
+            .chain(wiring::webhooks(clients, names).map(|hooks| {
+                Arc::new(services::webhooks::TaskEvents {
+                    events: hooks.events(),
+                    tasks: tasks.clone(),
+                }) as Arc<dyn platform::worker::AfterJob>
+            }))
+            .collect(),
+        ))),
         handlers: Arc::new(services::jobs::registry(
             Arc::new(wiring::market_data(clients, names)),
             Arc::new(wiring::scanner_store(clients, names)),
@@ -207,6 +218,7 @@ pub async fn handle_batch(
 pub async fn scan(
     market: &dyn platform::marketdata::MarketData,
     store: &dyn platform::scanner::ScannerStore,
+    events: Option<&platform::webhooks::emit::Events>,
     event: &serde_json::Value,
 ) -> Result<serde_json::Value, lambda_runtime::Error> {
     use services::analytics::scanner::nightly;
@@ -248,6 +260,9 @@ pub async fn scan(
         .map_err(|e| e.to_string())?;
     let seconds = started.elapsed().as_secs_f64();
     tracing::info!(date = %s.date, stocks = s.stocks, items = s.items, seconds, "scanner: day scanned");
+    if let Some(events) = events {
+        nightly::tell(events, store, s.date).await;
+    }
     Ok(serde_json::json!({
         "date": s.date.to_string(),
         "stocks": s.stocks,
@@ -255,4 +270,60 @@ pub async fn scan(
         "key": platform::scanner::key(s.date),
         "seconds": seconds,
     }))
+}
+
+/// The delivery function's settings: the ports of [`wiring::webhooks`],
+/// the schedule, the default timeouts. None without a webhook key.
+pub fn deliverer(
+    clients: &Clients,
+    names: &Names,
+) -> Option<platform::webhooks::deliver::Deliverer> {
+    let hooks = wiring::webhooks(clients, names)?;
+    Some(platform::webhooks::deliver::Deliverer {
+        store: hooks.store,
+        outbox: hooks.outbox,
+        keys: hooks.keys,
+        policy: hooks.policy,
+        schedule: wiring::webhook_schedule(),
+        timeouts: Default::default(),
+    })
+}
+
+/// Runs a batch of the webhook queue: each message one scheduled attempt.
+/// One not yet due (a wait longer than SQS's 15-minute delay) goes back
+/// with the rest of its wait. A store or queue failure reports the message
+/// failed, so SQS hands it out again (and, after its receives, to the
+/// webhook dead-letter queue); a receiver's failure is not one: it is
+/// recorded and retried on the schedule.
+pub async fn deliver_batch(
+    deliverer: &platform::webhooks::deliver::Deliverer,
+    event: SqsEvent,
+) -> SqsBatchResponse {
+    use platform::webhooks::DeliveryJob;
+    let mut response = SqsBatchResponse::default();
+    for record in event.records {
+        let id = record.message_id.clone().unwrap_or_default();
+        let body = record.body.as_deref().unwrap_or_default();
+        let done = match serde_json::from_str::<DeliveryJob>(body) {
+            Err(e) => Err(format!("not a delivery job: {e}")),
+            Ok(job) => {
+                let wait = (job.not_before - platform::tasks::now())
+                    .to_std()
+                    .unwrap_or_default();
+                if wait > std::time::Duration::from_secs(1) {
+                    deliverer.outbox.schedule(job, wait).await
+                } else {
+                    deliverer.run(&job).await
+                }
+                .map_err(|e| e.to_string())
+            }
+        };
+        if let Err(e) = done {
+            tracing::error!(message_id = %id, error = %e, "webhook job not run; the queue hands it out again");
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            response.batch_item_failures.push(failure);
+        }
+    }
+    response
 }

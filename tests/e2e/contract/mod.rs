@@ -13,6 +13,7 @@ pub mod scanner;
 pub mod task_attempts;
 pub mod tasks;
 pub mod usage;
+pub mod webhooks;
 
 /// A name no other run uses.
 pub fn unique(prefix: &str) -> String {

@@ -4,6 +4,7 @@
 //! disabling, isolation between tenants, refused destinations, and the
 //! scanner's alerts.
 
+mod aws;
 mod crash;
 mod events;
 mod receiver;

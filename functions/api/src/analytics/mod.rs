@@ -88,7 +88,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(company::get_pred))
         .routes(routes!(screens::predefined_screens))
         .routes(routes!(screens::screen))
-        .merge(crate::webhooks::alert_routes())
+        .merge(crate::webhooks::alerts::routes())
 }
 
 /// `{code, data}`: 200 for seasonality, 211 for correlation and beta.

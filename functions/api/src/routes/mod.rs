@@ -107,7 +107,7 @@ pub fn backtest(state: &AppState) -> Router {
             Service::Backtest,
             ErrorStyle::Backtest,
             false,
-            crate::webhooks::routes(),
+            crate::webhooks::endpoints::routes(),
         ))
         .merge(public)
 }
@@ -173,7 +173,7 @@ pub fn document() -> &'static str {
             .merge(crate::backtest::routes::public_routes())
             .merge(crate::backtest::routes())
             .merge(usage::backtest_routes())
-            .merge(crate::webhooks::routes());
+            .merge(crate::webhooks::endpoints::routes());
         #[cfg(feature = "analytics")]
         let groups = groups.merge(crate::analytics::routes());
         #[cfg(feature = "data")]

@@ -50,6 +50,19 @@ async fn main() -> Result<()> {
     )
     .await
     .context("queue")?;
+    provision::webhooks_table(&clients, &names.webhooks_table)
+        .await
+        .context("webhooks table")?;
+    let webhook_queue_name = std::env::var("MARKETLAB_WEBHOOK_QUEUE_NAME")
+        .unwrap_or_else(|_| "marketlab-webhooks".into());
+    let webhook_queue_url = provision::queue(
+        &clients,
+        &webhook_queue_name,
+        provision::MAX_RECEIVES,
+        provision::WEBHOOK_VISIBILITY_SECONDS,
+    )
+    .await
+    .context("webhook queue")?;
     provision::bucket(&clients, &names.bucket)
         .await
         .context("bucket")?;
@@ -106,5 +119,16 @@ async fn main() -> Result<()> {
     println!("export MARKETLAB_USAGE_TABLE={}", names.usage_table);
     println!("export MARKETLAB_QUEUE_URL={queue_url}");
     println!("export MARKETLAB_BUCKET={}", names.bucket);
+    println!("export MARKETLAB_WEBHOOKS_TABLE={}", names.webhooks_table);
+    println!("export MARKETLAB_WEBHOOK_QUEUE_URL={webhook_queue_url}");
+    // The key webhook secrets derive from: kept if set, else a new one
+    // (on AWS the template generates it in Secrets Manager).
+    let key = match std::env::var("MARKETLAB_WEBHOOK_KEY") {
+        Ok(k) => k,
+        Err(_) => platform::webhooks::signing::Keyring::generate()
+            .map_err(|e| anyhow::anyhow!("webhook key: {e}"))?
+            .encode(),
+    };
+    println!("export MARKETLAB_WEBHOOK_KEY={key}");
     Ok(())
 }

@@ -60,6 +60,23 @@ impl Keyring {
         mac.finalize().into_bytes()[..SECRET_BYTES].to_vec()
     }
 
+    /// A key from operator text: base64 of 32 bytes as [`Keyring::encode`]
+    /// writes it, or any text of at least 32 characters (a generated
+    /// secret), hashed to 32 bytes.
+    pub fn from_text(text: &str) -> Result<Self, String> {
+        use sha2::Digest;
+        if let Ok(k) = Keyring::decode(text) {
+            return Ok(k);
+        }
+        let text = text.trim();
+        if text.chars().count() < 32 {
+            return Err("webhook key must be base64 of 32 bytes or at least 32 characters".into());
+        }
+        Ok(Keyring {
+            master: sha2::Sha256::digest(text.as_bytes()).into(),
+        })
+    }
+
     /// The secret as shown to its account: `whsec_` and base64.
     pub fn whsec(&self, endpoint: &str, version: u32) -> String {
         format!("whsec_{}", STANDARD.encode(self.secret(endpoint, version)))
@@ -116,5 +133,15 @@ mod tests {
         let back = Keyring::decode(&k.encode()).unwrap();
         assert_eq!(back.secret("ep_a", 3), k.secret("ep_a", 3));
         assert!(Keyring::decode("c2hvcnQ=").is_err());
+        assert_eq!(
+            Keyring::from_text(&k.encode()).unwrap().secret("e", 1),
+            k.secret("e", 1)
+        );
+        let generated = "q".repeat(64);
+        assert_eq!(
+            Keyring::from_text(&generated).unwrap().secret("e", 1),
+            Keyring::from_text(&generated).unwrap().secret("e", 1)
+        );
+        assert!(Keyring::from_text("too short").is_err());
     }
 }

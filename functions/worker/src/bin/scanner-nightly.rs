@@ -1,7 +1,8 @@
 //! The smart stock scanner's nightly job, invoked by its EventBridge
 //! schedule after the close: every stock's signals on the latest session
 //! (or on `{"date": "YYYY-MM-DD"}` when the event names one), written as
-//! that date's scanner file in the market data bucket.
+//! that date's scanner file in the market data bucket; then its webhook
+//! events (`scan.completed`, scanner alerts).
 
 use lambda_runtime::{Error, LambdaEvent, run, service_fn};
 use serde_json::Value;
@@ -13,9 +14,10 @@ async fn main() -> Result<(), Error> {
     let names = aws_adapters::Names::from_env();
     let market = aws_adapters::wiring::market_data(&clients, &names);
     let store = aws_adapters::wiring::scanner_store(&clients, &names);
+    let events = aws_adapters::wiring::webhooks(&clients, &names).map(|h| h.events());
     run(service_fn(|event: LambdaEvent<Value>| {
-        let (market, store) = (&market, &store);
-        async move { worker::scan(market, store, &event.payload).await }
+        let (market, store, events) = (&market, &store, events.as_ref());
+        async move { worker::scan(market, store, events, &event.payload).await }
     }))
     .await
 }

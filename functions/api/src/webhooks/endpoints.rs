@@ -1,7 +1,6 @@
-//! Webhook endpoints (`/webhooks`, open to every account) and scanner
-//! alerts (`/smart-stock-scanner/alerts`, analytics): thin handlers over
-//! `services::webhooks`.
+//! `/webhooks`: an account's endpoints and their delivery logs.
 
+use super::{DeliveryList, WebhookList, configured};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
@@ -10,20 +9,10 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use platform::webhooks::Hooks;
-use serde::Serialize;
 use serde_json::Value;
-use services::webhooks::{self as hooks, AlertView, DeliveryView, EndpointView, Redeliver};
-use utoipa::ToSchema;
+use services::webhooks::{self as hooks, DeliveryView, EndpointView, Redeliver};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-fn configured(state: &AppState) -> Result<&Hooks, ApiError> {
-    state
-        .webhooks
-        .as_ref()
-        .ok_or_else(|| ApiError::not_found("webhooks are not configured in this deployment"))
-}
 
 /// A JSON body, or null when there is none.
 fn body_or_null(body: &[u8]) -> Result<Value, ApiError> {
@@ -31,24 +20,6 @@ fn body_or_null(body: &[u8]) -> Result<Value, ApiError> {
         return Ok(Value::Null);
     }
     crate::extract::json_body(body)
-}
-
-/// The account's endpoints.
-#[derive(Serialize, ToSchema)]
-pub struct WebhookList {
-    pub endpoints: Vec<EndpointView>,
-}
-
-/// An endpoint's deliveries, newest first.
-#[derive(Serialize, ToSchema)]
-pub struct DeliveryList {
-    pub deliveries: Vec<DeliveryView>,
-}
-
-/// The account's scanner alerts.
-#[derive(Serialize, ToSchema)]
-pub struct AlertList {
-    pub alerts: Vec<AlertView>,
 }
 
 const NOT_FOUND: &str = "Unknown endpoint (or another account's)";
@@ -172,7 +143,6 @@ pub(crate) async fn redeliver(
     }
 }
 
-#[cfg(feature = "backtest")]
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(create_webhook, list_webhooks))
@@ -181,58 +151,4 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(enable_webhook))
         .routes(routes!(webhook_deliveries))
         .routes(routes!(redeliver))
-}
-
-/// Subscribe to the nightly scan's items: one `scanner.alert` event per
-/// alert and day with the items that match.
-#[cfg(feature = "analytics")]
-#[utoipa::path(post, path = "/smart-stock-scanner/alerts", tag = "analytics", request_body = services::webhooks::AlertRequest,
-    responses((status = 201, description = "Created", body = crate::analytics::Standard<AlertView>), crate::analytics::AnalyticsErrors))]
-pub(crate) async fn create_alert(
-    Tenant { state, caller }: Tenant,
-    body: axum::body::Bytes,
-) -> Result<Response, ApiError> {
-    let body = crate::extract::json_body(&body)?;
-    let data = hooks::create_alert(configured(&state)?, &caller.0.email, body).await?;
-    let answer = crate::analytics::Standard {
-        code: 201,
-        msg: "Alert created".into(),
-        data,
-    };
-    Ok((StatusCode::CREATED, Json(answer)).into_response())
-}
-
-/// The account's scanner alerts.
-#[cfg(feature = "analytics")]
-#[utoipa::path(get, path = "/smart-stock-scanner/alerts", tag = "analytics",
-    responses((status = 200, description = "The alerts", body = crate::analytics::Standard<AlertList>), crate::analytics::AnalyticsErrors))]
-pub(crate) async fn list_alerts(
-    Tenant { state, caller }: Tenant,
-) -> Result<Json<crate::analytics::Standard<AlertList>>, ApiError> {
-    let alerts = hooks::alerts(configured(&state)?, &caller.0.email).await?;
-    Ok(Json(crate::analytics::Standard {
-        code: 200,
-        msg: "Alerts".into(),
-        data: AlertList { alerts },
-    }))
-}
-
-/// Remove an alert.
-#[cfg(feature = "analytics")]
-#[utoipa::path(delete, path = "/smart-stock-scanner/alerts/{alert_id}", tag = "analytics",
-    params(("alert_id" = String, Path, description = "The alert's id")),
-    responses((status = 204, description = "Removed"), crate::analytics::AnalyticsErrors))]
-pub(crate) async fn delete_alert(
-    Tenant { state, caller }: Tenant,
-    Path(id): Path<String>,
-) -> Result<StatusCode, ApiError> {
-    hooks::delete_alert(configured(&state)?, &caller.0.email, &id).await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-#[cfg(feature = "analytics")]
-pub fn alert_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(create_alert, list_alerts))
-        .routes(routes!(delete_alert))
 }
