@@ -63,6 +63,8 @@ fn template_defaults_match_the_shared_names() {
         ("UsageTableName", "MARKETLAB_USAGE_TABLE"),
         ("QueueName", "MARKETLAB_QUEUE_NAME"),
         ("BucketName", "MARKETLAB_BUCKET"),
+        ("WebhooksTableName", "MARKETLAB_WEBHOOKS_TABLE"),
+        ("WebhookQueueName", "MARKETLAB_WEBHOOK_QUEUE_NAME"),
     ] {
         assert_eq!(default_of(param), names[name], "{param}");
     }
@@ -74,14 +76,16 @@ fn template_defaults_match_the_shared_names() {
             defaults.accounts_table.as_str(),
             defaults.limits_table.as_str(),
             defaults.usage_table.as_str(),
-            defaults.bucket.as_str()
+            defaults.bucket.as_str(),
+            defaults.webhooks_table.as_str()
         ),
         (
             names["MARKETLAB_TASKS_TABLE"].as_str(),
             names["MARKETLAB_ACCOUNTS_TABLE"].as_str(),
             names["MARKETLAB_LIMITS_TABLE"].as_str(),
             names["MARKETLAB_USAGE_TABLE"].as_str(),
-            names["MARKETLAB_BUCKET"].as_str()
+            names["MARKETLAB_BUCKET"].as_str(),
+            names["MARKETLAB_WEBHOOKS_TABLE"].as_str()
         )
     );
     // Every status change the worker needs is granted, and the SQS trigger reports partial failures.
@@ -91,6 +95,10 @@ fn template_defaults_match_the_shared_names() {
     assert!(template.contains("Binary: scanner-nightly"));
     assert!(template.contains("ScheduleExpression: cron(40 23 ? * MON-FRI *)"));
     assert!(template.contains("ScheduleExpressionTimezone: America/New_York"));
+    // Webhook deliveries: their own function, queue and dead-letter queue.
+    assert!(template.contains("Binary: webhooks"));
+    assert!(template.contains("deadLetterTargetArn: !GetAtt WebhookDeadLetterQueue.Arn"));
+    assert!(template.contains("IndexName: by_kind"));
 }
 
 /// The HTTP API's routes in the template: (function, method, path).

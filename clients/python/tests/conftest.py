@@ -49,7 +49,9 @@ def server(request):
         port = free_port()
         log = open(Path(work) / "server.log", "wb")
         proc = subprocess.Popen(
-            [str(exe), "--data-dir", str(data), "serve", "--port", str(port), "--stocks", "40"],
+            [str(exe), "--data-dir", str(data), "serve", "--port", str(port), "--stocks", "40",
+             # Webhooks to the tests' receiver on 127.0.0.1.
+             "--webhooks-allow-loopback", "--webhook-retry-seconds", "0.5,1"],
             stdout=log, stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}"

@@ -409,6 +409,15 @@ async fn scan(data_dir: &Path, args: ScanArgs) -> Result<()> {
         started.elapsed().as_secs_f64(),
         platform::scanner::key(s.date)
     );
+    // The day's webhook events, recorded in the server's database: a
+    // running server sends them within a second, a stopped one at its start.
+    let db = Database::open(&data_dir.join("state").join("marketlab.sqlite"))?;
+    let rows = Arc::new(platform::webhooks::SqliteWebhooks::new(db));
+    let events = platform::webhooks::emit::Events {
+        store: rows.clone(),
+        outbox: rows,
+    };
+    services::analytics::scanner::nightly::tell(&events, &store, s.date).await;
     Ok(())
 }
 

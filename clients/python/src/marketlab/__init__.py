@@ -8,8 +8,9 @@ marketlab server as pandas DataFrames.
 """
 
 from .client import Client
-from .errors import MarketlabError, RateLimited, TaskFailed, TaskTimeout
+from .errors import MarketlabError, RateLimited, TaskFailed, TaskTimeout, WebhookVerificationError
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Task
+from .webhooks import verify_webhook
 
 __version__ = "1.0.0"
 
@@ -24,4 +25,6 @@ __all__ = [
     "BatchTask",
     "CpmTask",
     "ScannerBacktestTask",
+    "WebhookVerificationError",
+    "verify_webhook",
 ]

@@ -299,6 +299,43 @@ class Client:
             path, params = f"/ws/get{kind}/{symbol}", {"days": days}
         return from_arrow(self._arrow("GET", path, params=params)).set_index("Date")
 
+    # -- webhooks ----------------------------------------------------------
+
+    def add_webhook(self, url: str, events: Iterable[str] | None = None, description: str | None = None) -> dict:
+        """Registers an endpoint; the answer's `secret` (`whsec_...`) is shown
+        only here: keep it to verify deliveries (`marketlab.verify_webhook`)."""
+        body: dict = {"url": url}
+        if events is not None:
+            body["events"] = list(events)
+        if description is not None:
+            body["description"] = description
+        return self._json("POST", "/webhooks", json=body)
+
+    def webhooks(self) -> pd.DataFrame:
+        """The account's endpoints, one row each (no secrets)."""
+        return pd.DataFrame(self._json("GET", "/webhooks")["endpoints"])
+
+    def rotate_webhook(self, webhook_id: str, keep_previous_hours: float = 24) -> dict:
+        """A new secret (in the answer); the previous one keeps signing beside it for `keep_previous_hours`."""
+        return self._json("POST", f"/webhooks/{webhook_id}/rotate", json={"keep_previous_hours": keep_previous_hours})
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        self._send("DELETE", f"/webhooks/{webhook_id}")
+
+    def webhook_deliveries(self, webhook_id: str, limit: int = 50) -> pd.DataFrame:
+        """The endpoint's delivery log, newest first: one row per delivery
+        (`id` is the `webhook-id`), its attempts as a list."""
+        rows = self._json("GET", f"/webhooks/{webhook_id}/deliveries", params={"limit": limit})["deliveries"]
+        frame = pd.DataFrame(rows)
+        for column in ("created_at", "next_attempt"):
+            if column in frame:
+                frame[column] = pd.to_datetime(frame[column], utc=True)
+        return frame
+
+    def redeliver(self, webhook_id: str, delivery_id: str) -> dict:
+        """Sends a delivery again (same `webhook-id` and body)."""
+        return self._json("POST", f"/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver")
+
     # -- account -----------------------------------------------------------
 
     def usage(self, month: str | None = None) -> dict:

@@ -39,6 +39,11 @@ class TaskTimeout(MarketlabError, TimeoutError):
     """`wait(timeout)` ran out before the task finished."""
 
 
+class WebhookVerificationError(Exception):
+    """A webhook delivery that does not verify: a missing header, a
+    timestamp out of tolerance, or no signature made with the secret."""
+
+
 def message_of(body: object, fallback: str) -> str:
     """The message of any of the three services' error envelopes."""
     if isinstance(body, dict):
