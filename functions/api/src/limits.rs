@@ -28,6 +28,11 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// How long the answer may take once the body is in (503 past it).
     pub request_timeout: Duration,
+    /// How often a long-polled status is read again when no notice comes:
+    /// 250 ms by default (the worker runs in another process); the embedded
+    /// server, whose workers wake waiting reads themselves, reads again
+    /// every 2 s only as a safety net.
+    pub long_poll_reread: Duration,
 }
 
 impl Default for Limits {
@@ -36,6 +41,7 @@ impl Default for Limits {
             body_bytes: 6 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),
+            long_poll_reread: Duration::from_millis(250),
         }
     }
 }

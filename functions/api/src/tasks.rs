@@ -51,10 +51,6 @@ pub(crate) async fn owned_task(
 /// 29 s; one cap for every runtime).
 pub const MAX_WAIT_SECONDS: f64 = 20.0;
 
-/// How often a long-polled task is read again when no notice comes: the
-/// worker that ends it runs in another process (the AWS deployment).
-const REREAD: std::time::Duration = std::time::Duration::from_millis(250);
-
 /// The long-poll every task status read takes.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -91,6 +87,7 @@ pub(crate) async fn owned_task_waiting(
     query: &Params,
 ) -> Result<Task, ApiError> {
     held(
+        state,
         id,
         query,
         || owned_task(state, caller, id, kinds),
@@ -102,8 +99,10 @@ pub(crate) async fn owned_task_waiting(
 /// `read` of `id`, held up to the query's `wait` ([`Wait`]) until `ended`
 /// holds: woken by this process's worker the moment an outcome of `id` is
 /// stored (a chunk's end wakes its batch), else read again every
-/// [`REREAD`]. It holds no worker, connection or lock while it waits.
+/// `long_poll_reread` of the state's limits. It holds no worker, connection
+/// or lock while it waits.
 pub(crate) async fn held<T, F, Fut>(
+    state: &AppState,
     id: &str,
     query: &Params,
     mut read: F,
@@ -129,7 +128,8 @@ where
         if ended(&now_read) || now >= deadline {
             return Ok(now_read);
         }
-        let _ = tokio::time::timeout(REREAD.min(deadline - now), woken).await;
+        let reread = state.limits.long_poll_reread;
+        let _ = tokio::time::timeout(reread.min(deadline - now), woken).await;
     }
 }
 

@@ -316,6 +316,7 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
             body_bytes: args.body_limit.max(1),
             body_timeout: seconds("body-timeout", args.body_timeout)?,
             request_timeout: seconds("request-timeout", args.request_timeout)?,
+            ..Default::default()
         },
         connections: api::serve::ConnectionLimits {
             header_timeout: seconds("header-timeout", args.header_timeout)?,

@@ -246,7 +246,15 @@ pub async fn start(
             Duration::from_secs(300),
         )?),
         data_legacy_json: config.data_legacy_json,
-        limits: config.limits,
+        limits: api::limits::Limits {
+            // Workers here wake waiting reads themselves.
+            long_poll_reread: if config.workers > 0 {
+                Duration::from_secs(2)
+            } else {
+                config.limits.long_poll_reread
+            },
+            ..config.limits
+        },
         metering: metering.clone(),
         webhooks: Some(hooks.clone()),
     };

@@ -62,7 +62,9 @@ pub(crate) async fn batch_status(
 ) -> Result<Json<BatchStatus>, ApiError> {
     let read = || standing(&t.state, &t.caller, &id);
     let ended = |s: &BatchStatus| s.status == "SUCCESS" || s.status == "FAILED";
-    Ok(Json(crate::tasks::held(&id, &query, read, ended).await?))
+    Ok(Json(
+        crate::tasks::held(&t.state, &id, &query, read, ended).await?,
+    ))
 }
 
 /// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|arrow|json`:
