@@ -97,6 +97,7 @@ impl From<services::Error> for ApiError {
             services::Error::Invalid(f) => f.into(),
             services::Error::NotFound(m) => ApiError::not_found(m),
             services::Error::NotSubscribed(m) => ApiError::new(405, m),
+            services::Error::Conflict(m) => ApiError::new(409, m),
             services::Error::Insufficient(_) => ApiError {
                 insufficient_data: true,
                 ..ApiError::new(422, e.to_string())

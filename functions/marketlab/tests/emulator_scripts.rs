@@ -35,7 +35,13 @@ async fn start_provisions_and_stop_stops() {
     let tables = clients.dynamodb.list_tables().send().await.unwrap();
     let names: Vec<&str> = tables.table_names().iter().map(String::as_str).collect();
     assert!(
-        names.contains(&"marketlab-tasks") && names.contains(&"marketlab-accounts"),
+        [
+            "marketlab-tasks",
+            "marketlab-accounts",
+            "marketlab-webhooks"
+        ]
+        .iter()
+        .all(|t| names.contains(t)),
         "{names:?}"
     );
     let head = clients
@@ -49,8 +55,8 @@ async fn start_provisions_and_stop_stops() {
     let queues = clients.sqs.list_queues().send().await.unwrap();
     assert_eq!(
         queues.queue_urls().len(),
-        2,
-        "queue and dead-letter queue: {:?}",
+        4,
+        "the job and webhook queues and their dead-letter queues: {:?}",
         queues.queue_urls()
     );
 

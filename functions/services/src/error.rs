@@ -66,6 +66,10 @@ pub enum Error {
     /// The account's plan does not cover what it asked for (data: 405).
     #[error("{0}")]
     NotSubscribed(String),
+    /// The request conflicts with the account's state (a limit of things
+    /// kept reached, a disabled endpoint): 409.
+    #[error("{0}")]
+    Conflict(String),
     /// The data exist but cannot support the answer (too few sessions).
     #[error("insufficient data: {0}")]
     Insufficient(String),

@@ -1,7 +1,7 @@
 //! Webhook endpoints and scanner alerts as an account manages them, and the
 //! events the worker and the nightly scan tell (`docs/webhooks.md`).
 
-use crate::{Error, FieldError, Result};
+use crate::{Error, Result};
 use platform::scanner::ScanDay;
 use platform::tasks::{Task, TaskKind, TaskStatus, TaskStore, now};
 use platform::webhooks::emit::Events;
@@ -24,14 +24,16 @@ pub struct EndpointRequest {
     /// An https URL of a public address (checked now and before every attempt).
     #[cfg_attr(
         feature = "openapi",
-        schema(example = "https://hooks.example.com/marketlab", max_length = 2048)
+        schema(example = "https://93.184.216.34/marketlab", max_length = 2048)
     )]
     pub url: String,
     /// `task.finished`, `batch.finished`, `scan.completed`, `scanner.alert`; absent or empty: all of them.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = event_list))]
     pub events: Option<Vec<String>>,
     /// A note to tell endpoints apart (at most 256 characters).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 256))]
     pub description: Option<String>,
 }
 
@@ -42,6 +44,7 @@ pub struct EndpointRequest {
 pub struct RotateRequest {
     /// Hours the previous secret still signs beside the new one (0-168, default 24).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 168))]
     pub keep_previous_hours: Option<f64>,
 }
 
@@ -108,22 +111,67 @@ pub struct DeliveryView {
 pub struct AlertRequest {
     /// A name for the alert (at most 100 characters).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 100))]
     pub name: Option<String>,
     /// Signal names of `/smart-stock-scanner/get-predefined-signals`; empty or absent: every signal.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(example = json!(["MA", "RSI"])))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = signal_list))]
     pub signals: Option<Vec<String>>,
     /// Tickers; empty or absent: every stock.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(example = json!(["AAPL", "MSFT"])))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = ticker_list))]
     pub tickers: Option<Vec<String>>,
     /// Minimum win rate of the signal's earlier trades, percent (0-100).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 100))]
     pub min_win_rate: Option<f64>,
     /// Minimum number of earlier trades.
     #[serde(default)]
-    pub min_trades: Option<u32>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u32>, maximum = 1000000))]
+    pub min_trades: Option<f64>,
 }
+
+#[cfg(feature = "openapi")]
+fn list_of(items: utoipa::openapi::Object, example: Value) -> utoipa::openapi::Array {
+    utoipa::openapi::ArrayBuilder::new()
+        .items(items)
+        .max_items(Some(MAX_ALERT_ITEMS))
+        .examples([example])
+        .build()
+}
+
+/// A string that is one of `values`.
+#[cfg(feature = "openapi")]
+fn one_of(values: impl IntoIterator<Item = &'static str>) -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(values))
+        .build()
+}
+
+#[cfg(feature = "openapi")]
+fn event_list() -> utoipa::openapi::Array {
+    let items = one_of(EventType::ALL.map(|e| e.as_str()));
+    list_of(items, json!(["task.finished", "batch.finished"]))
+}
+
+#[cfg(feature = "openapi")]
+fn signal_list() -> utoipa::openapi::Array {
+    let items = one_of(engine::scanner::SIGNALS.iter().map(|s| s.name));
+    list_of(items, json!(["MA", "RSI"]))
+}
+
+#[cfg(feature = "openapi")]
+fn ticker_list() -> utoipa::openapi::Array {
+    let items = utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some(TICKER_PATTERN))
+        .build();
+    list_of(items, json!(["AAPL", "MSFT"]))
+}
+
+/// What a ticker in an alert may be.
+pub const TICKER_PATTERN: &str = "^[A-Za-z0-9._^-]{1,16}$";
 
 /// An alert as its account sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -349,33 +397,23 @@ pub async fn deliveries(
         .collect())
 }
 
-/// Why a delivery cannot be sent again now, if it cannot.
-#[derive(Debug, thiserror::Error)]
-pub enum Redeliver {
-    #[error(transparent)]
-    Refused(#[from] Error),
-    /// The endpoint is disabled: enable it first.
-    #[error("{0}")]
-    Disabled(String),
-}
-
+/// Sends a delivery again; a disabled endpoint is a conflict (enable it first).
 pub async fn redeliver(
     hooks: &Hooks,
     account: &str,
     id: &str,
     delivery: &str,
-) -> std::result::Result<DeliveryView, Redeliver> {
+) -> Result<DeliveryView> {
     let e = owned(hooks, account, id).await?;
     if let Some(why) = &e.disabled {
-        return Err(Redeliver::Disabled(format!(
+        return Err(Error::Conflict(format!(
             "webhook endpoint '{id}' is disabled ({why}); enable it first"
         )));
     }
     let d = hooks
         .events()
         .redeliver(account, id, delivery)
-        .await
-        .map_err(Error::Port)?
+        .await?
         .ok_or_else(|| Error::NotFound(format!("delivery '{delivery}' not found")))?;
     Ok(DeliveryView::of(&d))
 }
@@ -435,11 +473,20 @@ pub async fn create_alert(hooks: &Hooks, account: &str, body: Value) -> Result<A
             format!("must be between 0 and 100, got {w}"),
         ));
     }
+    let min_trades = match req.min_trades {
+        None => None,
+        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 1e6 => Some(n as u32),
+        Some(n) => {
+            return Err(Error::invalid(
+                "min_trades",
+                format!("must be a whole number from 0 to 1000000, got {n}"),
+            ));
+        }
+    };
     if hooks.store.alerts(account).await?.len() >= MAX_ALERTS {
-        return Err(Error::invalid(
-            "name",
-            format!("the account has {MAX_ALERTS} alerts, the most it may have; delete one first"),
-        ));
+        return Err(Error::Conflict(format!(
+            "the account has {MAX_ALERTS} alerts, the most it may have; delete one first"
+        )));
     }
     let a = Alert {
         id: new_id("alert_"),
@@ -448,7 +495,7 @@ pub async fn create_alert(hooks: &Hooks, account: &str, body: Value) -> Result<A
         signals,
         tickers,
         min_win_rate: req.min_win_rate,
-        min_trades: req.min_trades,
+        min_trades,
         created_at: now(),
     };
     hooks.store.put_alert(&a).await?;
@@ -718,10 +765,4 @@ pub async fn scan_events(events: &Events, day: &ScanDay) -> Result<usize> {
             .await?;
     }
     Ok(told)
-}
-
-impl From<FieldError> for Redeliver {
-    fn from(e: FieldError) -> Self {
-        Redeliver::Refused(Error::Invalid(e))
-    }
 }

@@ -16,7 +16,10 @@ use utoipa_axum::routes;
 /// Subscribe to the nightly scan's items: one `scanner.alert` event per
 /// alert and day with the items that match.
 #[utoipa::path(post, path = "/smart-stock-scanner/alerts", tag = "analytics", request_body = services::webhooks::AlertRequest,
-    responses((status = 201, description = "Created", body = crate::analytics::Standard<AlertView>), crate::analytics::AnalyticsErrors))]
+    responses((status = 201, description = "Created", body = crate::analytics::Standard<AlertView>,
+            links(("delete" = (operation_id = "delete_alert", parameters(("alert_id" = "$response.body#/data/id")))))),
+        (status = 409, description = "The account has the most alerts it may have", body = crate::error::AnalyticsError),
+        crate::analytics::AnalyticsErrors))]
 pub(crate) async fn create_alert(
     Tenant { state, caller }: Tenant,
     body: axum::body::Bytes,

@@ -10,7 +10,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use services::webhooks::{self as hooks, DeliveryView, EndpointView, Redeliver};
+use services::webhooks::{self as hooks, DeliveryView, EndpointView};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -26,8 +26,14 @@ const NOT_FOUND: &str = "Unknown endpoint (or another account's)";
 
 /// Register an endpoint: the answer carries its signing secret, this once.
 #[utoipa::path(post, path = "/webhooks", tag = "backtest", request_body = services::webhooks::EndpointRequest,
-    responses((status = 201, description = "Registered; `secret` is shown only here", body = EndpointView),
-        (status = 400, description = "A bad URL (not https, a private or unresolvable address), an unknown event type, or too many endpoints; the message names the field", body = crate::openapi::ErrorDetail)))]
+    responses((status = 201, description = "Registered; `secret` is shown only here", body = EndpointView,
+            links(("endpoint" = (operation_id = "get_webhook", parameters(("webhook_id" = "$response.body#/id")))),
+                ("deliveries" = (operation_id = "webhook_deliveries", parameters(("webhook_id" = "$response.body#/id")))),
+                ("rotate" = (operation_id = "rotate_webhook", parameters(("webhook_id" = "$response.body#/id")))),
+                ("enable" = (operation_id = "enable_webhook", parameters(("webhook_id" = "$response.body#/id")))),
+                ("delete" = (operation_id = "delete_webhook", parameters(("webhook_id" = "$response.body#/id")))))),
+        (status = 400, description = "A bad URL (not https, a private or unresolvable address) or an unknown event type; the message names the field", body = crate::openapi::ErrorDetail),
+        (status = 409, description = "The account has the most endpoints it may have", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn create_webhook(
     Tenant { state, caller }: Tenant,
     body: axum::body::Bytes,
@@ -136,11 +142,8 @@ pub(crate) async fn redeliver(
     Tenant { state, caller }: Tenant,
     Path((id, delivery)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    match hooks::redeliver(configured(&state)?, &caller.0.email, &id, &delivery).await {
-        Ok(view) => Ok((StatusCode::ACCEPTED, Json(view)).into_response()),
-        Err(Redeliver::Refused(e)) => Err(e.into()),
-        Err(Redeliver::Disabled(why)) => Err(ApiError::new(409, why)),
-    }
+    let view = hooks::redeliver(configured(&state)?, &caller.0.email, &id, &delivery).await?;
+    Ok((StatusCode::ACCEPTED, Json(view)).into_response())
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -121,13 +121,16 @@ async fn main() -> Result<()> {
     println!("export MARKETLAB_BUCKET={}", names.bucket);
     println!("export MARKETLAB_WEBHOOKS_TABLE={}", names.webhooks_table);
     println!("export MARKETLAB_WEBHOOK_QUEUE_URL={webhook_queue_url}");
-    // The key webhook secrets derive from: kept if set, else a new one
-    // (on AWS the template generates it in Secrets Manager).
+    // The key webhook secrets derive from: kept if set, else a new one,
+    // in hex so every env-file reader takes it (on AWS the template
+    // generates it in Secrets Manager).
     let key = match std::env::var("MARKETLAB_WEBHOOK_KEY") {
         Ok(k) => k,
-        Err(_) => platform::webhooks::signing::Keyring::generate()
-            .map_err(|e| anyhow::anyhow!("webhook key: {e}"))?
-            .encode(),
+        Err(_) => {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("webhook key: {e}"))?;
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
+        }
     };
     println!("export MARKETLAB_WEBHOOK_KEY={key}");
     Ok(())
