@@ -293,12 +293,9 @@ pub async fn register(hooks: &Hooks, account: &str, body: Value) -> Result<Endpo
         .await
         .map_err(|why| Error::invalid("url", why))?;
     if hooks.store.endpoints(account).await?.len() >= MAX_ENDPOINTS {
-        return Err(Error::invalid(
-            "url",
-            format!(
-                "the account has {MAX_ENDPOINTS} endpoints, the most it may have; delete one first"
-            ),
-        ));
+        return Err(Error::Conflict(format!(
+            "the account has {MAX_ENDPOINTS} webhook endpoints, the most it may have; delete one first"
+        )));
     }
     let e = Endpoint {
         id: new_id("ep_"),

@@ -465,5 +465,16 @@ async fn registration_refuses_bad_urls_private_addresses_and_unknown_events_nami
         )
         .await;
     assert_eq!(status, 201, "a public https address is taken");
+    // Ten endpoints an account; the eleventh is a conflict, not a bad field.
+    for k in 1..10 {
+        let url = format!("https://93.184.216.34/h{k}");
+        let (status, _) = s.post("/webhooks", DEMO, &json!({ "url": url })).await;
+        assert_eq!(status, 201);
+    }
+    let more = json!({"url": "https://93.184.216.34/more"});
+    let (status, body) = s.post("/webhooks", DEMO, &more).await;
+    assert_eq!(status, 409, "{body}");
+    let why = body["detail"].as_str().unwrap();
+    assert!(why.contains("10 webhook endpoints"), "{why}");
     s.stop().await;
 }
