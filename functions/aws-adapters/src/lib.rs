@@ -91,3 +91,25 @@ pub(crate) async fn scan_all(
         }
     }
 }
+
+/// Every item a query finds, page after page.
+pub(crate) async fn query_all(
+    query: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+    what: &str,
+) -> Result<Vec<keyed::Item>, PortError> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let page = query
+            .clone()
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| sdk_error(what, e))?;
+        items.extend(page.items.unwrap_or_default());
+        match page.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => return Ok(items),
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! of a sparse index the nightly scan reads all of them through.
 //! Deliveries expire (TTL on `expires_at`) 30 days after their last write.
 
-use crate::{sdk_error, written};
+use crate::{query_all, sdk_error, written};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
@@ -78,52 +78,28 @@ impl DynamoWebhooks {
 
     /// Every item of `account` whose key starts with `prefix`.
     async fn prefixed(&self, account: &str, prefix: &str) -> PortResult<Vec<Item>> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("account = :a AND begins_with(#k, :p)")
-                .expression_attribute_names("#k", "key")
-                .expression_attribute_values(":a", s(account))
-                .expression_attribute_values(":p", s(prefix))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| sdk_error("read webhooks", e))?;
-            items.extend(page.items.unwrap_or_default());
-            match page.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(items),
-            }
-        }
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("account = :a AND begins_with(#k, :p)")
+            .expression_attribute_names("#k", "key")
+            .expression_attribute_values(":a", s(account))
+            .expression_attribute_values(":p", s(prefix))
+            .consistent_read(true);
+        query_all(query, "read webhooks").await
     }
 
     /// Every endpoint or alert, across accounts, through the sparse index.
     async fn of_kind(&self, kind: &str) -> PortResult<Vec<Item>> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .index_name(KIND_INDEX)
-                .key_condition_expression("kind = :k")
-                .expression_attribute_values(":k", s(kind))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| sdk_error("read webhooks", e))?;
-            items.extend(page.items.unwrap_or_default());
-            match page.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(items),
-            }
-        }
+        let query = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(KIND_INDEX)
+            .key_condition_expression("kind = :k")
+            .expression_attribute_values(":k", s(kind));
+        query_all(query, "read webhooks").await
     }
 
     async fn put(&self, item: Item) -> PortResult<()> {
