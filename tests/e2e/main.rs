@@ -15,6 +15,7 @@ mod cost_meter;
 mod cpm;
 mod data;
 mod dates;
+mod dead_letters;
 mod docs;
 mod functions;
 mod hardening;

@@ -4,6 +4,7 @@
 mod accounts;
 mod blobs;
 mod config;
+pub mod dead_letters;
 mod keyed;
 mod limits;
 pub mod provision;

@@ -1,13 +1,14 @@
 //! The operator's commands on the AWS deployment's tables (named by the
 //! template's environment): `operator accounts add|list|set-plan|add-indicator`,
 //! `operator plans [set CODE ...]` and `operator usage [--account E]
-//! [--month M] [--csv]`, as `marketlab accounts`, `marketlab plans` and
+//! [--month M] [--csv]` and `operator dlq list|redrive [--queue jobs|webhooks]`
+//! (the last AWS only), as `marketlab accounts`, `marketlab plans` and
 //! `marketlab usage` on the embedded server (the same code over the ports).
 
 use anyhow::Result;
 use aws_adapters::{Clients, DynamoAccountStore, DynamoQuotaStore, DynamoUsageStore, Names};
 use clap::{Parser, Subcommand};
-use marketlab::operator::{AccountCommand, PlansArgs, Stores, UsageArgs};
+use marketlab::operator::{AccountCommand, DlqCommand, PlansArgs, Stores, UsageArgs};
 
 #[derive(Parser)]
 #[command(
@@ -28,6 +29,9 @@ enum Command {
     Plans(PlansArgs),
     /// Usage per account for a month; `--csv` for invoicing.
     Usage(UsageArgs),
+    /// What a dead-letter queue holds, or send it all back (docs/operations.md).
+    #[command(subcommand)]
+    Dlq(DlqCommand),
 }
 
 #[tokio::main]
@@ -50,5 +54,6 @@ async fn main() -> Result<()> {
             };
             marketlab::operator::usage(&stores, &args, &mut out).await
         }
+        Command::Dlq(cmd) => marketlab::operator::dlq(&clients, &names, cmd, &mut out).await,
     }
 }

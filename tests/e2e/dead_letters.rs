@@ -1,0 +1,131 @@
+//! A poison job on the emulator: a worker whose task table cannot be read
+//! fails its message until the queue moves it to the dead-letter queue;
+//! `operator dlq list` shows it (left in place), `operator dlq redrive`
+//! sends it back, and a healthy worker then runs the task to SUCCESS.
+
+use platform::queue::JobMessage;
+use platform::tasks::{NewTask, TaskKind, TaskStatus};
+use std::time::{Duration, Instant};
+use tests::emulator::{
+    Deployment, clients, deployment_with_queue, function_env, receive_batch, sample_bucket,
+    settle_batch,
+};
+use tests::runtime_api::{Function, workspace_binaries};
+
+/// The operator binary's output for `args`, with the deployment's environment.
+fn operator(binary: &std::path::Path, env: &[(&'static str, String)], args: &[&str]) -> String {
+    let out = std::process::Command::new(binary)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("operator runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Hands the job queue's batches to `worker` until it stays empty twice.
+async fn drain(c: &aws_adapters::Clients, queue_url: &str, worker: &mut Function) {
+    let (started, mut empty) = (Instant::now(), 0);
+    while empty < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the queue never emptied"
+        );
+        match receive_batch(c, queue_url).await {
+            None => {
+                empty += 1;
+                tokio::time::sleep(Duration::from_millis(1200)).await;
+            }
+            Some((event, handles)) => {
+                empty = 0;
+                let answer = worker.invoke(serde_json::to_value(&event).unwrap()).await;
+                let answer = serde_json::from_value(answer.answer).unwrap();
+                settle_batch(c, queue_url, &handles, &answer).await;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_succeeds() {
+    let c = clients().await;
+    let bucket = sample_bucket(&c).await;
+    // Two receives, a second apart, before the dead-letter queue.
+    let Deployment {
+        clients: c,
+        names,
+        state,
+    } = deployment_with_queue(c, bucket, 2, 1).await;
+    let [worker, operator_bin] = workspace_binaries(["worker", "operator"]).await;
+    let task = state
+        .tasks
+        .create(NewTask {
+            owner: marketlab::server::DEMO_EMAIL.into(),
+            kind: TaskKind::StrategyBacktest,
+            params: tests::server::optix_strategy(),
+        })
+        .await
+        .unwrap();
+    state
+        .queue
+        .enqueue(JobMessage::for_task(&task))
+        .await
+        .unwrap();
+
+    // Poisoned: the worker's task table does not exist.
+    let env = function_env(&names);
+    let mut broken = env.clone();
+    for (k, v) in broken.iter_mut() {
+        if *k == "MARKETLAB_TASKS_TABLE" {
+            *v = "no-such-table".into();
+        }
+    }
+    let mut sick = Function::new(&worker, "worker", 2048, &broken).await;
+    drain(&c, &names.queue_url, &mut sick).await;
+    let dlq = aws_adapters::dead_letters::dead_letter_url(&c.sqs, &names.queue_url)
+        .await
+        .unwrap();
+    assert_eq!(
+        aws_adapters::dead_letters::depth(&c.sqs, &dlq)
+            .await
+            .unwrap(),
+        1
+    );
+    let t = state.tasks.get(task.id).await.unwrap().unwrap();
+    assert_eq!(t.status, TaskStatus::Pending, "never claimed: {t:?}");
+
+    // Listed, and left where it is.
+    let listed = operator(&operator_bin, &env, &["dlq", "list"]);
+    assert!(listed.contains(": 1 messages"), "{listed}");
+    assert!(listed.contains(&task.id.to_string()), "{listed}");
+    assert!(
+        listed.contains("received 3 times") || listed.contains("received 2 times"),
+        "{listed}"
+    );
+    assert_eq!(
+        aws_adapters::dead_letters::depth(&c.sqs, &dlq)
+            .await
+            .unwrap(),
+        1
+    );
+    let webhooks = operator(&operator_bin, &env, &["dlq", "list", "--queue", "webhooks"]);
+    assert!(webhooks.contains(": 0 messages"), "{webhooks}");
+
+    // Sent back, and a healthy worker runs it.
+    let redriven = operator(&operator_bin, &env, &["dlq", "redrive"]);
+    assert!(redriven.starts_with("sent 1 messages"), "{redriven}");
+    assert_eq!(
+        aws_adapters::dead_letters::depth(&c.sqs, &dlq)
+            .await
+            .unwrap(),
+        0
+    );
+    let mut healthy = Function::new(&worker, "worker", 2048, &env).await;
+    drain(&c, &names.queue_url, &mut healthy).await;
+    let t = state.tasks.get(task.id).await.unwrap().unwrap();
+    assert_eq!(t.status, TaskStatus::Success, "{t:?}");
+}
