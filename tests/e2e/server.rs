@@ -117,7 +117,7 @@ impl Options {
             webhooks: marketlab::server::WebhookSettings {
                 allow_loopback: true,
                 schedule: "0.2,0.4,0.8".parse().expect("a schedule"),
-                timeouts: platform::webhooks::send::Timeouts {
+                timeouts: deliveries::Timeouts {
                     connect: Duration::from_secs(2),
                     answer: Duration::from_secs(2),
                 },

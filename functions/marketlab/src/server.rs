@@ -67,7 +67,7 @@ pub struct WebhookSettings {
     /// other private addresses stay refused.
     pub allow_loopback: bool,
     pub schedule: platform::webhooks::RetrySchedule,
-    pub timeouts: platform::webhooks::send::Timeouts,
+    pub timeouts: deliveries::Timeouts,
     /// Deliveries sent at once.
     pub parallel: usize,
 }
@@ -302,7 +302,7 @@ pub async fn start(
             Some(hooks.events()),
         ),
     ));
-    let deliverer = Arc::new(platform::webhooks::deliver::Deliverer {
+    let deliverer = Arc::new(deliveries::Deliverer {
         store: hooks.store.clone(),
         outbox: hooks.outbox.clone(),
         keys: hooks.keys.clone(),
@@ -310,7 +310,7 @@ pub async fn start(
         schedule: config.webhooks.schedule.clone(),
         timeouts: config.webhooks.timeouts,
     });
-    let deliveries = AbortOnDrop(tokio::spawn(platform::webhooks::deliver_forever(
+    let deliveries = AbortOnDrop(tokio::spawn(deliveries::deliver_forever(
         webhook_rows,
         deliverer,
         config.webhooks.parallel,

@@ -274,12 +274,9 @@ pub async fn scan(
 
 /// The delivery function's settings: the ports of [`wiring::webhooks`],
 /// the schedule, the default timeouts. None without a webhook key.
-pub fn deliverer(
-    clients: &Clients,
-    names: &Names,
-) -> Option<platform::webhooks::deliver::Deliverer> {
+pub fn deliverer(clients: &Clients, names: &Names) -> Option<deliveries::Deliverer> {
     let hooks = wiring::webhooks(clients, names)?;
-    Some(platform::webhooks::deliver::Deliverer {
+    Some(deliveries::Deliverer {
         store: hooks.store,
         outbox: hooks.outbox,
         keys: hooks.keys,
@@ -295,10 +292,7 @@ pub fn deliverer(
 /// failed, so SQS hands it out again (and, after its receives, to the
 /// webhook dead-letter queue); a receiver's failure is not one: it is
 /// recorded and retried on the schedule.
-pub async fn deliver_batch(
-    deliverer: &platform::webhooks::deliver::Deliverer,
-    event: SqsEvent,
-) -> SqsBatchResponse {
+pub async fn deliver_batch(deliverer: &deliveries::Deliverer, event: SqsEvent) -> SqsBatchResponse {
     use platform::webhooks::DeliveryJob;
     let mut response = SqsBatchResponse::default();
     for record in event.records {

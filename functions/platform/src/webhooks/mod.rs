@@ -8,19 +8,13 @@
 //! least once, with the same `webhook-id` every time.
 
 pub mod address;
-#[cfg(feature = "deliver")]
-pub mod deliver;
 pub mod emit;
-#[cfg(feature = "deliver")]
-pub mod send;
 pub mod signing;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteWebhooks;
-#[cfg(all(feature = "sqlite", feature = "deliver"))]
-pub use sqlite::deliver_forever;
 
 use crate::PortResult;
 use async_trait::async_trait;

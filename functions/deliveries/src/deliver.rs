@@ -2,16 +2,16 @@
 //! checked address, record what happened, schedule the next attempt or
 //! give up (and disable an endpoint that has failed for the whole schedule).
 
-use super::address::Policy;
-use super::send::{Timeouts, post};
-use super::signing::{Keyring, signature_header};
-use super::{
+use crate::send::{Timeouts, post};
+use chrono::TimeDelta;
+use platform::PortResult;
+use platform::tasks::now;
+use platform::webhooks::address::Policy;
+use platform::webhooks::signing::{Keyring, signature_header};
+use platform::webhooks::{
     ATTEMPTS_KEPT, Attempt, Delivery, DeliveryJob, DeliveryStatus, Outbox, RetrySchedule,
     WebhookStore,
 };
-use crate::PortResult;
-use crate::tasks::now;
-use chrono::TimeDelta;
 use std::sync::Arc;
 
 /// What an attempt needs.
@@ -146,13 +146,13 @@ pub fn describe(a: &Attempt) -> String {
     }
 }
 
-#[cfg(all(test, feature = "sqlite"))]
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::webhooks::address::Resolve;
-    use crate::webhooks::emit::Events;
-    use crate::webhooks::{Endpoint, EventType, SqliteWebhooks};
     use async_trait::async_trait;
+    use platform::webhooks::address::Resolve;
+    use platform::webhooks::emit::Events;
+    use platform::webhooks::{Endpoint, EventType, SqliteWebhooks};
     use std::net::SocketAddr;
     use std::sync::Mutex;
 
@@ -175,7 +175,7 @@ mod tests {
     #[tokio::test]
     async fn a_name_rebound_to_a_private_address_is_refused_at_send_time() {
         let rows = Arc::new(SqliteWebhooks::new(
-            crate::sqlite::Database::in_memory().unwrap(),
+            platform::sqlite::Database::in_memory().unwrap(),
         ));
         let policy = Policy {
             allow_loopback: false,

@@ -2,10 +2,10 @@
 //! (TLS names the URL's host), short timeouts, and at most a few KiB of the
 //! answer read before the connection is dropped.
 
-use super::address::Target;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
+use platform::webhooks::address::Target;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
