@@ -169,11 +169,9 @@ impl WebhookStore for SqliteWebhooks {
         let bodies: Vec<String> = self
             .db
             .read(move |c| {
-                c.prepare_cached(
-                    "SELECT body FROM webhook_endpoints WHERE account = ?1 ORDER BY body",
-                )?
-                .query_map(params![account], |r| r.get(0))?
-                .collect()
+                c.prepare_cached("SELECT body FROM webhook_endpoints WHERE account = ?1")?
+                    .query_map(params![account], |r| r.get(0))?
+                    .collect()
             })
             .await?;
         let mut all: Vec<Endpoint> = bodies
