@@ -138,14 +138,7 @@ fn main() {
             println!("  {l}");
         }
         if write {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/webhooks.md");
-            let text = std::fs::read_to_string(&path).unwrap();
-            let (open, close) = ("<!-- bench:long-polls -->", "<!-- /bench:long-polls -->");
-            let (a, b) = (text.find(open).unwrap(), text.find(close).unwrap());
-            let block: Vec<String> = lines.iter().map(|l| format!("- {l}")).collect();
-            let out = format!("{}{open}\n{}\n{}", &text[..a], block.join("\n"), &text[b..]);
-            std::fs::write(&path, out).unwrap();
-            println!("  (written to docs/webhooks.md)");
+            tests::bench::write_docs_block("webhooks.md", "long-polls", &lines);
         }
         s.stop().await;
     });

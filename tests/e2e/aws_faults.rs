@@ -97,6 +97,7 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
         task_id: id,
         kind: TaskKind::StrategyBacktest,
         owner: owner.map(str::to_string),
+        trace: None,
     };
     state
         .queue
@@ -239,6 +240,7 @@ async fn a_killed_worker_s_tasks_all_succeed_once_within_the_visibility_timeout(
             task_id: *id,
             kind: TaskKind::StrategyBacktest,
             owner: Some(DEMO_EMAIL.into()),
+            trace: None,
         };
         state.queue.enqueue(message).await.unwrap();
     }

@@ -1,11 +1,13 @@
 //! A poison job on the emulator: a worker whose task table cannot be read
 //! fails its message until the queue moves it to the dead-letter queue;
 //! `operator dlq list` shows it (left in place), `operator dlq redrive`
-//! sends it back, and a healthy worker then runs the task to SUCCESS.
+//! sends it back, and a healthy worker then runs the task to SUCCESS. The
+//! worker's `dlq_depth` gauge (EMF) shows the dead letter, then none.
 
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, TaskKind, TaskStatus};
 use std::time::{Duration, Instant};
+use tests::emf;
 use tests::emulator::{
     Deployment, clients, deployment_with_queue, function_env, receive_batch, sample_bucket,
     settle_batch,
@@ -77,15 +79,25 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
         .unwrap();
 
     // Poisoned: the worker's task table does not exist.
-    let env = function_env(&names);
+    let mut env = function_env(&names);
+    // Queue depths sampled on every invocation, for the gauges below.
+    env.push(("MARKETLAB_QUEUE_SAMPLE_SECONDS", "0".into()));
     let mut broken = env.clone();
     for (k, v) in broken.iter_mut() {
         if *k == "MARKETLAB_TASKS_TABLE" {
             *v = "no-such-table".into();
         }
     }
-    let mut sick = Function::new(&worker, "worker", 2048, &broken).await;
+    let mut sick = Function::new(&worker, "worker", 2048, &broken)
+        .await
+        .keep_lines();
     drain(&c, &names.queue_url, &mut sick).await;
+    // Each failed receive counted as a retry in the worker's metrics.
+    let sick_metrics = emf::read(&sick.lines());
+    assert!(
+        emf::sum(&sick_metrics, "tasks_total", &[("outcome", "retry")]) >= 2.0,
+        "{sick_metrics:?}"
+    );
     let dlq = aws_adapters::dead_letters::dead_letter_url(&c.sqs, &names.queue_url)
         .await
         .unwrap();
@@ -115,7 +127,38 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
     let webhooks = operator(&operator_bin, &env, &["dlq", "list", "--queue", "webhooks"]);
     assert!(webhooks.contains(": 0 messages"), "{webhooks}");
 
-    // Sent back, and a healthy worker runs it.
+    // A healthy worker's next invocation (another tenant task) shows the
+    // dead letter in its depth gauge.
+    let mut healthy = Function::new(&worker, "worker", 2048, &env)
+        .await
+        .keep_lines();
+    let other = state
+        .tasks
+        .create(NewTask {
+            owner: marketlab::server::DEMO_EMAIL.into(),
+            kind: TaskKind::StrategyBacktest,
+            params: tests::server::optix_strategy(),
+        })
+        .await
+        .unwrap();
+    state
+        .queue
+        .enqueue(JobMessage::for_task(&other))
+        .await
+        .unwrap();
+    drain(&c, &names.queue_url, &mut healthy).await;
+    let gauges = emf::read(&healthy.lines());
+    assert_eq!(
+        emf::last(
+            &gauges,
+            "dlq_depth",
+            &[("service", "worker"), ("queue", "jobs")]
+        ),
+        Some(1.0),
+        "{gauges:?}"
+    );
+
+    // Sent back, and the healthy worker runs it.
     let redriven = operator(&operator_bin, &env, &["dlq", "redrive"]);
     assert!(redriven.starts_with("sent 1 messages"), "{redriven}");
     assert_eq!(
@@ -124,8 +167,13 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
             .unwrap(),
         0
     );
-    let mut healthy = Function::new(&worker, "worker", 2048, &env).await;
     drain(&c, &names.queue_url, &mut healthy).await;
     let t = state.tasks.get(task.id).await.unwrap().unwrap();
     assert_eq!(t.status, TaskStatus::Success, "{t:?}");
+    let gauges = emf::read(&healthy.lines());
+    assert_eq!(
+        emf::last(&gauges, "dlq_depth", &[("queue", "jobs")]),
+        Some(0.0),
+        "drained"
+    );
 }

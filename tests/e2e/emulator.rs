@@ -249,6 +249,8 @@ pub async fn receive_batch(
         .queue_url(queue_url)
         .max_number_of_messages(10)
         .wait_time_seconds(1)
+        .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::All)
+        .message_attribute_names("All")
         .send()
         .await
         .unwrap();
@@ -262,6 +264,17 @@ pub async fn receive_batch(
         let mut s = SqsMessage::default();
         s.message_id = m.receipt_handle().map(str::to_string);
         s.body = m.body().map(str::to_string);
+        // As the event source mapping hands them on: system attributes
+        // (SentTimestamp, AWSTraceHeader ...) and message attributes.
+        for (k, v) in m.attributes().into_iter().flatten() {
+            s.attributes.insert(k.as_str().to_string(), v.clone());
+        }
+        for (k, v) in m.message_attributes().into_iter().flatten() {
+            let mut a = aws_lambda_events::event::sqs::SqsMessageAttribute::default();
+            a.string_value = v.string_value().map(str::to_string);
+            a.data_type = Some(v.data_type().to_string());
+            s.message_attributes.insert(k.clone(), a);
+        }
         s.event_source = Some("aws:sqs".into());
         event.records.push(s);
         handles.push(m.receipt_handle().unwrap_or_default().to_string());

@@ -121,6 +121,7 @@ pub async fn submit(s: &TestServer, owner: &str, kind: TaskKind, params: Value) 
             task_id: t.id,
             kind,
             owner: None,
+            trace: None,
         })
         .await
         .unwrap();
@@ -281,6 +282,7 @@ async fn jobs_succeed_fail_panic_and_retry() {
             task_id: t.id,
             kind: TaskKind::ScannerBacktest,
             owner: None,
+            trace: None,
         })
         .await
         .unwrap();

@@ -26,6 +26,7 @@ mod jobs;
 mod lambda_watch;
 mod layers;
 mod long_poll;
+mod observability;
 mod options;
 mod own_data;
 mod reports;

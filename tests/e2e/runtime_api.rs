@@ -90,6 +90,8 @@ pub struct Function {
     logged: Arc<AtomicU64>,
     /// The last lines logged, for a failure's message.
     tail: Arc<Mutex<std::collections::VecDeque<String>>>,
+    /// Every line written to stdout (logs and EMF documents), when kept.
+    stdout: Option<Arc<Mutex<Vec<String>>>>,
     invocations: usize,
 }
 
@@ -146,24 +148,45 @@ impl Function {
             server,
             logged: Arc::new(AtomicU64::new(0)),
             tail: Arc::default(),
+            stdout: None,
             invocations: 0,
         }
     }
 
+    /// Keeps every line the function writes to stdout, for [`Self::lines`].
+    pub fn keep_lines(mut self) -> Self {
+        self.stdout = Some(Arc::default());
+        self
+    }
+
+    /// The lines written to stdout so far (with [`Self::keep_lines`]).
+    pub fn lines(&self) -> Vec<String> {
+        self.stdout
+            .as_ref()
+            .map(|l| l.lock().unwrap().clone())
+            .unwrap_or_default()
+    }
+
     fn spawn(&mut self) {
         let mut child = self.command.spawn().unwrap();
-        for pipe in [
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        for (pipe, keep) in [
+            (
+                child
+                    .stdout
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
+                self.stdout.clone(),
+            ),
+            (
+                child
+                    .stderr
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
+                None,
+            ),
         ]
         .into_iter()
-        .flatten()
+        .filter_map(|(p, k)| Some((p?, k)))
         {
             let (logged, tail) = (self.logged.clone(), self.tail.clone());
             std::thread::spawn(move || {
@@ -175,6 +198,9 @@ impl Function {
                         break;
                     }
                     logged.fetch_add(n as u64, Ordering::Relaxed);
+                    if let Some(k) = &keep {
+                        k.lock().unwrap().push(line.trim_end().to_string());
+                    }
                     let mut t = tail.lock().unwrap();
                     if t.len() == 50 {
                         t.pop_front();

@@ -26,6 +26,7 @@ pub mod state;
 pub mod submit;
 #[cfg(any(feature = "backtest", feature = "analytics"))]
 pub mod tasks;
+pub mod telemetry;
 #[cfg(any(feature = "backtest", feature = "analytics"))]
 pub mod webhooks;
 

@@ -1,4 +1,5 @@
-//! JSON logs through `tracing`, with a request id on every request span.
+//! JSON logs through `tracing`, with a request id and the trace id on
+//! every request span.
 
 use axum::http::Request;
 use tower_http::request_id::{
@@ -19,8 +20,14 @@ pub fn layer<S: Clone + Send + Sync + 'static>(router: axum::Router<S>) -> axum:
                 .get::<RequestId>()
                 .and_then(|id| id.header_value().to_str().ok())
                 .unwrap_or("-");
-            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+            let trace = req
+                .extensions()
+                .get::<platform::telemetry::trace::Trace>()
+                .map(|t| t.id())
+                .unwrap_or_default();
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id, trace_id = %trace)
         })
         .on_response(DefaultOnResponse::new().level(Level::INFO)))
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(axum::middleware::from_fn(crate::telemetry::observe))
 }

@@ -16,10 +16,12 @@ mod webhooks;
 pub mod wiring;
 
 pub use accounts::DynamoAccountStore;
+/// The SQS client the adapters take, for crates that do not link the SDK themselves.
+pub use aws_sdk_sqs::Client as SqsClient;
 pub use blobs::S3Blobs;
 pub use config::{Clients, Names};
 pub use limits::DynamoFailureLog;
-pub use queue::SqsQueue;
+pub use queue::{SqsQueue, TRACEPARENT, trace_of};
 pub use quota::DynamoQuotaStore;
 pub use tasks::{DAMAGED, DynamoTaskStore};
 pub use usage::DynamoUsageStore;

@@ -7,6 +7,22 @@ use platform::PortError;
 use platform::queue::{JobMessage, JobQueue};
 use std::time::Duration;
 
+/// The message attribute carrying the W3C trace context of the request
+/// that queued a job.
+pub const TRACEPARENT: &str = "traceparent";
+
+/// A message's trace: its `traceparent` attribute, else the X-Ray header
+/// SQS adds when the sender traced with X-Ray (`AWSTraceHeader`).
+pub fn trace_of(
+    traceparent: Option<&str>,
+    aws_trace_header: Option<&str>,
+) -> Option<platform::telemetry::trace::Trace> {
+    use platform::telemetry::trace::Trace;
+    traceparent
+        .and_then(Trace::from_traceparent)
+        .or_else(|| aws_trace_header.and_then(Trace::from_xray))
+}
+
 #[derive(Clone)]
 pub struct SqsQueue {
     client: Client,
@@ -38,6 +54,10 @@ impl SqsQueue {
             .queue_url(&self.queue_url)
             .max_number_of_messages(max.clamp(1, 10))
             .wait_time_seconds(wait_seconds.clamp(0, 20))
+            .message_attribute_names(TRACEPARENT)
+            .message_system_attribute_names(
+                aws_sdk_sqs::types::MessageSystemAttributeName::AwsTraceHeader,
+            )
             .send()
             .await
             .map_err(|e| PortError::unavailable_by("receive from SQS", e))?;
@@ -47,10 +67,24 @@ impl SqsQueue {
                 continue;
             };
             match serde_json::from_str::<JobMessage>(body) {
-                Ok(message) => got.push(Received {
-                    message,
-                    receipt_handle: handle.to_string(),
-                }),
+                Ok(mut message) => {
+                    message.trace = trace_of(
+                        m.message_attributes()
+                            .and_then(|a| a.get(TRACEPARENT))
+                            .and_then(|v| v.string_value()),
+                        m.attributes()
+                            .and_then(|a| {
+                                a.get(
+                                    &aws_sdk_sqs::types::MessageSystemAttributeName::AwsTraceHeader,
+                                )
+                            })
+                            .map(String::as_str),
+                    );
+                    got.push(Received {
+                        message,
+                        receipt_handle: handle.to_string(),
+                    })
+                }
                 Err(e) => {
                     tracing::error!(error = %e, body, "a message that is not a job message; left for the dead-letter queue")
                 }
@@ -64,10 +98,18 @@ impl SqsQueue {
     /// tenant's backlog does not hold back another's messages.
     async fn send(&self, message: JobMessage, delay_seconds: i32) -> Result<(), PortError> {
         let body = serde_json::to_string(&message).map_err(PortError::internal)?;
+        let trace = message.trace.map(|t| {
+            aws_sdk_sqs::types::MessageAttributeValue::builder()
+                .data_type("String")
+                .string_value(t.traceparent())
+                .build()
+                .expect("data type set")
+        });
         self.client
             .send_message()
             .queue_url(&self.queue_url)
             .message_body(body)
+            .set_message_attributes(trace.map(|t| [(TRACEPARENT.to_string(), t)].into()))
             .set_message_group_id(
                 message
                     .owner

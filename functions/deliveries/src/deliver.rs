@@ -90,6 +90,7 @@ impl Deliverer {
         }
         tracing::info!(delivery = %d.id, endpoint = %d.endpoint, try_ = d.tries, ok, status = ?result, "webhook attempt");
         if ok {
+            platform::telemetry::webhook_attempt("delivered");
             d.status = DeliveryStatus::Delivered;
             d.next_attempt = None;
             self.store.put_delivery(&d).await?;
@@ -103,6 +104,7 @@ impl Deliverer {
         let next = (!gone)
             .then(|| self.schedule.0.get(d.failures as usize - 1).copied())
             .flatten();
+        platform::telemetry::webhook_attempt(if next.is_some() { "retry" } else { "failed" });
         match next {
             Some(delay) => {
                 d.ticket += 1;

@@ -49,23 +49,29 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
 pub async fn serve_group(group: api::routes::Group) -> Result<(), lambda_http::Error> {
     api::logging::init();
     let state = aws_state().await;
-    serve_http(&state, api::routes::service(&state, group)).await
+    serve_http(&state, group.name(), api::routes::service(&state, group)).await
 }
 
 /// Serves a router on Lambda when the runtime API is present, else on
 /// 127.0.0.1:`$PORT` (default 9000) for local runs. Usage counts are written
 /// at the end of a request once [`platform::metering::FLUSH_EVERY`] has
 /// passed on Lambda (a frozen instance runs nothing between requests), and
-/// by a background task locally.
-pub async fn serve_http(state: &AppState, app: axum::Router) -> Result<(), lambda_http::Error> {
+/// by a background task locally. On Lambda the invocation's metrics are
+/// written as EMF lines (`service` is their dimension) once it is answered.
+pub async fn serve_http(
+    state: &AppState,
+    service: &'static str,
+    app: axum::Router,
+) -> Result<(), lambda_http::Error> {
     platform::memory::return_large_blocks();
     let metering = state.metering.clone();
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
-        let app =
-            app.layer(axum::middleware::map_request(client_ip))
-                .layer(axum::middleware::from_fn(move |request, next| {
-                    flush_after(metering.clone(), request, next)
-                }));
+        let emf = platform::telemetry::emf::Emf::install(service);
+        let app = app
+            .layer(axum::middleware::map_request(lambda_context))
+            .layer(axum::middleware::from_fn(move |request, next| {
+                flush_after(metering.clone(), emf, request, next)
+            }));
         return lambda_http::run(app).await;
     }
     let _flusher = metering.map(|m| api::serve::AbortOnDrop(tokio::spawn(m.flush_forever())));
@@ -86,10 +92,19 @@ pub async fn serve_http(state: &AppState, app: axum::Router) -> Result<(), lambd
 }
 
 /// The caller's address from the API Gateway request context, for the
-/// failed-login limits per client address.
-async fn client_ip(mut request: axum::extract::Request) -> axum::extract::Request {
+/// failed-login limits per client address; and the X-Ray trace Lambda was
+/// invoked in, for a request that names no trace of its own.
+async fn lambda_context(mut request: axum::extract::Request) -> axum::extract::Request {
     use lambda_http::RequestExt;
     use lambda_http::request::RequestContext;
+    if !request.headers().contains_key("traceparent")
+        && let Some(xray) = request
+            .lambda_context_ref()
+            .and_then(|c| c.xray_trace_id.as_deref())
+            .and_then(|x| axum::http::HeaderValue::from_str(x).ok())
+    {
+        request.headers_mut().insert("x-amzn-trace-id", xray);
+    }
     let ip = match request.request_context_ref() {
         Some(RequestContext::ApiGatewayV2(c)) => {
             c.http.source_ip.as_deref().and_then(|s| s.parse().ok())
@@ -102,15 +117,23 @@ async fn client_ip(mut request: axum::extract::Request) -> axum::extract::Reques
     request
 }
 
-/// Runs the request, then writes the usage counts if they are due.
+/// Runs the request, then writes the usage counts if they are due, and the
+/// invocation's metrics.
 async fn flush_after(
     metering: Option<Arc<platform::metering::Metering>>,
+    emf: Option<&'static platform::telemetry::emf::Emf>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
+    if let Some(e) = emf {
+        e.invoked();
+    }
     let response = next.run(request).await;
     if let Some(m) = metering {
         m.flush_if_due().await;
+    }
+    if let Some(e) = emf {
+        e.flush();
     }
     response
 }

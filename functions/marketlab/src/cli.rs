@@ -126,6 +126,10 @@ pub struct ServeArgs {
     /// (default: 5,300,1800,7200,18000,36000,36000, about 27.5 hours).
     #[arg(long, env = "MARKETLAB_WEBHOOK_RETRY_SECONDS")]
     pub webhook_retry_seconds: Option<platform::webhooks::RetrySchedule>,
+    /// Serve Prometheus metrics at `/metrics` on this address (for
+    /// operators: keep it off the tenants' network). Off when not given.
+    #[arg(long, env = "MARKETLAB_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
     #[command(flatten)]
     pub sample: SampleArgs,
 }
@@ -146,6 +150,7 @@ impl Default for ServeArgs {
             no_scan: false,
             webhooks_allow_loopback: false,
             webhook_retry_seconds: None,
+            metrics_addr: None,
             sample: SampleArgs::default(),
         }
     }
@@ -308,6 +313,11 @@ fn seconds(flag: &str, value: f64) -> Result<std::time::Duration> {
 }
 
 async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
+    // Installed before anything records, so the first requests count.
+    let prometheus = args
+        .metrics_addr
+        .map(|_| crate::metrics::install())
+        .transpose()?;
     let config = ServerConfig {
         workers: args.workers,
         data_legacy_json: args.data_legacy_json,
@@ -341,6 +351,31 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", config.addr))?;
     let addr = listener.local_addr()?;
+    let _metrics = match (prometheus, args.metrics_addr) {
+        (Some(handle), Some(at)) => {
+            let listener = tokio::net::TcpListener::bind(at)
+                .await
+                .with_context(|| format!("binding the metrics address {at}"))?;
+            let at = listener.local_addr()?;
+            println!("marketlab metrics on http://{at}/metrics");
+            let app = crate::metrics::router(
+                handle,
+                embedded.observe(),
+                embedded.state.clone(),
+                config.workers,
+            );
+            Some(api::serve::AbortOnDrop(tokio::spawn(async move {
+                let _ = api::serve::serve(
+                    listener,
+                    app,
+                    api::serve::ConnectionLimits::default(),
+                    std::future::pending(),
+                )
+                .await;
+            })))
+        }
+        _ => None,
+    };
     tracing::info!(%addr, data_dir = %data_dir.display(), "listening");
     println!(
         "marketlab listening on http://{addr} (data in {})",

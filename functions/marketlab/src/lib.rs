@@ -4,5 +4,6 @@
 //! HTTP Lambda functions do not link this package.
 
 pub mod cli;
+pub mod metrics;
 pub mod operator;
 pub mod server;

@@ -183,6 +183,8 @@ pub struct Embedded {
     deliveries: AbortOnDrop,
     shutdown_grace: Duration,
     connections: api::serve::ConnectionLimits,
+    /// The job queue, for its depth and oldest-age gauges.
+    jobs: Arc<LocalQueue>,
 }
 
 /// Prepares data, stores, accounts and workers, and re-queues any task a
@@ -234,6 +236,7 @@ pub async fn start(
     };
     let tasks: Arc<dyn TaskStore> = Arc::new(SqliteTaskStore::new(db));
     let (local_queue, receiver) = LocalQueue::new();
+    let jobs = local_queue.clone();
     let queue: Arc<dyn JobQueue> = Arc::new(local_queue);
     let state = AppState {
         tasks: tasks.clone(),
@@ -335,6 +338,7 @@ pub async fn start(
         deliveries,
         shutdown_grace: config.shutdown_grace,
         connections: config.connections,
+        jobs: Arc::new(jobs),
     })
 }
 
@@ -415,6 +419,12 @@ pub fn demo_custom_indicators() -> Vec<platform::accounts::CustomIndicator> {
 }
 
 impl Embedded {
+    /// Sets the gauges read at a scrape rather than kept up to date.
+    pub fn observe(&self) -> crate::metrics::Observe {
+        let jobs = self.jobs.clone();
+        Arc::new(move || jobs.observe())
+    }
+
     /// Serves every group on `listener` until `shutdown` resolves, then lets
     /// running jobs finish within the grace period; the rest resume on the next start.
     pub async fn serve(

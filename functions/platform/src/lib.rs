@@ -16,6 +16,7 @@ pub mod scanner;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod tasks;
+pub mod telemetry;
 pub mod uploads;
 pub mod usage;
 pub mod webhooks;

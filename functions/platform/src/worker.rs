@@ -5,6 +5,7 @@ use crate::PortError;
 use crate::metering::{COMPUTE_PREFIX, MIN_ATTEMPT_COMPUTE_MS, Metering, Reserved};
 use crate::queue::{JobMessage, JobQueue, LocalReceiver};
 use crate::tasks::{Claim, Finished, Outcome, Task, TaskKind, TaskStore, now};
+use crate::telemetry::{self, trace};
 use async_trait::async_trait;
 use chrono::TimeDelta;
 use serde_json::Value;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 /// Why a job did not produce a result.
 #[derive(Debug, thiserror::Error)]
@@ -150,7 +152,22 @@ pub enum Disposition {
 /// finished task is a no-op; a panic in the handler fails the task, not the
 /// worker. With metering, the task first takes one of its owner's slots; with
 /// none free it stays PENDING and its message comes back after [`SLOT_WAIT`].
+/// The task runs inside a span carrying the trace of the request that
+/// queued it (a new one when the message carries none), so every line it
+/// logs names that trace, and the messages it queues carry it on.
 pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
+    let trace = message.trace.map(|t| t.child()).unwrap_or_default();
+    let span = tracing::info_span!("task", trace_id = %trace.id(), task_id = %message.task_id, kind = %message.kind);
+    telemetry::worker_busy(1.0);
+    let done = trace::scope(trace, run_slotted(deps, message).instrument(span)).await;
+    telemetry::worker_busy(-1.0);
+    if matches!(done, Err(_) | Ok(Disposition::Retry(_))) {
+        telemetry::task(message.kind.as_str(), telemetry::Outcome::Retry);
+    }
+    done
+}
+
+async fn run_slotted(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
     let Some(metering) = &deps.metering else {
         return run_claimed(deps, message).await;
     };
@@ -167,7 +184,10 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     {
         Ok(true) => {}
         Ok(false) => {
-            deps.queue.enqueue_after(message.clone(), SLOT_WAIT).await?;
+            let mut again = message.clone();
+            again.trace = trace::current();
+            deps.queue.enqueue_after(again, SLOT_WAIT).await?;
+            telemetry::task(message.kind.as_str(), telemetry::Outcome::Waiting);
             return Ok(Disposition::Waiting);
         }
         // As with request limits, a limit store that cannot answer must
@@ -203,6 +223,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         Claim::Busy => return Ok(Disposition::Retry("task is running elsewhere".into())),
     };
     let (id, attempt) = (task.id, task.attempts);
+    let waited = (now() - task.created_at).to_std().unwrap_or_default();
     let failed = |msg: String| Finished {
         attempt,
         outcome: Outcome::Failed(msg),
@@ -215,6 +236,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             deps.max_attempts
         );
         end(deps, id, failed(msg)).await?;
+        telemetry::task(task.kind.as_str(), telemetry::Outcome::Failed);
         // What it reserved for tasks it never created goes back.
         if let (Some(m), Some(h)) = (&deps.metering, &handler) {
             let back = h.reserved(&task).children_ms;
@@ -232,22 +254,33 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     let Some(handler) = handler else {
         let msg = format!("task kind '{}' is not served by this deployment", task.kind);
         end(deps, id, failed(msg)).await?;
+        telemetry::task(task.kind.as_str(), telemetry::Outcome::Failed);
         return Ok(Disposition::Done);
     };
     tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
     let progress = Progress::default();
-    let reporter = tokio::spawn(heartbeat(
-        deps.tasks.clone(),
-        id,
-        attempt,
-        progress.clone(),
-        deps.lease,
-    ));
+    let reporter = tokio::spawn(
+        heartbeat(
+            deps.tasks.clone(),
+            id,
+            attempt,
+            progress.clone(),
+            deps.lease,
+        )
+        .instrument(tracing::Span::current()),
+    );
     let (owner, kind, created) = (task.owner.clone(), task.kind, task.created_at.date());
     let reserved = handler.reserved(&task);
     let started = std::time::Instant::now();
-    let job = tokio::spawn(async move { handler.run(task, progress).await }).await;
+    let job = tokio::spawn(
+        trace::scope(trace::current().unwrap_or_default(), async move {
+            handler.run(task, progress).await
+        })
+        .instrument(tracing::Span::current()),
+    )
+    .await;
     reporter.abort();
+    let ran = started.elapsed();
     // The compute ledger is settled once the task's outcome is written, so
     // its owner sees the outcome without waiting for the ledger.
     let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
@@ -270,6 +303,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             tracing::warn!(task_id = %id, error = %msg, "job will be retried");
             deps.tasks.release(id, attempt).await?;
             settle(failed).await;
+            telemetry::task_timing(kind.as_str(), waited, ran, None);
             return Ok(Disposition::Retry(msg));
         }
         // The last attempt: FAILED now, or the task would stay RUNNING once
@@ -298,6 +332,15 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     )
     .await;
     settle(failed).await;
+    telemetry::task_timing(kind.as_str(), waited, ran, Some(attempt));
+    telemetry::task(
+        kind.as_str(),
+        if ok {
+            telemetry::Outcome::Success
+        } else {
+            telemetry::Outcome::Failed
+        },
+    );
     match finished? {
         Some(task) => {
             tracing::info!(task_id = %id, success = ok, "job finished");

@@ -177,13 +177,20 @@ pub async fn handle_batch(
         }
         // Not a job: reported failed each time, so the queue's redrive moves
         // it to the dead-letter queue, where an operator can read it.
-        let Some(message) = serde_json::from_str::<JobMessage>(body).ok() else {
+        let Some(mut message) = serde_json::from_str::<JobMessage>(body).ok() else {
             tracing::error!(message_id = %id, "a message that is not a job message; left for the dead-letter queue");
             let mut failure = BatchItemFailure::default();
             failure.item_identifier = id;
             response.batch_item_failures.push(failure);
             continue;
         };
+        message.trace = aws_adapters::trace_of(
+            record
+                .message_attributes
+                .get(aws_adapters::TRACEPARENT)
+                .and_then(|a| a.string_value.as_deref()),
+            record.attributes.get("AWSTraceHeader").map(String::as_str),
+        );
         let retry = match run_job(deps, &message).await {
             Ok(Disposition::Done | Disposition::Waiting) => false,
             Ok(Disposition::Retry(reason)) => {
@@ -320,4 +327,80 @@ pub async fn deliver_batch(deliverer: &deliveries::Deliverer, event: SqsEvent) -
         }
     }
     response
+}
+
+/// The depth of a queue and of its dead-letter queue as gauges, read from
+/// SQS at most once per interval per instance (`MARKETLAB_QUEUE_SAMPLE_SECONDS`,
+/// 60 by default): the service's own view beside the task metrics. The
+/// alarms read SQS's metrics, which come even when no worker runs.
+pub struct QueueGauges {
+    sqs: aws_adapters::SqsClient,
+    queue_url: String,
+    label: &'static str,
+    every: std::time::Duration,
+    dead_letters: tokio::sync::OnceCell<Option<String>>,
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl QueueGauges {
+    pub fn new(clients: &Clients, queue_url: &str, label: &'static str) -> Self {
+        QueueGauges {
+            sqs: clients.sqs.clone(),
+            queue_url: queue_url.to_string(),
+            label,
+            every: std::env::var("MARKETLAB_QUEUE_SAMPLE_SECONDS")
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|s| *s >= 0.0)
+                .map_or(
+                    std::time::Duration::from_secs(60),
+                    std::time::Duration::from_secs_f64,
+                ),
+            dead_letters: tokio::sync::OnceCell::new(),
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Samples both depths when the last sample is an interval old.
+    pub async fn sample_if_due(&self) {
+        {
+            let mut last = self.last.lock().expect("sample lock");
+            if last.is_some_and(|t| t.elapsed() < self.every) {
+                return;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        use aws_adapters::dead_letters;
+        match dead_letters::depth(&self.sqs, &self.queue_url).await {
+            Ok(n) => platform::telemetry::queue(self.label, n, None),
+            Err(e) => tracing::warn!(error = %e, "queue depth not read"),
+        }
+        let dlq = self
+            .dead_letters
+            .get_or_init(|| async {
+                dead_letters::dead_letter_url(&self.sqs, &self.queue_url)
+                    .await
+                    .inspect_err(|e| tracing::warn!(error = %e, "no dead-letter queue found"))
+                    .ok()
+            })
+            .await;
+        if let Some(url) = dlq {
+            match dead_letters::depth(&self.sqs, url).await {
+                Ok(n) => platform::telemetry::dead_letters(self.label, n),
+                Err(e) => tracing::warn!(error = %e, "dead-letter queue depth not read"),
+            }
+        }
+    }
+}
+
+/// The oldest message of a batch, by SQS's `SentTimestamp`: how long work
+/// waited in the queue, a floor of the queue's oldest age.
+pub fn oldest_in(event: &SqsEvent) -> Option<std::time::Duration> {
+    let now = chrono::Utc::now().timestamp_millis();
+    event
+        .records
+        .iter()
+        .filter_map(|r| r.attributes.get("SentTimestamp")?.parse::<i64>().ok())
+        .map(|sent| std::time::Duration::from_millis((now - sent).max(0) as u64))
+        .max()
 }

@@ -17,6 +17,7 @@ where
             task_id: uuid::Uuid::new_v4(),
             kind: *k,
             owner: None,
+            trace: None,
         })
         .collect();
     for m in &sent {

@@ -4,55 +4,26 @@
 use super::receiver::{Answer, Receiver};
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+use tests::spawned::Spawned;
 
-/// The `marketlab` binary serving `dir` on a free loopback port; killed
-/// when dropped.
-struct Served {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(binary: &Path, dir: &Path) -> Served {
-    let mut child = Command::new(binary)
-        .args(["--data-dir"])
-        .arg(dir)
-        .args([
-            "serve",
-            "--port",
-            "0",
+/// The `marketlab` binary serving `dir`, one worker, loopback webhooks
+/// retried every 2 s.
+fn serve(binary: &Path, dir: &Path) -> Spawned {
+    Spawned::start(
+        binary,
+        dir,
+        &[
             "--workers",
             "1",
             "--no-scan",
             "--webhooks-allow-loopback",
             "--webhook-retry-seconds",
             "2,2,2",
-        ])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("marketlab starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("a line").expect("stdout");
-        if let Some(rest) = line.strip_prefix("marketlab listening on ") {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    // The rest of its output is read and dropped, so it never blocks.
-    std::thread::spawn(move || lines.for_each(drop));
-    Served { child, base }
+        ],
+        "warn",
+    )
 }
 
 async fn call(base: &str, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {

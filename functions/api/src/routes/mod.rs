@@ -355,6 +355,20 @@ pub enum Group {
     Data,
 }
 
+impl Group {
+    /// Its name as a metrics dimension (`service`).
+    pub fn name(self) -> &'static str {
+        match self {
+            #[cfg(feature = "backtest")]
+            Group::Backtest => "backtest",
+            #[cfg(feature = "analytics")]
+            Group::Analytics => "analytics",
+            #[cfg(feature = "data")]
+            Group::Data => "data",
+        }
+    }
+}
+
 /// One group as its own service (a Lambda function): its routes with
 /// `/health` and `/auth-info`, unknown paths answered in its envelope. The
 /// data service keeps its `/ws` prefix, as the HTTP API routes it.

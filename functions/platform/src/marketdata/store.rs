@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex};
 /// both decode; the result is the same, so that is cheaper than holding a
 /// lock across I/O.
 struct Cache<T> {
+    /// The `cache` label of its hit, miss and bytes metrics.
+    name: &'static str,
     map: Mutex<Lru<T>>,
     budget: usize,
     weigh: fn(&T) -> usize,
@@ -34,15 +36,15 @@ struct Entry<T> {
     used: u64,
 }
 
-impl<T> Default for Cache<T> {
-    fn default() -> Self {
-        Cache::new(usize::MAX, |_| 0)
-    }
-}
-
 impl<T> Cache<T> {
-    fn new(budget: usize, weigh: fn(&T) -> usize) -> Self {
+    /// A cache of small things, kept whole (no budget, no bytes metric).
+    fn unbounded(name: &'static str) -> Self {
+        Cache::new(name, usize::MAX, |_| 0)
+    }
+
+    fn new(name: &'static str, budget: usize, weigh: fn(&T) -> usize) -> Self {
         Cache {
+            name,
             map: Mutex::new(Lru {
                 entries: HashMap::new(),
                 used: 0,
@@ -63,9 +65,11 @@ impl<T> Cache<T> {
             let tick = lru.tick;
             if let Some(e) = lru.entries.get_mut(key) {
                 e.used = tick;
+                crate::telemetry::cache_read(self.name, true);
                 return Ok(e.value.clone());
             }
         }
+        crate::telemetry::cache_read(self.name, false);
         let v = Arc::new(load.await?);
         let weight = (self.weigh)(&v);
         let mut lru = self.map.lock().expect("cache lock");
@@ -98,6 +102,9 @@ impl<T> Cache<T> {
                     lru.used -= e.weight;
                 }
             }
+        }
+        if self.budget != usize::MAX {
+            crate::telemetry::cache_bytes(self.name, lru.used);
         }
         Ok(v)
     }
@@ -174,12 +181,12 @@ impl ParquetMarketData {
         let (bars, series) = budgets();
         ParquetMarketData {
             blobs,
-            bars: Cache::new(bars, bars_weight),
-            symbols: Cache::default(),
-            catalog: Cache::default(),
-            series: Cache::new(series, series_weight),
-            tails: Cache::default(),
-            tables: Cache::default(),
+            bars: Cache::new("bars", bars, bars_weight),
+            symbols: Cache::unbounded("symbols"),
+            catalog: Cache::unbounded("catalog"),
+            series: Cache::new("series", series, series_weight),
+            tails: Cache::unbounded("tails"),
+            tables: Cache::unbounded("tables"),
         }
     }
 
@@ -407,7 +414,7 @@ mod tests {
     #[tokio::test]
     async fn the_cache_keeps_its_budget_and_the_recently_used() {
         // Entries weigh their length; 100 bytes hold ten of ten.
-        let cache: Cache<Vec<u8>> = Cache::new(100, |v| v.len());
+        let cache: Cache<Vec<u8>> = Cache::new("test", 100, |v| v.len());
         let load = |n: u8| async move { Ok(vec![n; 10]) };
         for k in 0..10u8 {
             cache.get_or_load(&k.to_string(), load(k)).await.unwrap();

@@ -54,6 +54,7 @@ impl Metering {
             .expect("in range")
             .and_time(chrono::NaiveTime::MIN);
         let retry_after = (next - now.naive_utc()).num_seconds().max(1) as u64;
+        crate::telemetry::quota_rejected(plan, "monthly_compute_minutes");
         Err(OverLimit {
             limit: "monthly_compute_minutes",
             value: minutes,

@@ -268,6 +268,7 @@ impl Metering {
     }
 
     fn over_rate(plan: &str, limit: u32, service: Service, now: DateTime<Utc>) -> OverLimit {
+        crate::telemetry::quota_rejected(plan, "requests_per_minute");
         let retry_after = (60 - now.timestamp().rem_euclid(60)).max(1) as u64;
         OverLimit {
             limit: "requests_per_minute",

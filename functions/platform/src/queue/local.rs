@@ -9,13 +9,13 @@ use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 #[derive(Default)]
 struct Lanes {
     /// Waiting messages per owner (`""` for messages without one).
-    lanes: HashMap<String, VecDeque<JobMessage>>,
+    lanes: HashMap<String, VecDeque<(Instant, JobMessage)>>,
     /// Owners with waiting messages, in serving order.
     turn: VecDeque<String>,
 }
@@ -27,20 +27,31 @@ impl Lanes {
         if lane.is_empty() {
             self.turn.push_back(owner);
         }
-        lane.push_back(m);
+        lane.push_back((Instant::now(), m));
     }
 
     /// The next owner's oldest message; the owner goes to the back of the turn.
     fn pop(&mut self) -> Option<JobMessage> {
         let owner = self.turn.pop_front()?;
         let lane = self.lanes.get_mut(&owner)?;
-        let m = lane.pop_front();
+        let m = lane.pop_front().map(|(_, m)| m);
         if lane.is_empty() {
             self.lanes.remove(&owner);
         } else {
             self.turn.push_back(owner);
         }
         m
+    }
+
+    /// Waiting messages and how long the oldest has waited.
+    fn depth(&self) -> (u64, Option<Duration>) {
+        let n = self.lanes.values().map(VecDeque::len).sum::<usize>();
+        let oldest = self
+            .lanes
+            .values()
+            .filter_map(|l| l.front().map(|(at, _)| at.elapsed()))
+            .max();
+        (n as u64, oldest)
     }
 }
 
@@ -91,6 +102,13 @@ impl LocalQueue {
             },
             LocalReceiver { shared },
         )
+    }
+
+    /// Sets the queue's depth and oldest-age gauges (`jobs`), read when
+    /// the metrics are: an idle queue reports zero, a stuck one its age.
+    pub fn observe(&self) {
+        let (depth, oldest) = self.shared.lanes.lock().expect("queue lock").depth();
+        crate::telemetry::queue("jobs", depth, Some(oldest.unwrap_or_default()));
     }
 
     fn send(&self, message: JobMessage) -> Result<(), PortError> {
@@ -170,6 +188,7 @@ mod tests {
             task_id: uuid::Uuid::new_v4(),
             kind: TaskKind::StrategyBacktest,
             owner: Some(owner.into()),
+            trace: None,
         }
     }
 

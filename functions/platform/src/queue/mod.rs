@@ -20,15 +20,20 @@ pub struct JobMessage {
     /// The task's owner; messages sent before owners were carried have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The trace of the request that queued it. Not in the body: SQS
+    /// carries it as the `traceparent` message attribute.
+    #[serde(skip)]
+    pub trace: Option<crate::telemetry::trace::Trace>,
 }
 
 impl JobMessage {
-    /// The message that runs `task`.
+    /// The message that runs `task`, carrying on the current trace.
     pub fn for_task(task: &Task) -> Self {
         JobMessage {
             task_id: task.id,
             kind: task.kind,
             owner: Some(task.owner.clone()),
+            trace: crate::telemetry::trace::current().map(|t| t.child()),
         }
     }
 }

@@ -54,6 +54,9 @@ pub trait UsageStore: Send + Sync {
 pub struct Meter {
     /// Account, then day and counter.
     pending: Mutex<HashMap<String, Days>>,
+    /// When the oldest count not yet flushed was recorded: its age at the
+    /// flush is the metering flush lag.
+    since: Mutex<Option<std::time::Instant>>,
 }
 
 /// One account's pending counts: day, then counter.
@@ -65,6 +68,12 @@ impl Meter {
             return;
         }
         let mut p = self.pending.lock().expect("meter lock");
+        if p.is_empty() {
+            self.since
+                .lock()
+                .expect("meter lock")
+                .get_or_insert_with(std::time::Instant::now);
+        }
         let days = match p.get_mut(account) {
             Some(d) => d,
             None => p.entry(account.to_string()).or_default(),
@@ -96,8 +105,9 @@ impl Meter {
     /// Moves what was recorded into `store`. On failure the counts go back
     /// to the meter for the next flush, so none are lost or doubled.
     pub async fn flush(&self, store: &dyn UsageStore) -> Result<usize, PortError> {
-        let taken: Vec<Count> = {
+        let (taken, since): (Vec<Count>, _) = {
             let mut p = self.pending.lock().expect("meter lock");
+            let since = self.since.lock().expect("meter lock").take();
             let mut out = Vec::new();
             for (account, days) in p.drain() {
                 for (day, counters) in days {
@@ -111,14 +121,24 @@ impl Meter {
                     }
                 }
             }
-            out
+            (out, since)
         };
         if taken.is_empty() {
             return Ok(0);
         }
         match store.add(&taken).await {
-            Ok(()) => Ok(taken.len()),
+            Ok(()) => {
+                if let Some(at) = since {
+                    crate::telemetry::metering_flushed(at.elapsed());
+                }
+                Ok(taken.len())
+            }
             Err(e) => {
+                // The counts go back, and with them the lag's start.
+                if let Some(at) = since {
+                    let mut s = self.since.lock().expect("meter lock");
+                    *s = Some(s.map_or(at, |t| t.min(at)));
+                }
                 for c in taken {
                     self.record(&c.account, c.day, &c.counter, c.n);
                 }

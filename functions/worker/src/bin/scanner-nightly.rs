@@ -10,6 +10,7 @@ use serde_json::Value;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     platform::logging::init();
+    let emf = platform::telemetry::emf::Emf::install("scanner");
     let clients = aws_adapters::Clients::from_env().await;
     let names = aws_adapters::Names::from_env();
     let market = aws_adapters::wiring::market_data(&clients, &names);
@@ -17,7 +18,16 @@ async fn main() -> Result<(), Error> {
     let events = aws_adapters::wiring::webhooks(&clients, &names).map(|h| h.events());
     run(service_fn(|event: LambdaEvent<Value>| {
         let (market, store, events) = (&market, &store, events.as_ref());
-        async move { worker::scan(market, store, events, &event.payload).await }
+        async move {
+            if let Some(e) = emf {
+                e.invoked();
+            }
+            let done = worker::scan(market, store, events, &event.payload).await;
+            if let Some(e) = emf {
+                e.flush();
+            }
+            done
+        }
     }))
     .await
 }

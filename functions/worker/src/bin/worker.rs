@@ -1,4 +1,5 @@
-//! Runs queued tasks from SQS batches, reporting partial batch failures.
+//! Runs queued tasks from SQS batches, reporting partial batch failures;
+//! each invocation's metrics go out as EMF lines once it is answered.
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::{Error, LambdaEvent, run, service_fn};
@@ -7,16 +8,27 @@ use lambda_runtime::{Error, LambdaEvent, run, service_fn};
 async fn main() -> Result<(), Error> {
     platform::logging::init();
     platform::memory::return_large_blocks();
+    let emf = platform::telemetry::emf::Emf::install("worker");
     let clients = aws_adapters::Clients::from_env().await;
     let names = aws_adapters::Names::from_env();
     let deps = worker::deps(&clients, &names);
     let inbox = worker::BucketInbox::new(&clients, &names, deps.metering.clone());
+    let gauges = worker::QueueGauges::new(&clients, &names.queue_url, "jobs");
     run(service_fn(|event: LambdaEvent<SqsEvent>| {
-        let (deps, inbox) = (deps.clone(), &inbox);
+        let (deps, inbox, gauges) = (deps.clone(), &inbox, &gauges);
         async move {
-            Ok::<SqsBatchResponse, Error>(
-                worker::handle_batch(&deps, Some(inbox), event.payload).await,
-            )
+            if let Some(e) = emf {
+                e.invoked();
+            }
+            if let Some(age) = worker::oldest_in(&event.payload) {
+                platform::telemetry::queue_oldest("jobs", age);
+            }
+            let answer = worker::handle_batch(&deps, Some(inbox), event.payload).await;
+            gauges.sample_if_due().await;
+            if let Some(e) = emf {
+                e.flush();
+            }
+            Ok::<SqsBatchResponse, Error>(answer)
         }
     }))
     .await

@@ -148,7 +148,9 @@ impl JobHandler for BatchChunkJob {
         let p: ChunkParams = serde_json::from_value(task.params)
             .map_err(|e| JobError::Permanent(format!("invalid chunk: {e}")))?;
         let items = p.items().map_err(|e| JobError::Permanent(e.to_string()))?;
+        let started = std::time::Instant::now();
         let rows = run_strategies(self.market.as_ref(), items, &progress).await?;
+        platform::telemetry::batch_rows(rows.len(), started.elapsed());
         serde_json::to_value(ChunkResult { rows })
             .map_err(|e| JobError::Permanent(format!("chunk result not serializable: {e}")))
     }
