@@ -27,12 +27,24 @@ impl Spawned {
     /// `marketlab --data-dir <dir> serve --port 0 <args>` with `RUST_LOG=<log>`;
     /// answers once it is listening.
     pub fn start(binary: &Path, dir: &Path, args: &[&str], log: &str) -> Spawned {
+        Spawned::start_with(binary, dir, args, log, &[])
+    }
+
+    /// [`Self::start`] with more environment variables.
+    pub fn start_with(
+        binary: &Path,
+        dir: &Path,
+        args: &[&str],
+        log: &str,
+        env: &[(&str, &str)],
+    ) -> Spawned {
         let mut child = Command::new(binary)
             .args(["--data-dir"])
             .arg(dir)
             .args(["serve", "--port", "0"])
             .args(args)
             .env("RUST_LOG", log)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

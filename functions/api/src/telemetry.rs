@@ -1,14 +1,15 @@
 //! Every request measured under its route template, and run as part of one
 //! trace: the caller's `traceparent`, else the X-Ray header Lambda was
 //! invoked with, else a new one. The trace id is answered in `x-trace-id`
-//! (what a tenant quotes to support) and logged on every line of the request.
+//! (what a tenant quotes to support) and logged on every line of the request;
+//! with an OTLP collector set, the request is also exported as a span.
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
-use platform::telemetry::{self, trace::Trace};
-use std::time::Instant;
+use platform::telemetry::{self, otlp, trace::Trace};
+use std::time::{Instant, SystemTime};
 
 /// The header the trace id is answered in.
 pub const TRACE_HEADER: &str = "x-trace-id";
@@ -44,14 +45,28 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     };
-    let started = Instant::now();
+    let (started, wall) = (Instant::now(), SystemTime::now());
     let mut response = telemetry::trace::scope(trace, next.run(request)).await;
-    telemetry::request(
+    let (route, status) = (
         route.as_deref().unwrap_or("unmatched"),
-        method,
         response.status().as_u16(),
-        started.elapsed(),
     );
+    telemetry::request(route, method, status, started.elapsed());
+    if otlp::enabled() {
+        otlp::record(otlp::Span {
+            name: format!("{method} {route}"),
+            kind: otlp::Kind::Server,
+            trace,
+            start: wall,
+            end: SystemTime::now(),
+            attributes: vec![
+                ("http.request.method", otlp::Attr::Str(method.into())),
+                ("http.route", otlp::Attr::Str(route.into())),
+                ("http.response.status_code", otlp::Attr::Int(status.into())),
+            ],
+            error: status >= 500,
+        });
+    }
     if let Ok(v) = HeaderValue::from_str(&trace.id()) {
         response.headers_mut().insert(TRACE_HEADER, v);
     }

@@ -57,7 +57,8 @@ pub async fn serve_group(group: api::routes::Group) -> Result<(), lambda_http::E
 /// at the end of a request once [`platform::metering::FLUSH_EVERY`] has
 /// passed on Lambda (a frozen instance runs nothing between requests), and
 /// by a background task locally. On Lambda the invocation's metrics are
-/// written as EMF lines (`service` is their dimension) once it is answered.
+/// written as EMF lines (`service` is their dimension), and its spans sent
+/// when a collector is set, before it is answered.
 pub async fn serve_http(
     state: &AppState,
     service: &'static str,
@@ -65,6 +66,7 @@ pub async fn serve_http(
 ) -> Result<(), lambda_http::Error> {
     platform::memory::return_large_blocks();
     let metering = state.metering.clone();
+    platform::telemetry::otlp::install(service);
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
         let emf = platform::telemetry::emf::Emf::install(service);
         let app = app
@@ -75,6 +77,7 @@ pub async fn serve_http(
         return lambda_http::run(app).await;
     }
     let _flusher = metering.map(|m| api::serve::AbortOnDrop(tokio::spawn(m.flush_forever())));
+    let _spans = api::serve::AbortOnDrop(tokio::spawn(platform::telemetry::otlp::export_forever()));
     let port: u16 = std::env::var("PORT")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -135,5 +138,6 @@ async fn flush_after(
     if let Some(e) = emf {
         e.flush();
     }
+    platform::telemetry::otlp::flush().await;
     response
 }

@@ -318,6 +318,9 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         .metrics_addr
         .map(|_| crate::metrics::install())
         .transpose()?;
+    let _spans = platform::telemetry::otlp::install("marketlab").then(|| {
+        api::serve::AbortOnDrop(tokio::spawn(platform::telemetry::otlp::export_forever()))
+    });
     let config = ServerConfig {
         workers: args.workers,
         data_legacy_json: args.data_legacy_json,

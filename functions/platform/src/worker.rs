@@ -159,10 +159,35 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     let trace = message.trace.map(|t| t.child()).unwrap_or_default();
     let span = tracing::info_span!("task", trace_id = %trace.id(), task_id = %message.task_id, kind = %message.kind);
     telemetry::worker_busy(1.0);
+    let start = std::time::SystemTime::now();
     let done = trace::scope(trace, run_slotted(deps, message).instrument(span)).await;
     telemetry::worker_busy(-1.0);
     if matches!(done, Err(_) | Ok(Disposition::Retry(_))) {
         telemetry::task(message.kind.as_str(), telemetry::Outcome::Retry);
+    }
+    if telemetry::otlp::enabled() {
+        use telemetry::otlp::{Attr, Kind, Span, record};
+        let disposition = match &done {
+            Ok(Disposition::Done) => "done",
+            Ok(Disposition::Waiting) => "waiting",
+            Ok(Disposition::Retry(_)) | Err(_) => "retry",
+        };
+        record(Span {
+            name: format!("task {}", message.kind.as_str()),
+            kind: Kind::Consumer,
+            trace,
+            start,
+            end: std::time::SystemTime::now(),
+            attributes: vec![
+                ("marketlab.task_id", Attr::Str(message.task_id.to_string())),
+                (
+                    "marketlab.task_kind",
+                    Attr::Str(message.kind.as_str().into()),
+                ),
+                ("marketlab.disposition", Attr::Str(disposition.into())),
+            ],
+            error: done.is_err(),
+        });
     }
     done
 }

@@ -3,7 +3,7 @@
 //! by the specification and counting a known mix; a submit's trace id (or
 //! the X-Ray header SQS hands on) is the one in the worker's log lines.
 
-use super::{in_request, log_lines, task_lines, trace_ids};
+use super::{collector, in_request, log_lines, spans_of, task_lines, trace_ids};
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::json;
 use tests::emf::{self, count, last, sum};
@@ -23,6 +23,8 @@ async fn lambda_functions_emit_valid_emf_counting_a_known_mix_and_carry_one_trac
     // Info lines too: each request's and each job's are what is traced.
     env.retain(|(k, _)| *k != "RUST_LOG");
     env.push(("RUST_LOG", "info".into()));
+    let (collector_url, got) = collector().await;
+    env.push(("MARKETLAB_OTLP_ENDPOINT", collector_url));
     let auth = basic(DEMO_EMAIL, DEMO_PASSWORD);
 
     let mut http = Function::new(&backtest, "backtest", 1024, &env)
@@ -214,4 +216,21 @@ async fn lambda_functions_emit_valid_emf_counting_a_known_mix_and_carry_one_trac
             assert_eq!(ids, &vec![trace.clone()], "{message}");
         }
     }
+
+    // With a collector set, each invocation sends its spans before it is
+    // answered: the caller's trace has the request and its task as parent
+    // and child, from the two functions.
+    let spans = spans_of(&got, theirs);
+    let request = spans
+        .iter()
+        .find(|(service, s)| service == "backtest" && s["name"] == "POST /backtest/start_backtest")
+        .map(|(_, s)| s)
+        .expect("the backtest function's request span");
+    let task = spans
+        .iter()
+        .find(|(service, s)| service == "worker" && s["name"] == "task strategy_backtest")
+        .map(|(_, s)| s)
+        .expect("the worker's task span");
+    assert_eq!(request["parentSpanId"], "00f067aa0ba902b7");
+    assert_eq!(task["parentSpanId"], request["spanId"]);
 }

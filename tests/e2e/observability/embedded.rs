@@ -2,7 +2,7 @@
 //! requests and tasks, then `/metrics` as `prometheus_client` parses it,
 //! and the trace id of each submit in the worker's log lines.
 
-use super::{in_request, log_lines, task_lines, trace_ids};
+use super::{collector, in_request, log_lines, spans_of, task_lines, trace_ids};
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD, TRIAL_EMAIL, TRIAL_PASSWORD};
 use serde_json::{Value, json};
 use tests::spawned::Spawned;
@@ -94,6 +94,36 @@ async fn metrics_count_a_known_mix_and_a_submit_s_trace_reaches_the_worker_s_log
             assert_ne!(t["status"], "FAILED", "{t}");
         }
     }
+    // A 2 x 2 grid: four rows through the batch chunks.
+    let batch: Value = demo(http.post(format!("{}/backtest/batch", s.base)))
+        .json(&json!({"strategy": {"symbol": "SPX", "start_date": "2016-01-04", "risk_control": "//5",
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"},
+                "rule": {"comparison_type": "SVMA", "type_name": ">=", "comparison_value": "0", "period": "20"}}},
+            "exit": {"rule_type": "RiskControlOnly"}},
+            "grid": {"entry.condition.rule.period": ["20", "50"], "risk_control": ["//5", "//21"]}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let batch_id = batch["task_id"].as_str().unwrap().to_string();
+    let mut batch_reads = 0;
+    loop {
+        batch_reads += 1;
+        let b: Value = demo(http.get(format!("{}/backtest/batch/{batch_id}?wait=20", s.base)))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if b["status"] == "SUCCESS" {
+            assert_eq!(b["done"], 4, "{b}");
+            break;
+        }
+        assert_ne!(b["status"], "FAILED", "{b}");
+    }
     let health = http.get(format!("{}/health", s.base)).send().await.unwrap();
     assert_eq!(health.status(), 200);
     let unknown = demo(http.get(format!("{}/no/such/endpoint", s.base)))
@@ -153,6 +183,11 @@ async fn metrics_count_a_known_mix_and_a_submit_s_trace_reaches_the_worker_s_log
     );
     assert_eq!(requests("/backtest/status/{task_id}", "GET", "4xx"), 5.0);
     assert_eq!(requests("/health", "GET", "2xx"), 1.0);
+    assert_eq!(requests("/backtest/batch", "POST", "2xx"), 1.0);
+    assert_eq!(
+        requests("/backtest/batch/{batch_id}", "GET", "2xx"),
+        batch_reads as f64
+    );
     // The unknown path and `/metrics` asked of the tenants' port.
     assert_eq!(requests("unmatched", "GET", "4xx"), 2.0);
     assert_eq!(requests("/backtest/start_backtest", "POST", "5xx"), 0.0);
@@ -187,6 +222,26 @@ async fn metrics_count_a_known_mix_and_a_submit_s_trace_reaches_the_worker_s_log
     assert_eq!(
         sample(&parsed, "tasks_total", &[("outcome", "failed")]),
         0.0
+    );
+    assert_eq!(
+        sample(
+            &parsed,
+            "tasks_total",
+            &[("kind", "batch_backtest"), ("outcome", "success")]
+        ),
+        1.0
+    );
+    let chunks = sample(
+        &parsed,
+        "tasks_total",
+        &[("kind", "batch_chunk"), ("outcome", "success")],
+    );
+    assert!(chunks >= 1.0);
+    assert_eq!(sample(&parsed, "batch_rows_total", &[]), 4.0);
+    assert_eq!(
+        sample(&parsed, "batch_rows_per_second_count", &[]),
+        chunks,
+        "one rate per chunk"
     );
     for h in [
         "task_run_seconds_count",
@@ -301,4 +356,108 @@ async fn readiness_is_503_naming_what_is_missing_while_health_stays_200() {
     assert_eq!(body["checks"]["task_store"], "ok");
     let health = reqwest::get(format!("{}/health", s.base)).await.unwrap();
     assert_eq!(health.status(), 200, "alive, though not ready");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_an_otlp_collector_set_a_submit_and_its_task_arrive_as_parent_and_child_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(tests::server::market_dir(), dir.path().join("market")).unwrap();
+    let binary = tests::runtime_api::workspace_binaries(["marketlab"]).await[0].clone();
+    let (url, got) = collector().await;
+    let s = Spawned::start_with(
+        &binary,
+        dir.path(),
+        &["--workers", "1", "--no-scan"],
+        "warn",
+        &[("MARKETLAB_OTLP_ENDPOINT", &url)],
+    );
+    let theirs = "0af7651916cd43dd8448eb211c80319c";
+    let http = reqwest::Client::new();
+    let before = std::time::SystemTime::now();
+    let r: Value = http
+        .post(format!("{}/backtest/start_backtest", s.base))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .header("traceparent", format!("00-{theirs}-b7ad6b7169203331-01"))
+        .json(&tests::server::optix_strategy())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["task_id"].as_str().unwrap();
+    let done: Value = http
+        .get(format!("{}/backtest/status/{id}?wait=20", s.base))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(done["status"], "SUCCESS");
+
+    let ok = tests::server::eventually(std::time::Duration::from_secs(5), || {
+        let n = spans_of(&got, theirs).len();
+        async move { n >= 2 }
+    })
+    .await;
+    assert!(ok, "{:?}", got.lock().unwrap());
+    let all: Vec<Value> = spans_of(&got, theirs)
+        .into_iter()
+        .map(|(service, s)| {
+            assert_eq!(service, "marketlab");
+            s
+        })
+        .collect();
+    let request = all
+        .iter()
+        .find(|s| s["name"] == "POST /backtest/start_backtest")
+        .expect("the submit's span");
+    let task = all
+        .iter()
+        .find(|s| s["name"] == "task strategy_backtest")
+        .expect("the task's span");
+    assert_eq!(request["kind"], 2, "server");
+    assert_eq!(
+        request["parentSpanId"], "b7ad6b7169203331",
+        "the caller's span"
+    );
+    assert_eq!(task["kind"], 5, "consumer");
+    assert_eq!(
+        task["parentSpanId"], request["spanId"],
+        "the task is the request's child"
+    );
+    let attr = |span: &Value, key: &str| {
+        span["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == key)
+            .map(|a| a["value"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(
+        attr(request, "http.response.status_code"),
+        json!({"intValue": "202"})
+    );
+    assert_eq!(
+        attr(request, "http.route"),
+        json!({"stringValue": "/backtest/start_backtest"})
+    );
+    assert_eq!(attr(task, "marketlab.task_id"), json!({"stringValue": id}));
+    assert_eq!(
+        attr(task, "marketlab.disposition"),
+        json!({"stringValue": "done"})
+    );
+    let nanos = |v: &Value| v.as_str().unwrap().parse::<u128>().unwrap();
+    let since = before
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    for s in [request, task] {
+        let (start, end) = (nanos(&s["startTimeUnixNano"]), nanos(&s["endTimeUnixNano"]));
+        assert!(since <= start && start <= end, "{s}");
+    }
+    assert!(nanos(&task["startTimeUnixNano"]) >= nanos(&request["startTimeUnixNano"]));
 }

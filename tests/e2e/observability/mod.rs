@@ -6,7 +6,7 @@
 mod aws;
 mod embedded;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The trace ids of a JSON log line's spans (the request's, the task's).
 fn trace_ids(line: &Value) -> Vec<String> {
@@ -56,5 +56,53 @@ fn task_lines(logs: &[Value], task_id: &str) -> Vec<(String, Vec<String>)> {
                 trace_ids(l),
             )
         })
+        .collect()
+}
+
+/// An OTLP collector on 127.0.0.1: what was posted to `/v1/traces`.
+pub(crate) async fn collector() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::routing::post;
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let into = got.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let into = into.clone();
+                async move {
+                    assert_eq!(headers["content-type"], "application/json");
+                    into.lock()
+                        .unwrap()
+                        .push(serde_json::from_slice::<Value>(&body).unwrap());
+                    axum::Json(json!({}))
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, got)
+}
+
+/// The spans of trace `id` the collector got, each resource's `service.name` beside it.
+fn spans_of(got: &std::sync::Mutex<Vec<Value>>, id: &str) -> Vec<(String, Value)> {
+    got.lock()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["resourceSpans"].as_array().unwrap().clone())
+        .flat_map(|r| {
+            let service = r["resource"]["attributes"][0]["value"]["stringValue"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            r["scopeSpans"][0]["spans"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| (service.clone(), s.clone()))
+                .collect::<Vec<_>>()
+        })
+        .filter(|(_, s)| s["traceId"] == id)
         .collect()
 }

@@ -27,13 +27,14 @@ pub struct JobMessage {
 }
 
 impl JobMessage {
-    /// The message that runs `task`, carrying on the current trace.
+    /// The message that runs `task`, carrying on the current trace: the
+    /// span that queues it is the parent of the span that runs it.
     pub fn for_task(task: &Task) -> Self {
         JobMessage {
             task_id: task.id,
             kind: task.kind,
             owner: Some(task.owner.clone()),
-            trace: crate::telemetry::trace::current().map(|t| t.child()),
+            trace: crate::telemetry::trace::current(),
         }
     }
 }

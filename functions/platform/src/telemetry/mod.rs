@@ -7,6 +7,7 @@
 //! With no exporter installed every call here is a no-op.
 
 pub mod emf;
+pub mod otlp;
 pub mod trace;
 
 use metrics::{

@@ -6,12 +6,14 @@
 
 use std::future::Future;
 
-/// A W3C trace context: the trace, this hop's span, whether it is sampled.
+/// A W3C trace context: the trace, this hop's span, whether it is sampled,
+/// and (for a span made here) the span it is a child of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trace {
     pub trace_id: u128,
     pub span_id: u64,
     pub sampled: bool,
+    pub parent: Option<u64>,
 }
 
 tokio::task_local! {
@@ -46,13 +48,15 @@ impl Trace {
             trace_id,
             span_id: nonzero_span(),
             sampled: true,
+            parent: None,
         }
     }
 
-    /// The same trace, one hop on (a new span id).
+    /// The same trace, one hop on: a new span, this one its parent.
     pub fn child(&self) -> Self {
         Trace {
             span_id: nonzero_span(),
+            parent: Some(self.span_id),
             ..*self
         }
     }
@@ -86,6 +90,7 @@ impl Trace {
             trace_id,
             span_id,
             sampled: flags & 1 == 1,
+            parent: None,
         })
     }
 
@@ -113,6 +118,7 @@ impl Trace {
             trace_id,
             span_id: parent.filter(|p| *p != 0).unwrap_or_else(nonzero_span),
             sampled,
+            parent: None,
         })
     }
 
@@ -179,6 +185,7 @@ mod tests {
         let c = n.child();
         assert_eq!(c.trace_id, n.trace_id);
         assert_ne!(c.span_id, n.span_id);
+        assert_eq!(c.parent, Some(n.span_id));
     }
 
     #[test]

@@ -16,6 +16,8 @@ async fn main() {
         aws_adapters::Names::from_env(),
     );
     let deps = worker::deps(&clients, &names);
+    let _spans = platform::telemetry::otlp::install("poller")
+        .then(|| AbortOnDrop(tokio::spawn(platform::telemetry::otlp::export_forever())));
     let queue = aws_adapters::SqsQueue::new(clients.sqs.clone(), &names.queue_url);
     let visibility = match queue.visibility().await {
         Ok(v) => v,

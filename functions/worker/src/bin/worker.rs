@@ -9,6 +9,7 @@ async fn main() -> Result<(), Error> {
     platform::logging::init();
     platform::memory::return_large_blocks();
     let emf = platform::telemetry::emf::Emf::install("worker");
+    platform::telemetry::otlp::install("worker");
     let clients = aws_adapters::Clients::from_env().await;
     let names = aws_adapters::Names::from_env();
     let deps = worker::deps(&clients, &names);
@@ -28,6 +29,7 @@ async fn main() -> Result<(), Error> {
             if let Some(e) = emf {
                 e.flush();
             }
+            platform::telemetry::otlp::flush().await;
             Ok::<SqsBatchResponse, Error>(answer)
         }
     }))
