@@ -6,6 +6,7 @@ mod backtesting;
 mod calendar;
 mod company;
 mod cpm;
+mod empyrical;
 mod infra;
 mod openapi;
 mod options;

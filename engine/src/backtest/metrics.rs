@@ -55,9 +55,13 @@ fn walk_equity(bars: &Bars, trades: &[Trade], s: &Settings, mut visit: impl FnMu
 }
 
 /// Per-bar equity returns and drawdowns, taken in one walk: a flat stretch
-/// of k bars is one step, since its returns after the first are all 0.
+/// of k bars is one step, since its returns after the first are all 0. The
+/// window's first bar has no return (n bars of equity, n - 1 returns, as
+/// `pct_change` gives them to empyrical and pandas).
 struct EquityStats {
     prev: f64,
+    /// No bar visited yet: the next one's equity has nothing to return on.
+    first: bool,
     /// Returns of the bars visited one by one, in order.
     steps: Vec<f64>,
     /// Bars of flat stretches after their first: their returns are 0, or
@@ -75,6 +79,7 @@ impl EquityStats {
     fn new(window: usize) -> Self {
         EquityStats {
             prev: 1.0,
+            first: true,
             steps: Vec::with_capacity(window),
             flat: 0,
             flat_nan: false,
@@ -89,7 +94,9 @@ impl EquityStats {
     fn visit(&mut self, seg: Segment) {
         match seg {
             Segment::Flat(e, k) => {
-                self.steps.push(e / self.prev - 1.0);
+                if !std::mem::take(&mut self.first) {
+                    self.steps.push(e / self.prev - 1.0);
+                }
                 self.flat += k - 1;
                 self.flat_nan |= k > 1 && !(e.is_finite() && e != 0.0);
                 self.prev = e;
@@ -101,7 +108,9 @@ impl EquityStats {
             }
             Segment::Held(es) => {
                 // Returns in bulk (the divisions vectorise), then the drawdown scan.
-                self.steps.push(es[0] / self.prev - 1.0);
+                if !std::mem::take(&mut self.first) {
+                    self.steps.push(es[0] / self.prev - 1.0);
+                }
                 self.steps.extend(es.windows(2).map(|w| w[1] / w[0] - 1.0));
                 self.prev = es[es.len() - 1];
                 self.drawdown(es);
@@ -137,6 +146,16 @@ impl EquityStats {
         } else {
             self.max_dd
         }
+    }
+
+    /// Root mean square of the `count` per-bar returns below 0 (the others
+    /// count as 0): the downside deviation with a target of 0.
+    fn downside(&self, count: usize) -> f64 {
+        if count == 0 {
+            return 0.0;
+        }
+        let ss: f64 = self.steps.iter().map(|r| r.min(0.0).powi(2)).sum();
+        (ss / count as f64).sqrt()
     }
 
     /// Mean and sample standard deviation of the `count` per-bar returns.
@@ -193,9 +212,24 @@ pub(super) fn metrics(bars: &Bars, trades: &[Trade], s: &Settings) -> Metrics {
     };
     let mut eq = EquityStats::new(window);
     walk_equity(bars, trades, s, |seg| eq.visit(seg));
-    let sharpe = match eq.mean_sd(window) {
-        (m, Some(sd)) if sd > 0.0 => m / sd * s.bars_per_year.sqrt(),
+    let returns = window.saturating_sub(1);
+    let (mean_ret, sd) = eq.mean_sd(returns);
+    let annual = s.bars_per_year.sqrt();
+    let sharpe = match sd {
+        Some(sd) if sd > 0.0 => mean_ret / sd * annual,
         _ => 0.0,
+    };
+    let downside = eq.downside(returns);
+    let sortino = if downside > 0.0 {
+        mean_ret / downside * annual
+    } else {
+        0.0
+    };
+    let max_drawdown = eq.max_drawdown();
+    let calmar = if max_drawdown < 0.0 {
+        cagr / -max_drawdown
+    } else {
+        0.0
     };
     let in_market: usize = trades
         .iter()
@@ -219,7 +253,10 @@ pub(super) fn metrics(bars: &Bars, trades: &[Trade], s: &Settings) -> Metrics {
         buy_hold: pct(buy_hold),
         cagr: pct(cagr),
         sharpe,
-        max_drawdown: pct(eq.max_drawdown()),
+        sortino,
+        annual_volatility: sd.map_or(0.0, |sd| sd * annual),
+        calmar,
+        max_drawdown: pct(max_drawdown),
         drawdown_period: eq.longest,
         time_in_market: if window == 0 {
             0.0

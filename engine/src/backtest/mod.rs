@@ -101,6 +101,12 @@ pub struct Metrics {
     pub buy_hold: f64,
     pub cagr: f64,
     pub sharpe: f64,
+    /// Mean per-bar return over its downside deviation (target 0), annualised.
+    pub sortino: f64,
+    /// Sample standard deviation of per-bar returns, annualised; a fraction.
+    pub annual_volatility: f64,
+    /// CAGR over the depth of the max drawdown; 0 without a drawdown.
+    pub calmar: f64,
     pub max_drawdown: f64,
     /// Longest stretch, in bars, with equity below its previous peak.
     pub drawdown_period: usize,
@@ -613,12 +619,8 @@ mod tests {
             // Metrics against their definitions over the whole equity curve.
             let equity = equity_curve(&b, &r.trades, &s);
             assert_eq!(equity.len(), n - s.start);
-            let rets: Vec<f64> = std::iter::once(1.0)
-                .chain(equity.iter().copied())
-                .collect::<Vec<_>>()
-                .windows(2)
-                .map(|w| w[1] / w[0] - 1.0)
-                .collect();
+            // n bars of equity, n - 1 returns (no return before the first bar).
+            let rets: Vec<f64> = equity.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
             let sharpe = match crate::stats::std_dev(&rets) {
                 Some(sd) if sd > 0.0 => crate::stats::mean(&rets).unwrap() / sd * 252f64.sqrt(),
                 _ => 0.0,

@@ -85,6 +85,16 @@ pub struct BacktestResult {
     pub cagr: f64,
     #[serde(rename = "Sharpe Ratio")]
     pub sharpe: f64,
+    /// Mean per-bar return over its downside deviation (target 0),
+    /// annualised, as empyrical's `sortino_ratio`.
+    #[serde(rename = "Sortino Ratio")]
+    pub sortino: f64,
+    /// Sample standard deviation of per-bar returns, annualised; percent.
+    #[serde(rename = "Annual Volatility")]
+    pub annual_volatility: f64,
+    /// CAGR (calendar years) over the depth of the max drawdown.
+    #[serde(rename = "Calmar Ratio")]
+    pub calmar: f64,
     #[serde(rename = "Max Drawdown")]
     pub max_drawdown: f64,
     /// Longest stretch, in bars, below a previous equity peak.
