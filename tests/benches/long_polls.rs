@@ -8,7 +8,6 @@
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::tasks::{NewTask, TaskKind};
-use serde_json::Value;
 use std::time::{Duration, Instant};
 use tests::server::{Options, TestServer, optix_strategy};
 
@@ -31,38 +30,11 @@ async fn backtests(client: &reqwest::Client, s: &TestServer, n: usize) -> f64 {
     let body = serde_json::to_vec(&optix_strategy()).unwrap();
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {
-        let t0 = Instant::now();
-        let r: Value = client
-            .post(s.url("/backtest/start_backtest"))
-            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-            .header("content-type", "application/json")
-            .body(body.clone())
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let url = s.url(&format!(
-            "/backtest/status/{}?wait=20",
-            r["task_id"].as_str().unwrap()
-        ));
-        loop {
-            let t: Value = client
-                .get(&url)
-                .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-                .send()
+        times.push(
+            tests::bench::backtest_to_success(client, &s.url(""), &body)
                 .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if t["status"] == "SUCCESS" {
-                break;
-            }
-            assert_ne!(t["status"], "FAILED", "{t}");
-        }
-        times.push(t0.elapsed());
+                .1,
+        );
     }
     times.sort();
     times[n / 2].as_secs_f64() * 1e3

@@ -10,7 +10,6 @@
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
-use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -89,36 +88,9 @@ async fn tasks(client: &reqwest::Client, s: &TestServer, n: usize) -> (Vec<f64>,
     let mut times = Vec::with_capacity(n);
     let mut last = String::new();
     for _ in 0..n {
-        let t0 = Instant::now();
-        let r: Value = client
-            .post(s.url("/backtest/start_backtest"))
-            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-            .header("content-type", "application/json")
-            .body(body.clone())
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        last = r["task_id"].as_str().unwrap().to_string();
-        let url = s.url(&format!("/backtest/status/{last}?wait=20"));
-        loop {
-            let t: Value = client
-                .get(&url)
-                .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if t["status"] == "SUCCESS" {
-                break;
-            }
-            assert_ne!(t["status"], "FAILED", "{t}");
-        }
-        times.push(t0.elapsed().as_secs_f64() * 1e6);
+        let (id, took) = tests::bench::backtest_to_success(client, &s.url(""), &body).await;
+        times.push(took.as_secs_f64() * 1e6);
+        last = id;
     }
     (times, last)
 }

@@ -40,3 +40,43 @@ pub fn write_docs_block(doc: &str, name: &str, lines: &[String]) {
     std::fs::write(&path, out).unwrap();
     println!("  (written to docs/{doc})");
 }
+
+/// Submits `body` (a strategy, JSON) as the demo account to the server at
+/// `base` and long-polls its task to SUCCESS: the task id and the time taken,
+/// submit to answer, as a user's script sees it.
+pub async fn backtest_to_success(
+    client: &reqwest::Client,
+    base: &str,
+    body: &[u8],
+) -> (String, Duration) {
+    use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+    let t0 = Instant::now();
+    let r: serde_json::Value = client
+        .post(format!("{base}/backtest/start_backtest"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .header("content-type", "application/json")
+        .body(body.to_vec())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["task_id"].as_str().unwrap().to_string();
+    let url = format!("{base}/backtest/status/{id}?wait=20");
+    loop {
+        let t: serde_json::Value = client
+            .get(&url)
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if t["status"] == "SUCCESS" {
+            return (id, t0.elapsed());
+        }
+        assert_ne!(t["status"], "FAILED", "{t}");
+    }
+}
