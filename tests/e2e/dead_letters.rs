@@ -52,17 +52,8 @@ async fn drain(c: &aws_adapters::Clients, queue_url: &str, worker: &mut Function
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_succeeds() {
-    let c = clients().await;
-    let bucket = sample_bucket(&c).await;
-    // Two receives, a second apart, before the dead-letter queue.
-    let Deployment {
-        clients: c,
-        names,
-        state,
-    } = deployment_with_queue(c, bucket, 2, 1).await;
-    let [worker, operator_bin] = workspace_binaries(["worker", "operator"]).await;
+/// A backtest task of the demo account, created and its job queued.
+async fn queued_backtest(state: &api::AppState) -> platform::tasks::Task {
     let task = state
         .tasks
         .create(NewTask {
@@ -77,6 +68,21 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
         .enqueue(JobMessage::for_task(&task))
         .await
         .unwrap();
+    task
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_succeeds() {
+    let c = clients().await;
+    let bucket = sample_bucket(&c).await;
+    // Two receives, a second apart, before the dead-letter queue.
+    let Deployment {
+        clients: c,
+        names,
+        state,
+    } = deployment_with_queue(c, bucket, 2, 1).await;
+    let [worker, operator_bin] = workspace_binaries(["worker", "operator"]).await;
+    let task = queued_backtest(&state).await;
 
     // Poisoned: the worker's task table does not exist.
     let mut env = function_env(&names);
@@ -132,20 +138,7 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
     let mut healthy = Function::new(&worker, "worker", 2048, &env)
         .await
         .keep_lines();
-    let other = state
-        .tasks
-        .create(NewTask {
-            owner: marketlab::server::DEMO_EMAIL.into(),
-            kind: TaskKind::StrategyBacktest,
-            params: tests::server::optix_strategy(),
-        })
-        .await
-        .unwrap();
-    state
-        .queue
-        .enqueue(JobMessage::for_task(&other))
-        .await
-        .unwrap();
+    queued_backtest(&state).await;
     drain(&c, &names.queue_url, &mut healthy).await;
     let gauges = emf::read(&healthy.lines());
     assert_eq!(

@@ -20,6 +20,28 @@ fn sample(parsed: &Value, name: &str, labels: &[(&str, &str)]) -> f64 {
         .sum()
 }
 
+/// Long-polls `url` as the demo account until SUCCESS: the reads it took
+/// and the last answer.
+async fn until_success(http: &reqwest::Client, url: &str) -> (usize, Value) {
+    let mut reads = 0;
+    loop {
+        reads += 1;
+        let t: Value = http
+            .get(url)
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if t["status"] == "SUCCESS" {
+            return (reads, t);
+        }
+        assert_ne!(t["status"], "FAILED", "{t}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_count_a_known_mix_and_a_submit_s_trace_reaches_the_worker_s_log_lines() {
     let dir = tempfile::tempdir().unwrap();
@@ -79,20 +101,8 @@ async fn metrics_count_a_known_mix_and_a_submit_s_trace_reaches_the_worker_s_log
     // Each task long-polled to its end.
     let mut status_reads = 0;
     for (id, _) in &tasks {
-        loop {
-            status_reads += 1;
-            let t: Value = demo(http.get(format!("{}/backtest/status/{id}?wait=20", s.base)))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if t["status"] == "SUCCESS" {
-                break;
-            }
-            assert_ne!(t["status"], "FAILED", "{t}");
-        }
+        let url = format!("{}/backtest/status/{id}?wait=20", s.base);
+        status_reads += until_success(&http, &url).await.0;
     }
     // A 2 x 2 grid: four rows through the batch chunks.
     let batch: Value = demo(http.post(format!("{}/backtest/batch", s.base)))
@@ -108,22 +118,9 @@ async fn metrics_count_a_known_mix_and_a_submit_s_trace_reaches_the_worker_s_log
         .await
         .unwrap();
     let batch_id = batch["task_id"].as_str().unwrap().to_string();
-    let mut batch_reads = 0;
-    loop {
-        batch_reads += 1;
-        let b: Value = demo(http.get(format!("{}/backtest/batch/{batch_id}?wait=20", s.base)))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if b["status"] == "SUCCESS" {
-            assert_eq!(b["done"], 4, "{b}");
-            break;
-        }
-        assert_ne!(b["status"], "FAILED", "{b}");
-    }
+    let batch_url = format!("{}/backtest/batch/{batch_id}?wait=20", s.base);
+    let (batch_reads, b) = until_success(&http, &batch_url).await;
+    assert_eq!(b["done"], 4, "{b}");
     let health = http.get(format!("{}/health", s.base)).send().await.unwrap();
     assert_eq!(health.status(), 200);
     let unknown = demo(http.get(format!("{}/no/such/endpoint", s.base)))
