@@ -13,6 +13,7 @@ pub mod event_days;
 pub mod fired;
 pub mod indicators;
 pub mod options;
+pub mod overfitting;
 pub mod patterns;
 pub mod rules;
 pub mod scanner;

@@ -5,6 +5,7 @@ mod arrow_answers;
 mod aws_faults;
 mod backtest;
 mod batch;
+mod batch_statistics;
 mod changes;
 mod company;
 mod compression;

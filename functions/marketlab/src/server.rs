@@ -141,6 +141,7 @@ pub const INBOX_SWEEP: Duration = Duration::from_secs(2);
 async fn sweep_inbox(dir: PathBuf, state: AppState, accounts: Arc<dyn AccountStore>) {
     use services::backtest::batch_files::{Inbox, sweep};
     let files = LocalDir::new(&dir);
+    let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
     loop {
         if dir.exists() {
             let inbox = Inbox {
@@ -151,6 +152,7 @@ async fn sweep_inbox(dir: PathBuf, state: AppState, accounts: Arc<dyn AccountSto
                 queue: state.queue.as_ref(),
                 accounts: accounts.as_ref(),
                 metering: state.metering.as_deref(),
+                returns: Some(&returns),
             };
             match sweep(&inbox).await {
                 Ok(s) if s != Default::default() => tracing::info!(
@@ -261,6 +263,7 @@ pub async fn start(
         metering: metering.clone(),
         webhooks: Some(hooks.clone()),
     };
+    let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
     let deps = WorkerDeps {
         tasks: tasks.clone(),
         handlers: Arc::new(registry(&state)),
@@ -277,12 +280,14 @@ pub async fn start(
                         files: Arc::new(LocalDir::new(dir)),
                         prefix: String::new(),
                         tasks: tasks.clone(),
+                        returns: Some(returns.clone()),
                     }) as Arc<dyn platform::worker::AfterJob>
                 })
                 .into_iter()
                 .chain([Arc::new(services::webhooks::TaskEvents {
                     events: hooks.events(),
                     tasks: tasks.clone(),
+                    returns: Some(returns.clone()),
                 }) as Arc<dyn platform::worker::AfterJob>])
                 .collect(),
         ))),

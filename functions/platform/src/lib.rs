@@ -12,6 +12,7 @@ pub mod memory;
 pub mod metering;
 pub mod queue;
 pub mod quota;
+pub mod returns;
 pub mod scanner;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;

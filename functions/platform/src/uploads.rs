@@ -400,6 +400,11 @@ impl Uploads {
         }
     }
 
+    /// The store the uploads live in (batches keep their returns there too).
+    pub fn blobs(&self) -> &Arc<dyn BlobStore> {
+        &self.blobs
+    }
+
     /// The object of `owner`'s upload with this content digest.
     fn key(owner: &str, digest: &str) -> String {
         let who = Sha256::digest(owner.as_bytes());

@@ -91,6 +91,7 @@ pub const KINDS: [Kind; 6] = [
         job: |d| {
             Arc::new(crate::backtest::batch::BatchChunkJob {
                 market: d.market.clone(),
+                returns: platform::returns::ReturnStore::new(d.uploads.blobs().clone()),
             })
         },
     },

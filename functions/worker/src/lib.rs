@@ -28,6 +28,8 @@ pub fn job_timeout() -> std::time::Duration {
 /// (renewed while the job runs); three attempts, then FAILED.
 pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
     let tasks: Arc<dyn platform::tasks::TaskStore> = Arc::new(wiring::task_store(clients, names));
+    let returns =
+        platform::returns::ReturnStore::new(wiring::uploads(clients, names).blobs().clone());
     WorkerDeps {
         tasks: tasks.clone(),
         // A batch dropped as a file gets its table beside the file; then
@@ -40,12 +42,14 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
                 )),
                 prefix: BATCH_PREFIX.into(),
                 tasks: tasks.clone(),
+                returns: Some(returns.clone()),
             }) as Arc<dyn platform::worker::AfterJob>]
             .into_iter()
             .chain(wiring::webhooks(clients, names).map(|hooks| {
                 Arc::new(services::webhooks::TaskEvents {
                     events: hooks.events(),
                     tasks: tasks.clone(),
+                    returns: Some(returns.clone()),
                 }) as Arc<dyn platform::worker::AfterJob>
             }))
             .collect(),
@@ -83,6 +87,7 @@ pub struct BucketInbox {
     queue: aws_adapters::SqsQueue,
     accounts: aws_adapters::DynamoAccountStore,
     metering: Option<Arc<platform::metering::Metering>>,
+    returns: platform::returns::ReturnStore,
 }
 
 impl BucketInbox {
@@ -103,6 +108,9 @@ impl BucketInbox {
                 &names.accounts_table,
             ),
             metering,
+            returns: platform::returns::ReturnStore::new(
+                wiring::uploads(clients, names).blobs().clone(),
+            ),
         }
     }
 
@@ -117,6 +125,7 @@ impl BucketInbox {
             queue: &self.queue,
             accounts: &self.accounts,
             metering: self.metering.as_deref(),
+            returns: Some(&self.returns),
         })
         .await
     }

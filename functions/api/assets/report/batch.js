@@ -1,16 +1,97 @@
 // A batch's results: the rows fetched from the results endpoint, shown as a
-// table sorted by a column (the best 1,000 rows), and every strategy's total
-// return as bars, best first.
+// table sorted by a column (the best 1,000 rows), every strategy's total
+// return as bars, best first, the overfitting statistics with the logits'
+// distribution, and a heat map of a metric over the first two varied
+// paths (the best value over any others, as backtesting.py's heat maps).
 (function () {
   "use strict";
   const R = window.Report;
   const LC = window.LightweightCharts;
-  const { batch_id, paths } = R.data();
+  const { batch_id, paths, statistics } = R.data();
   const SHOWN = 1000;
   const metrics = [
-    "Symbol", "Total Return (%)", "CAGR", "Sharpe Ratio", "Max Drawdown", "Win Rate",
-    "Total Trades", "Average Win %", "Average Loss %", "BuyHoldGain",
+    "Symbol", "Total Return (%)", "CAGR", "Sharpe Ratio", "Sortino Ratio", "Calmar Ratio",
+    "Annual Volatility", "Max Drawdown", "Win Rate", "Total Trades", "Average Win %",
+    "Average Loss %", "BuyHoldGain",
   ];
+
+  // The statistics as one table (each value keyed for checks), the logits as bars.
+  function overfitting() {
+    if (!statistics) return;
+    const d = statistics.deflated_sharpe || {};
+    const o = statistics.overfitting || {};
+    const shown = {
+      "Strategies": statistics.strategies,
+      "Returns each": statistics.observations,
+      "Best row": d.best_index,
+      "Best Sharpe (annualised)": d.sharpe_annualized,
+      "Expected max Sharpe of N trials (annualised)": d.expected_max_sharpe_annualized,
+      "Trials N": d.trials,
+      "Probabilistic Sharpe Ratio": d.probabilistic_sharpe_ratio,
+      "Deflated Sharpe Ratio": d.deflated_sharpe_ratio,
+      "Probability of Backtest Overfitting": o.pbo,
+      "Splits (blocks)": o.splits === undefined ? undefined : o.splits + " (" + o.blocks + ")",
+      "Probability of loss out of sample": o.probability_of_loss,
+      "Degradation slope": o.degradation_slope,
+      "Degradation R²": o.degradation_r_squared,
+    };
+    document.getElementById("overfitting").hidden = false;
+    R.metrics("statistics", shown, Object.keys(shown), "stat:");
+    for (const note of statistics.notes) {
+      const p = document.createElement("p");
+      p.className = "sub";
+      p.textContent = note;
+      document.getElementById("notes").appendChild(p);
+    }
+    if (!o.logit_histogram) return;
+    const bins = o.logit_histogram;
+    const label = (b) => (b.from === null ? "< " + b.to : b.to === null ? "≥ " + b.from : b.from + " to " + b.to);
+    const chart = R.categories(document.getElementById("logits"), bins.map(label));
+    chart
+      .addSeries(LC.HistogramSeries, { title: "splits", priceLineVisible: false })
+      .setData(bins.map((b, i) => ({ time: i + 1, value: b.count, color: b.to !== null && b.to <= 0 ? "#cf222e" : "#1a7f37" })));
+    chart.timeScale().fitContent();
+  }
+
+  // Rows of the first path's values, columns of the second's; each cell the
+  // best `metric` of the rows with those two values.
+  function heatmap(rows, metric) {
+    const table = document.getElementById("heatmap");
+    table.textContent = "";
+    const [py, px] = paths;
+    const key = (v) => JSON.stringify(v);
+    const ys = [], xs = [], best = new Map();
+    for (const r of rows) {
+      const y = key(r.params[py]), x = key(r.params[px]);
+      if (!ys.includes(y)) ys.push(y);
+      if (!xs.includes(x)) xs.push(x);
+      const v = r[metric];
+      if (typeof v !== "number") continue;
+      const k = y + "|" + x;
+      if (!best.has(k) || v > best.get(k)) best.set(k, v);
+    }
+    const values = [...best.values()];
+    const lo = Math.min(...values), hi = Math.max(...values);
+    const head = document.createElement("tr");
+    R.th(head, py + " \\ " + px);
+    for (const x of xs) R.th(head, JSON.parse(x));
+    table.appendChild(head);
+    for (const y of ys) {
+      const tr = document.createElement("tr");
+      R.th(tr, JSON.parse(y));
+      for (const x of xs) {
+        const v = best.has(y + "|" + x) ? best.get(y + "|" + x) : null;
+        const td = R.cell(tr, v, "heat:" + y + "|" + x);
+        if (v !== null && hi > lo) {
+          // White at the worst, green at the best.
+          const t = (v - lo) / (hi - lo);
+          td.style.background = "rgba(26, 127, 55, " + (0.08 + 0.8 * t).toFixed(3) + ")";
+        }
+      }
+      table.appendChild(tr);
+    }
+    table.dataset.metric = metric;
+  }
   // [heading, key, value of a row]
   const columns = [["#", "index", (r) => r.index]]
     .concat(paths.map((p) => [p, "param:" + p, (r) => r.params[p]]))
@@ -68,6 +149,19 @@
       .addSeries(LC.HistogramSeries, { title: "total return %", priceLineVisible: false })
       .setData(ranked.map((r, i) => ({ time: i + 1, value: r["Total Return (%)"], color: r["Total Return (%)"] >= 0 ? "#1a7f37" : "#cf222e" })));
     bars.timeScale().fitContent();
+    overfitting();
+    if (paths.length >= 2) {
+      document.getElementById("heat").hidden = false;
+      const pick = document.getElementById("heat-metric");
+      for (const m of metrics.slice(1)) {
+        const o = document.createElement("option");
+        o.value = o.textContent = m;
+        pick.appendChild(o);
+      }
+      pick.value = "Sharpe Ratio";
+      pick.addEventListener("change", () => heatmap(rows, pick.value));
+      heatmap(rows, pick.value);
+    }
     R.ready();
   }).catch((e) => R.fail(e.message));
 })();

@@ -44,7 +44,8 @@ pub(crate) async fn submit_batch(Tenant { state, caller }: Tenant, sent: Submiss
 
 async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchStatus, ApiError> {
     let record = owned_task(state, caller, id, &[TaskKind::BatchBacktest]).await?;
-    Ok(batch::status(state.tasks.as_ref(), &record).await?)
+    let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
+    Ok(batch::status(state.tasks.as_ref(), Some(&returns), &record).await?)
 }
 
 /// `GET /backtest/batch/{batch_id}`: progress, and the rows once finished
@@ -121,7 +122,10 @@ pub(crate) async fn batch_results(
         )
             .into_response(),
         "parquet" => {
-            let bytes = columns::to_parquet(batch_files::table(&s.paths, rows))?;
+            let bytes = columns::to_parquet_with(
+                batch_files::table(&s.paths, rows),
+                batch_files::summary(&s),
+            )?;
             (
                 [
                     (
@@ -134,9 +138,10 @@ pub(crate) async fn batch_results(
             )
                 .into_response()
         }
-        "arrow" => {
-            crate::arrow::respond_columns(batch_files::table(&s.paths, rows), Default::default())?
-        }
+        "arrow" => crate::arrow::respond_columns(
+            batch_files::table(&s.paths, rows),
+            batch_files::summary(&s),
+        )?,
         _ => crate::arrow::vary(Json(rows).into_response()),
     })
 }
@@ -164,7 +169,7 @@ pub(crate) async fn batches(
         .await?;
     let mut out = Vec::with_capacity(page.tasks.len());
     for task in &page.tasks {
-        let mut s = batch::status(t.state.tasks.as_ref(), task).await?;
+        let mut s = batch::status(t.state.tasks.as_ref(), None, task).await?;
         s.rows = None;
         out.push(s);
     }

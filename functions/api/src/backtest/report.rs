@@ -87,7 +87,9 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
     let record =
         crate::tasks::owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest])
             .await?;
-    let s = services::backtest::batch::status(t.state.tasks.as_ref(), &record).await?;
+    let returns = platform::returns::ReturnStore::new(t.state.uploads.blobs().clone());
+    let s =
+        services::backtest::batch::status(t.state.tasks.as_ref(), Some(&returns), &record).await?;
     let name = match s.name.as_str() {
         "" => "Batch".to_string(),
         n => n.to_string(),
@@ -115,10 +117,15 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
                 r#"{heading}
 <p class="sub">Download the table as <a href="/backtest/batch/{id}/results?format=csv">CSV</a> or <a href="/backtest/batch/{id}/results?format=parquet">Parquet</a>; click a heading to sort.</p>
 <h2>Total return of each strategy, best first</h2><div id="returns" class="chart"></div>
+<section id="overfitting" hidden><h2>Is the best row luck?</h2>
+<p class="sub">The Deflated Sharpe Ratio of the best row against the best of N skill-less trials, and the Probability of Backtest Overfitting by combinatorially symmetric cross-validation (docs/backtest.md#overfitting).</p>
+<table class="metrics" id="statistics"></table><div id="notes"></div>
+<h3>Logit of the in-sample best's out-of-sample rank, per split (at or below 0: overfit)</h3><div id="logits" class="chart"></div></section>
+<section id="heat" hidden><h2>Heat map <select id="heat-metric"></select></h2><table id="heatmap" class="heatmap"></table></section>
 <h2>Results <span class="sub" id="shown"></span></h2><table id="rows"></table>"#,
                 id = s.batch_id
             ),
-            &json!({"batch_id": s.batch_id, "paths": s.paths}),
+            &json!({"batch_id": s.batch_id, "paths": s.paths, "statistics": s.statistics}),
             "report-batch.js",
         ),
         (status, None) => page(

@@ -206,3 +206,11 @@ pub fn all(b: &RecordBatch) -> Vec<(String, Column)> {
 pub fn to_parquet(cols: Vec<(String, Column)>) -> Result<bytes::Bytes, PortError> {
     super::codec::to_parquet(&super::interchange::to_batch(cols)?)
 }
+
+/// The same, with schema metadata (a results table's summary).
+pub fn to_parquet_with(
+    cols: Vec<(String, Column)>,
+    metadata: std::collections::HashMap<String, String>,
+) -> Result<bytes::Bytes, PortError> {
+    super::codec::to_parquet(&super::interchange::to_batch_with(cols, metadata)?)
+}

@@ -22,7 +22,7 @@ pub fn to_batch(cols: Vec<(String, Column)>) -> Result<RecordBatch, PortError> {
     to_batch_with(cols, HashMap::new())
 }
 
-fn to_batch_with(
+pub fn to_batch_with(
     cols: Vec<(String, Column)>,
     metadata: HashMap<String, String>,
 ) -> Result<RecordBatch, PortError> {

@@ -19,6 +19,7 @@ use platform::marketdata::columns::{self, Column};
 use platform::marketdata::{BlobStore, MarketData};
 use platform::metering::Metering;
 use platform::queue::JobQueue;
+use platform::returns::ReturnStore;
 use platform::tasks::{NewTask, TaskKind, TaskStore};
 use serde_json::Value;
 
@@ -33,6 +34,8 @@ pub struct Inbox<'a> {
     pub accounts: &'a dyn AccountStore,
     /// Admission against the month's compute, as for an HTTP submit.
     pub metering: Option<&'a Metering>,
+    /// Where batches keep their returns (their statistics go beside the tables).
+    pub returns: Option<&'a ReturnStore>,
 }
 
 /// What a sweep did.
@@ -87,6 +90,20 @@ pub fn table(paths: &[String], rows: &[BatchRow]) -> Vec<(String, Column)> {
     ));
     cols
 }
+
+/// The table's metadata: the batch's statistics as JSON, under
+/// `marketlab.statistics` (Parquet and Arrow schema metadata).
+pub fn summary(s: &batch::BatchStatus) -> std::collections::HashMap<String, String> {
+    s.statistics
+        .as_ref()
+        .and_then(|st| serde_json::to_string(st).ok())
+        .map(|json| (STATISTICS_KEY.to_string(), json))
+        .into_iter()
+        .collect()
+}
+
+/// The metadata key of a results table's statistics.
+pub const STATISTICS_KEY: &str = "marketlab.statistics";
 
 async fn text_of(files: &dyn BlobStore, key: &str) -> Result<Option<String>> {
     Ok(files
@@ -193,7 +210,7 @@ pub async fn sweep(inbox: &Inbox<'_>) -> Result<Swept> {
             }
         }
     }
-    done.written = write_finished(inbox.files, inbox.prefix, inbox.tasks).await?;
+    done.written = write_finished(inbox.files, inbox.prefix, inbox.tasks, inbox.returns).await?;
     Ok(done)
 }
 
@@ -203,6 +220,7 @@ pub async fn write_finished(
     files: &dyn BlobStore,
     prefix: &str,
     tasks: &dyn TaskStore,
+    returns: Option<&ReturnStore>,
 ) -> Result<usize> {
     let keys = files.list(prefix).await?;
     let mut written = 0;
@@ -220,7 +238,7 @@ pub async fn write_finished(
         let Some(record) = tasks.get(uuid).await? else {
             continue;
         };
-        let s = batch::status(tasks, &record).await?;
+        let s = batch::status(tasks, returns, &record).await?;
         let Some(rows) = &s.rows else { continue };
         files
             .put(
@@ -228,8 +246,14 @@ pub async fn write_finished(
                 Bytes::from(batch::to_csv(&s.paths, rows)),
             )
             .await?;
+        if let Some(st) = &s.statistics {
+            let json = serde_json::to_vec_pretty(st).map_err(platform::PortError::internal)?;
+            files
+                .put(&format!("{base}.statistics.json"), Bytes::from(json))
+                .await?;
+        }
         // The Parquet table last: its presence marks the file done.
-        let parquet = columns::to_parquet(table(&s.paths, rows))?;
+        let parquet = columns::to_parquet_with(table(&s.paths, rows), summary(&s))?;
         files
             .put(&format!("{base}.results.parquet"), parquet)
             .await?;
@@ -244,6 +268,7 @@ pub struct FileResults {
     pub files: std::sync::Arc<dyn BlobStore>,
     pub prefix: String,
     pub tasks: std::sync::Arc<dyn TaskStore>,
+    pub returns: Option<ReturnStore>,
 }
 
 #[async_trait::async_trait]
@@ -252,7 +277,13 @@ impl platform::worker::AfterJob for FileResults {
         if task.kind != TaskKind::BatchChunk {
             return;
         }
-        if let Err(e) = write_finished(self.files.as_ref(), &self.prefix, self.tasks.as_ref()).await
+        if let Err(e) = write_finished(
+            self.files.as_ref(),
+            &self.prefix,
+            self.tasks.as_ref(),
+            self.returns.as_ref(),
+        )
+        .await
         {
             tracing::warn!(error = %e, "batch results not written yet");
         }

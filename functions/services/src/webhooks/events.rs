@@ -87,6 +87,9 @@ pub fn task_finished(task: &Task) -> Value {
 pub struct TaskEvents {
     pub events: Events,
     pub tasks: Arc<dyn TaskStore>,
+    /// Where batches keep their returns: the event then carries the
+    /// batch's overfitting statistics (and computes them first).
+    pub returns: Option<platform::returns::ReturnStore>,
 }
 
 impl TaskEvents {
@@ -128,7 +131,8 @@ impl TaskEvents {
 
     /// `batch.finished`, when the batch has.
     async fn batch(&self, record: &Task) -> Result<()> {
-        let s = crate::backtest::batch::status(self.tasks.as_ref(), record).await?;
+        let s = crate::backtest::batch::status(self.tasks.as_ref(), self.returns.as_ref(), record)
+            .await?;
         if s.status != "SUCCESS" && s.status != "FAILED" {
             return Ok(());
         }
@@ -159,6 +163,12 @@ impl TaskEvents {
                 }
             }
             data["best"] = best;
+        }
+        if let Some(st) = &s.statistics {
+            data["statistics"] = json!({
+                "pbo": st.overfitting.as_ref().map(|o| o.pbo),
+                "deflated_sharpe_ratio": st.deflated_sharpe.as_ref().and_then(|d| d.deflated_sharpe_ratio),
+            });
         }
         if let Some(e) = &s.error {
             data["error"] = Value::String(e.chars().take(500).collect());

@@ -2,12 +2,13 @@
 //! that runs a chunk, and where a batch stands.
 
 use super::super::prepare::prepare;
-use super::super::run::{Inputs, plan, report};
+use super::super::run::{Inputs, Planned, plan, report};
 use super::{BatchRow, CHUNK, Expanded, apply, expand};
 use async_trait::async_trait;
 use engine::workspace::Workspace;
 use platform::PortError;
 use platform::marketdata::MarketData;
+use platform::returns::{ChunkReturns, ReturnStore};
 use platform::tasks::Task;
 use platform::worker::{JobError, JobHandler, Progress};
 use serde::{Deserialize, Serialize};
@@ -70,6 +71,12 @@ pub struct ChunkResult {
     pub rows: Vec<BatchRow>,
 }
 
+/// Strategies' rows, and the per-bar returns of those that ran.
+pub struct Ran {
+    pub rows: Vec<BatchRow>,
+    pub returns: ChunkReturns,
+}
+
 /// Runs strategies into their rows, sharing what they read: each is
 /// prepared and planned (the bars, readings and benchmark loaded once for
 /// all), then the engine runs them on the blocking pool with one workspace
@@ -80,7 +87,7 @@ pub async fn run_strategies(
     market: &dyn MarketData,
     items: Vec<Item>,
     progress: &Progress,
-) -> Result<Vec<BatchRow>, JobError> {
+) -> Result<Ran, JobError> {
     let mut inputs = Inputs::default();
     let mut planned = Vec::with_capacity(items.len());
     for (index, s, varied) in items {
@@ -101,6 +108,8 @@ pub async fn run_strategies(
         let n = planned.len();
         let mut spaces: HashMap<usize, Workspace> = HashMap::new();
         let mut rows = Vec::with_capacity(n);
+        let mut series = Vec::with_capacity(n);
+        let mut periods_per_year = 252.0;
         for (k, (index, varied, ready)) in planned.iter().enumerate() {
             rows.push(match ready {
                 Ok((symbol, pl)) => {
@@ -108,16 +117,38 @@ pub async fn run_strategies(
                         .entry(Arc::as_ptr(&pl.bars) as usize)
                         .or_insert_with(|| Workspace::new(&pl.bars));
                     let r = report(pl, ws);
+                    series.push(bar_returns(*index, pl, &r));
+                    periods_per_year = pl.settings.bars_per_year;
                     BatchRow::ran(*index, varied.clone(), symbol, &r.metrics)
                 }
                 Err(m) => BatchRow::failed(*index, varied.clone(), m.clone()),
             });
             progress.steps(k + 1, n);
         }
-        rows
+        Ran {
+            rows,
+            returns: super::statistics::chunk_returns(series, periods_per_year),
+        }
     })
     .await
     .map_err(|e| JobError::Permanent(format!("internal error while running the batch: {e}")))
+}
+
+/// A run's per-bar returns with their bars' times: the window's equity
+/// from its second bar on, as the Sharpe ratio counts them.
+fn bar_returns(
+    index: usize,
+    pl: &Planned,
+    r: &engine::backtest::Report,
+) -> (u32, Vec<i64>, Vec<f64>) {
+    let equity = engine::backtest::equity_curve(&pl.bars, &r.trades, &pl.settings);
+    let from = pl.bars.len() - equity.len() + 1;
+    let times = pl.bars.time[from.min(pl.bars.len())..]
+        .iter()
+        .map(|t| t.and_utc().timestamp())
+        .collect();
+    let returns = equity.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+    (index as u32, times, returns)
 }
 
 /// Runs every strategy of a batch here (the command line's batch).
@@ -130,12 +161,13 @@ pub async fn run_all(
         .map(|k| Ok((k, e.strategy(k)?, e.varied[k].clone())))
         .collect::<Result<_, crate::FieldError>>()
         .map_err(|e| JobError::Permanent(e.to_string()))?;
-    run_strategies(market, items, progress).await
+    Ok(run_strategies(market, items, progress).await?.rows)
 }
 
-/// Runs batch chunks on the workers.
+/// Runs batch chunks on the workers, keeping their returns for the batch's statistics.
 pub struct BatchChunkJob {
     pub market: Arc<dyn MarketData>,
+    pub returns: ReturnStore,
 }
 
 #[async_trait]
@@ -147,9 +179,12 @@ impl JobHandler for BatchChunkJob {
     async fn run(&self, task: Task, progress: Progress) -> Result<Value, JobError> {
         let p: ChunkParams = serde_json::from_value(task.params)
             .map_err(|e| JobError::Permanent(format!("invalid chunk: {e}")))?;
+        let (batch, first) = (p.batch.clone(), p.first);
         let items = p.items().map_err(|e| JobError::Permanent(e.to_string()))?;
         let started = std::time::Instant::now();
-        let rows = run_strategies(self.market.as_ref(), items, &progress).await?;
+        let Ran { rows, returns } = run_strategies(self.market.as_ref(), items, &progress).await?;
+        // Kept before the rows are: a finished chunk always has its returns.
+        self.returns.put(&batch, first, &returns).await?;
         platform::telemetry::batch_rows(rows.len(), started.elapsed());
         serde_json::to_value(ChunkResult { rows })
             .map_err(|e| JobError::Permanent(format!("chunk result not serializable: {e}")))
@@ -256,12 +291,18 @@ pub struct BatchStatus {
     pub rows: Option<Vec<BatchRow>>,
     /// The batch's page: the results as a table to sort, open with the same credentials.
     pub report_url: String,
+    /// Whether the best row is luck (the Deflated Sharpe Ratio and the
+    /// Probability of Backtest Overfitting), once `SUCCESS`, for two or
+    /// more strategies.
+    pub statistics: Option<super::BatchStatistics>,
 }
 
 /// A batch's standing from its record and its chunks. A chunk that failed
 /// for good gives each of its strategies a row with the chunk's error.
+/// With `returns`, a finished batch's statistics come too.
 pub async fn status(
     tasks: &dyn platform::tasks::TaskStore,
+    returns: Option<&ReturnStore>,
     record: &Task,
 ) -> Result<BatchStatus, platform::PortError> {
     use platform::tasks::TaskStatus;
@@ -286,6 +327,7 @@ pub async fn status(
             .to_string(),
         error: None,
         rows: None,
+        statistics: None,
     };
     match record.status {
         TaskStatus::Pending | TaskStatus::Running => return Ok(s),
@@ -338,6 +380,14 @@ pub async fn status(
         }
     }
     rows.sort_by_key(|r| r.index);
+    if let Some(store) = returns {
+        let settings: super::StatisticsParams = p
+            .request
+            .get("statistics")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default();
+        s.statistics = super::statistics::of(store, &s.batch_id, p.total, &settings).await?;
+    }
     s.status = "SUCCESS";
     s.rows = Some(rows);
     Ok(s)

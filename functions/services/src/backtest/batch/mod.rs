@@ -46,6 +46,8 @@ pub struct StrategyList {
     /// (pro 20,000, backtest 10,000, trial 100).
     #[schema(min_items = 1, max_items = 20000)]
     strategies: Vec<super::schema::StrategyParams>,
+    /// How the overfitting statistics are computed.
+    statistics: Option<StatisticsParams>,
 }
 
 /// One strategy and a grid of values for some of its fields.
@@ -65,6 +67,8 @@ pub struct StrategyGrid {
     /// most 12 segments.
     #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}))]
     grid: Option<Value>,
+    /// How the overfitting statistics are computed.
+    statistics: Option<StatisticsParams>,
 }
 
 /// `POST /backtest/batch`: `strategies`, or `strategy` with `grid`.
@@ -84,6 +88,9 @@ pub struct BatchRequest {
     /// path indexes a list.
     #[serde(default)]
     pub grid: Option<Map<String, Value>>,
+    /// Blocks and trials of the overfitting statistics.
+    #[serde(default)]
+    pub statistics: Option<StatisticsParams>,
 }
 
 /// A batch's strategies with the values each one varies.
@@ -217,6 +224,7 @@ fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), FieldError> {
 /// The batch's strategies, at most `cap` (the caller's plan).
 pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
     let req: BatchRequest = crate::error::from_json(body.clone())?;
+    req.statistics.unwrap_or_default().check()?;
     let name = req.name.clone().unwrap_or_default();
     let too_many = |field: &str, n: usize| {
         Error::invalid(
@@ -357,9 +365,11 @@ pub async fn submission(
 
 mod jobs;
 mod rows;
+pub mod statistics;
 
 pub use jobs::*;
 pub use rows::*;
+pub use statistics::{BatchStatistics, StatisticsParams};
 
 #[cfg(test)]
 mod tests {

@@ -36,6 +36,13 @@ pub struct BatchRow {
     pub cagr: Option<f64>,
     #[serde(rename = "Sharpe Ratio")]
     pub sharpe: Option<f64>,
+    #[serde(rename = "Sortino Ratio")]
+    pub sortino: Option<f64>,
+    /// Percent, as the single backtest's.
+    #[serde(rename = "Annual Volatility")]
+    pub annual_volatility: Option<f64>,
+    #[serde(rename = "Calmar Ratio")]
+    pub calmar: Option<f64>,
     #[serde(rename = "Max Drawdown")]
     pub max_drawdown: Option<f64>,
     #[serde(rename = "DrawDown Period")]
@@ -45,7 +52,7 @@ pub struct BatchRow {
 }
 
 /// The metric columns of a row, in order, as the CSV and Parquet tables name them.
-pub const METRICS: [&str; 11] = [
+pub const METRICS: [&str; 14] = [
     "Total Trades",
     "Win Rate",
     "Average Win %",
@@ -57,6 +64,9 @@ pub const METRICS: [&str; 11] = [
     "Max Drawdown",
     "DrawDown Period",
     "Time in Market",
+    "Sortino Ratio",
+    "Annual Volatility",
+    "Calmar Ratio",
 ];
 
 impl BatchRow {
@@ -74,6 +84,9 @@ impl BatchRow {
             buy_hold_gain: None,
             cagr: None,
             sharpe: None,
+            sortino: None,
+            annual_volatility: None,
+            calmar: None,
             max_drawdown: None,
             drawdown_period: None,
             time_in_market: None,
@@ -101,6 +114,9 @@ impl BatchRow {
             buy_hold_gain: Some(m.buy_hold),
             cagr: Some(m.cagr),
             sharpe: Some(m.sharpe),
+            sortino: Some(m.sortino),
+            annual_volatility: Some(m.annual_volatility * 100.0),
+            calmar: Some(m.calmar),
             max_drawdown: Some(m.max_drawdown),
             drawdown_period: Some(m.drawdown_period),
             time_in_market: Some(m.time_in_market),
@@ -121,6 +137,9 @@ impl BatchRow {
             8 => self.max_drawdown,
             9 => self.drawdown_period.map(|x| x as f64),
             10 => self.time_in_market,
+            11 => self.sortino,
+            12 => self.annual_volatility,
+            13 => self.calmar,
             _ => None,
         }
     }

@@ -1,0 +1,476 @@
+//! How much of a batch's best row is selection: the Deflated Sharpe Ratio
+//! and the Probability of Backtest Overfitting (`engine::overfitting`),
+//! from the returns its chunks kept (`platform::returns`). Computed once,
+//! by the first reader after the last chunk, and kept with the batch.
+
+use super::CHUNK;
+use crate::{Error, Result};
+use engine::overfitting::{self, BlockSums, Moments, block_layout};
+use futures::{FutureExt, StreamExt};
+use platform::PortError;
+use platform::returns::{ChunkReturns, ReturnStore};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+/// The caller's settings for a batch's statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StatisticsParams {
+    /// S, the blocks CSCV splits the returns into: even, 2 to 16 (16
+    /// gives 12,870 splits).
+    #[serde(default = "default_blocks")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 16, default = 16))]
+    pub blocks: usize,
+    /// N of the expected maximum Sharpe ratio: an effective number of
+    /// independent trials (default: the strategies that ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 1e12))]
+    pub trials: Option<f64>,
+}
+
+fn default_blocks() -> usize {
+    16
+}
+
+impl Default for StatisticsParams {
+    fn default() -> Self {
+        StatisticsParams {
+            blocks: default_blocks(),
+            trials: None,
+        }
+    }
+}
+
+impl StatisticsParams {
+    pub fn check(&self) -> Result<()> {
+        if self.blocks < 2 || self.blocks > 16 || self.blocks % 2 == 1 {
+            return Err(Error::invalid(
+                "statistics.blocks",
+                format!("must be an even number from 2 to 16, got {}", self.blocks),
+            ));
+        }
+        if let Some(t) = self.trials
+            && !(2.0..=1e12).contains(&t)
+        {
+            return Err(Error::invalid(
+                "statistics.trials",
+                format!("must be a number from 2 to 1e12, got {t}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether the best row is luck: statistics over the bars every strategy
+/// that ran has a return on (docs/backtest.md#overfitting).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct BatchStatistics {
+    /// Strategies counted: those that ran.
+    pub strategies: usize,
+    /// Returns per strategy in the sample.
+    pub observations: usize,
+    /// The sample's first and last return's bar (a date, or a time for intraday bars).
+    pub first: Option<String>,
+    pub last: Option<String>,
+    /// Bars per year, which annualises the per-bar Sharpe ratios.
+    pub periods_per_year: f64,
+    pub deflated_sharpe: Option<DeflatedSharpe>,
+    pub overfitting: Option<Overfitting>,
+    /// Why a statistic is missing, when one is.
+    pub notes: Vec<String>,
+}
+
+/// The Deflated Sharpe Ratio of the best row (Bailey and López de Prado, 2014).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct DeflatedSharpe {
+    /// The row with the highest Sharpe ratio over the sample.
+    pub best_index: usize,
+    /// Its Sharpe ratio per bar, and annualised.
+    pub sharpe: f64,
+    pub sharpe_annualized: f64,
+    /// Its returns' skewness and kurtosis (3 for a normal).
+    pub skewness: f64,
+    pub kurtosis: f64,
+    /// N: the strategies that ran, or the caller's effective number.
+    pub trials: f64,
+    /// The sample variance of the trials' per-bar Sharpe ratios.
+    pub sharpe_variance: f64,
+    /// The Sharpe ratio the best of N skill-less trials would show, per bar and annualised.
+    pub expected_max_sharpe: f64,
+    pub expected_max_sharpe_annualized: f64,
+    /// The probability that the best's true Sharpe ratio exceeds 0.
+    pub probabilistic_sharpe_ratio: Option<f64>,
+    /// The probability that it exceeds the expected maximum: above 0.95,
+    /// the best row is unlikely to be selection alone.
+    pub deflated_sharpe_ratio: Option<f64>,
+}
+
+/// The Probability of Backtest Overfitting by combinatorially symmetric
+/// cross-validation (Bailey, Borwein, López de Prado and Zhu, 2015).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Overfitting {
+    /// The share of splits in which the in-sample best ranks in the lower
+    /// half out of sample (logit <= 0).
+    pub pbo: f64,
+    /// S, the returns of each block, and the splits (S choose S/2).
+    pub blocks: usize,
+    pub block_length: usize,
+    pub splits: usize,
+    /// The oldest returns left out so the blocks are equal.
+    pub skipped: usize,
+    /// Out-of-sample Sharpe ratio of the in-sample best regressed on its
+    /// in-sample one over the splits (per bar): a negative slope is
+    /// performance that degrades out of sample.
+    pub degradation_slope: f64,
+    pub degradation_intercept: f64,
+    pub degradation_r_squared: f64,
+    /// The share of splits whose in-sample best loses out of sample.
+    pub probability_of_loss: f64,
+    /// The mean logit of the out-of-sample relative rank.
+    pub mean_logit: f64,
+    /// The logits' distribution: half-unit bins from -4 to 4, the outer
+    /// ones open.
+    pub logit_histogram: Vec<LogitBin>,
+}
+
+/// A bin of the logit histogram; `null` bounds are open.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct LogitBin {
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub count: usize,
+}
+
+fn histogram(logits: &[f64]) -> Vec<LogitBin> {
+    let edges: Vec<f64> = (-8..=8).map(|k| k as f64 / 2.0).collect();
+    let mut bins: Vec<LogitBin> = (0..=edges.len())
+        .map(|k| LogitBin {
+            from: k.checked_sub(1).map(|k| edges[k]),
+            to: edges.get(k).copied(),
+            count: 0,
+        })
+        .collect();
+    for &l in logits {
+        bins[edges.partition_point(|&e| e <= l)].count += 1;
+    }
+    bins
+}
+
+fn moment_of_time(t: i64) -> Option<String> {
+    let at = chrono::DateTime::from_timestamp(t, 0)?.naive_utc();
+    Some(if at.time() == chrono::NaiveTime::MIN {
+        at.format("%Y-%m-%d").to_string()
+    } else {
+        at.format("%Y-%m-%dT%H:%M:%S").to_string()
+    })
+}
+
+/// The chunk's returns on the bars all its strategies share: `series` is
+/// (batch index, bar times, returns) per strategy that ran.
+pub fn chunk_returns(
+    series: Vec<(u32, Vec<i64>, Vec<f64>)>,
+    periods_per_year: f64,
+) -> ChunkReturns {
+    let mut common: Option<Vec<i64>> = None;
+    for (_, times, _) in &series {
+        common = Some(match common {
+            None => times.clone(),
+            Some(c) if c == *times => c,
+            Some(c) => intersect(&c, times),
+        });
+    }
+    let times = common.unwrap_or_default();
+    let mut values = Vec::with_capacity(series.len() * times.len());
+    let mut indices = Vec::with_capacity(series.len());
+    for (index, own, returns) in series {
+        indices.push(index);
+        gather(&own, &returns, &times, &mut values);
+    }
+    ChunkReturns {
+        indices,
+        times,
+        values,
+        periods_per_year,
+    }
+}
+
+/// Sorted times in both.
+fn intersect(a: &[i64], b: &[i64]) -> Vec<i64> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Appends the values of `own` times that are in `wanted` (a subset, sorted).
+fn gather(own: &[i64], values: &[f64], wanted: &[i64], out: &mut Vec<f64>) {
+    if own == wanted {
+        out.extend_from_slice(values);
+        return;
+    }
+    let mut j = 0;
+    for (t, v) in own.iter().zip(values) {
+        if j < wanted.len() && *t == wanted[j] {
+            out.push(*v);
+            j += 1;
+        }
+    }
+}
+
+/// The note the statistics are kept under.
+const NOTE: &str = "statistics-v1.json";
+
+/// The batch's statistics: kept ones, or computed from its chunks' returns
+/// and kept. `None` for a batch of one strategy.
+pub async fn of(
+    store: &ReturnStore,
+    batch: &str,
+    total: usize,
+    params: &StatisticsParams,
+) -> std::result::Result<Option<BatchStatistics>, PortError> {
+    if total < 2 {
+        return Ok(None);
+    }
+    if let Some(kept) = store.note(batch, NOTE).await?
+        && let Ok(s) = serde_json::from_slice::<BatchStatistics>(&kept)
+    {
+        return Ok(Some(s));
+    }
+    let s = compute(store, batch, total, params).await?;
+    let json = serde_json::to_vec(&s).map_err(PortError::internal)?;
+    store.put_note(batch, NOTE, json.into()).await?;
+    Ok(Some(s))
+}
+
+/// Chunks read at once: bounded memory, overlapped reads.
+const READ_AHEAD: usize = 4;
+
+/// A chunk's head (strategies and bar times) or its whole object.
+enum Read {
+    Head(Option<(usize, Vec<i64>)>),
+    Chunk(Option<ChunkReturns>),
+}
+
+/// Two passes over the chunks: their bar times, to find the sample every
+/// strategy shares; then their returns, one chunk at a time, reduced to
+/// moments and block sums.
+pub async fn compute(
+    store: &ReturnStore,
+    batch: &str,
+    total: usize,
+    params: &StatisticsParams,
+) -> std::result::Result<BatchStatistics, PortError> {
+    let firsts: Vec<usize> = (0..total).step_by(CHUNK).collect();
+    // Owned futures: a stream of borrowing ones is not `Send` for every lifetime.
+    let reads = |firsts: Vec<usize>, head: bool| {
+        futures::stream::iter(firsts.into_iter().map(move |f| {
+            let (store, batch) = (store.clone(), batch.to_string());
+            async move {
+                Ok::<_, PortError>(if head {
+                    Read::Head(store.times(&batch, f).await?)
+                } else {
+                    Read::Chunk(store.get(&batch, f).await?)
+                })
+            }
+            .boxed()
+        }))
+        .buffered(READ_AHEAD)
+    };
+    let mut heads = reads(firsts.clone(), true);
+    let mut present = Vec::new();
+    let mut common: Option<Vec<i64>> = None;
+    let mut strategies = 0;
+    let mut k = 0;
+    while let Some(head) = heads.next().await {
+        if let Read::Head(Some((n, times))) = head? {
+            present.push(firsts[k]);
+            strategies += n;
+            common = Some(match common {
+                None => times,
+                Some(c) if c == times => c,
+                Some(c) => intersect(&c, &times),
+            });
+        }
+        k += 1;
+    }
+    drop(heads);
+    let common = Arc::new(common.unwrap_or_default());
+    let mut s = BatchStatistics {
+        strategies,
+        observations: common.len(),
+        first: common.first().and_then(|&t| moment_of_time(t)),
+        last: common.last().and_then(|&t| moment_of_time(t)),
+        periods_per_year: 252.0,
+        deflated_sharpe: None,
+        overfitting: None,
+        notes: Vec::new(),
+    };
+    if strategies < 2 {
+        s.notes.push(format!(
+            "{strategies} strategies ran; the statistics compare two or more"
+        ));
+        return Ok(s);
+    }
+    if common.len() < 2 * params.blocks {
+        s.notes.push(format!(
+            "the strategies share {} returns; {} blocks need at least {}",
+            common.len(),
+            params.blocks,
+            2 * params.blocks
+        ));
+        return Ok(s);
+    }
+    let (skip, len) = block_layout(common.len(), params.blocks);
+    let blocks = params.blocks;
+    let mut chunks = reads(present, false);
+    let mut parts = Vec::new();
+    let mut indices = Vec::with_capacity(strategies);
+    let mut moments = Vec::with_capacity(strategies);
+    while let Some(chunk) = chunks.next().await {
+        let Read::Chunk(Some(chunk)) = chunk? else {
+            continue;
+        };
+        s.periods_per_year = chunk.periods_per_year;
+        let common = common.clone();
+        let (ix, ms, part) = tokio::task::spawn_blocking(move || {
+            let mut sums = BlockSums::new(chunk.indices.len(), blocks, len);
+            let mut ms = Vec::with_capacity(chunk.indices.len());
+            let mut sample = Vec::with_capacity(common.len());
+            for k in 0..chunk.indices.len() {
+                sample.clear();
+                gather(&chunk.times, chunk.series(k), &common, &mut sample);
+                ms.push(Moments::of(&sample));
+                sums.set(k, &sample[skip..]);
+            }
+            (chunk.indices, ms, sums)
+        })
+        .await
+        .map_err(PortError::internal)?;
+        indices.extend(ix);
+        moments.extend(ms);
+        parts.push(part);
+    }
+    drop(chunks);
+    let sums = BlockSums::concat(parts, blocks, len);
+    let trials = params.trials;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (dsr, pbo) = tokio::task::spawn_blocking(move || {
+        (
+            overfitting::deflated(&moments, trials),
+            overfitting::cscv(&sums, threads),
+        )
+    })
+    .await
+    .map_err(PortError::internal)?;
+    let annual = s.periods_per_year.sqrt();
+    s.deflated_sharpe = dsr.map(|d| DeflatedSharpe {
+        best_index: indices[d.best] as usize,
+        sharpe: d.sharpe,
+        sharpe_annualized: d.sharpe * annual,
+        skewness: d.skew,
+        kurtosis: d.kurtosis,
+        trials: d.trials,
+        sharpe_variance: d.sharpe_variance,
+        expected_max_sharpe: d.expected_max_sharpe,
+        expected_max_sharpe_annualized: d.expected_max_sharpe * annual,
+        probabilistic_sharpe_ratio: d.psr,
+        deflated_sharpe_ratio: d.dsr,
+    });
+    if s.deflated_sharpe
+        .as_ref()
+        .is_some_and(|d| d.deflated_sharpe_ratio.is_none())
+    {
+        s.notes.push(
+            "the best row's skewness and kurtosis leave the Sharpe ratio's variance undefined"
+                .into(),
+        );
+    }
+    s.overfitting = pbo.map(|p| Overfitting {
+        pbo: p.pbo,
+        blocks: p.blocks,
+        block_length: p.block_len,
+        splits: p.logits.len(),
+        skipped: skip,
+        degradation_slope: p.degradation.slope,
+        degradation_intercept: p.degradation.intercept,
+        degradation_r_squared: p.degradation.r_squared,
+        probability_of_loss: p.prob_loss,
+        mean_logit: p.logits.iter().sum::<f64>() / p.logits.len() as f64,
+        logit_histogram: histogram(&p.logits),
+    });
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_keeps_the_bars_its_strategies_share() {
+        let r = chunk_returns(
+            vec![
+                (3, vec![1, 2, 3, 4], vec![0.1, 0.2, 0.3, 0.4]),
+                (4, vec![2, 3, 4, 5], vec![1.2, 1.3, 1.4, 1.5]),
+            ],
+            252.0,
+        );
+        assert_eq!(r.times, vec![2, 3, 4]);
+        assert_eq!(r.indices, vec![3, 4]);
+        assert_eq!(r.values, vec![0.2, 0.3, 0.4, 1.2, 1.3, 1.4]);
+    }
+
+    #[test]
+    fn logits_fall_in_half_unit_bins_with_open_ends() {
+        let h = histogram(&[-9.0, -4.0, -0.1, 0.0, 0.2, 4.0, 7.5]);
+        assert_eq!(h.len(), 18);
+        assert_eq!((h[0].from, h[0].to, h[0].count), (None, Some(-4.0), 1));
+        assert_eq!(h[1].count, 1); // -4 in [-4, -3.5)
+        assert_eq!(h[8].count, 1); // -0.1 in [-0.5, 0)
+        assert_eq!(h[9].count, 2); // 0 and 0.2 in [0, 0.5)
+        assert_eq!((h[17].from, h[17].to, h[17].count), (Some(4.0), None, 2));
+        assert_eq!(h.iter().map(|b| b.count).sum::<usize>(), 7);
+    }
+
+    #[test]
+    fn blocks_are_even_and_bounded_and_trials_at_least_two() {
+        let bad = |b, t| {
+            StatisticsParams {
+                blocks: b,
+                trials: t,
+            }
+            .check()
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(bad(15, None).contains("statistics.blocks"));
+        assert!(bad(18, None).contains("statistics.blocks"));
+        assert!(bad(0, None).contains("statistics.blocks"));
+        assert!(bad(16, Some(1.0)).contains("statistics.trials"));
+        assert!(bad(16, Some(f64::INFINITY)).contains("statistics.trials"));
+        assert!(
+            StatisticsParams {
+                blocks: 2,
+                trials: Some(50.0)
+            }
+            .check()
+            .is_ok()
+        );
+    }
+}

@@ -1,0 +1,254 @@
+//! A finished batch's overfitting statistics over HTTP: computed from the
+//! returns its chunks kept (equal to the single backtest's equity curve),
+//! in the JSON, the Parquet table's metadata and kept once; the settings
+//! checked and named when wrong.
+
+use engine::overfitting::{BlockSums, Moments, block_layout, cscv, deflated};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use platform::returns::ReturnStore;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tests::server::{Options, TestServer, eventually, private_market};
+
+const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
+
+fn sma_strategy(period: &str, risk: &str) -> Value {
+    json!({"symbol": "SPX", "start_date": "2012-01-03", "risk_control": risk,
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"},
+            "rule": {"comparison_type": "SVMA", "type_name": ">=", "comparison_value": "0", "period": period}}},
+        "exit": {"rule_type": "RiskControlOnly"}})
+}
+
+async fn finished(s: &TestServer, path: &str) -> Value {
+    assert!(
+        eventually(Duration::from_secs(120), || async {
+            let st = s.get(path, DEMO).await.1;
+            st["status"] == "SUCCESS" || st["status"] == "FAILED"
+        })
+        .await
+    );
+    s.get(path, DEMO).await.1
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1e-300),
+        "{what}: {a} vs {b}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_its_table() {
+    let market = private_market();
+    let mut opts = Options::new(market.path().join("db.sqlite"));
+    opts.market_dir = market.path().to_path_buf();
+    let s = TestServer::start(opts).await;
+
+    // Refusals name the field.
+    for (stats, field) in [
+        (json!({"blocks": 7}), "statistics.blocks"),
+        (json!({"blocks": 32}), "statistics.blocks"),
+        (json!({"trials": 1}), "statistics.trials"),
+        (json!({"splits": 3}), "statistics"),
+    ] {
+        let body = json!({"strategy": sma_strategy("20", "//21"), "grid": {"risk_control": ["//5", "//10"]}, "statistics": stats});
+        let (status, answer) = s.post("/backtest/batch", DEMO, &body).await;
+        assert_eq!(status, 400, "{answer}");
+        assert!(answer.to_string().contains(field), "{field}: {answer}");
+    }
+
+    // 8 periods x 3 exits, S = 8 (70 splits), N given as 40.
+    let periods: Vec<String> = [5, 10, 20, 40, 60, 100, 150, 200]
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    let body = json!({"name": "stats", "strategy": sma_strategy("20", "//21"),
+        "grid": {"entry.condition.rule.period": periods, "risk_control": ["//5", "//21", "-5/10/21"]},
+        "statistics": {"blocks": 8, "trials": 40}});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &body).await;
+    assert_eq!(status, 202, "{sub}");
+    let id = sub["task_id"].as_str().unwrap().to_string();
+    let done = finished(&s, &format!("/backtest/batch/{id}")).await;
+    assert_eq!(done["status"], "SUCCESS", "{done}");
+    let st = &done["statistics"];
+    assert_eq!(st["strategies"], 24, "{st}");
+    assert_eq!(st["overfitting"]["blocks"], 8);
+    assert_eq!(st["overfitting"]["splits"], 70);
+    assert_eq!(st["deflated_sharpe"]["trials"], 40.0);
+    assert_eq!(st["notes"], json!([]));
+    assert_eq!(
+        st["overfitting"]["logit_histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        70
+    );
+
+    // The kept returns, read back as the worker wrote them.
+    let store = ReturnStore::new(Arc::new(platform::marketdata::LocalDir::new(market.path())));
+    let chunk = store
+        .get(&id, 0)
+        .await
+        .unwrap()
+        .expect("the chunk's returns");
+    assert_eq!(chunk.indices, (0..24).collect::<Vec<u32>>());
+    assert_eq!(st["observations"], chunk.times.len());
+    assert_eq!(st["periods_per_year"], 252.0);
+
+    // Row 4 (period 10, "//21") run alone: its equity curve's returns are the kept ones.
+    let (_, alone) = s
+        .post(
+            "/backtest/start_backtest",
+            DEMO,
+            &sma_strategy("10", "//21"),
+        )
+        .await;
+    let task = alone["task_id"].as_str().unwrap();
+    finished(&s, &format!("/backtest/status/{task}")).await;
+    let (status, chart) = s.get(&format!("/backtest/chart/{task}"), DEMO).await;
+    assert_eq!(status, 200, "{chart}");
+    let equity: Vec<f64> = chart["equity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let times: Vec<&str> = chart["time"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(equity.len(), chunk.times.len() + 1);
+    assert_eq!(st["first"], times[1]);
+    assert_eq!(st["last"], *times.last().unwrap());
+    // The chart's equity is in capital, so a tiny return differs in its last bits.
+    for (k, w) in equity.windows(2).enumerate() {
+        let (kept, charted) = (chunk.series(4)[k], w[1] / w[0] - 1.0);
+        assert!(
+            (kept - charted).abs() < 1e-14,
+            "return {k}: {kept} vs {charted}"
+        );
+    }
+
+    // The statistics are the engine's on those returns.
+    let n = chunk.indices.len();
+    let moments: Vec<Moments> = (0..n).map(|k| Moments::of(chunk.series(k))).collect();
+    let d = deflated(&moments, Some(40.0)).unwrap();
+    let ds = &st["deflated_sharpe"];
+    assert_eq!(ds["best_index"], d.best);
+    close(ds["sharpe"].as_f64().unwrap(), d.sharpe, "sharpe");
+    close(
+        ds["sharpe_annualized"].as_f64().unwrap(),
+        d.sharpe * 252f64.sqrt(),
+        "annualised",
+    );
+    close(
+        ds["expected_max_sharpe"].as_f64().unwrap(),
+        d.expected_max_sharpe,
+        "E[max]",
+    );
+    close(
+        ds["deflated_sharpe_ratio"].as_f64().unwrap(),
+        d.dsr.unwrap(),
+        "dsr",
+    );
+    close(
+        ds["probabilistic_sharpe_ratio"].as_f64().unwrap(),
+        d.psr.unwrap(),
+        "psr",
+    );
+    let (skip, len) = block_layout(chunk.times.len(), 8);
+    assert_eq!(st["overfitting"]["skipped"], skip);
+    assert_eq!(st["overfitting"]["block_length"], len);
+    let mut sums = BlockSums::new(n, 8, len);
+    for k in 0..n {
+        sums.set(k, &chunk.series(k)[skip..]);
+    }
+    let p = cscv(&sums, 1).unwrap();
+    let o = &st["overfitting"];
+    assert_eq!(o["pbo"].as_f64().unwrap(), p.pbo);
+    close(
+        o["probability_of_loss"].as_f64().unwrap(),
+        p.prob_loss,
+        "loss",
+    );
+    close(
+        o["degradation_slope"].as_f64().unwrap(),
+        p.degradation.slope,
+        "slope",
+    );
+    close(
+        o["mean_logit"].as_f64().unwrap(),
+        p.logits.iter().sum::<f64>() / 70.0,
+        "logit",
+    );
+
+    // Kept once: the note is there, and a second read answers the same.
+    assert!(
+        store
+            .note(&id, "statistics-v1.json")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        s.get(&format!("/backtest/batch/{id}"), DEMO).await.1["statistics"],
+        *st
+    );
+
+    // The rows carry the single backtest's new metrics.
+    let (_, one) = s.get(&format!("/backtest/status/{task}"), DEMO).await;
+    for key in [
+        "Sortino Ratio",
+        "Annual Volatility",
+        "Calmar Ratio",
+        "Sharpe Ratio",
+    ] {
+        assert_eq!(done["rows"][4][key], one["result"][key], "{key}");
+    }
+
+    // The Parquet table and the Arrow stream carry them as metadata.
+    let r = reqwest::Client::new()
+        .get(s.url(&format!("/backtest/batch/{id}/results?format=parquet")))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap();
+    let table = platform::marketdata::codec::from_parquet(r.bytes().await.unwrap()).unwrap();
+    let kept: Value =
+        serde_json::from_str(&table.schema().metadata()["marketlab.statistics"]).unwrap();
+    assert_eq!(kept, *st);
+    assert!(table.schema().field_with_name("Sortino Ratio").is_ok());
+    let r = reqwest::Client::new()
+        .get(s.url(&format!("/backtest/batch/{id}/results?format=arrow")))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .send()
+        .await
+        .unwrap();
+    let (_, meta) =
+        platform::marketdata::interchange::from_arrow_stream(&r.bytes().await.unwrap()).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&meta["marketlab.statistics"]).unwrap(),
+        *st
+    );
+
+    // One strategy: nothing to compare it with.
+    let (_, sub) = s
+        .post(
+            "/backtest/batch",
+            DEMO,
+            &json!({"strategies": [sma_strategy("20", "//21")]}),
+        )
+        .await;
+    let one = finished(
+        &s,
+        &format!("/backtest/batch/{}", sub["task_id"].as_str().unwrap()),
+    )
+    .await;
+    assert!(one["statistics"].is_null(), "{one}");
+    s.stop().await;
+}
