@@ -10,6 +10,7 @@ mod empyrical;
 mod infra;
 mod openapi;
 mod options;
+mod overfitting;
 mod scanner;
 mod screens;
 mod seasonality;
