@@ -23,21 +23,34 @@ pub struct Moments {
 }
 
 impl Moments {
-    /// Two passes: the mean, then the central sums.
+    /// Two passes: the mean, then the central sums (each summed in four
+    /// lanes, so the additions overlap).
     pub fn of(x: &[f64]) -> Moments {
         let n = x.len();
         if n == 0 {
             return Moments::default();
         }
-        let mean = x.iter().sum::<f64>() / n as f64;
-        let (mut m2, mut m3, mut m4) = (0.0, 0.0, 0.0);
-        for &v in x {
+        let mean = sum(x) / n as f64;
+        let (mut c2, mut c3, mut c4) = ([0.0; 4], [0.0; 4], [0.0; 4]);
+        let quads = x.chunks_exact(4);
+        for (l, &v) in quads.remainder().iter().enumerate() {
             let d = v - mean;
             let d2 = d * d;
-            m2 += d2;
-            m3 += d2 * d;
-            m4 += d2 * d2;
+            c2[l] += d2;
+            c3[l] += d2 * d;
+            c4[l] += d2 * d2;
         }
+        for q in quads {
+            for l in 0..4 {
+                let d = q[l] - mean;
+                let d2 = d * d;
+                c2[l] += d2;
+                c3[l] += d2 * d;
+                c4[l] += d2 * d2;
+            }
+        }
+        let lanes = |c: [f64; 4]| (c[0] + c[1]) + (c[2] + c[3]);
+        let (m2, m3, m4) = (lanes(c2), lanes(c3), lanes(c4));
         let sd = if n > 1 {
             (m2 / (n - 1) as f64).sqrt()
         } else {
@@ -66,6 +79,38 @@ impl Moments {
             0.0
         }
     }
+}
+
+/// A sum in four lanes: the additions overlap instead of waiting on each other.
+fn sum(x: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let quads = x.chunks_exact(4);
+    for (l, v) in quads.remainder().iter().enumerate() {
+        acc[l] += v;
+    }
+    for q in quads {
+        for l in 0..4 {
+            acc[l] += q[l];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+/// Sums of values and of squares, in four lanes each.
+fn sum_and_squares(x: &[f64]) -> (f64, f64) {
+    let (mut s, mut q) = ([0.0; 4], [0.0; 4]);
+    let quads = x.chunks_exact(4);
+    for (l, v) in quads.remainder().iter().enumerate() {
+        s[l] += v;
+        q[l] += v * v;
+    }
+    for c in quads {
+        for l in 0..4 {
+            s[l] += c[l];
+            q[l] += c[l] * c[l];
+        }
+    }
+    ((s[0] + s[1]) + (s[2] + s[3]), (q[0] + q[1]) + (q[2] + q[3]))
 }
 
 fn normal() -> Normal {
@@ -194,8 +239,7 @@ impl BlockSums {
         debug_assert_eq!(sample.len(), self.blocks * self.len);
         for (b, block) in sample.chunks_exact(self.len.max(1)).enumerate() {
             let at = k * self.blocks + b;
-            self.sum[at] = block.iter().sum();
-            self.sumsq[at] = block.iter().map(|x| x * x).sum();
+            (self.sum[at], self.sumsq[at]) = sum_and_squares(block);
         }
     }
 }
@@ -249,15 +293,6 @@ fn sharpe_of(s: f64, q: f64, n: f64) -> f64 {
     if var > 0.0 { mean / var.sqrt() } else { 0.0 }
 }
 
-/// The sums of every subset of `h` blocks of one value per block:
-/// `out[mask] = out[mask without its lowest block] + v[lowest block]`.
-fn subset_sums(v: impl Fn(usize) -> f64, h: usize, out: &mut [f64]) {
-    out[0] = 0.0;
-    for mask in 1usize..1 << h {
-        out[mask] = out[mask & (mask - 1)] + v(mask.trailing_zeros() as usize);
-    }
-}
-
 /// The in-sample block sets of CSCV, as masks, in the lexicographic order
 /// of the combinations of `blocks` taken `blocks / 2` at a time.
 pub fn splits(blocks: usize) -> Vec<u32> {
@@ -279,6 +314,8 @@ pub fn splits(blocks: usize) -> Vec<u32> {
 
 /// Strategies taken at a time: their subset sums stay in cache.
 const TILE: usize = 512;
+/// Strategies scored side by side (the vector lanes of two SSE2 registers and more).
+const LANES: usize = 8;
 
 /// Subset sums of a tile of strategies, for the lower and the upper half
 /// of the blocks: `[mask * tile + k]`.
@@ -301,49 +338,127 @@ impl TileSums {
             hi_s: vec![0.0; m * tile],
             hi_q: vec![0.0; m * tile],
         };
-        let mut one = vec![0.0; m];
-        for k in 0..tile {
-            let at = (first + k) * b.blocks;
-            for (src, half, dst) in [
-                (&b.sum, 0, &mut t.lo_s),
-                (&b.sumsq, 0, &mut t.lo_q),
-                (&b.sum, h, &mut t.hi_s),
-                (&b.sumsq, h, &mut t.hi_q),
-            ] {
-                subset_sums(|blk| src[at + half + blk], h, &mut one);
-                for (mask, v) in one.iter().enumerate() {
-                    dst[mask * tile + k] = *v;
+        // Row by row (a mask's sums for every strategy of the tile): a mask's
+        // row is its row without its lowest block plus that block, so its
+        // blocks are added highest first, as `sums_direct` adds them.
+        let mut block = vec![0.0; tile];
+        for (src, half, dst) in [
+            (&b.sum, 0, &mut t.lo_s),
+            (&b.sumsq, 0, &mut t.lo_q),
+            (&b.sum, h, &mut t.hi_s),
+            (&b.sumsq, h, &mut t.hi_q),
+        ] {
+            for mask in 1usize..m {
+                let blk = mask.trailing_zeros() as usize;
+                for (k, v) in block.iter_mut().enumerate() {
+                    *v = src[(first + k) * b.blocks + half + blk];
+                }
+                let (done, rest) = dst.split_at_mut(mask * tile);
+                let from = &done[(mask & (mask - 1)) * tile..][..tile];
+                for ((out, a), c) in rest[..tile].iter_mut().zip(from).zip(&block) {
+                    *out = a + c;
                 }
             }
         }
         t
     }
 
-    /// The Sharpe ratios of the tile's strategies over the blocks of `lo`
-    /// (lower half) and `hi` (upper half), into `out`.
-    fn sharpes(&self, lo: usize, hi: usize, n: f64, out: &mut [f64]) {
+    /// The sums over the blocks of `lo` (lower half) and `hi` (upper half).
+    fn rows(&self, lo: usize, hi: usize) -> [&[f64]; 4] {
         let t = self.tile;
-        let (ls, lq) = (&self.lo_s[lo * t..][..t], &self.lo_q[lo * t..][..t]);
-        let (hs, hq) = (&self.hi_s[hi * t..][..t], &self.hi_q[hi * t..][..t]);
-        for k in 0..t {
-            out[k] = sharpe_of(ls[k] + hs[k], lq[k] + hq[k], n);
+        [
+            &self.lo_s[lo * t..][..t],
+            &self.lo_q[lo * t..][..t],
+            &self.hi_s[hi * t..][..t],
+            &self.hi_q[hi * t..][..t],
+        ]
+    }
+
+    /// The tile's strategy with the highest Sharpe ratio over the blocks of
+    /// `lo` and `hi` (the first of equals), and its score. Kept in `LANES`
+    /// running maxima, so the loop vectorises.
+    fn best(&self, lo: usize, hi: usize, n: f64) -> (f64, usize) {
+        let [ls, lq, hs, hq] = self.rows(lo, hi);
+        let mut top = [f64::NEG_INFINITY; LANES];
+        // Indices as numbers, so a lane's value and index blend alike.
+        let mut at = [0.0f64; LANES];
+        let full = self.tile / LANES * LANES;
+        for c in (0..full).step_by(LANES) {
+            let (a, b) = (&ls[c..c + LANES], &lq[c..c + LANES]);
+            let (x, y) = (&hs[c..c + LANES], &hq[c..c + LANES]);
+            for l in 0..LANES {
+                let v = score(a[l] + x[l], b[l] + y[l], n);
+                let up = v > top[l];
+                top[l] = if up { v } else { top[l] };
+                at[l] = if up { (c + l) as f64 } else { at[l] };
+            }
         }
+        let mut best = (f64::NEG_INFINITY, usize::MAX);
+        for l in 0..LANES {
+            let (v, k) = (top[l], at[l] as usize);
+            if v > best.0 || (v == best.0 && k < best.1) {
+                best = (v, k);
+            }
+        }
+        for k in full..self.tile {
+            let v = score(ls[k] + hs[k], lq[k] + hq[k], n);
+            if v > best.0 {
+                best = (v, k);
+            }
+        }
+        best
+    }
+
+    /// How many of the tile's strategies score below `target`, and how many equal it.
+    fn below(&self, lo: usize, hi: usize, n: f64, target: f64) -> (usize, usize) {
+        let [ls, lq, hs, hq] = self.rows(lo, hi);
+        let mut less = [0u64; LANES];
+        let mut equal = [0u64; LANES];
+        let full = self.tile / LANES * LANES;
+        for c in (0..full).step_by(LANES) {
+            let (a, b) = (&ls[c..c + LANES], &lq[c..c + LANES]);
+            let (x, y) = (&hs[c..c + LANES], &hq[c..c + LANES]);
+            for l in 0..LANES {
+                let v = score(a[l] + x[l], b[l] + y[l], n);
+                less[l] += u64::from(v < target);
+                equal[l] += u64::from(v == target);
+            }
+        }
+        let (mut less, mut equal) = (
+            less.iter().sum::<u64>() as usize,
+            equal.iter().sum::<u64>() as usize,
+        );
+        for k in full..self.tile {
+            let v = score(ls[k] + hs[k], lq[k] + hq[k], n);
+            less += usize::from(v < target);
+            equal += usize::from(v == target);
+        }
+        (less, equal)
     }
 }
 
-/// One strategy's Sharpe ratio over a split's half, summed as the tiles sum it.
-fn sharpe_direct(b: &BlockSums, k: usize, lo: usize, hi: usize, n: f64) -> f64 {
+/// A score that orders strategies as their Sharpe ratios do, without the
+/// square root: sign(SR) SR² n / (n - 1) = s|s| / (n q - s²); 0 when flat.
+#[inline]
+fn score(s: f64, q: f64, n: f64) -> f64 {
+    let d = n * q - s * s;
+    if d > 0.0 { s * s.abs() / d } else { 0.0 }
+}
+
+/// One strategy's sums over a split's half, summed as the tiles sum them.
+fn sums_direct(b: &BlockSums, k: usize, lo: usize, hi: usize) -> (f64, f64) {
     let h = b.blocks / 2;
     let at = k * b.blocks;
+    // As the tiles add a mask's blocks: the highest first.
     let one = |src: &[f64], half: usize, mask: usize| {
-        let mut sums = vec![0.0; 1 << h];
-        subset_sums(|blk| src[at + half + blk], h, &mut sums);
-        sums[mask]
+        (0..h)
+            .rev()
+            .filter(|blk| mask & (1 << blk) != 0)
+            .fold(0.0, |acc, blk| acc + src[at + half + blk])
     };
-    sharpe_of(
+    (
         one(&b.sum, 0, lo) + one(&b.sum, h, hi),
         one(&b.sumsq, 0, lo) + one(&b.sumsq, h, hi),
-        n,
     )
 }
 
@@ -393,34 +508,33 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
     // Pass 1: each split's in-sample best (the first of equals).
     let best: Vec<(f64, usize)> = parted(masks.len(), threads, |range| {
         let mut best = vec![(f64::NEG_INFINITY, 0usize); range.len()];
-        let mut sr = vec![0.0; TILE];
         for &(first, tile) in &tiles {
             let sums = TileSums::new(b, first, tile);
             for (slot, &mask) in best.iter_mut().zip(&masks[range.clone()]) {
                 let ((lo, hi), _) = halves(mask);
-                sums.sharpes(lo, hi, n, &mut sr[..tile]);
-                for (k, &v) in sr[..tile].iter().enumerate() {
-                    if v > slot.0 {
-                        *slot = (v, first + k);
-                    }
+                let (v, k) = sums.best(lo, hi, n);
+                if v > slot.0 {
+                    *slot = (v, first + k);
                 }
             }
         }
         best
     })
     .concat();
-    // Pass 2: where the in-sample best ranks out of sample (ties averaged).
-    let targets: Vec<f64> = masks
+    // Its Sharpe ratio in and out of sample, and its score out of sample.
+    let (in_sample, (targets, out_of_sample)): (Vec<f64>, (Vec<f64>, Vec<f64>)) = masks
         .iter()
         .zip(&best)
         .map(|(&mask, &(_, k))| {
-            let (_, (lo, hi)) = halves(mask);
-            sharpe_direct(b, k, lo, hi, n)
+            let ((lo, hi), (olo, ohi)) = halves(mask);
+            let (s, q) = sums_direct(b, k, lo, hi);
+            let (os, oq) = sums_direct(b, k, olo, ohi);
+            (sharpe_of(s, q, n), (score(os, oq, n), sharpe_of(os, oq, n)))
         })
-        .collect();
+        .unzip();
+    // Pass 2: where it ranks out of sample (ties averaged).
     let counts: Vec<(usize, usize)> = parted(masks.len(), threads, |range| {
         let mut counts = vec![(0usize, 0usize); range.len()];
-        let mut sr = vec![0.0; TILE];
         for &(first, tile) in &tiles {
             let sums = TileSums::new(b, first, tile);
             for ((slot, &mask), &target) in counts
@@ -429,12 +543,7 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
                 .zip(&targets[range.clone()])
             {
                 let (_, (lo, hi)) = halves(mask);
-                sums.sharpes(lo, hi, n, &mut sr[..tile]);
-                let (mut less, mut equal) = (0, 0);
-                for &v in &sr[..tile] {
-                    less += usize::from(v < target);
-                    equal += usize::from(v == target);
-                }
+                let (less, equal) = sums.below(lo, hi, n, target);
                 slot.0 += less;
                 slot.1 += equal;
             }
@@ -452,15 +561,14 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
         })
         .collect();
     let splits = masks.len() as f64;
-    let in_sample: Vec<f64> = best.iter().map(|b| b.0).collect();
     Some(Pbo {
         pbo: logits.iter().filter(|&&l| l <= 0.0).count() as f64 / splits,
         blocks: s,
         block_len: b.len,
-        degradation: regression(&in_sample, &targets),
-        prob_loss: targets.iter().filter(|&&v| v < 0.0).count() as f64 / splits,
+        degradation: regression(&in_sample, &out_of_sample),
+        prob_loss: out_of_sample.iter().filter(|&&v| v < 0.0).count() as f64 / splits,
         in_sample,
-        out_of_sample: targets,
+        out_of_sample,
         logits,
     })
 }

@@ -236,6 +236,24 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
         *st
     );
 
+    // Damaged returns: the rows still read, the statistics say why they are missing.
+    let kept = market.path().join(format!("batch-results/{id}"));
+    std::fs::remove_file(kept.join("statistics-v1.json")).unwrap();
+    let object = kept.join("returns-000000.bin");
+    let whole = std::fs::read(&object).unwrap();
+    std::fs::write(&object, &whole[..whole.len() - 100]).unwrap();
+    let (status, damaged) = s.get(&format!("/backtest/batch/{id}"), DEMO).await;
+    assert_eq!(status, 200, "{damaged}");
+    assert_eq!(damaged["rows"], done["rows"]);
+    assert!(damaged["statistics"]["overfitting"].is_null());
+    assert!(
+        damaged["statistics"]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("could not be read"),
+        "{damaged}"
+    );
+
     // One strategy: nothing to compare it with.
     let (_, sub) = s
         .post(

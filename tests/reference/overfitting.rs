@@ -30,7 +30,7 @@ fn close(ours: f64, theirs: &Value, what: &str) {
 }
 
 /// Per-bar returns (with their bars' times) of fast/slow SMA crossovers.
-fn grid() -> (Vec<i64>, Vec<Vec<f64>>) {
+fn grid() -> (Arc<Vec<i64>>, Vec<Vec<f64>>) {
     let bars = tests::reference::bars_from(&tests::reference::run(
         "sma_cross_backtesting.py",
         &json!({"fast": 10, "slow": 20}),
@@ -60,7 +60,7 @@ fn grid() -> (Vec<i64>, Vec<Vec<f64>>) {
         .iter()
         .map(|t| t.and_utc().timestamp())
         .collect();
-    (times, series)
+    (Arc::new(times), series)
 }
 
 fn reference(series: &[Vec<f64>], blocks: usize, trials: Option<f64>, direct: bool) -> Value {

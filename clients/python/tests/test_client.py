@@ -86,11 +86,26 @@ def test_a_2000_strategy_grid_becomes_one_row_per_strategy(client):
     alone = client.backtest(sma_cross(f, s)).wait(timeout=120).result
     assert alone["Total Return (%)"] == pytest.approx(best["Total Return (%)"], rel=1e-12)
     assert alone["Total Trades"] == best["Total Trades"]
+    # Whether the best is luck, as a Series and a histogram frame.
+    stats = batch.statistics
+    record = batch.record["statistics"]
+    assert stats["strategies"] == 2000 and stats["splits"] == 12870
+    assert stats["pbo"] == record["overfitting"]["pbo"]
+    assert stats["deflated_sharpe_ratio"] == record["deflated_sharpe"]["deflated_sharpe_ratio"]
+    assert 0 <= stats["pbo"] <= 1 and 0 <= stats["deflated_sharpe_ratio"] <= 1
+    assert results.columns.str.contains("Sortino Ratio").any()
+    logits = batch.logits
+    assert list(logits.columns) == ["from", "to", "count"] and logits["count"].sum() == 12870
+    assert pd.isna(logits["from"].iloc[0]) and logits["to"].iloc[0] == -4.0
 
 
 def test_a_list_batch(client):
-    results = client.batch([sma_cross(5, 20), sma_cross(10, 50)], name="two").wait(timeout=120).results
+    batch = client.batch([sma_cross(5, 20), sma_cross(10, 50)], name="two", statistics={"blocks": 4, "trials": 10}).wait(timeout=120)
+    results = batch.results
     assert len(results) == 2 and results["Total Trades"].gt(0).all()
+    stats = batch.statistics
+    assert (stats["blocks"], stats["splits"], stats["trials"]) == (4, 6, 10.0)
+    assert stats["best_index"] in (0, 1)
 
 
 def test_the_same_key_gives_the_same_task(client):

@@ -16,6 +16,35 @@ pub fn equity_curve(bars: &Bars, trades: &[Trade], s: &Settings) -> Vec<f64> {
     equity
 }
 
+/// The equity curve's per-bar returns (n bars, n - 1 returns), appended to
+/// `out` without building the curve: what a batch keeps for its
+/// statistics, equal to the ratios of `equity_curve`'s neighbours.
+pub fn bar_returns(bars: &Bars, trades: &[Trade], s: &Settings, out: &mut Vec<f64>) {
+    let mut prev: Option<f64> = None;
+    walk_equity(bars, trades, s, |seg| match seg {
+        Segment::Flat(e, k) => {
+            if let Some(p) = prev {
+                out.push(e / p - 1.0);
+            }
+            // A flat bar returns 0, or NaN where the equity is 0 or not finite (as e / e - 1).
+            let flat = if e.is_finite() && e != 0.0 {
+                0.0
+            } else {
+                f64::NAN
+            };
+            out.extend(std::iter::repeat_n(flat, k - 1));
+            prev = Some(e);
+        }
+        Segment::Held(es) => {
+            if let Some(p) = prev {
+                out.push(es[0] / p - 1.0);
+            }
+            out.extend(es.windows(2).map(|w| w[1] / w[0] - 1.0));
+            prev = Some(es[es.len() - 1]);
+        }
+    });
+}
+
 /// A stretch of the window's equity curve.
 enum Segment<'a> {
     /// The same equity on this many bars.

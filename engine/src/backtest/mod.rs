@@ -253,8 +253,8 @@ fn exit_after(
 
 mod metrics;
 
-pub use metrics::equity_curve;
 use metrics::metrics;
+pub use metrics::{bar_returns, equity_curve};
 
 #[cfg(test)]
 mod tests {
@@ -621,6 +621,16 @@ mod tests {
             assert_eq!(equity.len(), n - s.start);
             // n bars of equity, n - 1 returns (no return before the first bar).
             let rets: Vec<f64> = equity.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+            // A batch's kept returns are these, bit for bit (NaN where the equity is 0).
+            let mut kept = Vec::new();
+            bar_returns(&b, &r.trades, &s, &mut kept);
+            assert_eq!(kept.len(), rets.len(), "seed {seed}");
+            assert!(
+                kept.iter()
+                    .zip(&rets)
+                    .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())),
+                "seed {seed}"
+            );
             let sharpe = match crate::stats::std_dev(&rets) {
                 Some(sd) if sd > 0.0 => crate::stats::mean(&rets).unwrap() / sd * 252f64.sqrt(),
                 _ => 0.0,

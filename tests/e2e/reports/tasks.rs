@@ -352,7 +352,44 @@ async fn a_batch_report_sorts_the_results_table() {
         let want: Vec<Value> = order.iter().map(|r| r["params"][path].clone()).collect();
         assert_same(column(&cells, &format!("param:{path}")), want, path);
     }
-    canvases(&page, 2, "batch");
+    // The statistics table shows the batch's own numbers.
+    let st = &batch["statistics"];
+    for (key, want) in [
+        ("Best row", &st["deflated_sharpe"]["best_index"]),
+        (
+            "Deflated Sharpe Ratio",
+            &st["deflated_sharpe"]["deflated_sharpe_ratio"],
+        ),
+        (
+            "Probabilistic Sharpe Ratio",
+            &st["deflated_sharpe"]["probabilistic_sharpe_ratio"],
+        ),
+        (
+            "Probability of Backtest Overfitting",
+            &st["overfitting"]["pbo"],
+        ),
+        (
+            "Probability of loss out of sample",
+            &st["overfitting"]["probability_of_loss"],
+        ),
+    ] {
+        assert!(!want.is_null(), "{key}: {st}");
+        assert_eq!(one(&cells, &format!("stat:{key}")), *want, "{key}");
+    }
+    // The heat map: risk controls down, symbols across, each cell the best
+    // Sharpe ratio of its rows (here one row each).
+    for r in rows {
+        let key = format!(
+            "heat:{}|{}",
+            r["params"]["risk_control"], r["params"]["symbol"]
+        );
+        assert_eq!(one(&cells, &key), r["Sharpe Ratio"], "{key}");
+    }
+    assert_eq!(
+        cells.iter().filter(|(k, _)| k.starts_with("heat:")).count(),
+        8
+    );
+    canvases(&page, 3, "batch");
     hidden_from_others(&server, &format!("/backtest/batch/{id}/report")).await;
     server.stop().await;
 }

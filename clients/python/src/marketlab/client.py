@@ -173,10 +173,13 @@ class Client:
         grid: Mapping[str, list] | None = None,
         strategies: Iterable[Mapping] | None = None,
         name: str | None = None,
+        statistics: Mapping | None = None,
         idempotency_key: str | None = None,
     ) -> BatchTask:
         """A batch: one strategy and a `grid` of dotted paths to values, or
-        a list of strategies (positionally or as `strategies=`)."""
+        a list of strategies (positionally or as `strategies=`).
+        `statistics` sets the overfitting statistics: `blocks` (CSCV's S,
+        even, 2 to 16) and `trials` (an effective number of trials)."""
         if strategies is None and strategy is not None and not isinstance(strategy, Mapping):
             strategy, strategies = None, strategy
         if strategies is not None:
@@ -187,6 +190,8 @@ class Client:
             raise ValueError("batch() takes a strategy and a grid, or a list of strategies")
         if name:
             body["name"] = name
+        if statistics is not None:
+            body["statistics"] = dict(statistics)
         answer = self._submit("/backtest/batch", body, idempotency_key)
         return BatchTask(self, answer["task_id"])
 

@@ -149,6 +149,34 @@ class BatchTask(Task):
             self._results = from_arrow(body).set_index("index")
         return self._results
 
+    @property
+    def statistics(self) -> pd.Series:
+        """Whether the best row is luck: the Deflated Sharpe Ratio
+        (`deflated_sharpe_ratio`, `probabilistic_sharpe_ratio`,
+        `expected_max_sharpe`, `best_index`, ...) and the Probability of
+        Backtest Overfitting (`pbo`, `probability_of_loss`,
+        `degradation_slope`, ...) as one Series; empty for a batch of one
+        strategy. Statistics that could not be computed are absent, and
+        `notes` says why."""
+        st = self._done().get("statistics") or {}
+        flat: dict = {}
+        for key, value in st.items():
+            if isinstance(value, dict):
+                flat.update({k: v for k, v in value.items() if not isinstance(v, list)})
+            elif key == "notes":
+                flat[key] = "; ".join(value)
+            elif value is not None:
+                flat[key] = value
+        return pd.Series(flat, name=self.id, dtype=object)
+
+    @property
+    def logits(self) -> pd.DataFrame:
+        """The PBO's logit histogram: one row per bin (`from`, `to`,
+        `count`; open ends are NaN)."""
+        st = self._done().get("statistics") or {}
+        bins = (st.get("overfitting") or {}).get("logit_histogram", [])
+        return pd.DataFrame(bins, columns=["from", "to", "count"]).astype({"from": float, "to": float})
+
     def _error(self) -> str:
         return str(self.record.get("error") or "no reason given")
 

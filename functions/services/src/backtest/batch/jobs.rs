@@ -2,7 +2,7 @@
 //! that runs a chunk, and where a batch stands.
 
 use super::super::prepare::prepare;
-use super::super::run::{Inputs, Planned, plan, report};
+use super::super::run::{Inputs, plan, report};
 use super::{BatchRow, CHUNK, Expanded, apply, expand};
 use async_trait::async_trait;
 use engine::workspace::Workspace;
@@ -109,6 +109,8 @@ pub async fn run_strategies(
         let mut spaces: HashMap<usize, Workspace> = HashMap::new();
         let mut rows = Vec::with_capacity(n);
         let mut series = Vec::with_capacity(n);
+        // Bar times once per set of bars and window start.
+        let mut axes: HashMap<(usize, usize), Arc<Vec<i64>>> = HashMap::new();
         let mut periods_per_year = 252.0;
         for (k, (index, varied, ready)) in planned.iter().enumerate() {
             rows.push(match ready {
@@ -117,7 +119,21 @@ pub async fn run_strategies(
                         .entry(Arc::as_ptr(&pl.bars) as usize)
                         .or_insert_with(|| Workspace::new(&pl.bars));
                     let r = report(pl, ws);
-                    series.push(bar_returns(*index, pl, &r));
+                    let times = axes
+                        .entry((Arc::as_ptr(&pl.bars) as usize, pl.settings.start))
+                        .or_insert_with(|| {
+                            let from = (pl.settings.start + 1).min(pl.bars.len());
+                            Arc::new(
+                                pl.bars.time[from..]
+                                    .iter()
+                                    .map(|t| t.and_utc().timestamp())
+                                    .collect(),
+                            )
+                        })
+                        .clone();
+                    let mut returns = Vec::with_capacity(times.len());
+                    engine::backtest::bar_returns(&pl.bars, &r.trades, &pl.settings, &mut returns);
+                    series.push((*index as u32, times, returns));
                     periods_per_year = pl.settings.bars_per_year;
                     BatchRow::ran(*index, varied.clone(), symbol, &r.metrics)
                 }
@@ -132,23 +148,6 @@ pub async fn run_strategies(
     })
     .await
     .map_err(|e| JobError::Permanent(format!("internal error while running the batch: {e}")))
-}
-
-/// A run's per-bar returns with their bars' times: the window's equity
-/// from its second bar on, as the Sharpe ratio counts them.
-fn bar_returns(
-    index: usize,
-    pl: &Planned,
-    r: &engine::backtest::Report,
-) -> (u32, Vec<i64>, Vec<f64>) {
-    let equity = engine::backtest::equity_curve(&pl.bars, &r.trades, &pl.settings);
-    let from = pl.bars.len() - equity.len() + 1;
-    let times = pl.bars.time[from.min(pl.bars.len())..]
-        .iter()
-        .map(|t| t.and_utc().timestamp())
-        .collect();
-    let returns = equity.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
-    (index as u32, times, returns)
 }
 
 /// Runs every strategy of a batch here (the command line's batch).

@@ -176,27 +176,31 @@ fn moment_of_time(t: i64) -> Option<String> {
 /// The chunk's returns on the bars all its strategies share: `series` is
 /// (batch index, bar times, returns) per strategy that ran.
 pub fn chunk_returns(
-    series: Vec<(u32, Vec<i64>, Vec<f64>)>,
+    series: Vec<(u32, Arc<Vec<i64>>, Vec<f64>)>,
     periods_per_year: f64,
 ) -> ChunkReturns {
-    let mut common: Option<Vec<i64>> = None;
+    let mut common: Option<Arc<Vec<i64>>> = None;
     for (_, times, _) in &series {
         common = Some(match common {
             None => times.clone(),
-            Some(c) if c == *times => c,
-            Some(c) => intersect(&c, times),
+            Some(c) if Arc::ptr_eq(&c, times) || c == *times => c,
+            Some(c) => Arc::new(intersect(&c, times)),
         });
     }
-    let times = common.unwrap_or_default();
-    let mut values = Vec::with_capacity(series.len() * times.len());
+    let common = common.unwrap_or_default();
+    let mut values = Vec::with_capacity(series.len() * common.len());
     let mut indices = Vec::with_capacity(series.len());
     for (index, own, returns) in series {
         indices.push(index);
-        gather(&own, &returns, &times, &mut values);
+        if Arc::ptr_eq(&own, &common) {
+            values.extend_from_slice(&returns);
+        } else {
+            gather(&own, &returns, &common, &mut values);
+        }
     }
     ChunkReturns {
         indices,
-        times,
+        times: common.to_vec(),
         values,
         periods_per_year,
     }
@@ -248,12 +252,65 @@ pub async fn of(
     if total < 2 {
         return Ok(None);
     }
-    if let Some(kept) = store.note(batch, NOTE).await?
-        && let Ok(s) = serde_json::from_slice::<BatchStatistics>(&kept)
-    {
+    let kept = || async {
+        Ok::<_, PortError>(
+            store
+                .note(batch, NOTE)
+                .await?
+                .and_then(|kept| serde_json::from_slice::<BatchStatistics>(&kept).ok()),
+        )
+    };
+    if let Some(s) = kept().await? {
         return Ok(Some(s));
     }
-    let s = compute(store, batch, total, params).await?;
+    // One computation per batch in this process: readers polling a batch
+    // that has just finished wait for it and read what it kept.
+    let flight = {
+        let mut running = IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+        running.entry(batch.to_string()).or_default().clone()
+    };
+    let _turn = flight.lock().await;
+    let answer = match kept().await? {
+        Some(s) => Ok(Some(s)),
+        None => compute_and_keep(store, batch, total, params).await,
+    };
+    let mut running = IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+    if Arc::strong_count(&flight) <= 2 {
+        running.remove(batch);
+    }
+    answer
+}
+
+/// Batches whose statistics are being computed here, each with its turn.
+static IN_FLIGHT: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+> = std::sync::LazyLock::new(Default::default);
+
+async fn compute_and_keep(
+    store: &ReturnStore,
+    batch: &str,
+    total: usize,
+    params: &StatisticsParams,
+) -> std::result::Result<Option<BatchStatistics>, PortError> {
+    let s = match compute(store, batch, total, params).await {
+        Ok(s) => s,
+        // Damaged returns leave the rows readable: the statistics say why
+        // they are missing (and are not kept, so a repair shows).
+        Err(e @ PortError::Internal { .. }) => {
+            tracing::error!(batch, error = %platform::error::chain(&e), "batch statistics");
+            return Ok(Some(BatchStatistics {
+                strategies: 0,
+                observations: 0,
+                first: None,
+                last: None,
+                periods_per_year: 252.0,
+                deflated_sharpe: None,
+                overfitting: None,
+                notes: vec![format!("the batch's kept returns could not be read: {e}")],
+            }));
+        }
+        Err(e) => return Err(e),
+    };
     let json = serde_json::to_vec(&s).map_err(PortError::internal)?;
     store.put_note(batch, NOTE, json.into()).await?;
     Ok(Some(s))
@@ -261,12 +318,6 @@ pub async fn of(
 
 /// Chunks read at once: bounded memory, overlapped reads.
 const READ_AHEAD: usize = 4;
-
-/// A chunk's head (strategies and bar times) or its whole object.
-enum Read {
-    Head(Option<(usize, Vec<i64>)>),
-    Chunk(Option<ChunkReturns>),
-}
 
 /// Two passes over the chunks: their bar times, to find the sample every
 /// strategy shares; then their returns, one chunk at a time, reduced to
@@ -279,27 +330,19 @@ pub async fn compute(
 ) -> std::result::Result<BatchStatistics, PortError> {
     let firsts: Vec<usize> = (0..total).step_by(CHUNK).collect();
     // Owned futures: a stream of borrowing ones is not `Send` for every lifetime.
-    let reads = |firsts: Vec<usize>, head: bool| {
-        futures::stream::iter(firsts.into_iter().map(move |f| {
-            let (store, batch) = (store.clone(), batch.to_string());
-            async move {
-                Ok::<_, PortError>(if head {
-                    Read::Head(store.times(&batch, f).await?)
-                } else {
-                    Read::Chunk(store.get(&batch, f).await?)
-                })
-            }
-            .boxed()
-        }))
-        .buffered(READ_AHEAD)
-    };
-    let mut heads = reads(firsts.clone(), true);
+    // Streams of owned futures: borrowing ones are not `Send` for every lifetime.
+    let (own_store, own_batch) = (store.clone(), batch.to_string());
+    let mut heads = futures::stream::iter(firsts.clone().into_iter().map(move |f| {
+        let (store, batch) = (own_store.clone(), own_batch.clone());
+        async move { store.times(&batch, f).await }.boxed()
+    }))
+    .buffered(READ_AHEAD);
     let mut present = Vec::new();
     let mut common: Option<Vec<i64>> = None;
     let mut strategies = 0;
     let mut k = 0;
     while let Some(head) = heads.next().await {
-        if let Read::Head(Some((n, times))) = head? {
+        if let Some((n, times)) = head? {
             present.push(firsts[k]);
             strategies += n;
             common = Some(match common {
@@ -339,30 +382,46 @@ pub async fn compute(
     }
     let (skip, len) = block_layout(common.len(), params.blocks);
     let blocks = params.blocks;
-    let mut chunks = reads(present, false);
+    // Each chunk read and reduced on its own blocking thread, a few at once.
+    let (own_store, own_batch, own_common) = (store.clone(), batch.to_string(), common.clone());
+    let mut chunks = futures::stream::iter(present.into_iter().map(move |f| {
+        let (store, batch, common) = (own_store.clone(), own_batch.clone(), own_common.clone());
+        async move {
+            let Some(chunk) = store.get(&batch, f).await? else {
+                return Ok::<_, PortError>(None);
+            };
+            tokio::task::spawn_blocking(move || {
+                let mut sums = BlockSums::new(chunk.indices.len(), blocks, len);
+                let mut ms = Vec::with_capacity(chunk.indices.len());
+                let mut sample = Vec::with_capacity(common.len());
+                let whole = chunk.times == *common;
+                for k in 0..chunk.indices.len() {
+                    let series = if whole {
+                        chunk.series(k)
+                    } else {
+                        sample.clear();
+                        gather(&chunk.times, chunk.series(k), &common, &mut sample);
+                        &sample
+                    };
+                    ms.push(Moments::of(series));
+                    sums.set(k, &series[skip..]);
+                }
+                Some((chunk.periods_per_year, chunk.indices, ms, sums))
+            })
+            .await
+            .map_err(PortError::internal)
+        }
+        .boxed()
+    }))
+    .buffered(READ_AHEAD);
     let mut parts = Vec::new();
     let mut indices = Vec::with_capacity(strategies);
     let mut moments = Vec::with_capacity(strategies);
-    while let Some(chunk) = chunks.next().await {
-        let Read::Chunk(Some(chunk)) = chunk? else {
+    while let Some(reduced) = chunks.next().await {
+        let Some((ppy, ix, ms, part)) = reduced? else {
             continue;
         };
-        s.periods_per_year = chunk.periods_per_year;
-        let common = common.clone();
-        let (ix, ms, part) = tokio::task::spawn_blocking(move || {
-            let mut sums = BlockSums::new(chunk.indices.len(), blocks, len);
-            let mut ms = Vec::with_capacity(chunk.indices.len());
-            let mut sample = Vec::with_capacity(common.len());
-            for k in 0..chunk.indices.len() {
-                sample.clear();
-                gather(&chunk.times, chunk.series(k), &common, &mut sample);
-                ms.push(Moments::of(&sample));
-                sums.set(k, &sample[skip..]);
-            }
-            (chunk.indices, ms, sums)
-        })
-        .await
-        .map_err(PortError::internal)?;
+        s.periods_per_year = ppy;
         indices.extend(ix);
         moments.extend(ms);
         parts.push(part);
@@ -426,8 +485,8 @@ mod tests {
     fn a_chunk_keeps_the_bars_its_strategies_share() {
         let r = chunk_returns(
             vec![
-                (3, vec![1, 2, 3, 4], vec![0.1, 0.2, 0.3, 0.4]),
-                (4, vec![2, 3, 4, 5], vec![1.2, 1.3, 1.4, 1.5]),
+                (3, Arc::new(vec![1, 2, 3, 4]), vec![0.1, 0.2, 0.3, 0.4]),
+                (4, Arc::new(vec![2, 3, 4, 5]), vec![1.2, 1.3, 1.4, 1.5]),
             ],
             252.0,
         );
