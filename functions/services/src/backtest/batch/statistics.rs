@@ -22,8 +22,11 @@ use utoipa::ToSchema;
 pub struct StatisticsParams {
     /// S, the blocks CSCV splits the returns into: even, 2 to 16 (16
     /// gives 12,870 splits).
-    #[serde(default = "default_blocks")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 16, default = 16))]
+    #[serde(default = "default_blocks", deserialize_with = "whole")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 2, maximum = 16, multiple_of = 2, default = 16)
+    )]
     pub blocks: usize,
     /// N of the expected maximum Sharpe ratio: an effective number of
     /// independent trials (default: the strategies that ran).
@@ -34,6 +37,18 @@ pub struct StatisticsParams {
 
 fn default_blocks() -> usize {
     16
+}
+
+/// A count written as any JSON number with no fraction (`4` or `4.0`).
+fn whole<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
+    let v = f64::deserialize(d)?;
+    if v.fract() == 0.0 && (0.0..=1e6).contains(&v) {
+        Ok(v as usize)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "must be a whole number from 2 to 16, got {v}"
+        )))
+    }
 }
 
 impl Default for StatisticsParams {
@@ -531,5 +546,10 @@ mod tests {
             .check()
             .is_ok()
         );
+        // Counts as JSON numbers without a fraction.
+        let read = |v: serde_json::Value| serde_json::from_value::<StatisticsParams>(v);
+        assert_eq!(read(serde_json::json!({"blocks": 4.0})).unwrap().blocks, 4);
+        assert!(read(serde_json::json!({"blocks": 4.5})).is_err());
+        assert!(read(serde_json::json!({"blocks": -2})).is_err());
     }
 }
