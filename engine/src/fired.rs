@@ -67,6 +67,17 @@ impl Fired {
         }
     }
 
+    /// The firings before bar `end`, as long as `end` (a window's signals).
+    pub fn truncated(&self, end: usize) -> Fired {
+        let end = end.min(self.len);
+        let mut out = Fired {
+            words: self.words[..end.div_ceil(64)].to_vec(),
+            len: end,
+        };
+        out.clear_tail();
+        out
+    }
+
     /// The same firings `k` bars later (those pushed past the end are lost).
     pub fn delayed(&self, k: usize) -> Fired {
         if k == 0 {
@@ -284,6 +295,15 @@ mod tests {
         for k in [0, 1, 5, 63, 64, 65, 130, 250] {
             let want: Vec<bool> = (0..200).map(|i| i >= k && b[i - k]).collect();
             assert_eq!(f.delayed(k).to_bools(), want, "delay {k}");
+        }
+        for end in [0, 3, 4, 64, 130, 199, 200, 300] {
+            let cut = f.truncated(end);
+            assert_eq!(cut.to_bools(), b[..end.min(200)].to_vec(), "cut at {end}");
+            // No firing at or past the end is left in the last word.
+            assert_eq!(
+                cut.count(),
+                b[..end.min(200)].iter().filter(|x| **x).count()
+            );
         }
     }
 

@@ -70,10 +70,10 @@ fn main() {
                 .map(|k| (k as u32, times.clone(), series[k].clone()))
                 .collect();
             let t = Instant::now();
-            let r = chunk_returns(part, 252.0);
+            let r = chunk_returns(part, 252.0, 16);
             gathering += t.elapsed();
             let t = Instant::now();
-            store.put("bench", first, &r).await.unwrap();
+            store.put("bench", first, r).await.unwrap();
             keeping += t.elapsed();
         }
     });
@@ -135,13 +135,13 @@ fn main() {
             (STRATEGIES * RETURNS * 8) >> 20
         ),
         format!(
-            "each chunk (250 strategies) gathers its returns in {} and keeps them in {}: {} of work on the chunk's worker",
+            "each chunk (250 strategies) gathers and reduces its returns in {} and keeps them in {}: {} of work on the chunk's worker",
             ms(gathering),
             ms(keeping),
             ms(per_chunk)
         ),
         format!(
-            "the statistics from the kept returns (two passes over 40 objects, moments, block sums, DSR, CSCV): **{}** median of 5",
+            "the statistics from the kept reductions (heads, then 40 reductions, DSR, CSCV): **{}** median of 5",
             ms(compute)
         ),
         format!(

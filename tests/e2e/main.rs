@@ -38,4 +38,5 @@ mod screens;
 mod shapes;
 mod submit_faults;
 mod usage;
+mod walk_forward;
 mod webhooks;

@@ -119,22 +119,29 @@ async fn dsr_psr_expected_max_and_pbo_equal_the_papers_formulas_on_a_1024_strate
     close(dsr, &ex["dsr"], "example DSR");
     assert!((dsr - 0.9004).abs() < 5e-5 && (sr0 - 0.1132).abs() < 5e-5);
 
-    // The batch service's path: chunks of 250 kept, read back, reduced.
+    // The batch service's path: chunks of 250 reduced on their workers and
+    // kept; and the same chunks kept unreduced, so read back and reduced
+    // (the path of chunks whose bars differ): equal to the last bit.
     let dir = tempfile::tempdir().unwrap();
     let store = ReturnStore::new(Arc::new(platform::marketdata::LocalDir::new(dir.path())));
     for first in (0..series.len()).step_by(250) {
-        let part = (first..series.len().min(first + 250))
+        let part: Vec<_> = (first..series.len().min(first + 250))
             .map(|k| (k as u32, times.clone(), series[k].clone()))
             .collect();
-        store
-            .put("grid", first, &chunk_returns(part, 252.0))
-            .await
-            .unwrap();
+        let reduced = chunk_returns(part.clone(), 252.0, 16);
+        assert!(reduced.reduced.is_some());
+        store.put("grid", first, reduced).await.unwrap();
+        let raw = chunk_returns(part, 252.0, 0);
+        store.put("raw", first, raw).await.unwrap();
     }
     let params = StatisticsParams::default();
     let st = statistics::compute(&store, "grid", series.len(), &params)
         .await
         .unwrap();
+    let from_returns = statistics::compute(&store, "raw", series.len(), &params)
+        .await
+        .unwrap();
+    assert_eq!(st, from_returns);
     assert_eq!((st.strategies, st.observations), (1024, series[0].len()));
     let d = st.deflated_sharpe.as_ref().unwrap();
     let r = &theirs["deflated"];

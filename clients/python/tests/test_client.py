@@ -108,6 +108,35 @@ def test_a_list_batch(client):
     assert stats["best_index"] in (0, 1)
 
 
+def test_a_walk_forward_picks_each_window_s_best_and_chains_its_runs(client):
+    fast, slow = ["5", "10", "20"], ["30", "50", "100"]
+    keys = ("entry.condition.signal.params.period,exit.condition.signal.params.period", "entry.condition.rule.period,exit.condition.rule.period")
+    settings = {"in_sample": 504, "out_of_sample": 252, "metric": "total_return"}
+    batch = client.batch(sma_cross(), grid=dict(zip(keys, (fast, slow))), walk_forward=settings).wait(timeout=300)
+    windows, equity, summary = batch.walk_forward, batch.walk_forward_equity, batch.walk_forward_summary
+    assert len(windows) >= 10 and isinstance(windows.index, pd.DatetimeIndex)
+    assert (summary["in_sample"], summary["out_of_sample"], summary["metric"]) == (504, 252, "total_return")
+    # Each window's pick, run alone from its out-of-sample start (earlier
+    # bars warm the averages), gives the window's out-of-sample return.
+    for start, w in windows.iloc[[0, len(windows) // 2, -1]].iterrows():
+        f, s = (int(w["params"][k]) for k in keys)
+        alone = client.backtest(sma_cross(f, s, start_date=str(start.date()), end_date=str(w["out_of_sample_end"].date()))).wait(timeout=120)
+        assert alone.result["Total Return (%)"] == pytest.approx(w["out_of_sample_return"], rel=1e-9, abs=1e-9)
+    # The first window's pick is the grid's best in sample.
+    first = windows.iloc[0]
+    scores = {
+        (f, s): client.backtest(sma_cross(int(f), int(s), start_date=str(first["in_sample_start"].date()), end_date=str(first["in_sample_end"].date()))).wait(timeout=120).result["Total Return (%)"]
+        for f in fast for s in slow
+    }
+    assert first["score"] == pytest.approx(max(scores.values()), rel=1e-9)
+    assert first["in_sample_return"] == pytest.approx(max(scores.values()), rel=1e-9)
+    # The stitched equity compounds the windows' out-of-sample returns.
+    assert equity.iloc[-1] == pytest.approx(np.prod(1 + windows["out_of_sample_return"] / 100), rel=1e-9)
+    assert summary["total_return"] == pytest.approx((equity.iloc[-1] - 1) * 100, rel=1e-9)
+    assert equity.index[0] == windows.index[0] and equity.index.is_monotonic_increasing
+    assert summary["profitable_windows"] == int((windows["out_of_sample_return"] > 0).sum())
+
+
 def test_the_same_key_gives_the_same_task(client):
     key = f"notebook-{uuid.uuid4()}"
     first = client.backtest(sma_cross(), idempotency_key=key)

@@ -252,6 +252,7 @@ fn exit_after(
 }
 
 mod metrics;
+pub mod walk_forward;
 
 use metrics::metrics;
 pub use metrics::{bar_returns, equity_curve};

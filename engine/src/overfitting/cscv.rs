@@ -62,6 +62,20 @@ impl BlockSums {
 }
 
 impl BlockSums {
+    /// Strategy `k`'s block sums and sums of squares.
+    pub fn row(&self, k: usize) -> (&[f64], &[f64]) {
+        let at = k * self.blocks..(k + 1) * self.blocks;
+        (&self.sum[at.clone()], &self.sumsq[at])
+    }
+
+    /// Adds a strategy from its block sums and sums of squares (as kept).
+    pub fn push(&mut self, sum: &[f64], sumsq: &[f64]) {
+        debug_assert!(sum.len() == self.blocks && sumsq.len() == self.blocks);
+        self.strategies += 1;
+        self.sum.extend_from_slice(sum);
+        self.sumsq.extend_from_slice(sumsq);
+    }
+
     /// Parts' strategies one after the other (parts of one block layout).
     pub fn concat(parts: Vec<BlockSums>, blocks: usize, len: usize) -> BlockSums {
         let mut all = BlockSums::new(0, blocks, len);

@@ -393,3 +393,62 @@ async fn a_batch_report_sorts_the_results_table() {
     hidden_from_others(&server, &format!("/backtest/batch/{id}/report")).await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_walk_forward_page_shows_each_window_s_pick_and_the_stitched_run() {
+    let (server, _dir) = TestServer::fresh().await;
+    let mut strategy = tests::server::optix_strategy();
+    strategy["name"] = json!(HOSTILE);
+    let id = submit(
+        &server,
+        "/backtest/batch",
+        &json!({"name": HOSTILE, "strategy": strategy,
+            "grid": {"risk_control": ["-8//63", "//21", "-5/10/42"], "entry.condition.rule.comparison_value": ["20", "30", "40"]},
+            "walk_forward": {"in_sample": 756, "out_of_sample": 252, "metric": "sharpe"}}),
+    )
+    .await;
+    let batch = finished(&server, &format!("/backtest/batch/{id}")).await;
+    let w = &batch["walk_forward"];
+    let windows = w["windows"].as_array().unwrap();
+    assert!(windows.len() >= 10, "{w}");
+    let page = render_ready(
+        &server.base,
+        &format!("/backtest/batch/{id}/walk-forward"),
+        "walk-forward",
+    );
+    assert_escaped(&page, "walk-forward");
+    let cells = cells(&page.dom);
+    for (key, want) in [
+        ("Out-of-sample return (%)", &w["total_return"]),
+        ("Out-of-sample Sharpe", &w["sharpe"]),
+        ("Walk-forward efficiency", &w["efficiency"]),
+        ("Out-of-sample max drawdown (%)", &w["max_drawdown"]),
+    ] {
+        assert_eq!(one(&cells, &format!("wf:{key}")), *want, "{key}");
+    }
+    for key in ["best_index", "out_of_sample_return", "efficiency"] {
+        let want: Vec<Value> = windows.iter().map(|x| x[key].clone()).collect();
+        assert_same(column(&cells, key), want, key);
+    }
+    canvases(&page, 1, "walk-forward");
+    // The batch's own page links it; a batch without one has none (404).
+    let report = render_ready(
+        &server.base,
+        &format!("/backtest/batch/{id}/report"),
+        "batch",
+    );
+    assert!(report.dom.contains("walk-forward-link"));
+    let plain = submit(
+        &server,
+        "/backtest/batch",
+        &json!({"strategies": [tests::server::optix_strategy()]}),
+    )
+    .await;
+    finished(&server, &format!("/backtest/batch/{plain}")).await;
+    let (status, _) = server
+        .get(&format!("/backtest/batch/{plain}/walk-forward"), DEMO)
+        .await;
+    assert_eq!(status, 404);
+    hidden_from_others(&server, &format!("/backtest/batch/{id}/walk-forward")).await;
+    server.stop().await;
+}

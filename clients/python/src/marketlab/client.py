@@ -174,12 +174,17 @@ class Client:
         strategies: Iterable[Mapping] | None = None,
         name: str | None = None,
         statistics: Mapping | None = None,
+        walk_forward: Mapping | None = None,
         idempotency_key: str | None = None,
     ) -> BatchTask:
         """A batch: one strategy and a `grid` of dotted paths to values, or
         a list of strategies (positionally or as `strategies=`).
         `statistics` sets the overfitting statistics: `blocks` (CSCV's S,
-        even, 2 to 16) and `trials` (an effective number of trials)."""
+        even, 2 to 16) and `trials` (an effective number of trials).
+        `walk_forward` adds a walk-forward analysis: `in_sample` and
+        `out_of_sample` window lengths in bars, `anchored` (default False)
+        and `metric` (`sharpe`, `sortino`, `total_return`, `cagr` or
+        `calmar`)."""
         if strategies is None and strategy is not None and not isinstance(strategy, Mapping):
             strategy, strategies = None, strategy
         if strategies is not None:
@@ -192,6 +197,8 @@ class Client:
             body["name"] = name
         if statistics is not None:
             body["statistics"] = dict(statistics)
+        if walk_forward is not None:
+            body["walk_forward"] = dict(walk_forward)
         answer = self._submit("/backtest/batch", body, idempotency_key)
         return BatchTask(self, answer["task_id"])
 

@@ -177,6 +177,40 @@ class BatchTask(Task):
         bins = (st.get("overfitting") or {}).get("logit_histogram", [])
         return pd.DataFrame(bins, columns=["from", "to", "count"]).astype({"from": float, "to": float})
 
+    @property
+    def walk_forward(self) -> pd.DataFrame:
+        """The walk-forward's windows, one row each, indexed by the
+        out-of-sample start: the in-sample and out-of-sample dates, the
+        in-sample best (`best_index`, `params`, `score`), its returns in and
+        out of sample and its `efficiency`. Empty for a batch without one."""
+        wf = self._done().get("walk_forward") or {}
+        frame = pd.DataFrame(wf.get("windows", []))
+        if frame.empty:
+            return frame
+        for column in ("in_sample_start", "in_sample_end", "out_of_sample_end"):
+            frame[column] = pd.to_datetime(frame[column])
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("out_of_sample_start")), name="out_of_sample_start")
+        return frame
+
+    @property
+    def walk_forward_equity(self) -> pd.Series:
+        """The walk-forward's stitched out-of-sample equity (from 1), by bar."""
+        points = (self._done().get("walk_forward") or {}).get("equity", [])
+        index = pd.DatetimeIndex(pd.to_datetime([p["time"] for p in points]), name="time")
+        return pd.Series([p["equity"] for p in points], index=index, name="equity", dtype=float)
+
+    @property
+    def walk_forward_summary(self) -> pd.Series:
+        """The walk-forward's stitched figures (`total_return`, `cagr`,
+        `sharpe`, `max_drawdown`, `efficiency`, `profitable_windows`, ...)
+        and its settings, as one Series."""
+        wf = dict(self._done().get("walk_forward") or {})
+        flat = {k: v for k, v in wf.items() if k not in ("windows", "equity", "settings", "notes")}
+        flat.update(wf.get("settings") or {})
+        if wf.get("notes"):
+            flat["notes"] = "; ".join(wf["notes"])
+        return pd.Series(flat, name=self.id, dtype=object)
+
     def _error(self) -> str:
         return str(self.record.get("error") or "no reason given")
 

@@ -115,7 +115,7 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
             &name,
             &format!(
                 r#"{heading}
-<p class="sub">Download the table as <a href="/backtest/batch/{id}/results?format=csv">CSV</a> or <a href="/backtest/batch/{id}/results?format=parquet">Parquet</a>; click a heading to sort.</p>
+<p class="sub">Download the table as <a href="/backtest/batch/{id}/results?format=csv">CSV</a> or <a href="/backtest/batch/{id}/results?format=parquet">Parquet</a>; click a heading to sort.</p>{walk}
 <h2>Total return of each strategy, best first</h2><div id="returns" class="chart"></div>
 <section id="overfitting" hidden><h2>Is the best row luck?</h2>
 <p class="sub">The Deflated Sharpe Ratio of the best row against the best of N skill-less trials, and the Probability of Backtest Overfitting by combinatorially symmetric cross-validation (docs/backtest.md#overfitting).</p>
@@ -123,12 +123,92 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
 <h3>Logit of the in-sample best's out-of-sample rank, per split (at or below 0: overfit)</h3><div id="logits" class="chart"></div></section>
 <section id="heat" hidden><h2>Heat map <select id="heat-metric"></select></h2><table id="heatmap" class="heatmap"></table></section>
 <h2>Results <span class="sub" id="shown"></span></h2><table id="rows"></table>"#,
-                id = s.batch_id
+                id = s.batch_id,
+                walk = if s.walk_forward.is_some() {
+                    format!(
+                        r#"<p class="sub" id="walk-forward-link">Its <a href="/backtest/batch/{}/walk-forward">walk-forward analysis</a>.</p>"#,
+                        s.batch_id
+                    )
+                } else {
+                    String::new()
+                }
             ),
             &json!({"batch_id": s.batch_id, "paths": s.paths, "statistics": s.statistics}),
             "report-batch.js",
         ),
         (status, None) => page(
+            &name,
+            &format!(
+                r#"{heading}<div class="status">The batch is {}: {} of {} strategies done; this page reloads every 2 s.</div>"#,
+                status.to_lowercase(),
+                s.done,
+                s.total
+            ),
+            true,
+        ),
+    })
+}
+
+/// A batch's walk-forward as a page: the stitched out-of-sample equity and
+/// drawdown, the summary with walk-forward efficiency, and each window's
+/// pick. A batch without a walk-forward is 404; one not finished shows its
+/// progress and reloads.
+#[utoipa::path(get, path = "/backtest/batch/{batch_id}/walk-forward", tag = "backtest", operation_id = "batch_walk_forward",
+    params(("batch_id" = String, Path, description = "A batch of the caller submitted with `walk_forward`")),
+    responses((status = 200, description = "The walk-forward page (a batch not finished shows its progress and reloads every 2 s)", content_type = "text/html", body = String),
+        (status = 404, description = "No such batch of the caller, or it has no walk-forward", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn batch_walk_forward(t: Tenant, Path(batch_id): Path<String>) -> Reply {
+    let record =
+        crate::tasks::owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest])
+            .await?;
+    let returns = platform::returns::ReturnStore::new(t.state.uploads.blobs().clone());
+    let s =
+        services::backtest::batch::status(t.state.tasks.as_ref(), Some(&returns), &record).await?;
+    let asked = record
+        .params
+        .get("request")
+        .is_some_and(|r| services::backtest::batch::WalkForwardParams::of_request(r).is_some());
+    if !asked {
+        return Err(crate::error::ApiError::new(
+            404,
+            format!("batch '{batch_id}' was not submitted with a walk_forward"),
+        ));
+    }
+    let name = match s.name.as_str() {
+        "" => "Walk-forward".to_string(),
+        n => format!("{n}: walk-forward"),
+    };
+    let heading = format!(
+        r#"<h1 id="name">{}</h1>
+<p class="sub">{} strategies &middot; batch {} &middot; <span id="status">{}</span> &middot; <a href="/backtest/batch/{}/report">all rows</a></p>"#,
+        escape(&name),
+        s.total,
+        s.batch_id,
+        s.status,
+        s.batch_id
+    );
+    Ok(match (s.status, s.error, s.walk_forward) {
+        (_, Some(error), _) => page(
+            &name,
+            &format!(
+                r#"{heading}<div class="status" id="task-error">{}</div>"#,
+                escape(&error)
+            ),
+            false,
+        ),
+        ("SUCCESS", None, Some(w)) => chart_page(
+            &name,
+            &format!(
+                r#"{heading}
+<p class="sub">Each in-sample window's best strategy run on the out-of-sample window after it; the out-of-sample runs chained (docs/batches.md#walk-forward).</p>
+<table class="metrics" id="summary"></table><div id="notes"></div>
+<h2>Out-of-sample equity</h2><div id="equity" class="chart"></div>
+<h2>Windows</h2><table id="windows"></table>"#
+            ),
+            &json!({"batch_id": s.batch_id, "walk_forward": w}),
+            "report-walk-forward.js",
+        ),
+        (status, _, _) => page(
             &name,
             &format!(
                 r#"{heading}<div class="status">The batch is {}: {} of {} strategies done; this page reloads every 2 s.</div>"#,

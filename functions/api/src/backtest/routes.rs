@@ -37,6 +37,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(super::report::backtest_report))
         .routes(routes!(super::report::backtest_chart))
         .routes(routes!(super::report::batch_report))
+        .routes(routes!(super::report::batch_walk_forward))
 }
 
 /// Endpoints of this service that need no credentials.

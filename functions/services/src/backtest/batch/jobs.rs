@@ -38,6 +38,12 @@ pub struct ChunkParams {
     pub strategy_us: u64,
     #[serde(default)]
     pub reserved: bool,
+    /// S of the batch's statistics, to reduce the chunk's returns in.
+    #[serde(default = "super::statistics::default_blocks")]
+    pub blocks: usize,
+    /// The batch's walk-forward, run on the chunk's strategies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_forward: Option<super::WalkForwardParams>,
 }
 
 /// A strategy of a batch: its index, itself, and the grid's values for it.
@@ -71,10 +77,20 @@ pub struct ChunkResult {
     pub rows: Vec<BatchRow>,
 }
 
-/// Strategies' rows, and the per-bar returns of those that ran.
+/// Strategies' rows, the per-bar returns of those that ran and their
+/// walk-forward picks.
 pub struct Ran {
     pub rows: Vec<BatchRow>,
     pub returns: ChunkReturns,
+    pub walk: Option<super::walk_forward::ChunkWalk>,
+}
+
+/// What a run keeps besides the rows: returns reduced in `blocks` for the
+/// statistics (0: not reduced), and the walk-forward's picks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keep {
+    pub blocks: usize,
+    pub walk_forward: Option<super::WalkForwardParams>,
 }
 
 /// Runs strategies into their rows, sharing what they read: each is
@@ -86,6 +102,7 @@ pub struct Ran {
 pub async fn run_strategies(
     market: &dyn MarketData,
     items: Vec<Item>,
+    keep: Keep,
     progress: &Progress,
 ) -> Result<Ran, JobError> {
     let mut inputs = Inputs::default();
@@ -141,9 +158,33 @@ pub async fn run_strategies(
             });
             progress.steps(k + 1, n);
         }
+        let walk = keep.walk_forward.map(|params| {
+            let ran: Vec<_> = planned
+                .iter()
+                .filter_map(|(index, _, ready)| ready.as_ref().ok().map(|(_, pl)| (*index, pl)))
+                .map(|(index, pl)| {
+                    let ws = spaces
+                        .get_mut(&(Arc::as_ptr(&pl.bars) as usize))
+                        .expect("a workspace per set of bars that ran");
+                    (index, pl, ws.block(&pl.entry), ws.block(&pl.exit))
+                })
+                .collect();
+            let ran: Vec<super::walk_forward::Ran> = ran
+                .iter()
+                .map(|(index, pl, entry, exit)| super::walk_forward::Ran {
+                    index: *index,
+                    bars: &pl.bars,
+                    entry,
+                    exit,
+                    settings: &pl.settings,
+                })
+                .collect();
+            super::walk_forward::chunk_walk(&ran, &params)
+        });
         Ran {
             rows,
-            returns: super::statistics::chunk_returns(series, periods_per_year),
+            returns: super::statistics::chunk_returns(series, periods_per_year, keep.blocks),
+            walk,
         }
     })
     .await
@@ -160,7 +201,9 @@ pub async fn run_all(
         .map(|k| Ok((k, e.strategy(k)?, e.varied[k].clone())))
         .collect::<Result<_, crate::FieldError>>()
         .map_err(|e| JobError::Permanent(e.to_string()))?;
-    Ok(run_strategies(market, items, progress).await?.rows)
+    Ok(run_strategies(market, items, Keep::default(), progress)
+        .await?
+        .rows)
 }
 
 /// Runs batch chunks on the workers, keeping their returns for the batch's statistics.
@@ -179,11 +222,23 @@ impl JobHandler for BatchChunkJob {
         let p: ChunkParams = serde_json::from_value(task.params)
             .map_err(|e| JobError::Permanent(format!("invalid chunk: {e}")))?;
         let (batch, first) = (p.batch.clone(), p.first);
+        let keep = Keep {
+            blocks: p.blocks,
+            walk_forward: p.walk_forward,
+        };
         let items = p.items().map_err(|e| JobError::Permanent(e.to_string()))?;
         let started = std::time::Instant::now();
-        let Ran { rows, returns } = run_strategies(self.market.as_ref(), items, &progress).await?;
-        // Kept before the rows are: a finished chunk always has its returns.
-        self.returns.put(&batch, first, &returns).await?;
+        let Ran {
+            rows,
+            returns,
+            walk,
+        } = run_strategies(self.market.as_ref(), items, keep, &progress).await?;
+        // Kept before the rows are: a finished chunk always has its returns
+        // and its walk-forward picks.
+        self.returns.put(&batch, first, returns).await?;
+        if let Some(w) = &walk {
+            super::walk_forward::keep(&self.returns, &batch, first, w).await?;
+        }
         platform::telemetry::batch_rows(rows.len(), started.elapsed());
         serde_json::to_value(ChunkResult { rows })
             .map_err(|e| JobError::Permanent(format!("chunk result not serializable: {e}")))
@@ -237,6 +292,8 @@ impl JobHandler for BatchJob {
         let p: BatchParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid batch: {e}")))?;
         let e = expand(&p.request, usize::MAX)?;
+        let blocks = super::StatisticsParams::of_request(&p.request).blocks;
+        let walk_forward = super::WalkForwardParams::of_request(&p.request);
         let mut chunks = Vec::new();
         for (k, varied) in e.varied.chunks(CHUNK).enumerate() {
             let first = k * CHUNK;
@@ -251,6 +308,8 @@ impl JobHandler for BatchJob {
                 varied: varied.to_vec(),
                 strategy_us: p.strategy_us,
                 reserved: p.reserved,
+                blocks,
+                walk_forward,
             };
             let new = NewTask {
                 owner: task.owner.clone(),
@@ -294,6 +353,9 @@ pub struct BatchStatus {
     /// Probability of Backtest Overfitting), once `SUCCESS`, for two or
     /// more strategies.
     pub statistics: Option<super::BatchStatistics>,
+    /// The walk-forward analysis, once `SUCCESS`, when the batch asked for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub walk_forward: Option<super::WalkForwardResult>,
 }
 
 /// A batch's standing from its record and its chunks. A chunk that failed
@@ -327,6 +389,7 @@ pub async fn status(
         error: None,
         rows: None,
         statistics: None,
+        walk_forward: None,
     };
     match record.status {
         TaskStatus::Pending | TaskStatus::Running => return Ok(s),
@@ -380,12 +443,13 @@ pub async fn status(
     }
     rows.sort_by_key(|r| r.index);
     if let Some(store) = returns {
-        let settings: super::StatisticsParams = p
-            .request
-            .get("statistics")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
+        let settings = super::StatisticsParams::of_request(&p.request);
         s.statistics = super::statistics::of(store, &s.batch_id, p.total, &settings).await?;
+        if let Some(w) = super::WalkForwardParams::of_request(&p.request) {
+            let varied = |k: usize| rows.get(k).map(|r| r.params.clone()).unwrap_or_default();
+            s.walk_forward =
+                Some(super::walk_forward::of(store, &s.batch_id, p.total, &w, varied).await?);
+        }
     }
     s.status = "SUCCESS";
     s.rows = Some(rows);

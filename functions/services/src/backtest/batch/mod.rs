@@ -48,6 +48,8 @@ pub struct StrategyList {
     strategies: Vec<super::schema::StrategyParams>,
     /// How the overfitting statistics are computed.
     statistics: Option<StatisticsParams>,
+    /// A walk-forward analysis of the strategies (docs/batches.md#walk-forward).
+    walk_forward: Option<WalkForwardParams>,
 }
 
 /// One strategy and a grid of values for some of its fields.
@@ -69,6 +71,8 @@ pub struct StrategyGrid {
     grid: Option<Value>,
     /// How the overfitting statistics are computed.
     statistics: Option<StatisticsParams>,
+    /// A walk-forward analysis of the grid (docs/batches.md#walk-forward).
+    walk_forward: Option<WalkForwardParams>,
 }
 
 /// `POST /backtest/batch`: `strategies`, or `strategy` with `grid`.
@@ -91,6 +95,9 @@ pub struct BatchRequest {
     /// Blocks and trials of the overfitting statistics.
     #[serde(default)]
     pub statistics: Option<StatisticsParams>,
+    /// Windows and metric of a walk-forward analysis.
+    #[serde(default)]
+    pub walk_forward: Option<WalkForwardParams>,
 }
 
 /// A batch's strategies with the values each one varies.
@@ -225,6 +232,9 @@ fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), FieldError> {
 pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
     let req: BatchRequest = crate::error::from_json(body.clone())?;
     req.statistics.unwrap_or_default().check()?;
+    if let Some(w) = &req.walk_forward {
+        w.check()?;
+    }
     let name = req.name.clone().unwrap_or_default();
     let too_many = |field: &str, n: usize| {
         Error::invalid(
@@ -366,10 +376,12 @@ pub async fn submission(
 mod jobs;
 mod rows;
 pub mod statistics;
+pub mod walk_forward;
 
 pub use jobs::*;
 pub use rows::*;
 pub use statistics::{BatchStatistics, StatisticsParams};
+pub use walk_forward::{WalkForwardParams, WalkForwardResult};
 
 #[cfg(test)]
 mod tests {

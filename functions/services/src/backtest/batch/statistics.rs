@@ -8,7 +8,7 @@ use crate::{Error, Result};
 use engine::overfitting::{self, BlockSums, Moments, block_layout};
 use futures::{FutureExt, StreamExt};
 use platform::PortError;
-use platform::returns::{ChunkReturns, ReturnStore};
+use platform::returns::{ChunkReturns, Reduced, ReturnStore};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -35,7 +35,7 @@ pub struct StatisticsParams {
     pub trials: Option<f64>,
 }
 
-fn default_blocks() -> usize {
+pub(super) fn default_blocks() -> usize {
     16
 }
 
@@ -61,6 +61,14 @@ impl Default for StatisticsParams {
 }
 
 impl StatisticsParams {
+    /// A batch request's settings (checked at its submit), or the defaults.
+    pub fn of_request(request: &serde_json::Value) -> Self {
+        request
+            .get("statistics")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+
     pub fn check(&self) -> Result<()> {
         if self.blocks < 2 || self.blocks > 16 || self.blocks % 2 == 1 {
             return Err(Error::invalid(
@@ -179,7 +187,7 @@ fn histogram(logits: &[f64]) -> Vec<LogitBin> {
     bins
 }
 
-fn moment_of_time(t: i64) -> Option<String> {
+pub(super) fn moment_of_time(t: i64) -> Option<String> {
     let at = chrono::DateTime::from_timestamp(t, 0)?.naive_utc();
     Some(if at.time() == chrono::NaiveTime::MIN {
         at.format("%Y-%m-%d").to_string()
@@ -189,10 +197,13 @@ fn moment_of_time(t: i64) -> Option<String> {
 }
 
 /// The chunk's returns on the bars all its strategies share: `series` is
-/// (batch index, bar times, returns) per strategy that ran.
+/// (batch index, bar times, returns) per strategy that ran. With `blocks`
+/// (S, not 0) they are also reduced over those bars, which is all the
+/// statistics read when every chunk of the batch shares them.
 pub fn chunk_returns(
     series: Vec<(u32, Arc<Vec<i64>>, Vec<f64>)>,
     periods_per_year: f64,
+    blocks: usize,
 ) -> ChunkReturns {
     let mut common: Option<Arc<Vec<i64>>> = None;
     for (_, times, _) in &series {
@@ -213,12 +224,40 @@ pub fn chunk_returns(
             gather(&own, &returns, &common, &mut values);
         }
     }
-    ChunkReturns {
+    let mut r = ChunkReturns {
         indices,
         times: common.to_vec(),
         values,
         periods_per_year,
+        reduced: None,
+    };
+    let t = r.times.len();
+    if blocks > 0 && t >= 2 * blocks {
+        let (skip, mut reduced) = reduction(r.indices.len(), t, blocks);
+        for k in 0..r.indices.len() {
+            reduce(&mut reduced, k, skip, r.series(k));
+        }
+        r.reduced = Some(reduced);
     }
+    r
+}
+
+/// An empty reduction of `strategies` over `observations` returns in
+/// `blocks` blocks, and the oldest returns its blocks leave out.
+fn reduction(strategies: usize, observations: usize, blocks: usize) -> (usize, Reduced) {
+    let (skip, len) = block_layout(observations, blocks);
+    let r = Reduced {
+        moments: Vec::with_capacity(strategies),
+        sums: BlockSums::new(strategies, blocks, len),
+    };
+    (skip, r)
+}
+
+/// Strategy `k`'s sample into the reduction: on a chunk's worker and,
+/// when chunks' bars differ, on the batch's shared ones, the same way.
+fn reduce(r: &mut Reduced, k: usize, skip: usize, sample: &[f64]) {
+    r.moments.push(Moments::of(sample));
+    r.sums.set(k, &sample[skip..]);
 }
 
 /// Sorted times in both.
@@ -344,26 +383,31 @@ pub async fn compute(
     params: &StatisticsParams,
 ) -> std::result::Result<BatchStatistics, PortError> {
     let firsts: Vec<usize> = (0..total).step_by(CHUNK).collect();
-    // Owned futures: a stream of borrowing ones is not `Send` for every lifetime.
     // Streams of owned futures: borrowing ones are not `Send` for every lifetime.
     let (own_store, own_batch) = (store.clone(), batch.to_string());
     let mut heads = futures::stream::iter(firsts.clone().into_iter().map(move |f| {
         let (store, batch) = (own_store.clone(), own_batch.clone());
-        async move { store.times(&batch, f).await }.boxed()
+        async move { store.head(&batch, f).await }.boxed()
     }))
     .buffered(READ_AHEAD);
     let mut present = Vec::new();
     let mut common: Option<Vec<i64>> = None;
     let mut strategies = 0;
+    // Whether every chunk has the same bars and kept their reduction in S blocks.
+    let mut shared = true;
     let mut k = 0;
     while let Some(head) = heads.next().await {
-        if let Some((n, times)) = head? {
+        if let Some(head) = head? {
             present.push(firsts[k]);
-            strategies += n;
+            strategies += head.strategies;
+            shared &= head.blocks == params.blocks;
             common = Some(match common {
-                None => times,
-                Some(c) if c == times => c,
-                Some(c) => intersect(&c, &times),
+                None => head.times,
+                Some(c) if c == head.times => c,
+                Some(c) => {
+                    shared = false;
+                    intersect(&c, &head.times)
+                }
             });
         }
         k += 1;
@@ -397,31 +441,29 @@ pub async fn compute(
     }
     let (skip, len) = block_layout(common.len(), params.blocks);
     let blocks = params.blocks;
-    // Each chunk read and reduced on its own blocking thread, a few at once.
+    // Each chunk's reduction: as its worker kept it when every chunk shares
+    // its bars, or else its returns read and reduced on the bars all share,
+    // on a blocking thread; a few chunks at once.
     let (own_store, own_batch, own_common) = (store.clone(), batch.to_string(), common.clone());
     let mut chunks = futures::stream::iter(present.into_iter().map(move |f| {
         let (store, batch, common) = (own_store.clone(), own_batch.clone(), own_common.clone());
         async move {
+            if shared {
+                return store.reduced(&batch, f).await;
+            }
             let Some(chunk) = store.get(&batch, f).await? else {
                 return Ok::<_, PortError>(None);
             };
             tokio::task::spawn_blocking(move || {
-                let mut sums = BlockSums::new(chunk.indices.len(), blocks, len);
-                let mut ms = Vec::with_capacity(chunk.indices.len());
+                let n = chunk.indices.len();
+                let (_, mut reduced) = reduction(n, common.len(), blocks);
                 let mut sample = Vec::with_capacity(common.len());
-                let whole = chunk.times == *common;
-                for k in 0..chunk.indices.len() {
-                    let series = if whole {
-                        chunk.series(k)
-                    } else {
-                        sample.clear();
-                        gather(&chunk.times, chunk.series(k), &common, &mut sample);
-                        &sample
-                    };
-                    ms.push(Moments::of(series));
-                    sums.set(k, &series[skip..]);
+                for k in 0..n {
+                    sample.clear();
+                    gather(&chunk.times, chunk.series(k), &common, &mut sample);
+                    reduce(&mut reduced, k, skip, &sample);
                 }
-                Some((chunk.periods_per_year, chunk.indices, ms, sums))
+                Some((chunk.indices, chunk.periods_per_year, reduced))
             })
             .await
             .map_err(PortError::internal)
@@ -433,13 +475,19 @@ pub async fn compute(
     let mut indices = Vec::with_capacity(strategies);
     let mut moments = Vec::with_capacity(strategies);
     while let Some(reduced) = chunks.next().await {
-        let Some((ppy, ix, ms, part)) = reduced? else {
+        let Some((ix, ppy, part)) = reduced? else {
             continue;
         };
+        if (part.sums.blocks, part.sums.len) != (blocks, len) || part.moments.len() != ix.len() {
+            return Err(PortError::internal(format!(
+                "batch returns object: a reduction of {} blocks of {}, the batch has {blocks} of {len}",
+                part.sums.blocks, part.sums.len
+            )));
+        }
         s.periods_per_year = ppy;
         indices.extend(ix);
-        moments.extend(ms);
-        parts.push(part);
+        moments.extend(part.moments);
+        parts.push(part.sums);
     }
     drop(chunks);
     let sums = BlockSums::concat(parts, blocks, len);
@@ -504,10 +552,29 @@ mod tests {
                 (4, Arc::new(vec![2, 3, 4, 5]), vec![1.2, 1.3, 1.4, 1.5]),
             ],
             252.0,
+            0,
         );
         assert_eq!(r.times, vec![2, 3, 4]);
         assert_eq!(r.indices, vec![3, 4]);
         assert_eq!(r.values, vec![0.2, 0.3, 0.4, 1.2, 1.3, 1.4]);
+        assert_eq!(r.reduced, None);
+    }
+
+    #[test]
+    fn a_chunk_reduces_its_shared_bars_when_they_fill_the_blocks() {
+        let times = Arc::new((0..7).collect::<Vec<i64>>());
+        let a = vec![0.1, -0.2, 0.3, 0.0, 0.5, -0.1, 0.2];
+        let b = vec![0.0, 0.1, 0.1, -0.3, 0.2, 0.0, 0.4];
+        let series = vec![(0, times.clone(), a.clone()), (1, times.clone(), b.clone())];
+        let r = chunk_returns(series.clone(), 252.0, 2).reduced.unwrap();
+        // 7 returns in 2 blocks of 3: the oldest is left out.
+        assert_eq!((r.sums.blocks, r.sums.len), (2, 3));
+        assert_eq!(r.moments, vec![Moments::of(&a), Moments::of(&b)]);
+        let (sum, sumsq) = r.sums.row(1);
+        assert!((sum[0] - (0.1 + 0.1 - 0.3)).abs() < 1e-15 && (sum[1] - 0.6).abs() < 1e-15);
+        assert!((sumsq[1] - (0.04 + 0.16)).abs() < 1e-15);
+        // Too few bars for the blocks: the returns alone.
+        assert_eq!(chunk_returns(series, 252.0, 4).reduced, None);
     }
 
     #[test]
