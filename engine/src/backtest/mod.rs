@@ -283,7 +283,7 @@ mod tests {
         b
     }
 
-    fn settings(tp: TradePrice) -> Settings {
+    pub(crate) fn settings(tp: TradePrice) -> Settings {
         Settings {
             direction: Direction::Long,
             trade_price: tp,

@@ -326,7 +326,7 @@ fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backtest::{Direction, RiskControl, TradePrice};
+    use crate::backtest::TradePrice;
     use chrono::Duration;
 
     #[test]
@@ -392,16 +392,7 @@ mod tests {
     }
 
     fn settings() -> Settings {
-        Settings {
-            direction: Direction::Long,
-            trade_price: TradePrice::CurrentClose,
-            capital_alloc: 1.0,
-            commission: 0.0,
-            slippage: 0.0,
-            risk: RiskControl::default(),
-            bars_per_year: 252.0,
-            start: 0,
-        }
+        crate::backtest::tests::settings(TradePrice::CurrentClose)
     }
 
     fn at(n: usize, bars: &[usize]) -> Fired {

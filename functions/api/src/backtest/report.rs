@@ -84,12 +84,7 @@ pub(crate) async fn backtest_chart(
     responses((status = 200, description = "The report page (a batch not finished shows its progress and reloads every 2 s)", content_type = "text/html", body = String),
         (status = 404, description = "No such batch of the caller", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Reply {
-    let record =
-        crate::tasks::owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest])
-            .await?;
-    let returns = platform::returns::ReturnStore::new(t.state.uploads.blobs().clone());
-    let s =
-        services::backtest::batch::status(t.state.tasks.as_ref(), Some(&returns), &record).await?;
+    let (_, s) = standing(&t, &batch_id).await?;
     let name = match s.name.as_str() {
         "" => "Batch".to_string(),
         n => n.to_string(),
@@ -103,14 +98,7 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
         s.status
     );
     Ok(match (s.status, s.error) {
-        (_, Some(error)) => page(
-            &name,
-            &format!(
-                r#"{heading}<div class="status" id="task-error">{}</div>"#,
-                escape(&error)
-            ),
-            false,
-        ),
+        (_, Some(error)) => failed(&name, &heading, &error),
         ("SUCCESS", None) => chart_page(
             &name,
             &format!(
@@ -136,16 +124,7 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
             &json!({"batch_id": s.batch_id, "paths": s.paths, "statistics": s.statistics}),
             "report-batch.js",
         ),
-        (status, None) => page(
-            &name,
-            &format!(
-                r#"{heading}<div class="status">The batch is {}: {} of {} strategies done; this page reloads every 2 s.</div>"#,
-                status.to_lowercase(),
-                s.done,
-                s.total
-            ),
-            true,
-        ),
+        (status, None) => running(&name, &heading, status, s.done, s.total),
     })
 }
 
@@ -158,12 +137,7 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
     responses((status = 200, description = "The walk-forward page (a batch not finished shows its progress and reloads every 2 s)", content_type = "text/html", body = String),
         (status = 404, description = "No such batch of the caller, or it has no walk-forward", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_walk_forward(t: Tenant, Path(batch_id): Path<String>) -> Reply {
-    let record =
-        crate::tasks::owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest])
-            .await?;
-    let returns = platform::returns::ReturnStore::new(t.state.uploads.blobs().clone());
-    let s =
-        services::backtest::batch::status(t.state.tasks.as_ref(), Some(&returns), &record).await?;
+    let (record, s) = standing(&t, &batch_id).await?;
     let asked = record
         .params
         .get("request")
@@ -188,14 +162,7 @@ pub(crate) async fn batch_walk_forward(t: Tenant, Path(batch_id): Path<String>) 
         s.batch_id
     );
     Ok(match (s.status, s.error, s.walk_forward) {
-        (_, Some(error), _) => page(
-            &name,
-            &format!(
-                r#"{heading}<div class="status" id="task-error">{}</div>"#,
-                escape(&error)
-            ),
-            false,
-        ),
+        (_, Some(error), _) => failed(&name, &heading, &error),
         ("SUCCESS", None, Some(w)) => chart_page(
             &name,
             &format!(
@@ -208,15 +175,56 @@ pub(crate) async fn batch_walk_forward(t: Tenant, Path(batch_id): Path<String>) 
             &json!({"batch_id": s.batch_id, "walk_forward": w}),
             "report-walk-forward.js",
         ),
-        (status, _, _) => page(
-            &name,
-            &format!(
-                r#"{heading}<div class="status">The batch is {}: {} of {} strategies done; this page reloads every 2 s.</div>"#,
-                status.to_lowercase(),
-                s.done,
-                s.total
-            ),
-            true,
-        ),
+        (status, _, _) => running(&name, &heading, status, s.done, s.total),
     })
+}
+
+/// The caller's batch record and where it stands (with its statistics and
+/// walk-forward once finished).
+async fn standing(
+    t: &Tenant,
+    batch_id: &str,
+) -> Result<
+    (
+        platform::tasks::Task,
+        services::backtest::batch::BatchStatus,
+    ),
+    crate::error::ApiError,
+> {
+    let record =
+        crate::tasks::owned_task(&t.state, &t.caller, batch_id, &[TaskKind::BatchBacktest]).await?;
+    let returns = platform::returns::ReturnStore::new(t.state.uploads.blobs().clone());
+    let s =
+        services::backtest::batch::status(t.state.tasks.as_ref(), Some(&returns), &record).await?;
+    Ok((record, s))
+}
+
+/// A batch page of a batch that failed: why.
+fn failed(name: &str, heading: &str, error: &str) -> axum::response::Response {
+    page(
+        name,
+        &format!(
+            r#"{heading}<div class="status" id="task-error">{}</div>"#,
+            escape(error)
+        ),
+        false,
+    )
+}
+
+/// A batch page of a batch still running: its progress, reloading.
+fn running(
+    name: &str,
+    heading: &str,
+    status: &str,
+    done: usize,
+    total: usize,
+) -> axum::response::Response {
+    page(
+        name,
+        &format!(
+            r#"{heading}<div class="status">The batch is {}: {done} of {total} strategies done; this page reloads every 2 s.</div>"#,
+            status.to_lowercase()
+        ),
+        true,
+    )
 }
