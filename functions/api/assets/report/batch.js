@@ -37,12 +37,7 @@
     };
     document.getElementById("overfitting").hidden = false;
     R.metrics("statistics", shown, Object.keys(shown), "stat:");
-    for (const note of statistics.notes) {
-      const p = document.createElement("p");
-      p.className = "sub";
-      p.textContent = note;
-      document.getElementById("notes").appendChild(p);
-    }
+    R.notes("notes", statistics.notes);
     if (!o.logit_histogram) return;
     const bins = o.logit_histogram;
     const label = (b) => (b.from === null ? "< " + b.to : b.to === null ? "≥ " + b.from : b.from + " to " + b.to);

@@ -53,6 +53,17 @@
     }
   }
 
+  // Each of `notes` (why a figure is missing) as a line under `id`.
+  function notes(id, lines) {
+    const el = document.getElementById(id);
+    for (const line of lines) {
+      const p = document.createElement("p");
+      p.className = "sub";
+      p.textContent = line;
+      el.appendChild(p);
+    }
+  }
+
   // A table body of rows: columns are [heading, key, value-of-row, signed].
   function rows(id, items, columns) {
     const table = document.getElementById(id);
@@ -148,5 +159,5 @@
     });
   }
 
-  window.Report = { fail, fmt, cell, th, metrics, rows, time, chart, categories, drawdown, palette, api, data, nothing, ready };
+  window.Report = { fail, fmt, cell, th, metrics, notes, rows, time, chart, categories, drawdown, palette, api, data, nothing, ready };
 })();

@@ -22,12 +22,7 @@
     "Profitable windows": w.profitable_windows + " of " + w.windows_with_pick,
   };
   R.metrics("summary", summary, Object.keys(summary), "wf:");
-  for (const note of w.notes) {
-    const p = document.createElement("p");
-    p.className = "sub";
-    p.textContent = note;
-    document.getElementById("notes").appendChild(p);
-  }
+  R.notes("notes", w.notes);
 
   if (w.equity.length > 0) {
     const chart = R.chart(document.getElementById("equity"));

@@ -423,17 +423,16 @@ fn merged(
         r.notes = notes;
         return Ok(r);
     };
-    let key = |w: &ChunkWalk| {
-        (
-            w.first_bar,
-            w.times.clone(),
-            w.steps
+    let same_windows = |w: &ChunkWalk| {
+        w.first_bar == head.first_bar
+            && w.times == head.times
+            && w.steps.len() == head.steps.len()
+            && w.steps
                 .iter()
-                .map(|s| (s.in_sample, s.out_of_sample))
-                .collect::<Vec<_>>(),
-        )
+                .zip(&head.steps)
+                .all(|(a, b)| (a.in_sample, a.out_of_sample) == (b.in_sample, b.out_of_sample))
     };
-    if parts.iter().any(|p| key(p) != key(head)) {
+    if !parts.iter().all(same_windows) {
         notes.push("the batch's chunks ran on different bars or dates; a walk-forward needs one symbol, frequency and window for all".into());
         r.notes = notes;
         return Ok(r);
