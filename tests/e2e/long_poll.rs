@@ -28,8 +28,16 @@ impl JobHandler for Sleeps {
 }
 
 async fn server(returned: Arc<Mutex<Vec<Instant>>>) -> (TestServer, tempfile::TempDir) {
+    server_rereading(returned, api::limits::Limits::default().long_poll_reread).await
+}
+
+async fn server_rereading(
+    returned: Arc<Mutex<Vec<Instant>>>,
+    reread: Duration,
+) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.limits.long_poll_reread = reread;
     opts.registry = Arc::new(move |_| {
         let mut r = JobRegistry::default();
         for kind in [
@@ -46,8 +54,10 @@ async fn server(returned: Arc<Mutex<Vec<Instant>>>) -> (TestServer, tempfile::Te
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_poll_answers_when_the_task_ends_on_every_status_operation() {
+    // Re-reads 15 s apart: an answer before then came from the worker's
+    // notice, however loaded the machine.
     let returned = Arc::new(Mutex::new(Vec::new()));
-    let (s, _dir) = server(returned.clone()).await;
+    let (s, _dir) = server_rereading(returned.clone(), Duration::from_secs(15)).await;
     for (kind, path) in [
         (TaskKind::StrategyBacktest, "/backtest/status"),
         (TaskKind::CpmScan, "/cpm/status"),
@@ -65,10 +75,11 @@ async fn a_long_poll_answers_when_the_task_ends_on_every_status_operation() {
         );
         let ended = returned.lock().unwrap()[0];
         assert!(answered - t0 >= Duration::from_millis(300), "{path}");
-        // The job's return, the outcome's write and the answer: well within 50 ms.
+        // The job's return, the outcome's write and the answer: far sooner
+        // than the next re-read (50 ms is typical; 5 s leaves room for load).
         let late = answered - ended;
         assert!(
-            late < Duration::from_millis(50),
+            late < Duration::from_secs(5),
             "{path}: answered {late:?} after the job ended"
         );
     }
@@ -175,9 +186,9 @@ async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
         (200, Some("SUCCESS")),
         "{body}"
     );
-    // Read again every 250 ms.
+    // Read again every 250 ms: seen long before the wait's 10 s.
     assert!(
-        answered - ended < Duration::from_millis(400),
+        answered - ended < Duration::from_secs(3),
         "{:?}",
         answered - ended
     );

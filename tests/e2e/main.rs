@@ -27,6 +27,7 @@ mod jobs;
 mod lambda_watch;
 mod layers;
 mod long_poll;
+mod monte_carlo;
 mod observability;
 mod options;
 mod own_data;

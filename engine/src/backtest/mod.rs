@@ -252,6 +252,7 @@ fn exit_after(
 }
 
 mod metrics;
+pub mod monte_carlo;
 pub mod walk_forward;
 
 use metrics::metrics;

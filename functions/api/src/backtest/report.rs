@@ -9,6 +9,7 @@ use crate::report::{chart_page, escape, page};
 use axum::extract::Path;
 use platform::tasks::TaskKind;
 use serde_json::json;
+use services::backtest::monte_carlo;
 
 /// The task as an HTML page: price with the trades marked, equity and
 /// drawdown, the metrics and the trade list.
@@ -31,6 +32,21 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
     let chart =
         services::backtest::chart::task_chart(t.state.market.as_ref(), &t.state.uploads, &task)
             .await?;
+    let upload = services::backtest::task_upload(&t.state.uploads, &task, false).await?;
+    let settings = monte_carlo::Settings {
+        draws: monte_carlo::DEFAULT_DRAWS,
+        seed: 0,
+        block: None,
+    };
+    // A run too long for the default draws shows why instead of a fan.
+    let monte_carlo =
+        match monte_carlo::of_strategy(t.state.market.as_ref(), &task.params, upload, settings)
+            .await
+        {
+            Ok(m) => json!(m),
+            Err(services::Error::Invalid(e)) => json!({"error": e.to_string()}),
+            Err(e) => return Err(e.into()),
+        };
     Ok(chart_page(
         &name,
         &format!(
@@ -39,9 +55,16 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
 <h2>Equity and drawdown</h2><div id="equity" class="chart tall"></div>
 <p class="sub"><span id="points"></span> bars</p>
 <h2>Metrics</h2><table class="metrics" id="metrics"></table>
-<h2>Trades</h2><table id="trades"></table>"#
+<h2>Monte Carlo</h2>
+<p class="sub">{draws} paths of each kind, seed 0: the trades drawn again with replacement, and the bar returns drawn in circular blocks (docs/backtest.md#monte-carlo; <a href="/backtest/monte-carlo/{id}?draws={draws}&amp;seed=0">as JSON</a>, other seeds and sizes there).</p>
+<table id="monte-carlo"></table><div id="monte-carlo-notes"></div>
+<h3>Equity paths, bar returns drawn in blocks (percentiles)</h3><div id="fan-returns" class="chart"></div>
+<h3>Equity paths, trades drawn again (percentiles, by trade)</h3><div id="fan-trades" class="chart"></div>
+<h2>Trades</h2><table id="trades"></table>"#,
+            draws = monte_carlo::DEFAULT_DRAWS,
+            id = task.id
         ),
-        &json!({"result": task.result, "chart": chart}),
+        &json!({"result": task.result, "chart": chart, "monte_carlo": monte_carlo}),
         "report-backtest.js",
     ))
 }
@@ -58,18 +81,7 @@ pub(crate) async fn backtest_chart(
     t: Tenant,
     Path(task_id): Path<String>,
 ) -> Result<axum::Json<services::backtest::chart::Chart>, crate::error::ApiError> {
-    let task =
-        crate::tasks::owned_task(&t.state, &t.caller, &task_id, &[TaskKind::StrategyBacktest])
-            .await?;
-    if task.status != platform::tasks::TaskStatus::Success {
-        return Err(crate::error::ApiError::new(
-            409,
-            format!(
-                "task '{task_id}' is {}: its series exist once it has succeeded",
-                task.status
-            ),
-        ));
-    }
+    let task = super::monte_carlo::succeeded(&t, &task_id).await?;
     let chart =
         services::backtest::chart::task_chart(t.state.market.as_ref(), &t.state.uploads, &task)
             .await?;

@@ -38,6 +38,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(super::report::backtest_chart))
         .routes(routes!(super::report::batch_report))
         .routes(routes!(super::report::batch_walk_forward))
+        .routes(routes!(super::monte_carlo::backtest_monte_carlo))
+        .routes(routes!(super::monte_carlo::batch_monte_carlo))
 }
 
 /// Endpoints of this service that need no credentials.

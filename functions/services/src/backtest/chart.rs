@@ -4,8 +4,10 @@
 //! only their result; the metrics and trade list on the page are the
 //! task's own.
 
+use super::params::StrategyParams;
 use super::prepare::prepare_with;
-use super::run::{Inputs, plan, report};
+use super::run::{Inputs, Planned, plan, report};
+use engine::backtest::Report;
 use engine::workspace::Workspace;
 use platform::marketdata::MarketData;
 use serde::Serialize;
@@ -39,7 +41,7 @@ pub struct Chart {
     pub trades: Vec<ChartTrade>,
 }
 
-fn stamp(t: chrono::NaiveDateTime, intraday: bool) -> String {
+pub(super) fn stamp(t: chrono::NaiveDateTime, intraday: bool) -> String {
     if intraday {
         t.format("%Y-%m-%dT%H:%M:%S").to_string()
     } else {
@@ -65,14 +67,10 @@ pub async fn chart(
     params: &Value,
     upload: Option<std::sync::Arc<super::csv::Upload>>,
 ) -> crate::Result<Chart> {
-    let prepared = prepare_with(market, params, upload).await?;
-    let planned = plan(market, &prepared, &mut Inputs::default()).await?;
-    let p = prepared.params();
-    let intraday = p.frequency == super::params::BtFrequency::Hourly;
-    let capital = p.capital;
-    let symbol = p.symbol.clone();
-    tokio::task::spawn_blocking(move || {
-        let r = report(&planned, &mut Workspace::new(&planned.bars));
+    rerun(market, params, upload, |p, planned, r| {
+        let intraday = p.frequency == super::params::BtFrequency::Hourly;
+        let capital = p.capital;
+        let symbol = p.symbol.clone();
         let bars = &planned.bars;
         let start = planned.settings.start.min(bars.len());
         let curve = engine::backtest::equity_curve(bars, &r.trades, &planned.settings);
@@ -106,6 +104,23 @@ pub async fn chart(
                 })
                 .collect(),
         }
+    })
+    .await
+}
+
+/// The strategy in `params` run again (on `upload` in CSV mode), and `f`
+/// of its run on a blocking thread.
+pub(super) async fn rerun<T: Send + 'static>(
+    market: &dyn MarketData,
+    params: &Value,
+    upload: Option<std::sync::Arc<super::csv::Upload>>,
+    f: impl FnOnce(&StrategyParams, &Planned, &Report) -> T + Send + 'static,
+) -> crate::Result<T> {
+    let prepared = prepare_with(market, params, upload).await?;
+    let planned = plan(market, &prepared, &mut Inputs::default()).await?;
+    tokio::task::spawn_blocking(move || {
+        let r = report(&planned, &mut Workspace::new(&planned.bars));
+        f(prepared.params(), &planned, &r)
     })
     .await
     .map_err(|e| platform::PortError::internal(e).into())

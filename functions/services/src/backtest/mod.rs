@@ -8,6 +8,7 @@ pub mod chart;
 pub mod csv;
 pub mod encode;
 pub mod indicators;
+pub mod monte_carlo;
 pub mod params;
 pub mod prepare;
 pub mod rules;

@@ -1,0 +1,382 @@
+//! Monte Carlo of a backtest or of a batch row: the strategy is run again
+//! (a few milliseconds, as for its chart), then its trades are bootstrapped
+//! and its per-bar returns block-bootstrapped (`engine::backtest::monte_carlo`)
+//! into percentile bands of CAGR, maximum drawdown and final equity, and
+//! a fan of equity paths. Seeded: the same query gives the same answer.
+
+use super::chart::{rerun, stamp};
+use super::params::{BtFrequency, StrategyParams};
+use super::run::Planned;
+use crate::{FieldError, Result};
+use engine::backtest::monte_carlo::{self as mc, Plan, Resampling};
+use engine::backtest::{Report, bar_returns};
+use platform::marketdata::MarketData;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+#[cfg(feature = "openapi")]
+use utoipa::{IntoParams, ToSchema};
+
+/// The percentiles every band is given at.
+pub const PERCENTILES: [f64; 5] = [5.0, 25.0, 50.0, 75.0, 95.0];
+pub const DEFAULT_DRAWS: usize = 1_000;
+pub const MAX_DRAWS: usize = 10_000;
+/// Draws times steps per method: what one answer may cost (about a second
+/// of one core at the most).
+pub const MAX_WORK: usize = 100_000_000;
+/// Points of a fan chart at most.
+pub const FAN_POINTS: usize = 250;
+
+/// Query of `GET /backtest/monte-carlo/{task_id}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct MonteCarloQuery {
+    /// Paths per method (default 1,000, at most 10,000).
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 10000, example = 1000)
+    )]
+    pub draws: Option<i64>,
+    /// The draws' seed (default 0): the same seed, the same answer.
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 0, maximum = 4294967295_i64, example = 7)
+    )]
+    pub seed: Option<i64>,
+    /// Bars per block of the returns' block bootstrap (default: the cube
+    /// root of the number of returns, rounded; longer than the run: the run).
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 100000, example = 20)
+    )]
+    pub block: Option<i64>,
+}
+
+/// Query of `GET /backtest/batch/{batch_id}/monte-carlo`: a row and the
+/// same settings as a backtest's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
+pub struct RowMonteCarloQuery {
+    /// The row's `index` in the batch's results.
+    #[cfg_attr(feature = "openapi", param(minimum = 0, example = 0))]
+    pub row: i64,
+    /// Paths per method (default 1,000, at most 10,000).
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 10000, example = 1000)
+    )]
+    pub draws: Option<i64>,
+    /// The draws' seed (default 0): the same seed, the same answer.
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 0, maximum = 4294967295_i64, example = 7)
+    )]
+    pub seed: Option<i64>,
+    /// Bars per block of the returns' block bootstrap (default: the cube
+    /// root of the number of returns, rounded).
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 100000, example = 20)
+    )]
+    pub block: Option<i64>,
+}
+
+impl RowMonteCarloQuery {
+    /// The row, and the settings as a backtest's query.
+    pub fn split(&self) -> (i64, MonteCarloQuery) {
+        let q = MonteCarloQuery {
+            draws: self.draws,
+            seed: self.seed,
+            block: self.block,
+        };
+        (self.row, q)
+    }
+}
+
+/// Checked settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub draws: usize,
+    pub seed: u64,
+    pub block: Option<usize>,
+}
+
+fn within(v: i64, field: &str, min: i64, max: i64) -> Result<i64, FieldError> {
+    if (min..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(FieldError::new(
+            field,
+            format!("must be between {min} and {max}, got {v}"),
+        ))
+    }
+}
+
+impl MonteCarloQuery {
+    pub fn check(&self) -> Result<Settings, FieldError> {
+        let draws = within(
+            self.draws.unwrap_or(DEFAULT_DRAWS as i64),
+            "draws",
+            1,
+            MAX_DRAWS as i64,
+        )?;
+        let seed = within(self.seed.unwrap_or(0), "seed", 0, u32::MAX as i64)?;
+        let block = self
+            .block
+            .map(|b| within(b, "block", 1, 100_000))
+            .transpose()?;
+        Ok(Settings {
+            draws: draws as usize,
+            seed: seed as u64,
+            block: block.map(|b| b as usize),
+        })
+    }
+}
+
+/// The run's own figures, in the bands' units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Figures {
+    /// Percent a year, over calendar years (as the backtest's `cagr`).
+    pub cagr: f64,
+    /// Percent, 0 or negative.
+    pub max_drawdown: f64,
+    /// Capital at the end (the initial capital grown).
+    pub final_equity: f64,
+}
+
+/// Equity paths' percentiles along the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Fan {
+    /// Steps of the paths: trades taken (trade bootstrap) or bars after
+    /// the window's first (block bootstrap); at most 250, evenly spread.
+    pub step: Vec<usize>,
+    /// The bar's time at each step (block bootstrap; empty for trades).
+    pub time: Vec<String>,
+    /// Per percentile (in `percentiles`' order), the capital at each step.
+    pub equity: Vec<Vec<f64>>,
+}
+
+/// One method's bands: each list has a value per percentile.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Resampled {
+    /// Steps of a path: the run's trades or its bar returns.
+    pub steps: usize,
+    pub cagr: Vec<f64>,
+    pub max_drawdown: Vec<f64>,
+    pub final_equity: Vec<f64>,
+    /// Share of paths ending below the initial capital (0 to 1).
+    pub probability_of_loss: f64,
+    pub fan: Fan,
+}
+
+/// `GET /backtest/monte-carlo/{task_id}` and the batch rows' equivalent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct MonteCarlo {
+    pub draws: usize,
+    pub seed: u64,
+    /// Bars per block of the returns' bootstrap (as used).
+    pub block: usize,
+    /// The percentiles of every band, 0 to 100.
+    pub percentiles: Vec<f64>,
+    pub actual: Figures,
+    /// The trades drawn with replacement, as many as the run had, each
+    /// compounding its return on the allocated capital. Null with fewer
+    /// than 2 trades (see `notes`).
+    pub trades: Option<Resampled>,
+    /// The per-bar returns drawn in circular blocks, as many as the run
+    /// had. Null with fewer than 2 returns or an equity that reached 0.
+    pub returns: Option<Resampled>,
+    pub notes: Vec<String>,
+}
+
+/// The Monte Carlo of the strategy in `params` (a task's parameters or a
+/// batch row's strategy), on `upload` in CSV mode.
+pub async fn of_strategy(
+    market: &dyn MarketData,
+    params: &Value,
+    upload: Option<std::sync::Arc<super::csv::Upload>>,
+    settings: Settings,
+) -> Result<MonteCarlo> {
+    let answer = rerun(market, params, upload, move |p, planned, r| {
+        simulate(p, planned, r, settings)
+    })
+    .await??;
+    Ok(answer)
+}
+
+/// The Monte Carlo of row `row` of a batch (its record): the row's
+/// strategy as the batch ran it.
+pub async fn of_batch_row(
+    market: &dyn MarketData,
+    record: &platform::tasks::Task,
+    row: i64,
+    settings: Settings,
+) -> Result<MonteCarlo> {
+    let p: super::batch::BatchParams =
+        serde_json::from_value(record.params.clone()).map_err(platform::PortError::internal)?;
+    let expanded = super::batch::expand(&p.request, usize::MAX)?;
+    let last = expanded.len() as i64 - 1;
+    let k = within(row, "row", 0, last)? as usize;
+    let strategy = expanded
+        .strategy(k)
+        .map_err(|e| FieldError::new("row", e.to_string()))?;
+    of_strategy(market, &strategy, None, settings).await
+}
+
+fn simulate(
+    p: &StrategyParams,
+    planned: &Planned,
+    r: &Report,
+    settings: Settings,
+) -> Result<MonteCarlo, FieldError> {
+    let bars = &planned.bars;
+    let s = &planned.settings;
+    let start = s.start.min(bars.len());
+    let years = if bars.len() > start {
+        (bars.date(bars.len() - 1) - bars.date(start)).num_days() as f64 / 365.25
+    } else {
+        0.0
+    };
+    let trades: Vec<f64> = r
+        .trades
+        .iter()
+        .map(|t| 1.0 + s.capital_alloc * t.ret)
+        .collect();
+    let mut returns = Vec::new();
+    bar_returns(bars, &r.trades, s, &mut returns);
+    let steps = trades.len().max(returns.len());
+    if settings.draws.saturating_mul(steps) > MAX_WORK {
+        return Err(FieldError::new(
+            "draws",
+            format!(
+                "{} draws of this run's {steps} steps pass the {MAX_WORK} allowed: ask for at most {}",
+                settings.draws,
+                MAX_WORK / steps
+            ),
+        ));
+    }
+    let mut notes = Vec::new();
+    let default_block = ((returns.len() as f64).cbrt().round() as usize).max(1);
+    let mut block = settings.block.unwrap_or(default_block);
+    if block > returns.len() && !returns.is_empty() {
+        notes.push(format!(
+            "block {block} is longer than the run's {} returns: one block of all of them",
+            returns.len()
+        ));
+        block = returns.len();
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let capital = p.capital;
+    let intraday = p.frequency == BtFrequency::Hourly;
+    let run = |growth: &[f64], how: Resampling, time: Option<&dyn Fn(usize) -> String>| {
+        let plan = Plan {
+            how,
+            draws: settings.draws,
+            seed: settings.seed,
+            years,
+            max_points: FAN_POINTS,
+        };
+        let sim = mc::simulate(growth, &plan, threads);
+        let b = mc::bands(&sim, &PERCENTILES);
+        let losses = sim.outcomes.iter().filter(|o| o.final_equity < 1.0).count();
+        Resampled {
+            steps: growth.len(),
+            cagr: b.cagr.iter().map(|v| v * 100.0).collect(),
+            max_drawdown: b.max_drawdown.iter().map(|v| v * 100.0).collect(),
+            final_equity: b.final_equity.iter().map(|v| v * capital).collect(),
+            probability_of_loss: losses as f64 / settings.draws as f64,
+            fan: Fan {
+                time: time
+                    .map(|f| sim.points.iter().map(|k| f(*k)).collect())
+                    .unwrap_or_default(),
+                step: sim.points,
+                equity: b
+                    .fan
+                    .iter()
+                    .map(|band| band.iter().map(|v| v * capital).collect())
+                    .collect(),
+            },
+        }
+    };
+    let trades = if trades.len() >= 2 {
+        Some(run(&trades, Resampling::Independent, None))
+    } else {
+        notes.push(format!(
+            "{} trade(s): the trade bootstrap needs at least 2",
+            trades.len()
+        ));
+        None
+    };
+    let returns = if returns.len() < 2 {
+        notes.push("fewer than 2 bar returns: no block bootstrap".into());
+        None
+    } else if returns.iter().any(|r| !r.is_finite()) {
+        notes.push("the equity reached 0: its returns cannot be drawn again".into());
+        None
+    } else {
+        let growth: Vec<f64> = returns.iter().map(|r| 1.0 + r).collect();
+        let time = |k: usize| stamp(bars.time[start + k], intraday);
+        Some(run(&growth, Resampling::Blocks(block), Some(&time)))
+    };
+    let m = &r.metrics;
+    Ok(MonteCarlo {
+        draws: settings.draws,
+        seed: settings.seed,
+        block,
+        percentiles: PERCENTILES.to_vec(),
+        actual: Figures {
+            cagr: m.cagr,
+            max_drawdown: m.max_drawdown,
+            final_equity: capital * (1.0 + m.total_return / 100.0),
+        },
+        trades,
+        returns,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_checked_by_field() {
+        let ok = MonteCarloQuery::default().check().unwrap();
+        assert_eq!((ok.draws, ok.seed, ok.block), (1_000, 0, None));
+        for (q, field) in [
+            (
+                MonteCarloQuery {
+                    draws: Some(0),
+                    ..Default::default()
+                },
+                "draws",
+            ),
+            (
+                MonteCarloQuery {
+                    draws: Some(10_001),
+                    ..Default::default()
+                },
+                "draws",
+            ),
+            (
+                MonteCarloQuery {
+                    seed: Some(-1),
+                    ..Default::default()
+                },
+                "seed",
+            ),
+            (
+                MonteCarloQuery {
+                    block: Some(0),
+                    ..Default::default()
+                },
+                "block",
+            ),
+        ] {
+            assert_eq!(q.check().unwrap_err().field, field);
+        }
+    }
+}
