@@ -61,6 +61,11 @@ fn sma_cross(b: &Bars) -> usize {
 
 fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
+    // `-- monte-carlo`: that part alone.
+    if std::env::args().any(|a| a == "monte-carlo") {
+        monte_carlo(&rt);
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let config = SampleConfig {
         stocks: 10,
@@ -321,5 +326,91 @@ fn main() {
             scan.as_secs_f64() / counted.as_secs_f64()
         );
         s.stop().await;
+    });
+    monte_carlo(&rt);
+}
+
+/// Monte Carlo of a 30-year daily backtest: over HTTP as a user asks for
+/// it (1,000 and 10,000 draws of both methods), and the engine's bootstrap
+/// against numpy's, vectorised, on the same growth factors.
+fn monte_carlo(rt: &tokio::runtime::Runtime) {
+    use engine::backtest::monte_carlo::{Plan, Resampling, bands, simulate};
+    rt.block_on(async {
+        let db = tempfile::tempdir().unwrap();
+        let s = TestServer::start(Options::new(db.path().join("db.sqlite"))).await;
+        let demo = Some((DEMO_EMAIL, DEMO_PASSWORD));
+        let body = json!({
+            "symbol": "SPX", "start_date": "1995-01-03", "risk_control": "-5//21",
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"},
+                "rule": {"comparison_type": "SVMA", "type_name": "CrossAbove", "comparison_value": "0", "period": "50"}}},
+            "exit": {"rule_type": "RiskControlOnly"}
+        });
+        let (_, sub) = s.post("/backtest/start_backtest", demo, &body).await;
+        let id = sub["task_id"].as_str().unwrap().to_string();
+        let task = s.succeeded(&format!("/backtest/status/{id}"), demo).await;
+        let (_, chart) = s.get(&format!("/backtest/chart/{id}"), demo).await;
+        let equity: Vec<f64> = chart["equity"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let returns: Vec<f64> = equity.windows(2).map(|w| w[1] / w[0]).collect();
+        let trades: Vec<f64> = task["result"]["Each Return"].as_array().unwrap().iter().map(|v| 1.0 + v.as_f64().unwrap() / 100.0).collect();
+        let block = (returns.len() as f64).cbrt().round() as usize;
+        let client = reqwest::Client::new();
+        for draws in [1_000, 10_000] {
+            let url = s.url(&format!("/backtest/monte-carlo/{id}?draws={draws}&seed=1"));
+            let mut times = Vec::new();
+            for _ in 0..7 {
+                let t0 = Instant::now();
+                let r = client.get(&url).basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD)).send().await.unwrap();
+                assert_eq!(r.status().as_u16(), 200);
+                let _ = r.bytes().await.unwrap();
+                times.push(t0.elapsed());
+            }
+            times.sort();
+            println!(
+                "  Monte Carlo over HTTP, {draws} draws of {} trades and of {} bar returns (blocks of {block}), the whole answer: p50 {}",
+                trades.len(),
+                returns.len(),
+                fmt(times[3])
+            );
+        }
+        s.stop().await;
+
+        let draws = 10_000;
+        let years = 30.0;
+        let engine = |growth: &[f64], how: Resampling| {
+            let plan = Plan { how, draws, seed: 1, years, max_points: 250 };
+            median(Duration::from_secs(3), || {
+                black_box(bands(&simulate(growth, &plan, 2), &[5.0, 25.0, 50.0, 75.0, 95.0]));
+            })
+        };
+        let ours_trades = engine(&trades, Resampling::Independent);
+        let ours_returns = engine(&returns, Resampling::Blocks(block));
+        println!(
+            "  engine, {draws} draws on 2 threads: trades {}, bar returns in blocks {}",
+            fmt(ours_trades),
+            fmt(ours_returns)
+        );
+        if tests::reference::find().is_none() {
+            println!("  peer skipped: the reference venv is missing (tests/run creates it)");
+            return;
+        }
+        let file = |v: &[f64]| {
+            let f = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(f.path(), v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+            f
+        };
+        let (tf, rf) = (file(&trades), file(&returns));
+        let peer = tests::reference::run(
+            "time_monte_carlo.py",
+            &json!({"trades": tf.path(), "returns": rf.path(), "draws": draws, "block": block, "years": years, "runs": 5}),
+        );
+        for (name, ours) in [("trades", ours_trades), ("returns", ours_returns)] {
+            let theirs = Duration::from_secs_f64(peer[name].as_f64().unwrap());
+            println!(
+                "  peer, {name}: engine {} vs numpy (vectorised) {} -> {:.1}x faster",
+                fmt(ours),
+                fmt(theirs),
+                theirs.as_secs_f64() / ours.as_secs_f64()
+            );
+        }
     });
 }

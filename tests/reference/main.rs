@@ -8,6 +8,7 @@ mod company;
 mod cpm;
 mod empyrical;
 mod infra;
+mod monte_carlo;
 mod openapi;
 mod options;
 mod overfitting;

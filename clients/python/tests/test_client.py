@@ -137,6 +137,43 @@ def test_a_walk_forward_picks_each_window_s_best_and_chains_its_runs(client):
     assert summary["profitable_windows"] == int((windows["out_of_sample_return"] > 0).sum())
 
 
+def test_a_monte_carlo_gives_bands_and_fans_as_frames(client, done):
+    mc = done.monte_carlo(draws=400, seed=5)
+    bands = mc.bands
+    assert list(bands.columns) == ["p5", "p25", "p50", "p75", "p95", "actual"]
+    assert list(bands.index) == [(m, f) for m in ("trades", "returns") for f in ("cagr", "max_drawdown", "final_equity")]
+    percentiles = bands.drop(columns="actual")
+    assert (percentiles.diff(axis=1).iloc[:, 1:] >= 0).all().all()
+    # The run's own figures, and the same seed giving the same answer.
+    result = done.result
+    assert bands.loc[("trades", "final_equity"), "actual"] == pytest.approx(result["Final Capital"], rel=1e-12)
+    assert bands.loc[("returns", "cagr"), "actual"] == pytest.approx(result["CAGR"], rel=1e-12)
+    pd.testing.assert_frame_equal(done.monte_carlo(draws=400, seed=5).bands, bands)
+    assert not done.monte_carlo(draws=400, seed=6).bands.equals(bands)
+    assert ((mc.probability_of_loss >= 0) & (mc.probability_of_loss <= 1)).all()
+    # Fans: by bar time from the window's first bar, and by trades taken.
+    fan, by_trade = mc.fan("returns"), mc.fan("trades")
+    equity = done.equity["equity"]
+    assert fan.index[0] == equity.index[0] and fan.index[-1] == equity.index[-1]
+    assert (fan.iloc[0] == result["Initial Capital"]).all()
+    assert by_trade.index.name == "trades" and by_trade.index[-1] == result["Total Trades"]
+    assert fan["p50"].iloc[-1] == pytest.approx(bands.loc[("returns", "final_equity"), "p50"], rel=1e-12)
+    # One block as long as the run only rotates its returns: every path
+    # ends where the equity curve does (relative to its first bar).
+    whole = done.monte_carlo(draws=50, seed=1, block=len(equity) - 1).bands.loc[("returns", "final_equity")]
+    expected = result["Initial Capital"] * equity.iloc[-1] / equity.iloc[0]
+    np.testing.assert_allclose(whole.drop("actual"), expected, rtol=1e-9)
+    with pytest.raises(MarketlabError) as e:
+        done.monte_carlo(draws=0)
+    assert e.value.status == 400 and e.value.field == "draws"
+
+
+def test_a_batch_rows_monte_carlo_is_its_strategy_s(client, done):
+    batch = client.batch(sma_cross(), grid={"entry.condition.rule.period,exit.condition.rule.period": ["20", "50"]}).wait(timeout=120)
+    row = int(batch.results.index[batch.results["entry.condition.rule.period,exit.condition.rule.period"].astype(str) == "20"][0])
+    pd.testing.assert_frame_equal(batch.monte_carlo(row, draws=300, seed=2).bands, done.monte_carlo(draws=300, seed=2).bands)
+
+
 def test_the_same_key_gives_the_same_task(client):
     key = f"notebook-{uuid.uuid4()}"
     first = client.backtest(sma_cross(), idempotency_key=key)

@@ -26,3 +26,5 @@ def test_the_python_page_runs(env):
     assert namespace["heat"].shape == (5, 4)
     assert namespace["best"]["Sharpe Ratio"] == namespace["results"]["Sharpe Ratio"].max()
     assert namespace["ax"].get_title() == "SMA 10/20 on SPX"
+    assert namespace["mc"].bands.shape == (6, 6)
+    assert list(namespace["fan_ax"].get_legend_handles_labels()[1]) == ["p5", "p25", "p50", "p75", "p95"]

@@ -39,7 +39,10 @@ pub fn draw(len: usize, how: Resampling, seed: u64, draw: u64, out: &mut Vec<usi
             while out.len() < len {
                 let start = rng.random_range(0..len);
                 let take = block.min(len - out.len());
-                out.extend((start..start + take).map(|i| i % len));
+                // Wrapped without a division per element.
+                let first = take.min(len - start);
+                out.extend(start..start + first);
+                out.extend(0..take - first);
             }
         }
     }
@@ -181,14 +184,36 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     let at = (n - 1) as f64 * (q / 100.0);
     let lo = (at.floor() as usize).min(n - 1);
     let hi = (lo + 1).min(n - 1);
-    let t = at - lo as f64;
-    let (a, b) = (sorted[lo], sorted[hi]);
+    lerp(sorted[lo], sorted[hi], at - lo as f64)
+}
+
+/// numpy's `_lerp`: from `b` back when `t` is past the middle.
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
     let diff = b - a;
     if t >= 0.5 {
         b - diff * (1.0 - t)
     } else {
         a + diff * t
     }
+}
+
+/// `percentile` of `values` at each of `qs`, by selection instead of a
+/// full sort (the same order statistics; `values` is reordered).
+pub fn percentiles(values: &mut [f64], qs: &[f64]) -> Vec<f64> {
+    let n = values.len();
+    qs.iter()
+        .map(|q| {
+            if n == 0 {
+                return f64::NAN;
+            }
+            let at = (n - 1) as f64 * (q / 100.0);
+            let lo = (at.floor() as usize).min(n - 1);
+            let (_, a, right) = values.select_nth_unstable_by(lo, f64::total_cmp);
+            let a = *a;
+            let b = right.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
+            lerp(a, b, at - lo as f64)
+        })
+        .collect()
 }
 
 /// Percentile bands of a simulation: per percentile, the outcomes' and
@@ -202,21 +227,25 @@ pub struct Bands {
     pub fan: Vec<Vec<f64>>,
 }
 
-pub fn bands(sim: &Simulation, percentiles: &[f64]) -> Bands {
-    let at = |mut values: Vec<f64>| -> Vec<f64> {
-        values.sort_by(f64::total_cmp);
-        percentiles
-            .iter()
-            .map(|q| percentile(&values, *q))
-            .collect()
-    };
+pub fn bands(sim: &Simulation, qs: &[f64]) -> Bands {
+    let at = |mut values: Vec<f64>| percentiles(&mut values, qs);
     let width = sim.points.len();
-    let mut fan = vec![Vec::with_capacity(width); percentiles.len()];
-    let mut column = Vec::with_capacity(sim.outcomes.len());
-    for j in 0..width {
-        column.clear();
-        column.extend(sim.fan.iter().skip(j).step_by(width.max(1)));
-        for (band, value) in fan.iter_mut().zip(at(column.clone())) {
+    let draws = sim.outcomes.len();
+    // Point-major, in tiles, so each point's values are read in a row.
+    let mut columns = vec![0.0; sim.fan.len()];
+    const TILE: usize = 32;
+    for d0 in (0..draws).step_by(TILE) {
+        for j0 in (0..width).step_by(TILE) {
+            for d in d0..(d0 + TILE).min(draws) {
+                for j in j0..(j0 + TILE).min(width) {
+                    columns[j * draws + d] = sim.fan[d * width + j];
+                }
+            }
+        }
+    }
+    let mut fan = vec![Vec::with_capacity(width); qs.len()];
+    for column in columns.chunks_mut(draws.max(1)).take(width) {
+        for (band, value) in fan.iter_mut().zip(percentiles(column, qs)) {
             band.push(value);
         }
     }
@@ -253,6 +282,21 @@ mod tests {
         assert_eq!(got, vec![1.0, 1.75, 2.5, 3.8499999999999996, 4.0]);
         assert_eq!(percentile(&[7.0], 5.0), 7.0);
         assert!(percentile(&[], 50.0).is_nan());
+    }
+
+    #[test]
+    fn selection_gives_the_sorted_percentiles() {
+        let qs = [0.0, 1.0, 5.0, 33.3, 50.0, 95.0, 99.9, 100.0];
+        for n in [1, 2, 7, 100, 1001] {
+            let values: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 1013) as f64 / 7.0 - 50.0)
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let want: Vec<f64> = qs.iter().map(|q| percentile(&sorted, *q)).collect();
+            assert_eq!(percentiles(&mut values.clone(), &qs), want, "{n}");
+        }
+        assert!(percentiles(&mut [], &[50.0])[0].is_nan());
     }
 
     #[test]

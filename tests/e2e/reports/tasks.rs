@@ -71,7 +71,42 @@ async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
         assert_same(column(&cells, key), result[key].clone(), key);
     }
     assert!(result["Total Trades"].as_u64().unwrap() > 5);
+    // The Monte Carlo bands are the endpoint's with the page's settings.
+    let (status, mc) = server
+        .get(
+            &format!("/backtest/monte-carlo/{id}?draws=1000&seed=0"),
+            DEMO,
+        )
+        .await;
+    assert_eq!(status, 200, "{mc}");
+    for m in ["trades", "returns"] {
+        for f in ["cagr", "max_drawdown", "final_equity"] {
+            for (i, q) in [5, 25, 50, 75, 95].iter().enumerate() {
+                let key = format!("{m}.{f}.{q}");
+                assert_same(one(&cells, &key), mc[m][f][i].clone(), &key);
+            }
+        }
+        let key = format!("{m}.probability_of_loss");
+        assert_same(
+            one(&cells, &key),
+            mc[m]["probability_of_loss"].clone(),
+            &key,
+        );
+    }
+    for f in ["cagr", "max_drawdown", "final_equity"] {
+        let key = format!("actual.{f}");
+        assert_same(column(&cells, &key), vec![mc["actual"][f].clone(); 2], &key);
+    }
     canvases(&page, 4, "backtest");
+    // Both fans drawn, each in its own place.
+    for (fan, next) in [
+        ("id=\"fan-returns\"", "id=\"fan-trades\""),
+        ("id=\"fan-trades\"", "id=\"trades\""),
+    ] {
+        let at = page.dom.find(fan).unwrap();
+        let end = at + page.dom[at..].find(next).unwrap();
+        assert!(page.dom[at..end].contains("<canvas"), "{fan}: drawn");
+    }
     hidden_from_others(&server, &format!("/backtest/report/{id}")).await;
     server.stop().await;
 }

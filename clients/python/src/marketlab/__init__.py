@@ -9,6 +9,7 @@ marketlab server as pandas DataFrames.
 
 from .client import Client
 from .errors import MarketlabError, RateLimited, TaskFailed, TaskTimeout, WebhookVerificationError
+from .monte_carlo import MonteCarlo
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Task
 from .webhooks import verify_webhook
 
@@ -25,6 +26,7 @@ __all__ = [
     "BatchTask",
     "CpmTask",
     "ScannerBacktestTask",
+    "MonteCarlo",
     "WebhookVerificationError",
     "verify_webhook",
 ]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .errors import TaskFailed, TaskTimeout
 from .frames import columns_frame, dated, from_arrow, records_frame
+from .monte_carlo import MonteCarlo
 
 if TYPE_CHECKING:
     from .client import Client
@@ -126,6 +127,14 @@ class BacktestTask(Task):
         frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("entry_time")), name="entry_time")
         return frame
 
+    def monte_carlo(self, draws: int = 1000, seed: int = 0, block: int | None = None) -> MonteCarlo:
+        """The bootstrap of this run: its trades drawn again with
+        replacement and its bar returns in circular blocks (`block` bars;
+        default the cube root of their number), `draws` paths each. The
+        same seed gives the same answer."""
+        self._done()
+        return MonteCarlo(self.client._json("GET", f"/backtest/monte-carlo/{self.id}", params=_monte_carlo_params(draws, seed, block)))
+
 
 class BatchTask(Task):
     """A batch of backtests (`POST /backtest/batch`)."""
@@ -211,8 +220,21 @@ class BatchTask(Task):
             flat["notes"] = "; ".join(wf["notes"])
         return pd.Series(flat, name=self.id, dtype=object)
 
+    def monte_carlo(self, row: int, draws: int = 1000, seed: int = 0, block: int | None = None) -> MonteCarlo:
+        """The bootstrap of row `row` (its index in `results`), as
+        `BacktestTask.monte_carlo` of its strategy run alone."""
+        params = {"row": row, **_monte_carlo_params(draws, seed, block)}
+        return MonteCarlo(self.client._json("GET", f"/backtest/batch/{self.id}/monte-carlo", params=params))
+
     def _error(self) -> str:
         return str(self.record.get("error") or "no reason given")
+
+
+def _monte_carlo_params(draws: int, seed: int, block: int | None) -> dict:
+    params = {"draws": draws, "seed": seed}
+    if block is not None:
+        params["block"] = block
+    return params
 
 
 class AnalyticsTask(Task):

@@ -24,7 +24,8 @@ use services::backtest::batch_files;
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
             links(("status" = (operation_id = "batch_status", parameters(("batch_id" = "$response.body#/task_id")))),
                 ("results" = (operation_id = "batch_results", parameters(("batch_id" = "$response.body#/task_id")))),
-                ("report" = (operation_id = "batch_report", parameters(("batch_id" = "$response.body#/task_id")))))),
+                ("report" = (operation_id = "batch_report", parameters(("batch_id" = "$response.body#/task_id")))),
+                ("monte_carlo" = (operation_id = "batch_monte_carlo", parameters(("batch_id" = "$response.body#/task_id")))))),
         (status = 400, description = "An invalid strategy (its index and field named), a bad grid, or more strategies than the plan allows", body = crate::openapi::ErrorDetail),
         crate::openapi::BacktestAccess,
         crate::openapi::BacktestSubmitRefusals))]
