@@ -7,6 +7,7 @@ use engine::overfitting::{BlockSums, Moments, block_layout, cscv, deflated};
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::returns::ReturnStore;
 use serde_json::{Value, json};
+use services::backtest::batch;
 use std::sync::Arc;
 use std::time::Duration;
 use tests::server::{Options, TestServer, eventually, private_market};
@@ -87,13 +88,29 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
         70
     );
 
-    // The kept returns, read back as the worker wrote them.
+    // A grid's strategies share their bars: its chunk kept its reduction
+    // alone, which is that of its returns run again as the worker ran them.
     let store = ReturnStore::new(Arc::new(platform::marketdata::LocalDir::new(market.path())));
-    let chunk = store
-        .get(&id, 0)
+    let refused = store.get(&id, 0).await.unwrap_err().to_string();
+    assert!(refused.contains("reduction only"), "{refused}");
+    let expanded = batch::expand(&body, 100).unwrap();
+    let items = (0..expanded.len())
+        .map(|k| (k, expanded.strategy(k).unwrap(), expanded.varied[k].clone()))
+        .collect();
+    let keep = batch::Keep {
+        blocks: 8,
+        raw: true,
+        walk_forward: None,
+    };
+    let chunk = batch::run_strategies(s.state.market.as_ref(), items, keep, &Default::default())
         .await
         .unwrap()
-        .expect("the chunk's returns");
+        .returns;
+    let (indices, _, reduced) = store.reduced(&id, 0).await.unwrap().unwrap();
+    assert_eq!(
+        (indices, Some(reduced)),
+        (chunk.indices.clone(), chunk.reduced.clone())
+    );
     assert_eq!(chunk.indices, (0..24).collect::<Vec<u32>>());
     assert_eq!(st["observations"], chunk.times.len());
     assert_eq!(st["periods_per_year"], 252.0);
@@ -268,5 +285,41 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
     )
     .await;
     assert!(one["statistics"].is_null(), "{one}");
+    s.stop().await;
+}
+
+/// Strategies that may run on different bars keep their raw returns beside
+/// the reduction, and are compared on the bars they all share.
+#[tokio::test(flavor = "multi_thread")]
+async fn strategies_on_different_bars_keep_their_returns_and_meet_on_the_bars_all_share() {
+    let market = private_market();
+    let mut opts = Options::new(market.path().join("db.sqlite"));
+    opts.market_dir = market.path().to_path_buf();
+    let s = TestServer::start(opts).await;
+    let mut late = sma_strategy("20", "//21");
+    late["start_date"] = json!("2016-01-04");
+    let body = json!({"strategies": [sma_strategy("20", "//5"), sma_strategy("50", "//10"), late]});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &body).await;
+    assert_eq!(status, 202, "{sub}");
+    let id = sub["task_id"].as_str().unwrap().to_string();
+    let done = finished(&s, &format!("/backtest/batch/{id}")).await;
+    let st = &done["statistics"];
+    assert_eq!(
+        (st["strategies"].as_u64(), &st["notes"]),
+        (Some(3), &json!([])),
+        "{st}"
+    );
+    let store = ReturnStore::new(Arc::new(platform::marketdata::LocalDir::new(market.path())));
+    let chunk = store.get(&id, 0).await.unwrap().expect("raw returns kept");
+    assert_eq!(chunk.indices, vec![0, 1, 2]);
+    // The late strategy's returns are the bars all three share.
+    let (_, alone) = s.post("/backtest/start_backtest", DEMO, &late).await;
+    let task = alone["task_id"].as_str().unwrap();
+    finished(&s, &format!("/backtest/status/{task}")).await;
+    let (_, chart) = s.get(&format!("/backtest/chart/{task}"), DEMO).await;
+    let times = chart["time"].as_array().unwrap();
+    assert_eq!(st["observations"], times.len() - 1);
+    assert_eq!(chunk.times.len(), times.len() - 1);
+    assert_eq!(st["first"], times[1]);
     s.stop().await;
 }

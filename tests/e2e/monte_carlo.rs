@@ -237,8 +237,17 @@ async fn a_batch_rows_monte_carlo_is_its_strategy_run_alone() {
         )
         .await;
     assert_eq!(of_row, of_backtest);
+    // A row past the batch's last is not found; a malformed one is named.
+    let (status, body) = s
+        .get(&format!("/backtest/batch/{batch}/monte-carlo?row=3"), DEMO)
+        .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body["detail"].as_str().unwrap().contains("3 rows"),
+        "{body}"
+    );
     for (query, field) in [
-        ("row=3", "'row'"),
+        ("row=x", "'row'"),
         ("row=-1", "'row'"),
         ("", "'row'"),
         ("row=0&draws=0", "'draws'"),

@@ -120,7 +120,8 @@ async fn dsr_psr_expected_max_and_pbo_equal_the_papers_formulas_on_a_1024_strate
     assert!((dsr - 0.9004).abs() < 5e-5 && (sr0 - 0.1132).abs() < 5e-5);
 
     // The batch service's path: chunks of 250 reduced on their workers and
-    // kept; and the same chunks kept unreduced, so read back and reduced
+    // kept as their reductions alone (a grid's strategies share their
+    // bars); and the same chunks kept unreduced, so read back and reduced
     // (the path of chunks whose bars differ): equal to the last bit.
     let dir = tempfile::tempdir().unwrap();
     let store = ReturnStore::new(Arc::new(platform::marketdata::LocalDir::new(dir.path())));
@@ -130,7 +131,10 @@ async fn dsr_psr_expected_max_and_pbo_equal_the_papers_formulas_on_a_1024_strate
             .collect();
         let reduced = chunk_returns(part.clone(), 252.0, 16);
         assert!(reduced.reduced.is_some());
-        store.put("grid", first, reduced).await.unwrap();
+        store
+            .put("grid", first, reduced.reduction_only())
+            .await
+            .unwrap();
         let raw = chunk_returns(part, 252.0, 0);
         store.put("raw", first, raw).await.unwrap();
     }

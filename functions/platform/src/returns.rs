@@ -14,9 +14,10 @@ use bytes::Bytes;
 use engine::overfitting::{BlockSums, Moments};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"MLRET03\0";
-/// Magic, strategies, bars, periods per year, blocks and block length.
-const HEAD: usize = 8 + 4 + 4 + 8 + 4 + 4;
+const MAGIC: &[u8; 8] = b"MLRET04\0";
+/// Magic, strategies, bars, periods per year, blocks, block length and
+/// whether the returns follow the reduction.
+const HEAD: usize = 8 + 4 + 4 + 8 + 4 + 4 + 4;
 
 /// The chunk's strategies reduced for the statistics over its own bars:
 /// moments over all of them and sums over `blocks` equal blocks (the
@@ -54,7 +55,32 @@ fn damaged(why: impl std::fmt::Display) -> PortError {
     PortError::internal(format!("batch returns object: {why}"))
 }
 
+/// What an object's head says.
+struct Layout {
+    strategies: usize,
+    bars: usize,
+    periods_per_year: f64,
+    blocks: usize,
+    block_len: usize,
+    /// The returns are kept after the reduction.
+    values: bool,
+}
+
 impl ChunkReturns {
+    /// Without its returns when it has their reduction, which is all the
+    /// statistics read when every chunk of the batch ran on the same bars:
+    /// a fraction of the bytes to encode and write.
+    pub fn reduction_only(mut self) -> Self {
+        if self.reduced.is_some() {
+            self.values = Vec::new();
+        }
+        self
+    }
+
+    fn values_kept(&self) -> bool {
+        self.values.len() == self.indices.len() * self.times.len()
+    }
+
     /// Strategy `k`'s returns (k counts within the chunk).
     pub fn series(&self, k: usize) -> &[f64] {
         let t = self.times.len();
@@ -62,14 +88,16 @@ impl ChunkReturns {
     }
 
     /// Head, indices, times, the reduction (per strategy: mean, sd,
-    /// skewness, kurtosis, block sums, block sums of squares), each
-    /// strategy's count of non-zero returns, then per strategy its bitmap
-    /// (bit i of byte i / 8: bar i is not 0) and its non-zero returns. A
-    /// -0.0 reads back as 0.0.
+    /// skewness, kurtosis, block sums, block sums of squares), then, when
+    /// the returns are kept, each strategy's count of non-zero returns and
+    /// per strategy its bitmap (bit i of byte i / 8: bar i is not 0) and
+    /// its non-zero returns. A -0.0 reads back as 0.0.
     pub fn to_bytes(&self) -> Bytes {
         let (s, t) = (self.indices.len(), self.times.len());
         let map = t.div_ceil(8);
+        let kept = self.values_kept();
         let nonzero: Vec<u32> = (0..s)
+            .filter(|_| kept)
             .map(|k| self.series(k).iter().filter(|&&x| x != 0.0).count() as u32)
             .collect();
         let values: usize = nonzero.iter().map(|&c| c as usize * 8).sum();
@@ -85,6 +113,7 @@ impl ChunkReturns {
         out.extend_from_slice(&self.periods_per_year.to_le_bytes());
         out.extend_from_slice(&(blocks as u32).to_le_bytes());
         out.extend_from_slice(&(len as u32).to_le_bytes());
+        out.extend_from_slice(&u32::from(kept).to_le_bytes());
         out.extend(self.indices.iter().flat_map(|i| i.to_le_bytes()));
         out.extend(self.times.iter().flat_map(|x| x.to_le_bytes()));
         if let Some(r) = &self.reduced {
@@ -97,7 +126,7 @@ impl ChunkReturns {
             }
         }
         out.extend(nonzero.iter().flat_map(|c| c.to_le_bytes()));
-        for k in 0..s {
+        for k in (0..s).filter(|_| kept) {
             let series = self.series(k);
             for eight in series.chunks(8) {
                 let mut byte = 0u8;
@@ -115,8 +144,7 @@ impl ChunkReturns {
         Bytes::from(out)
     }
 
-    /// The head's strategies, bars, periods per year, blocks and block length.
-    fn head(data: &[u8]) -> PortResult<(usize, usize, f64, usize, usize)> {
+    fn head(data: &[u8]) -> PortResult<Layout> {
         if data.len() < HEAD || &data[..8] != MAGIC {
             return Err(damaged("not a returns object"));
         }
@@ -128,7 +156,19 @@ impl ChunkReturns {
         if blocks > 64 || blocks.checked_mul(len).is_none_or(|b| b > t) {
             return Err(damaged(format!("{blocks} blocks of {len} in {t} bars")));
         }
-        Ok((s, t, ppy, blocks, len))
+        let values = match word(32) {
+            0 if blocks > 0 => false,
+            1 => true,
+            other => return Err(damaged(format!("returns kept: {other}"))),
+        };
+        Ok(Layout {
+            strategies: s,
+            bars: t,
+            periods_per_year: ppy,
+            blocks,
+            block_len: len,
+            values,
+        })
     }
 
     /// The reduction's part of an object from its first byte after the
@@ -160,7 +200,19 @@ impl ChunkReturns {
     /// Decodes an object; a truncated or foreign one is a fault, found
     /// before anything is allocated for it.
     pub fn from_bytes(data: &[u8]) -> PortResult<ChunkReturns> {
-        let (s, t, periods_per_year, blocks, len) = Self::head(data)?;
+        let l = Self::head(data)?;
+        let (s, t, periods_per_year, blocks, len) = (
+            l.strategies,
+            l.bars,
+            l.periods_per_year,
+            l.blocks,
+            l.block_len,
+        );
+        if !l.values {
+            return Err(damaged(
+                "it kept its reduction only (its batch's chunks were to share their bars)",
+            ));
+        }
         let map = t.div_ceil(8);
         let fixed = s
             .checked_mul(8)
@@ -285,7 +337,8 @@ impl ReturnStore {
         let Some(head) = self.blobs.get_range(&key, 0..HEAD as u64).await? else {
             return Ok(None);
         };
-        let (s, t, _, blocks, _) = ChunkReturns::head(&head)?;
+        let l = ChunkReturns::head(&head)?;
+        let (s, t, blocks) = (l.strategies, l.bars, l.blocks);
         let start = (HEAD + 4 * s) as u64;
         let Some(data) = self
             .blobs
@@ -320,12 +373,20 @@ impl ReturnStore {
         let Some(head) = self.blobs.get_range(&key, 0..HEAD as u64).await? else {
             return Ok(None);
         };
-        let (s, t, ppy, blocks, len) = ChunkReturns::head(&head)?;
+        let l = ChunkReturns::head(&head)?;
+        let (s, t, ppy, blocks, len) = (
+            l.strategies,
+            l.bars,
+            l.periods_per_year,
+            l.blocks,
+            l.block_len,
+        );
         if blocks == 0 {
             return Ok(None);
         }
         let reduced = reduced_size(s, blocks);
-        let front = 4 * s + 8 * t + reduced + 4 * s;
+        let counted = if l.values { 4 * s } else { 0 };
+        let front = 4 * s + 8 * t + reduced + counted;
         let (Some(data), Some(size)) = (
             self.blobs
                 .get_range(&key, HEAD as u64..(HEAD + front) as u64)
@@ -473,6 +534,25 @@ mod tests {
         let mut bad = data.to_vec();
         bad[28..32].copy_from_slice(&5u32.to_le_bytes());
         assert!(ChunkReturns::from_bytes(&bad).is_err());
+
+        // Its reduction alone: the same head and reduction, no returns.
+        let only = r.clone().reduction_only().to_bytes();
+        assert_eq!(only.len(), HEAD + 8 + 8 * t + 2 * (4 + 4) * 8);
+        store.put("c", 0, r.clone().reduction_only()).await.unwrap();
+        assert_eq!(store.head("c", 0).await.unwrap().unwrap().times, r.times);
+        let (ix, _, reduced) = store.reduced("c", 0).await.unwrap().unwrap();
+        assert_eq!((ix, Some(reduced)), (vec![7, 9], r.reduced.clone()));
+        let refused = store.get("c", 0).await.unwrap_err().to_string();
+        assert!(refused.contains("reduction only"), "{refused}");
+        let path = dir.path().join("batch-results/c/returns-000000.bin");
+        std::fs::write(&path, &only[..only.len() - 8]).unwrap();
+        assert!(store.reduced("c", 0).await.is_err());
+        // Without a reduction the returns are always kept.
+        let plain = ChunkReturns {
+            reduced: None,
+            ..r.clone()
+        };
+        assert_eq!(plain.clone().reduction_only(), plain);
     }
 
     #[tokio::test]

@@ -1,4 +1,5 @@
-//! What every blob store promises: whole-object reads and writes, listing by prefix.
+//! What every blob store promises: whole-object and ranged reads, writes,
+//! listing by prefix.
 
 use super::unique;
 use bytes::Bytes;
@@ -20,6 +21,22 @@ pub async fn run_all(blobs: &dyn BlobStore) {
     assert_eq!(
         blobs.get(&key).await.unwrap(),
         Some(Bytes::from_static(b"second"))
+    );
+    // Ranges: the bytes asked for; past the end, the bytes there are.
+    assert_eq!(
+        blobs.get_range(&key, 1..4).await.unwrap(),
+        Some(Bytes::from_static(b"eco"))
+    );
+    assert_eq!(
+        blobs.get_range(&key, 3..100).await.unwrap(),
+        Some(Bytes::from_static(b"ond"))
+    );
+    assert_eq!(
+        blobs
+            .get_range(&format!("{prefix}none"), 0..4)
+            .await
+            .unwrap(),
+        None
     );
     let big = Bytes::from(vec![7u8; 3 * 1024 * 1024]);
     blobs

@@ -4,7 +4,7 @@
 
 use crate::auth::Tenant;
 use crate::error::ApiError;
-use crate::extract::Query;
+use crate::extract::{Params, Query};
 use crate::tasks::owned_task;
 use axum::Json;
 use axum::extract::Path;
@@ -24,10 +24,12 @@ use services::backtest::monte_carlo::{self, MonteCarlo, MonteCarloQuery, RowMont
 pub(crate) async fn backtest_monte_carlo(
     t: Tenant,
     Path(task_id): Path<String>,
-    Query(q): Query<MonteCarloQuery>,
+    params: Params,
 ) -> Result<Json<MonteCarlo>, ApiError> {
-    let settings = q.check()?;
+    // The task first: another tenant's id is 404 whatever the query.
     let task = succeeded(&t, &task_id).await?;
+    let Query(q) = Query::<MonteCarloQuery>::from_params(params)?;
+    let settings = q.check()?;
     let upload = services::backtest::task_upload(&t.state.uploads, &task, false).await?;
     let answer =
         monte_carlo::of_strategy(t.state.market.as_ref(), &task.params, upload, settings).await?;
@@ -39,16 +41,17 @@ pub(crate) async fn backtest_monte_carlo(
 #[utoipa::path(get, path = "/backtest/batch/{batch_id}/monte-carlo", tag = "backtest", operation_id = "batch_monte_carlo",
     params(("batch_id" = String, Path, description = "A batch of the caller"), RowMonteCarloQuery),
     responses((status = 200, description = "The bands and fans of both methods", body = MonteCarlo),
-        (status = 400, description = "`row`, `draws`, `seed` or `block` out of range (the message names it)", body = crate::openapi::ErrorDetail),
-        (status = 404, description = "No such batch of the caller", body = crate::openapi::ErrorDetail)))]
+        (status = 400, description = "`row`, `draws`, `seed` or `block` malformed or out of range (the message names it)", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "No such batch of the caller, or no such row in it", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_monte_carlo(
     t: Tenant,
     Path(batch_id): Path<String>,
-    Query(q): Query<RowMonteCarloQuery>,
+    params: Params,
 ) -> Result<Json<MonteCarlo>, ApiError> {
+    let record = owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest]).await?;
+    let Query(q) = Query::<RowMonteCarloQuery>::from_params(params)?;
     let (row, q) = q.split();
     let settings = q.check()?;
-    let record = owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest]).await?;
     let answer = monte_carlo::of_batch_row(t.state.market.as_ref(), &record, row, settings).await?;
     Ok(Json(answer))
 }

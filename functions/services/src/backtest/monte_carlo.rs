@@ -135,7 +135,7 @@ impl MonteCarloQuery {
 /// The run's own figures, in the bands' units.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct Figures {
+pub struct MonteCarloFigures {
     /// Percent a year, over calendar years (as the backtest's `cagr`).
     pub cagr: f64,
     /// Percent, 0 or negative.
@@ -147,7 +147,7 @@ pub struct Figures {
 /// Equity paths' percentiles along the run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct Fan {
+pub struct MonteCarloFan {
     /// Steps of the paths: trades taken (trade bootstrap) or bars after
     /// the window's first (block bootstrap); at most 250, evenly spread.
     pub step: Vec<usize>,
@@ -160,7 +160,7 @@ pub struct Fan {
 /// One method's bands: each list has a value per percentile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct Resampled {
+pub struct MonteCarloBands {
     /// Steps of a path: the run's trades or its bar returns.
     pub steps: usize,
     pub cagr: Vec<f64>,
@@ -168,7 +168,7 @@ pub struct Resampled {
     pub final_equity: Vec<f64>,
     /// Share of paths ending below the initial capital (0 to 1).
     pub probability_of_loss: f64,
-    pub fan: Fan,
+    pub fan: MonteCarloFan,
 }
 
 /// `GET /backtest/monte-carlo/{task_id}` and the batch rows' equivalent.
@@ -181,14 +181,14 @@ pub struct MonteCarlo {
     pub block: usize,
     /// The percentiles of every band, 0 to 100.
     pub percentiles: Vec<f64>,
-    pub actual: Figures,
+    pub actual: MonteCarloFigures,
     /// The trades drawn with replacement, as many as the run had, each
     /// compounding its return on the allocated capital. Null with fewer
     /// than 2 trades (see `notes`).
-    pub trades: Option<Resampled>,
+    pub trades: Option<MonteCarloBands>,
     /// The per-bar returns drawn in circular blocks, as many as the run
     /// had. Null with fewer than 2 returns or an equity that reached 0.
-    pub returns: Option<Resampled>,
+    pub returns: Option<MonteCarloBands>,
     pub notes: Vec<String>,
 }
 
@@ -218,8 +218,14 @@ pub async fn of_batch_row(
     let p: super::batch::BatchParams =
         serde_json::from_value(record.params.clone()).map_err(platform::PortError::internal)?;
     let expanded = super::batch::expand(&p.request, usize::MAX)?;
-    let last = expanded.len() as i64 - 1;
-    let k = within(row, "row", 0, last)? as usize;
+    let k = within(row, "row", 0, i64::MAX)? as usize;
+    if k >= expanded.len() {
+        return Err(crate::Error::NotFound(format!(
+            "row {k}: the batch has {} rows (0 to {})",
+            expanded.len(),
+            expanded.len() - 1
+        )));
+    }
     let strategy = expanded
         .strategy(k)
         .map_err(|e| FieldError::new("row", e.to_string()))?;
@@ -282,13 +288,13 @@ fn simulate(
         let sim = mc::simulate(growth, &plan, threads);
         let b = mc::bands(&sim, &PERCENTILES);
         let losses = sim.outcomes.iter().filter(|o| o.final_equity < 1.0).count();
-        Resampled {
+        MonteCarloBands {
             steps: growth.len(),
             cagr: b.cagr.iter().map(|v| v * 100.0).collect(),
             max_drawdown: b.max_drawdown.iter().map(|v| v * 100.0).collect(),
             final_equity: b.final_equity.iter().map(|v| v * capital).collect(),
             probability_of_loss: losses as f64 / settings.draws as f64,
-            fan: Fan {
+            fan: MonteCarloFan {
                 time: time
                     .map(|f| sim.points.iter().map(|k| f(*k)).collect())
                     .unwrap_or_default(),
@@ -327,7 +333,7 @@ fn simulate(
         seed: settings.seed,
         block,
         percentiles: PERCENTILES.to_vec(),
-        actual: Figures {
+        actual: MonteCarloFigures {
             cagr: m.cagr,
             max_drawdown: m.max_drawdown,
             final_equity: capital * (1.0 + m.total_return / 100.0),

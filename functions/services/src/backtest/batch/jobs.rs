@@ -44,6 +44,15 @@ pub struct ChunkParams {
     /// The batch's walk-forward, run on the chunk's strategies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub walk_forward: Option<super::WalkForwardParams>,
+    /// Whether the chunk keeps its raw returns besides their reduction:
+    /// only when the batch's strategies may run on different bars (the
+    /// statistics then reduce the raw returns on the bars all share).
+    #[serde(default = "kept")]
+    pub raw_returns: bool,
+}
+
+fn kept() -> bool {
+    true
 }
 
 /// A strategy of a batch: its index, itself, and the grid's values for it.
@@ -86,10 +95,12 @@ pub struct Ran {
 }
 
 /// What a run keeps besides the rows: returns reduced in `blocks` for the
-/// statistics (0: not reduced), and the walk-forward's picks.
+/// statistics (0: not reduced), the raw returns too (`raw`), and the
+/// walk-forward's picks.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Keep {
     pub blocks: usize,
+    pub raw: bool,
     pub walk_forward: Option<super::WalkForwardParams>,
 }
 
@@ -181,9 +192,14 @@ pub async fn run_strategies(
                 .collect();
             super::walk_forward::chunk_walk(&ran, &params)
         });
+        let returns = super::statistics::chunk_returns(series, periods_per_year, keep.blocks);
         Ran {
             rows,
-            returns: super::statistics::chunk_returns(series, periods_per_year, keep.blocks),
+            returns: if keep.raw {
+                returns
+            } else {
+                returns.reduction_only()
+            },
             walk,
         }
     })
@@ -224,6 +240,7 @@ impl JobHandler for BatchChunkJob {
         let (batch, first) = (p.batch.clone(), p.first);
         let keep = Keep {
             blocks: p.blocks,
+            raw: p.raw_returns,
             walk_forward: p.walk_forward,
         };
         let items = p.items().map_err(|e| JobError::Permanent(e.to_string()))?;
@@ -294,6 +311,7 @@ impl JobHandler for BatchJob {
         let e = expand(&p.request, usize::MAX)?;
         let blocks = super::StatisticsParams::of_request(&p.request).blocks;
         let walk_forward = super::WalkForwardParams::of_request(&p.request);
+        let raw_returns = !e.same_bars();
         let mut chunks = Vec::new();
         for (k, varied) in e.varied.chunks(CHUNK).enumerate() {
             let first = k * CHUNK;
@@ -310,6 +328,7 @@ impl JobHandler for BatchJob {
                 reserved: p.reserved,
                 blocks,
                 walk_forward,
+                raw_returns,
             };
             let new = NewTask {
                 owner: task.owner.clone(),

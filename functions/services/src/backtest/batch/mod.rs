@@ -100,6 +100,9 @@ pub struct BatchRequest {
     pub walk_forward: Option<WalkForwardParams>,
 }
 
+/// The fields of a strategy that choose its bars.
+const BAR_FIELDS: [&str; 5] = ["symbol", "frequency", "start_date", "end_date", "csv_mode"];
+
 /// A batch's strategies with the values each one varies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expanded {
@@ -119,6 +122,27 @@ impl Expanded {
 
     pub fn is_empty(&self) -> bool {
         self.varied.is_empty()
+    }
+
+    /// Whether every strategy runs on the same bars: none of the fields
+    /// that choose them (`BAR_FIELDS`) differs between strategies. Then the
+    /// chunks' reductions are all the statistics need.
+    pub fn same_bars(&self) -> bool {
+        let chooses_bars = |path: &str| {
+            let top = path.trim().split('.').next().unwrap_or_default();
+            BAR_FIELDS.contains(&top)
+        };
+        match &self.base {
+            Some(_) => !self
+                .varied
+                .iter()
+                .flat_map(|v| v.keys())
+                .any(|key| key.split(',').any(chooses_bars)),
+            None => self
+                .strategies
+                .windows(2)
+                .all(|w| BAR_FIELDS.iter().all(|f| w[0].get(f) == w[1].get(f))),
+        }
     }
 
     /// Strategy `k` as it runs.
@@ -387,6 +411,29 @@ pub use walk_forward::{WalkForwardParams, WalkForwardResult};
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn strategies_share_their_bars_unless_a_field_choosing_them_differs() {
+        let base = json!({"symbol": "SPY", "start_date": "2010-01-04", "risk_control": "//21"});
+        let grid = |varied: Value| expand(&json!({"strategy": base, "grid": varied}), 100).unwrap();
+        assert!(grid(json!({"risk_control": ["//10", "//21"]})).same_bars());
+        assert!(!grid(json!({"symbol": ["SPY", "QQQ"]})).same_bars());
+        assert!(
+            !grid(json!({"risk_control,start_date": ["2011-01-03", "2012-01-03"]})).same_bars()
+        );
+        let list = |other: Value| {
+            expand(&json!({"strategies": [base, other]}), 100)
+                .unwrap()
+                .same_bars()
+        };
+        assert!(list(
+            json!({"symbol": "SPY", "start_date": "2010-01-04", "risk_control": "//5"})
+        ));
+        assert!(!list(json!({"symbol": "SPY", "risk_control": "//21"})));
+        assert!(!list(
+            json!({"symbol": "SPY", "start_date": "2010-01-04", "risk_control": "//21", "frequency": "Weekly"})
+        ));
+    }
 
     #[test]
     fn a_grid_is_every_combination_first_path_slowest() {
