@@ -52,6 +52,7 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
         (json!({"blocks": 32}), "statistics.blocks"),
         (json!({"trials": 1}), "statistics.trials"),
         (json!({"splits": 3}), "statistics"),
+        (json!("yes"), "statistics"),
     ] {
         let body = json!({"strategy": sma_strategy("20", "//21"), "grid": {"risk_control": ["//5", "//10"]}, "statistics": stats});
         let (status, answer) = s.post("/backtest/batch", DEMO, &body).await;
@@ -285,6 +286,23 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
     )
     .await;
     assert!(one["statistics"].is_null(), "{one}");
+
+    // Switched off: the rows alone, and nothing kept for them.
+    let body = json!({"strategy": sma_strategy("20", "//21"),
+        "grid": {"risk_control": ["//5", "//21"]}, "statistics": false});
+    let (_, sub) = s.post("/backtest/batch", DEMO, &body).await;
+    let off = sub["task_id"].as_str().unwrap().to_string();
+    let plain = finished(&s, &format!("/backtest/batch/{off}")).await;
+    assert_eq!(plain["status"], "SUCCESS", "{plain}");
+    assert!(plain["statistics"].is_null(), "{plain}");
+    // Its second row is the grid's row 7 (period 20, "//21").
+    for metric in ["Total Trades", "Total Return (%)", "Sharpe Ratio"] {
+        assert_eq!(
+            plain["rows"][1][metric], done["rows"][7][metric],
+            "{metric}"
+        );
+    }
+    assert!(!market.path().join(format!("batch-results/{off}")).exists());
     s.stop().await;
 }
 

@@ -106,6 +106,10 @@ def test_a_list_batch(client):
     stats = batch.statistics
     assert (stats["blocks"], stats["splits"], stats["trials"]) == (4, 6, 10.0)
     assert stats["best_index"] in (0, 1)
+    # Without statistics: the same rows, nothing else.
+    plain = client.batch([sma_cross(5, 20), sma_cross(10, 50)], statistics=False).wait(timeout=120)
+    pd.testing.assert_frame_equal(plain.results, results)
+    assert plain.statistics.empty
 
 
 def test_a_walk_forward_picks_each_window_s_best_and_chains_its_runs(client):

@@ -173,14 +173,15 @@ class Client:
         grid: Mapping[str, list] | None = None,
         strategies: Iterable[Mapping] | None = None,
         name: str | None = None,
-        statistics: Mapping | None = None,
+        statistics: Mapping | bool | None = None,
         walk_forward: Mapping | None = None,
         idempotency_key: str | None = None,
     ) -> BatchTask:
         """A batch: one strategy and a `grid` of dotted paths to values, or
         a list of strategies (positionally or as `strategies=`).
         `statistics` sets the overfitting statistics: `blocks` (CSCV's S,
-        even, 2 to 16) and `trials` (an effective number of trials).
+        even, 2 to 16) and `trials` (an effective number of trials); False
+        skips them (and keeps no returns).
         `walk_forward` adds a walk-forward analysis: `in_sample` and
         `out_of_sample` window lengths in bars, `anchored` (default False)
         and `metric` (`sharpe`, `sortino`, `total_return`, `cagr` or
@@ -195,7 +196,9 @@ class Client:
             raise ValueError("batch() takes a strategy and a grid, or a list of strategies")
         if name:
             body["name"] = name
-        if statistics is not None:
+        if isinstance(statistics, bool):
+            body["statistics"] = statistics
+        elif statistics is not None:
             body["statistics"] = dict(statistics)
         if walk_forward is not None:
             body["walk_forward"] = dict(walk_forward)

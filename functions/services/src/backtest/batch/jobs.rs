@@ -159,9 +159,16 @@ pub async fn run_strategies(
                             )
                         })
                         .clone();
-                    let mut returns = Vec::with_capacity(times.len());
-                    engine::backtest::bar_returns(&pl.bars, &r.trades, &pl.settings, &mut returns);
-                    series.push((*index as u32, times, returns));
+                    if keep.blocks > 0 || keep.raw {
+                        let mut returns = Vec::with_capacity(times.len());
+                        engine::backtest::bar_returns(
+                            &pl.bars,
+                            &r.trades,
+                            &pl.settings,
+                            &mut returns,
+                        );
+                        series.push((*index as u32, times, returns));
+                    }
                     periods_per_year = pl.settings.bars_per_year;
                     BatchRow::ran(*index, varied.clone(), symbol, &r.metrics)
                 }
@@ -251,8 +258,10 @@ impl JobHandler for BatchChunkJob {
             walk,
         } = run_strategies(self.market.as_ref(), items, keep, &progress).await?;
         // Kept before the rows are: a finished chunk always has its returns
-        // and its walk-forward picks.
-        self.returns.put(&batch, first, returns).await?;
+        // (unless its batch wants no statistics) and its walk-forward picks.
+        if keep.blocks > 0 || keep.raw {
+            self.returns.put(&batch, first, returns).await?;
+        }
         if let Some(w) = &walk {
             super::walk_forward::keep(&self.returns, &batch, first, w).await?;
         }
@@ -309,9 +318,11 @@ impl JobHandler for BatchJob {
         let p: BatchParams = serde_json::from_value(task.params.clone())
             .map_err(|e| JobError::Permanent(format!("invalid batch: {e}")))?;
         let e = expand(&p.request, usize::MAX)?;
-        let blocks = super::StatisticsParams::of_request(&p.request).blocks;
+        // No statistics: nothing kept (0 blocks, no raw returns).
+        let statistics = super::StatisticsParams::of_request(&p.request);
+        let blocks = statistics.map_or(0, |s| s.blocks);
         let walk_forward = super::WalkForwardParams::of_request(&p.request);
-        let raw_returns = !e.same_bars();
+        let raw_returns = statistics.is_some() && !e.same_bars();
         let mut chunks = Vec::new();
         for (k, varied) in e.varied.chunks(CHUNK).enumerate() {
             let first = k * CHUNK;
@@ -462,8 +473,9 @@ pub async fn status(
     }
     rows.sort_by_key(|r| r.index);
     if let Some(store) = returns {
-        let settings = super::StatisticsParams::of_request(&p.request);
-        s.statistics = super::statistics::of(store, &s.batch_id, p.total, &settings).await?;
+        if let Some(settings) = super::StatisticsParams::of_request(&p.request) {
+            s.statistics = super::statistics::of(store, &s.batch_id, p.total, &settings).await?;
+        }
         if let Some(w) = super::WalkForwardParams::of_request(&p.request) {
             let varied = |k: usize| rows.get(k).map(|r| r.params.clone()).unwrap_or_default();
             s.walk_forward =

@@ -46,8 +46,9 @@ pub struct StrategyList {
     /// (pro 20,000, backtest 10,000, trial 100).
     #[schema(min_items = 1, max_items = 20000)]
     strategies: Vec<super::schema::StrategyParams>,
-    /// How the overfitting statistics are computed.
-    statistics: Option<StatisticsParams>,
+    /// How the overfitting statistics are computed; `false` for none (no
+    /// returns kept either).
+    statistics: Option<StatisticsSetting>,
     /// A walk-forward analysis of the strategies (docs/batches.md#walk-forward).
     walk_forward: Option<WalkForwardParams>,
 }
@@ -69,8 +70,9 @@ pub struct StrategyGrid {
     /// most 12 segments.
     #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}))]
     grid: Option<Value>,
-    /// How the overfitting statistics are computed.
-    statistics: Option<StatisticsParams>,
+    /// How the overfitting statistics are computed; `false` for none (no
+    /// returns kept either).
+    statistics: Option<StatisticsSetting>,
     /// A walk-forward analysis of the grid (docs/batches.md#walk-forward).
     walk_forward: Option<WalkForwardParams>,
 }
@@ -92,9 +94,9 @@ pub struct BatchRequest {
     /// path indexes a list.
     #[serde(default)]
     pub grid: Option<Map<String, Value>>,
-    /// Blocks and trials of the overfitting statistics.
+    /// Blocks and trials of the overfitting statistics, or `false`.
     #[serde(default)]
-    pub statistics: Option<StatisticsParams>,
+    pub statistics: Option<StatisticsSetting>,
     /// Windows and metric of a walk-forward analysis.
     #[serde(default)]
     pub walk_forward: Option<WalkForwardParams>,
@@ -255,7 +257,9 @@ fn set_path(v: &mut Value, path: &str, value: Value) -> Result<(), FieldError> {
 /// The batch's strategies, at most `cap` (the caller's plan).
 pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
     let req: BatchRequest = crate::error::from_json(body.clone())?;
-    req.statistics.unwrap_or_default().check()?;
+    if let Some(p) = req.statistics.and_then(StatisticsSetting::settings) {
+        p.check()?;
+    }
     if let Some(w) = &req.walk_forward {
         w.check()?;
     }
@@ -404,7 +408,7 @@ pub mod walk_forward;
 
 pub use jobs::*;
 pub use rows::*;
-pub use statistics::{BatchStatistics, StatisticsParams};
+pub use statistics::{BatchStatistics, StatisticsParams, StatisticsSetting};
 pub use walk_forward::{WalkForwardParams, WalkForwardResult};
 
 #[cfg(test)]

@@ -60,13 +60,52 @@ impl Default for StatisticsParams {
     }
 }
 
+/// A batch request's `statistics`: settings (`true` or absent: the
+/// defaults), or `false` for none, which also keeps no returns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(untagged)]
+pub enum StatisticsSetting {
+    /// `true` for the defaults, `false` for no statistics.
+    Switch(bool),
+    Settings(StatisticsParams),
+}
+
+impl<'de> Deserialize<'de> for StatisticsSetting {
+    /// By hand, so that a mistake in the settings keeps serde's message
+    /// (an unknown field, a wrong type) instead of "no variant matched".
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Bool(on) => Ok(StatisticsSetting::Switch(on)),
+            other => serde_json::from_value(other)
+                .map(StatisticsSetting::Settings)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl StatisticsSetting {
+    /// The settings, `None` when switched off.
+    pub fn settings(self) -> Option<StatisticsParams> {
+        match self {
+            StatisticsSetting::Switch(false) => None,
+            StatisticsSetting::Switch(true) => Some(StatisticsParams::default()),
+            StatisticsSetting::Settings(p) => Some(p),
+        }
+    }
+}
+
 impl StatisticsParams {
-    /// A batch request's settings (checked at its submit), or the defaults.
-    pub fn of_request(request: &serde_json::Value) -> Self {
-        request
-            .get("statistics")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default()
+    /// A batch request's settings (checked at its submit), the defaults
+    /// when it gave none, `None` when it switched them off.
+    pub fn of_request(request: &serde_json::Value) -> Option<Self> {
+        match request.get("statistics") {
+            None | Some(serde_json::Value::Null) => Some(StatisticsParams::default()),
+            Some(v) => serde_json::from_value::<StatisticsSetting>(v.clone()).map_or(
+                Some(StatisticsParams::default()),
+                StatisticsSetting::settings,
+            ),
+        }
     }
 
     pub fn check(&self) -> Result<()> {
