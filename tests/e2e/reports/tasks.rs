@@ -425,6 +425,35 @@ async fn a_batch_report_sorts_the_results_table() {
         8
     );
     canvases(&page, 3, "batch");
+    // The best row's Monte Carlo: the endpoint's bands, and both fans drawn.
+    let best = order[0]["index"].as_u64().unwrap();
+    let (status, mc) = server
+        .get(
+            &format!("/backtest/batch/{id}/monte-carlo?row={best}&draws=1000&seed=0"),
+            DEMO,
+        )
+        .await;
+    assert_eq!(status, 200, "{mc}");
+    for m in ["trades", "returns"] {
+        for f in ["cagr", "max_drawdown", "final_equity"] {
+            for (i, q) in [5, 25, 50, 75, 95].iter().enumerate() {
+                let key = format!("{m}.{f}.{q}");
+                assert_same(one(&cells, &key), mc[m][f][i].clone(), &key);
+            }
+        }
+    }
+    assert!(
+        page.dom
+            .contains(&format!("<span id=\"monte-carlo-row\">#{best}</span>"))
+    );
+    for (fan, next) in [
+        ("id=\"fan-returns\"", "id=\"fan-trades\""),
+        ("id=\"fan-trades\"", "id=\"rows\""),
+    ] {
+        let at = page.dom.find(fan).unwrap();
+        let end = at + page.dom[at..].find(next).unwrap();
+        assert!(page.dom[at..end].contains("<canvas"), "{fan}: drawn");
+    }
     hidden_from_others(&server, &format!("/backtest/batch/{id}/report")).await;
     server.stop().await;
 }

@@ -1,8 +1,9 @@
 // A batch's results: the rows fetched from the results endpoint, shown as a
 // table sorted by a column (the best 1,000 rows), every strategy's total
 // return as bars, best first, the overfitting statistics with the logits'
-// distribution, and a heat map of a metric over the first two varied
-// paths (the best value over any others, as backtesting.py's heat maps).
+// distribution, a heat map of a metric over the first two varied paths
+// (the best value over any others, as backtesting.py's heat maps), and the
+// best row's Monte Carlo.
 (function () {
   "use strict";
   const R = window.Report;
@@ -157,6 +158,15 @@
       pick.addEventListener("change", () => heatmap(rows, pick.value));
       heatmap(rows, pick.value);
     }
-    R.ready();
+    // The best row's Monte Carlo (its strategy run again), as a backtest's
+    // page shows it; the page is ready once it is drawn.
+    if (ranked.length === 0) return R.ready();
+    const best = ranked[0].index;
+    return R.api("/backtest/batch/" + encodeURIComponent(batch_id) + "/monte-carlo?row=" + best + "&draws=1000&seed=0").then((mc) => {
+      document.getElementById("monte-carlo-section").hidden = false;
+      document.getElementById("monte-carlo-row").textContent = "#" + best;
+      R.monteCarlo(mc);
+      R.ready();
+    });
   }).catch((e) => R.fail(e.message));
 })();

@@ -137,6 +137,64 @@
     return json;
   }
 
+  // A Monte Carlo answer: the bands of both methods as a table in
+  // #monte-carlo (each cell keyed `method.figure.percentile`, the run's own
+  // figures `actual.figure`), notes in #monte-carlo-notes and each method's
+  // fan of equity paths in #fan-returns and #fan-trades; `run` (its time
+  // and equity) is drawn over the returns' fan when given.
+  function monteCarlo(mc, run) {
+    const LC = window.LightweightCharts;
+    if (mc.error) {
+      notes("monte-carlo-notes", [mc.error]);
+      return;
+    }
+    notes("monte-carlo-notes", mc.notes);
+    const figures = [["cagr", "CAGR %"], ["max_drawdown", "Max drawdown %"], ["final_equity", "Final equity"]];
+    const methods = [["trades", "Trades"], ["returns", "Bar returns, blocks of " + mc.block]];
+    const table = document.getElementById("monte-carlo");
+    const head = document.createElement("tr");
+    for (const h of ["Drawn", "Figure"].concat(mc.percentiles.map((p) => "P" + p), ["This run"])) th(head, h);
+    table.appendChild(head);
+    for (const [m, label] of methods) {
+      if (!mc[m]) continue;
+      for (const [f, name] of figures) {
+        const tr = document.createElement("tr");
+        cell(tr, label);
+        cell(tr, name);
+        mc[m][f].forEach((v, i) => cell(tr, v, m + "." + f + "." + mc.percentiles[i], f !== "final_equity"));
+        cell(tr, mc.actual[f], "actual." + f, f !== "final_equity");
+        table.appendChild(tr);
+      }
+      const tr = document.createElement("tr");
+      cell(tr, label);
+      cell(tr, "Paths ending below the capital");
+      const td = cell(tr, (mc[m].probability_of_loss * 100).toFixed(1) + "%", m + ".probability_of_loss");
+      td.dataset.value = JSON.stringify(mc[m].probability_of_loss);
+      td.colSpan = mc.percentiles.length + 1;
+      table.appendChild(tr);
+    }
+    const colors = ["#cf222e", "#9a6700", "#1a7f37", "#9a6700", "#cf222e"];
+    const fan = (el, f, at) => {
+      f.equity.forEach((band, j) => {
+        el.addSeries(LC.LineSeries, { color: colors[j % colors.length], lineWidth: j === 2 ? 2 : 1, title: "P" + mc.percentiles[j], lastValueVisible: false, priceLineVisible: false })
+          .setData(band.map((v, k) => ({ time: at(k), value: v })));
+      });
+      el.timeScale().fitContent();
+    };
+    if (mc.returns) {
+      const el = chart(document.getElementById("fan-returns"));
+      fan(el, mc.returns.fan, (k) => time(mc.returns.fan.time[k]));
+      if (run) {
+        el.addSeries(LC.LineSeries, { color: "#2962ff", lineWidth: 2, title: "this run", lastValueVisible: false, priceLineVisible: false })
+          .setData(run.time.map((t, i) => ({ time: time(t), value: run.equity[i] })));
+      }
+    }
+    if (mc.trades) {
+      const labels = mc.trades.fan.step.map((s) => "trade " + s);
+      fan(categories(document.getElementById("fan-trades"), labels), mc.trades.fan, (k) => k + 1);
+    }
+  }
+
   function data() {
     return JSON.parse(document.getElementById("report-data").textContent);
   }
@@ -159,5 +217,5 @@
     });
   }
 
-  window.Report = { fail, fmt, cell, th, metrics, notes, rows, time, chart, categories, drawdown, palette, api, data, nothing, ready };
+  window.Report = { fail, fmt, cell, th, metrics, notes, rows, time, chart, categories, drawdown, palette, api, monteCarlo, data, nothing, ready };
 })();

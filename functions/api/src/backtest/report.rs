@@ -122,6 +122,11 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
 <table class="metrics" id="statistics"></table><div id="notes"></div>
 <h3>Logit of the in-sample best's out-of-sample rank, per split (at or below 0: overfit)</h3><div id="logits" class="chart"></div></section>
 <section id="heat" hidden><h2>Heat map <select id="heat-metric"></select></h2><table id="heatmap" class="heatmap"></table></section>
+<section id="monte-carlo-section" hidden><h2>Monte Carlo of the best row, <span id="monte-carlo-row"></span></h2>
+<p class="sub">1,000 paths of each kind, seed 0, its strategy run again (docs/backtest.md#monte-carlo; other rows, seeds and sizes at <code>/backtest/batch/{id}/monte-carlo?row=N</code>).</p>
+<table id="monte-carlo"></table><div id="monte-carlo-notes"></div>
+<h3>Equity paths, bar returns drawn in blocks (percentiles)</h3><div id="fan-returns" class="chart"></div>
+<h3>Equity paths, trades drawn again (percentiles, by trade)</h3><div id="fan-trades" class="chart"></div></section>
 <h2>Results <span class="sub" id="shown"></span></h2><table id="rows"></table>"#,
                 id = s.batch_id,
                 walk = if s.walk_forward.is_some() {
