@@ -22,6 +22,38 @@ fn canvases(page: &Rendered, at_least: usize, name: &str) {
     assert!(n >= at_least, "{name}: {n} canvases, charts drawn");
 }
 
+/// A page's Monte Carlo section shows `mc` (an endpoint's answer): every
+/// band and share of losses keyed as the page keys them, the run's own
+/// figures, and both fans drawn before the element `next`.
+fn monte_carlo_shown(page: &Rendered, cells: &[(String, Value)], mc: &Value, next: &str) {
+    assert!(
+        mc["returns"].is_object() && mc["trades"].is_object(),
+        "{mc}"
+    );
+    for m in ["trades", "returns"] {
+        for f in ["cagr", "max_drawdown", "final_equity"] {
+            for (i, q) in [5, 25, 50, 75, 95].iter().enumerate() {
+                let key = format!("{m}.{f}.{q}");
+                assert_same(one(cells, &key), mc[m][f][i].clone(), &key);
+            }
+        }
+        let key = format!("{m}.probability_of_loss");
+        assert_same(one(cells, &key), mc[m]["probability_of_loss"].clone(), &key);
+    }
+    for f in ["cagr", "max_drawdown", "final_equity"] {
+        let key = format!("actual.{f}");
+        assert_same(column(cells, &key), vec![mc["actual"][f].clone(); 2], &key);
+    }
+    for (fan, end) in [
+        ("id=\"fan-returns\"", "id=\"fan-trades\""),
+        ("id=\"fan-trades\"", next),
+    ] {
+        let at = page.dom.find(fan).unwrap();
+        let to = at + page.dom[at..].find(end).unwrap();
+        assert!(page.dom[at..to].contains("<canvas"), "{fan}: drawn");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
     let (server, _dir) = TestServer::fresh().await;
@@ -79,34 +111,8 @@ async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
         )
         .await;
     assert_eq!(status, 200, "{mc}");
-    for m in ["trades", "returns"] {
-        for f in ["cagr", "max_drawdown", "final_equity"] {
-            for (i, q) in [5, 25, 50, 75, 95].iter().enumerate() {
-                let key = format!("{m}.{f}.{q}");
-                assert_same(one(&cells, &key), mc[m][f][i].clone(), &key);
-            }
-        }
-        let key = format!("{m}.probability_of_loss");
-        assert_same(
-            one(&cells, &key),
-            mc[m]["probability_of_loss"].clone(),
-            &key,
-        );
-    }
-    for f in ["cagr", "max_drawdown", "final_equity"] {
-        let key = format!("actual.{f}");
-        assert_same(column(&cells, &key), vec![mc["actual"][f].clone(); 2], &key);
-    }
+    monte_carlo_shown(&page, &cells, &mc, "id=\"trades\"");
     canvases(&page, 4, "backtest");
-    // Both fans drawn, each in its own place.
-    for (fan, next) in [
-        ("id=\"fan-returns\"", "id=\"fan-trades\""),
-        ("id=\"fan-trades\"", "id=\"trades\""),
-    ] {
-        let at = page.dom.find(fan).unwrap();
-        let end = at + page.dom[at..].find(next).unwrap();
-        assert!(page.dom[at..end].contains("<canvas"), "{fan}: drawn");
-    }
     hidden_from_others(&server, &format!("/backtest/report/{id}")).await;
     server.stop().await;
 }
@@ -434,26 +440,11 @@ async fn a_batch_report_sorts_the_results_table() {
         )
         .await;
     assert_eq!(status, 200, "{mc}");
-    for m in ["trades", "returns"] {
-        for f in ["cagr", "max_drawdown", "final_equity"] {
-            for (i, q) in [5, 25, 50, 75, 95].iter().enumerate() {
-                let key = format!("{m}.{f}.{q}");
-                assert_same(one(&cells, &key), mc[m][f][i].clone(), &key);
-            }
-        }
-    }
     assert!(
         page.dom
             .contains(&format!("<span id=\"monte-carlo-row\">#{best}</span>"))
     );
-    for (fan, next) in [
-        ("id=\"fan-returns\"", "id=\"fan-trades\""),
-        ("id=\"fan-trades\"", "id=\"rows\""),
-    ] {
-        let at = page.dom.find(fan).unwrap();
-        let end = at + page.dom[at..].find(next).unwrap();
-        assert!(page.dom[at..end].contains("<canvas"), "{fan}: drawn");
-    }
+    monte_carlo_shown(&page, &cells, &mc, "id=\"rows\"");
     hidden_from_others(&server, &format!("/backtest/batch/{id}/report")).await;
     server.stop().await;
 }
@@ -499,7 +490,7 @@ async fn a_walk_forward_page_shows_each_window_s_pick_and_the_stitched_run() {
     let report = render_ready(
         &server.base,
         &format!("/backtest/batch/{id}/report"),
-        "batch",
+        "batch-walk-forward",
     );
     assert!(report.dom.contains("walk-forward-link"));
     let plain = submit(
