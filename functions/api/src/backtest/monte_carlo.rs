@@ -9,7 +9,7 @@ use crate::tasks::owned_task;
 use axum::Json;
 use axum::extract::Path;
 use platform::tasks::{Task, TaskKind, TaskStatus};
-use services::backtest::monte_carlo::{self, MonteCarlo, MonteCarloQuery, RowMonteCarloQuery};
+use services::backtest::monte_carlo::{self, MonteCarlo, MonteCarloQuery};
 
 /// The backtest's trades drawn again with replacement, and its per-bar
 /// returns in circular blocks: percentile bands of CAGR, maximum drawdown
@@ -39,7 +39,9 @@ pub(crate) async fn backtest_monte_carlo(
 /// A batch row's Monte Carlo, as a backtest's: its strategy is run again
 /// as the batch ran it.
 #[utoipa::path(get, path = "/backtest/batch/{batch_id}/monte-carlo", tag = "backtest", operation_id = "batch_monte_carlo",
-    params(("batch_id" = String, Path, description = "A batch of the caller"), RowMonteCarloQuery),
+    params(("batch_id" = String, Path, description = "A batch of the caller"),
+        ("row" = i64, Query, description = "The row's `index` in the batch's results.", minimum = 0, example = 0),
+        MonteCarloQuery),
     responses((status = 200, description = "The bands and fans of both methods", body = MonteCarlo),
         (status = 400, description = "`row`, `draws`, `seed` or `block` malformed or out of range (the message names it)", body = crate::openapi::ErrorDetail),
         (status = 404, description = "No such batch of the caller, or no such row in it", body = crate::openapi::ErrorDetail)))]
@@ -49,8 +51,11 @@ pub(crate) async fn batch_monte_carlo(
     params: Params,
 ) -> Result<Json<MonteCarlo>, ApiError> {
     let record = owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest]).await?;
-    let Query(q) = Query::<RowMonteCarloQuery>::from_params(params)?;
-    let (row, q) = q.split();
+    // The row, then the settings as a backtest's (the query's other fields).
+    let row = params
+        .opt::<i64>("row", "an integer")?
+        .ok_or_else(|| ApiError::field("row", "is required"))?;
+    let Query(q) = Query::<MonteCarloQuery>::from_params(params)?;
     let settings = q.check()?;
     let answer = monte_carlo::of_batch_row(t.state.market.as_ref(), &record, row, settings).await?;
     Ok(Json(answer))

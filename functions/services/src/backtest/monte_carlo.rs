@@ -51,47 +51,6 @@ pub struct MonteCarloQuery {
     pub block: Option<i64>,
 }
 
-/// Query of `GET /backtest/batch/{batch_id}/monte-carlo`: a row and the
-/// same settings as a backtest's.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(IntoParams), into_params(parameter_in = Query))]
-pub struct RowMonteCarloQuery {
-    /// The row's `index` in the batch's results.
-    #[cfg_attr(feature = "openapi", param(minimum = 0, example = 0))]
-    pub row: i64,
-    /// Paths per method (default 1,000, at most 10,000).
-    #[cfg_attr(
-        feature = "openapi",
-        param(minimum = 1, maximum = 10000, example = 1000)
-    )]
-    pub draws: Option<i64>,
-    /// The draws' seed (default 0): the same seed, the same answer.
-    #[cfg_attr(
-        feature = "openapi",
-        param(minimum = 0, maximum = 4294967295_i64, example = 7)
-    )]
-    pub seed: Option<i64>,
-    /// Bars per block of the returns' block bootstrap (default: the cube
-    /// root of the number of returns, rounded).
-    #[cfg_attr(
-        feature = "openapi",
-        param(minimum = 1, maximum = 100000, example = 20)
-    )]
-    pub block: Option<i64>,
-}
-
-impl RowMonteCarloQuery {
-    /// The row, and the settings as a backtest's query.
-    pub fn split(&self) -> (i64, MonteCarloQuery) {
-        let q = MonteCarloQuery {
-            draws: self.draws,
-            seed: self.seed,
-            block: self.block,
-        };
-        (self.row, q)
-    }
-}
-
 /// Checked settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
