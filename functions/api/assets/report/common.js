@@ -210,11 +210,12 @@
     return true;
   }
 
+  // Set at once, not in an animation frame: a headless browser whose
+  // virtual-time budget ran out dumps the page before a frame that a loaded
+  // machine has not drawn yet. Everything the page shows is in the DOM now.
   function ready() {
-    requestAnimationFrame(() => {
-      document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
-      document.body.dataset.ready = "true";
-    });
+    document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
+    document.body.dataset.ready = "true";
   }
 
   window.Report = { fail, fmt, cell, th, metrics, notes, rows, time, chart, categories, drawdown, palette, api, monteCarlo, data, nothing, ready };
