@@ -14,7 +14,7 @@ pub fn matrix(columns: &[&[f64]]) -> Vec<Vec<f64>> {
             let m = if c.is_empty() {
                 f64::NAN
             } else {
-                sum(c) / c.len() as f64
+                crate::stats::sum(c) / c.len() as f64
             };
             let d: Vec<f64> = c.iter().map(|v| v - m).collect();
             let ss = dot(&d, &d);
@@ -42,21 +42,7 @@ pub fn matrix(columns: &[&[f64]]) -> Vec<Vec<f64>> {
     out
 }
 
-/// Sum in four lanes: independent additions the processor overlaps (one
-/// running total waits on each addition), and no less exact.
-fn sum(a: &[f64]) -> f64 {
-    let mut acc = [0.0; 4];
-    let chunks = a.chunks_exact(4);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for l in 0..4 {
-            acc[l] += c[l];
-        }
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest.iter().sum::<f64>()
-}
-
-/// Dot product in four lanes, as [`sum`].
+/// Dot product in four lanes, as [`crate::stats::sum_by`].
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     let mut acc = [0.0; 4];
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));

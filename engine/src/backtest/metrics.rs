@@ -3,6 +3,7 @@
 
 use super::{Metrics, Settings, Trade};
 use crate::Bars;
+use crate::stats::sum_by;
 use chrono::NaiveDate;
 
 /// Equity at each bar's close of the window: realised trades compound with
@@ -183,7 +184,7 @@ impl EquityStats {
         if count == 0 {
             return 0.0;
         }
-        let ss: f64 = self.steps.iter().map(|r| r.min(0.0).powi(2)).sum();
+        let ss = sum_by(&self.steps, |r| r.min(0.0).powi(2));
         (ss / count as f64).sqrt()
     }
 
@@ -192,7 +193,7 @@ impl EquityStats {
         if count == 0 {
             return (0.0, None);
         }
-        let sum: f64 = self.steps.iter().sum();
+        let sum = sum_by(&self.steps, |r| r);
         let m = if self.flat_nan {
             f64::NAN
         } else {
@@ -201,8 +202,7 @@ impl EquityStats {
         if count < 2 {
             return (m, None);
         }
-        let ss: f64 =
-            self.steps.iter().map(|r| (r - m) * (r - m)).sum::<f64>() + self.flat as f64 * m * m;
+        let ss = sum_by(&self.steps, |r| (r - m) * (r - m)) + self.flat as f64 * m * m;
         (m, Some((ss / (count - 1) as f64).sqrt()))
     }
 }

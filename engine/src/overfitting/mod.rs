@@ -34,7 +34,7 @@ impl Moments {
         if n == 0 {
             return Moments::default();
         }
-        let mean = sum(x) / n as f64;
+        let mean = crate::stats::sum(x) / n as f64;
         let (mut c2, mut c3, mut c4) = ([0.0; 4], [0.0; 4], [0.0; 4]);
         let quads = x.chunks_exact(4);
         for (l, &v) in quads.remainder().iter().enumerate() {
@@ -83,21 +83,6 @@ impl Moments {
             0.0
         }
     }
-}
-
-/// A sum in four lanes: the additions overlap instead of waiting on each other.
-fn sum(x: &[f64]) -> f64 {
-    let mut acc = [0.0; 4];
-    let quads = x.chunks_exact(4);
-    for (l, v) in quads.remainder().iter().enumerate() {
-        acc[l] += v;
-    }
-    for q in quads {
-        for l in 0..4 {
-            acc[l] += q[l];
-        }
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
 
 fn normal() -> Normal {

@@ -18,3 +18,15 @@ fn published_document_is_the_generated_one() {
         "docs/openapi.json is out of date: run MARKETLAB_UPDATE_OPENAPI=1 cargo test -p api --test document"
     );
 }
+
+/// Each schema name is one type's: utoipa would let a second type of the
+/// same name replace the first everywhere without a word.
+#[test]
+fn no_two_answer_types_share_a_schema_name() {
+    api::routes::document();
+    assert_eq!(
+        api::routes::schema_names::conflicts(),
+        Vec::<String>::new(),
+        "rename one of the types (or its `#[schema(as = ...)]`)"
+    );
+}

@@ -17,6 +17,7 @@ mod views;
 
 use crate::error::ApiError;
 use crate::error::Reply;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -25,21 +26,20 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The analytics routes with their documentation.
 pub fn routes() -> OpenApiRouter<AppState> {
     tasks::routes()
-        .routes(routes!(seasonality::all_in_one))
-        .routes(routes!(seasonality::predefined_holidays))
-        .routes(routes!(seasonality::by_week))
-        .routes(routes!(seasonality::by_month))
-        .routes(routes!(seasonality::by_day_of_month))
-        .routes(routes!(seasonality::by_day_of_year))
-        .routes(routes!(seasonality::around_holiday))
-        .routes(routes!(seasonality::around_specific_days))
-        .routes(routes!(seasonality::by_day_of_single_month))
-        .routes(routes!(seasonality::one_dollar_curve))
+        .routes(documented!(seasonality::all_in_one))
+        .routes(documented!(seasonality::predefined_holidays))
+        .routes(documented!(seasonality::by_week))
+        .routes(documented!(seasonality::by_month))
+        .routes(documented!(seasonality::by_day_of_month))
+        .routes(documented!(seasonality::by_day_of_year))
+        .routes(documented!(seasonality::around_holiday))
+        .routes(documented!(seasonality::around_specific_days))
+        .routes(documented!(seasonality::by_day_of_single_month))
+        .routes(documented!(seasonality::one_dollar_curve))
         // Unknown views answer in this service's envelope on any deployment.
         .route(
             "/seasonality/{*view}",
@@ -51,43 +51,43 @@ pub fn routes() -> OpenApiRouter<AppState> {
                 },
             ),
         )
-        .routes(routes!(correlation::symbol_corr))
-        .routes(routes!(correlation::asset_corr))
-        .routes(routes!(correlation::pattern_corr))
-        .routes(routes!(correlation::symbol_beta))
-        .routes(routes!(task_pages::cpm_report))
-        .routes(routes!(views::seasonality_view))
-        .routes(routes!(views::correlation_view))
-        .routes(routes!(views::pattern_view))
-        .routes(routes!(task_pages::scanner_report))
-        .routes(routes!(cpm::predefined_patterns))
-        .routes(routes!(cpm::scan, cpm::scan_query))
-        .routes(routes!(
+        .routes(documented!(correlation::symbol_corr))
+        .routes(documented!(correlation::asset_corr))
+        .routes(documented!(correlation::pattern_corr))
+        .routes(documented!(correlation::symbol_beta))
+        .routes(documented!(task_pages::cpm_report))
+        .routes(documented!(views::seasonality_view))
+        .routes(documented!(views::correlation_view))
+        .routes(documented!(views::pattern_view))
+        .routes(documented!(task_pages::scanner_report))
+        .routes(documented!(cpm::predefined_patterns))
+        .routes(documented!(cpm::scan, cpm::scan_query))
+        .routes(documented!(
             cpm::scan_with_backtest,
             cpm::scan_with_backtest_query
         ))
-        .routes(routes!(cpm::scan_start))
-        .routes(routes!(cpm::backtest_start))
-        .routes(routes!(scanner::predefined_signals))
-        .routes(routes!(scanner::single))
-        .routes(routes!(scanner::latest_day_all))
-        .routes(routes!(scanner::scanner_backtest_start))
-        .routes(routes!(options::options))
-        .routes(routes!(reports::report_types))
-        .routes(routes!(reports::reports))
-        .routes(routes!(company::market_pred))
-        .routes(routes!(company::get_profile))
-        .routes(routes!(company::get_analysis))
-        .routes(routes!(company::get_earning))
-        .routes(routes!(company::get_income))
-        .routes(routes!(company::get_balance))
-        .routes(routes!(company::get_cash))
-        .routes(routes!(company::get_news))
-        .routes(routes!(company::get_sec))
-        .routes(routes!(company::get_holder))
-        .routes(routes!(company::get_pred))
-        .routes(routes!(screens::predefined_screens))
-        .routes(routes!(screens::screen))
+        .routes(documented!(cpm::scan_start))
+        .routes(documented!(cpm::backtest_start))
+        .routes(documented!(scanner::predefined_signals))
+        .routes(documented!(scanner::single))
+        .routes(documented!(scanner::latest_day_all))
+        .routes(documented!(scanner::scanner_backtest_start))
+        .routes(documented!(options::options))
+        .routes(documented!(reports::report_types))
+        .routes(documented!(reports::reports))
+        .routes(documented!(company::market_pred))
+        .routes(documented!(company::get_profile))
+        .routes(documented!(company::get_analysis))
+        .routes(documented!(company::get_earning))
+        .routes(documented!(company::get_income))
+        .routes(documented!(company::get_balance))
+        .routes(documented!(company::get_cash))
+        .routes(documented!(company::get_news))
+        .routes(documented!(company::get_sec))
+        .routes(documented!(company::get_holder))
+        .routes(documented!(company::get_pred))
+        .routes(documented!(screens::predefined_screens))
+        .routes(documented!(screens::screen))
         .merge(crate::webhooks::alerts::routes())
 }
 

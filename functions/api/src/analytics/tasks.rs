@@ -4,6 +4,7 @@
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use crate::tasks::{TaskList, list_page, param_str};
 use axum::Json;
@@ -13,15 +14,14 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 use uuid::Uuid;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(cpm_status))
-        .routes(routes!(cpm_tasks))
-        .routes(routes!(scanner_status))
-        .routes(routes!(scanner_tasks))
+        .routes(documented!(cpm_status))
+        .routes(documented!(cpm_tasks))
+        .routes(documented!(scanner_status))
+        .routes(documented!(scanner_tasks))
 }
 
 // Analytics service: task object of 2.8 for cpm and scanner backtests.

@@ -7,6 +7,7 @@ use crate::error::ApiError;
 use crate::error::Reply;
 use crate::extract::Params;
 use crate::openapi::MetadataByCode;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use crate::state::Shared;
 use crate::submit::submit;
@@ -22,30 +23,29 @@ use services::backtest::encode::validate_response;
 use services::backtest::indicators::{self, Index, ListFilter, TYPES, index, list};
 use services::backtest::prepare::prepare_with;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(start_backtest))
-        .routes(routes!(validate))
-        .routes(routes!(indicator_list))
-        .routes(routes!(indicator_metadata))
-        .routes(routes!(super::batch::submit_batch))
-        .routes(routes!(super::batch::batch_status))
-        .routes(routes!(super::batch::batch_results))
-        .routes(routes!(super::batch::batches))
-        .routes(routes!(super::report::backtest_report))
-        .routes(routes!(super::report::backtest_chart))
-        .routes(routes!(super::report::batch_report))
-        .routes(routes!(super::report::batch_walk_forward))
-        .routes(routes!(super::monte_carlo::backtest_monte_carlo))
-        .routes(routes!(super::monte_carlo::batch_monte_carlo))
+        .routes(documented!(start_backtest))
+        .routes(documented!(validate))
+        .routes(documented!(indicator_list))
+        .routes(documented!(indicator_metadata))
+        .routes(documented!(super::batch::submit_batch))
+        .routes(documented!(super::batch::batch_status))
+        .routes(documented!(super::batch::batch_results))
+        .routes(documented!(super::batch::batches))
+        .routes(documented!(super::report::backtest_report))
+        .routes(documented!(super::report::backtest_chart))
+        .routes(documented!(super::report::batch_report))
+        .routes(documented!(super::report::batch_walk_forward))
+        .routes(documented!(super::monte_carlo::backtest_monte_carlo))
+        .routes(documented!(super::monte_carlo::batch_monte_carlo))
 }
 
 /// Endpoints of this service that need no credentials.
 pub fn public_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(tutorial))
+        .routes(documented!(tutorial))
         .merge(crate::report::asset_routes())
 }
 

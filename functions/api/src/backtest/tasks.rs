@@ -3,6 +3,7 @@
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use crate::tasks::{TaskList, list_page, param_str};
 use axum::Json;
@@ -13,13 +14,12 @@ use serde_json::{Value, json};
 use services::backtest::{UPLOAD_FIELD, upload_digest};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 use uuid::Uuid;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(backtest_status))
-        .routes(routes!(backtest_tasks))
+        .routes(documented!(backtest_status))
+        .routes(documented!(backtest_tasks))
 }
 
 /// Task record of the backtest service (2.10).

@@ -8,6 +8,7 @@ use crate::error::DataError;
 use crate::error::Reply;
 use crate::extract::Params;
 use crate::openapi::DataErrors;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use crate::state::Shared;
 use axum::extract::{Path, State};
@@ -20,39 +21,38 @@ use services::data::history::{Extras, Span, indicator_history, snapshot};
 use services::data::schemas::*;
 use services::data::{self, CatalogItem, Listing, catalog_list};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The data service's routes with their documentation, relative to `/ws`.
 pub fn routes() -> OpenApiRouter<AppState> {
     use super::{custom, intraday};
     OpenApiRouter::new()
-        .routes(routes!(all_symbols))
-        .routes(routes!(all_symbols_with_indexes))
-        .routes(routes!(user_selected_symbols))
-        .routes(routes!(user_selected_with_indexes))
+        .routes(documented!(all_symbols))
+        .routes(documented!(all_symbols_with_indexes))
+        .routes(documented!(user_selected_symbols))
+        .routes(documented!(user_selected_with_indexes))
         // The spec spells this one both ways; the first is documented.
         .route(
             "/getAllUserSelectedSymbolswithIndexes",
             get(user_selected_with_indexes),
         )
-        .routes(routes!(model_data))
-        .routes(routes!(model_with_indexes))
-        .routes(routes!(group_symbols))
-        .routes(routes!(symbol_data))
-        .routes(routes!(symbol_sentiment))
-        .routes(routes!(symbol_limit_days))
-        .routes(routes!(symbol_sentiment_limit_days))
-        .routes(routes!(today))
-        .routes(routes!(today_indexes))
-        .routes(routes!(symbol_for_date))
-        .routes(routes!(all_for_date))
-        .routes(routes!(bulk))
-        .routes(routes!(intraday::intraday_symbols))
-        .routes(routes!(intraday::intraday_history))
-        .routes(routes!(intraday::intraday_limit_days))
-        .routes(routes!(intraday::today_intraday))
-        .routes(routes!(custom::user_indicators))
-        .routes(routes!(custom::user_indicator_data))
+        .routes(documented!(model_data))
+        .routes(documented!(model_with_indexes))
+        .routes(documented!(group_symbols))
+        .routes(documented!(symbol_data))
+        .routes(documented!(symbol_sentiment))
+        .routes(documented!(symbol_limit_days))
+        .routes(documented!(symbol_sentiment_limit_days))
+        .routes(documented!(today))
+        .routes(documented!(today_indexes))
+        .routes(documented!(symbol_for_date))
+        .routes(documented!(all_for_date))
+        .routes(documented!(bulk))
+        .routes(documented!(intraday::intraday_symbols))
+        .routes(documented!(intraday::intraday_history))
+        .routes(documented!(intraday::intraday_limit_days))
+        .routes(documented!(intraday::today_intraday))
+        .routes(documented!(custom::user_indicators))
+        .routes(documented!(custom::user_indicator_data))
 }
 
 /// A JSON body, or (legacy switch on) that JSON again as a JSON string.

@@ -7,10 +7,10 @@
 //! Every user-supplied string reaches the DOM as text.
 
 use crate::compression::Precompressed;
+use crate::routes::schema_names::documented;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The vendored chart library; its licence is served beside it.
 pub const CHARTS_VERSION: &str = "5.2.1";
@@ -257,7 +257,7 @@ pub async fn asset(
 
 /// The public assets of report pages.
 pub fn asset_routes<S: Clone + Send + Sync + 'static>() -> OpenApiRouter<S> {
-    OpenApiRouter::new().routes(routes!(asset))
+    OpenApiRouter::new().routes(documented!(asset))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! server can merge groups without route clashes.
 
 pub mod health;
+pub mod schema_names;
 pub mod usage;
 
 use crate::error::{ErrorStyle, render_errors};
@@ -12,9 +13,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn_with_state, map_response_with_state};
 #[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 use platform::accounts::Service;
+use schema_names::documented;
 use std::sync::OnceLock;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use health::{auth_info, health};
 
@@ -69,8 +70,8 @@ pub(crate) fn limited(state: &AppState, routes: Router) -> Router {
 /// `/health` and `/auth-info`, documented.
 fn public_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(health::health))
-        .routes(routes!(health::auth_info))
+        .routes(documented!(health::health))
+        .routes(documented!(health::auth_info))
 }
 
 /// Public endpoints every group answers: `/health` and `/auth-info`.

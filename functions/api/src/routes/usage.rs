@@ -5,11 +5,11 @@
 use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
 use crate::extract::Params;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use axum::Json;
 use services::usage::UsageReport;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The month to report.
 #[derive(utoipa::IntoParams)]
@@ -61,9 +61,9 @@ pub async fn data_usage(
 }
 
 pub fn backtest_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(usage))
+    OpenApiRouter::new().routes(documented!(usage))
 }
 
 pub fn data_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(data_usage))
+    OpenApiRouter::new().routes(documented!(data_usage))
 }

@@ -4,6 +4,7 @@
 use super::{AlertList, configured};
 use crate::auth::Tenant;
 use crate::error::ApiError;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::Path;
@@ -11,7 +12,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use services::webhooks::{self as hooks, AlertView};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// Subscribe to the nightly scan's items: one `scanner.alert` event per
 /// alert and day with the items that match.
@@ -62,6 +62,6 @@ pub(crate) async fn delete_alert(
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(create_alert, list_alerts))
-        .routes(routes!(delete_alert))
+        .routes(documented!(create_alert, list_alerts))
+        .routes(documented!(delete_alert))
 }

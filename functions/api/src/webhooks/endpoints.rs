@@ -4,6 +4,7 @@ use super::{DeliveryList, WebhookList, configured};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
+use crate::routes::schema_names::documented;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::Path;
@@ -12,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use services::webhooks::{self as hooks, DeliveryView, EndpointView};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// A JSON body, or null when there is none.
 fn body_or_null(body: &[u8]) -> Result<Value, ApiError> {
@@ -148,10 +148,10 @@ pub(crate) async fn redeliver(
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(create_webhook, list_webhooks))
-        .routes(routes!(get_webhook, delete_webhook))
-        .routes(routes!(rotate_webhook))
-        .routes(routes!(enable_webhook))
-        .routes(routes!(webhook_deliveries))
-        .routes(routes!(redeliver))
+        .routes(documented!(create_webhook, list_webhooks))
+        .routes(documented!(get_webhook, delete_webhook))
+        .routes(documented!(rotate_webhook))
+        .routes(documented!(enable_webhook))
+        .routes(documented!(webhook_deliveries))
+        .routes(documented!(redeliver))
 }
