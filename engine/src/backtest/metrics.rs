@@ -3,7 +3,7 @@
 
 use super::{Metrics, Settings, Trade};
 use crate::Bars;
-use crate::stats::sum_by;
+use crate::stats::{sum, sum_by};
 use chrono::NaiveDate;
 
 /// Equity at each bar's close of the window: realised trades compound with
@@ -193,11 +193,11 @@ impl EquityStats {
         if count == 0 {
             return (0.0, None);
         }
-        let sum = sum_by(&self.steps, |r| r);
+        let total = sum(&self.steps);
         let m = if self.flat_nan {
             f64::NAN
         } else {
-            sum / count as f64
+            total / count as f64
         };
         if count < 2 {
             return (m, None);
