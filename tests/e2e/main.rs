@@ -31,6 +31,7 @@ mod monte_carlo;
 mod observability;
 mod options;
 mod own_data;
+mod panics;
 mod reports;
 mod restart;
 mod scanner;

@@ -124,13 +124,13 @@ impl Precompressed {
 /// source is replaced (a data reload makes a new `Arc`). Made off the async
 /// threads: compressing a few MB takes a while.
 pub struct Cached<K, V> {
-    slot: std::sync::Mutex<Option<(std::sync::Arc<K>, std::sync::Arc<V>)>>,
+    slot: parking_lot::Mutex<Option<(std::sync::Arc<K>, std::sync::Arc<V>)>>,
 }
 
 impl<K: Send + Sync + 'static, V: Send + Sync + 'static> Cached<K, V> {
     pub const fn new() -> Self {
         Cached {
-            slot: std::sync::Mutex::new(None),
+            slot: parking_lot::Mutex::new(None),
         }
     }
 
@@ -139,7 +139,7 @@ impl<K: Send + Sync + 'static, V: Send + Sync + 'static> Cached<K, V> {
         key: std::sync::Arc<K>,
         make: impl FnOnce(&K) -> V + Send + 'static,
     ) -> std::sync::Arc<V> {
-        if let Some((k, v)) = self.slot.lock().expect("cache lock").as_ref()
+        if let Some((k, v)) = self.slot.lock().as_ref()
             && std::sync::Arc::ptr_eq(k, &key)
         {
             return v.clone();
@@ -150,7 +150,7 @@ impl<K: Send + Sync + 'static, V: Send + Sync + 'static> Cached<K, V> {
                 .await
                 .expect("making a cached answer"),
         );
-        *self.slot.lock().expect("cache lock") = Some((key, value.clone()));
+        *self.slot.lock() = Some((key, value.clone()));
         value
     }
 }

@@ -31,7 +31,8 @@ impl ApiError {
     pub fn new(status: u16, message: impl Into<String>) -> Self {
         ApiError {
             status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            message: message.into(),
+            // A quoted value sent back is cut to 200 characters.
+            message: services::error::shorten(message.into()),
             retry_after: None,
             insufficient_data: false,
         }

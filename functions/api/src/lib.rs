@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod limits;
 pub mod logging;
 pub mod openapi;
+pub mod panics;
 pub mod report;
 pub mod routes;
 pub mod rows;

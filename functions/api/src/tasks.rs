@@ -170,7 +170,7 @@ pub(crate) async fn list_page<S: Serialize>(
     }))
 }
 
-fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiError> {
+pub(crate) fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiError> {
     params
         .get("status")
         .map(|s| {

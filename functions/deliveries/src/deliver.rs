@@ -182,6 +182,7 @@ mod tests {
         let policy = Policy {
             allow_loopback: false,
             resolver: Arc::new(Rebinding(Mutex::new(vec!["93.184.216.34", "10.0.0.7"]))),
+            confine: None,
         };
         let url = "https://hooks.example.test/in";
         // Registration resolves the public address.

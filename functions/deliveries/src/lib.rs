@@ -10,5 +10,5 @@ mod send;
 
 pub use deliver::{Deliverer, describe};
 #[cfg(feature = "sqlite")]
-pub use embedded::deliver_forever;
+pub use embedded::{PER_ACCOUNT, PER_ENDPOINT, deliver_forever};
 pub use send::{Timeouts, post};

@@ -48,9 +48,7 @@ pub async fn post(
     let left = timeouts.answer;
     let exchange = async {
         if target.url.scheme() == "https" {
-            let host = target.url.host_str().unwrap_or_default().to_string();
-            let name = rustls::pki_types::ServerName::try_from(host)
-                .map_err(|e| format!("bad server name: {e}"))?;
+            let name = server_name(&target.url)?;
             let tls = tokio_rustls::TlsConnector::from(tls_config()?)
                 .connect(name, tcp)
                 .await
@@ -66,6 +64,21 @@ pub async fn post(
     )
     .await
     .map_err(|_| format!("no answer within {left:?}"))?
+}
+
+/// The name TLS checks the certificate against: the URL's host, an IP
+/// literal as an address (its text in a URL keeps IPv6's brackets, which no
+/// certificate names).
+fn server_name(url: &url::Url) -> Result<rustls::pki_types::ServerName<'static>, String> {
+    use rustls::pki_types::ServerName;
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => Ok(ServerName::IpAddress(std::net::IpAddr::V4(ip).into())),
+        Some(url::Host::Ipv6(ip)) => Ok(ServerName::IpAddress(std::net::IpAddr::V6(ip).into())),
+        Some(url::Host::Domain(name)) => {
+            ServerName::try_from(name.to_string()).map_err(|e| format!("bad server name: {e}"))
+        }
+        None => Err("has no host".into()),
+    }
 }
 
 async fn exchange<T>(
@@ -136,4 +149,32 @@ fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
             Ok(Arc::new(config))
         })
         .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::pki_types::ServerName;
+
+    #[test]
+    fn tls_names_an_ip_literal_by_its_address_and_a_name_by_itself() {
+        let name = |u: &str| server_name(&url::Url::parse(u).unwrap()).unwrap();
+        assert_eq!(
+            name("https://[2606:4700::1111]:8443/in"),
+            ServerName::IpAddress(
+                "2606:4700::1111"
+                    .parse::<std::net::IpAddr>()
+                    .unwrap()
+                    .into()
+            )
+        );
+        assert_eq!(
+            name("https://93.184.216.34/in"),
+            ServerName::IpAddress("93.184.216.34".parse::<std::net::IpAddr>().unwrap().into())
+        );
+        assert_eq!(
+            name("https://hooks.example/in"),
+            ServerName::try_from("hooks.example").unwrap()
+        );
+    }
 }

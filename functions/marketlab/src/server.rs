@@ -68,7 +68,8 @@ pub struct WebhookSettings {
     pub allow_loopback: bool,
     pub schedule: platform::webhooks::RetrySchedule,
     pub timeouts: deliveries::Timeouts,
-    /// Deliveries sent at once.
+    /// Deliveries sent at once (each account and endpoint to its share:
+    /// `deliveries::PER_ACCOUNT`, `deliveries::PER_ENDPOINT`).
     pub parallel: usize,
 }
 
@@ -78,7 +79,7 @@ impl Default for WebhookSettings {
             allow_loopback: false,
             schedule: Default::default(),
             timeouts: Default::default(),
-            parallel: 16,
+            parallel: 64,
         }
     }
 }

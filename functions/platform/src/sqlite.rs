@@ -3,9 +3,10 @@
 //! Calls are short and run on the blocking pool so the async reactor never waits on disk.
 
 use crate::PortError;
+use parking_lot::Mutex;
 use rusqlite::Connection;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Timestamps as stored: sortable text with microseconds.
 pub(crate) const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6f";
@@ -262,9 +263,9 @@ impl Database {
         F: FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
     {
         tokio::task::spawn_blocking(move || {
-            let mut guard = conn
-                .lock()
-                .map_err(|_| PortError::internal("database lock poisoned"))?;
+            // A panic in `f` unwinds through rusqlite's transaction guard
+            // (rolled back) and leaves the connection usable: no poison.
+            let mut guard = conn.lock();
             f(&mut guard).map_err(|e| match e {
                 rusqlite::Error::SqliteFailure(code, _)
                     if matches!(

@@ -17,13 +17,14 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
 use chrono::NaiveDate;
 use engine::Bars;
+use parking_lot::Mutex;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The price columns of an upload, in order.
 pub const PRICE_COLUMNS: [&str; 5] = ["Open", "High", "Low", "Close", "Volume"];
@@ -428,7 +429,7 @@ impl Uploads {
         if self.blobs.size(&key).await? != Some(bytes as u64) {
             self.blobs.put(&key, data).await?;
         }
-        self.hand_off.lock().expect("hand-off").keep(key, upload);
+        self.hand_off.lock().keep(key, upload);
         Ok(Stored { digest, bytes })
     }
 
@@ -439,7 +440,7 @@ impl Uploads {
             return Ok(None);
         }
         let key = Self::key(owner, digest);
-        if let Some(u) = self.hand_off.lock().expect("hand-off").by_key.get(&key) {
+        if let Some(u) = self.hand_off.lock().by_key.get(&key) {
             return Ok(Some(u.clone()));
         }
         self.read(&key).await
@@ -449,7 +450,7 @@ impl Uploads {
     /// taken, so it is kept no longer than needed.
     pub async fn take(&self, owner: &str, digest: &str) -> PortResult<Option<Arc<Upload>>> {
         let key = Self::key(owner, digest);
-        if let Some(u) = self.hand_off.lock().expect("hand-off").drop_key(&key) {
+        if let Some(u) = self.hand_off.lock().drop_key(&key) {
             return Ok(Some(u));
         }
         self.get(owner, digest).await

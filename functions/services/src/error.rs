@@ -16,10 +16,12 @@ pub struct FieldError {
 }
 
 impl FieldError {
+    /// The reason's quotes of the value sent are cut to
+    /// [`MAX_QUOTED_CHARS`] (a 5 MB string is not sent back).
     pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
         FieldError {
-            field: field.into(),
-            reason: reason.into(),
+            field: shorten(field.into()),
+            reason: shorten(reason.into()),
         }
     }
 
@@ -80,12 +82,87 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// `T` read from JSON; a mistake names the path of its field
-/// (`entry.condition.rule`).
+/// A request object `T` read from JSON; a mistake names the path of its
+/// field (`entry.condition.rule`). The body must be an object: serde would
+/// read a struct from an array (`[]` as "every field left out") too.
 pub fn from_json<T: serde::de::DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, FieldError> {
+    if !value.is_object() {
+        return Err(FieldError::new("body", "must be a JSON object"));
+    }
     serde_path_to_error::deserialize(value).map_err(FieldError::from_serde)
+}
+
+/// For `#[serde(default, deserialize_with = "not_null")]`: an optional
+/// field may be left out for its default, but not sent as `null` (its
+/// schema does not allow null, and a null that meant "default" would be a
+/// guess).
+pub fn not_null<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    use serde::Deserialize as _;
+    use serde::de::Error as _;
+    match Option::<T>::deserialize(d)? {
+        Some(v) => Ok(Some(v)),
+        None => Err(D::Error::custom(
+            "must not be null; leave the field out for its default",
+        )),
+    }
+}
+
+/// Most characters of a value an error message quotes.
+pub const MAX_QUOTED_CHARS: usize = 200;
+
+/// Most characters of an error message, whatever it quotes.
+const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// `text` with every quoted run ('...', "..." or `...`) longer than
+/// [`MAX_QUOTED_CHARS`] cut there, saying how much was left out; an
+/// unclosed quote is cut the same way, and the whole kept to
+/// 1,000 characters. Short messages come back unchanged.
+pub fn shorten(text: String) -> String {
+    if text.len() <= MAX_QUOTED_CHARS {
+        return text;
+    }
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(['\'', '"', '`']) {
+        let quote = rest.as_bytes()[at] as char;
+        out.push_str(&rest[..=at]);
+        let inside = &rest[at + 1..];
+        match inside.find(quote) {
+            Some(end) => {
+                cut_into(&mut out, &inside[..end], MAX_QUOTED_CHARS);
+                out.push(quote);
+                rest = &inside[end + 1..];
+            }
+            None => {
+                cut_into(&mut out, inside, MAX_QUOTED_CHARS);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    if out.chars().count() > MAX_MESSAGE_CHARS {
+        let whole = std::mem::take(&mut out);
+        cut_into(&mut out, &whole, MAX_MESSAGE_CHARS);
+    }
+    out
+}
+
+/// Appends `s`, or its first `most` characters and how many more there were.
+fn cut_into(out: &mut String, s: &str, most: usize) {
+    match s.char_indices().nth(most) {
+        None => out.push_str(s),
+        Some((byte, _)) => {
+            let left = s[byte..].chars().count();
+            out.push_str(&s[..byte]);
+            out.push_str(&format!("... ({left} more characters)"));
+        }
+    }
 }
 
 /// A use case's error in a job: a port's failure keeps its retry class;
@@ -122,5 +199,78 @@ impl Error {
                 format!("must be between {min} and {max}, got {value}"),
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod shorten_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_quoted_value_is_cut_to_200_characters_and_the_rest_of_the_message_kept() {
+        let value = "9".repeat(5_000_000);
+        let e = FieldError::new("capital", format!("'{value}' is not a number"));
+        assert_eq!(
+            e.reason,
+            format!(
+                "'{}... (4999800 more characters)' is not a number",
+                "9".repeat(200)
+            )
+        );
+        let serde = format!("invalid type: string \"{}\", expected f64", "é".repeat(300));
+        assert_eq!(
+            shorten(serde),
+            format!(
+                "invalid type: string \"{}... (100 more characters)\", expected f64",
+                "é".repeat(200)
+            )
+        );
+        let unclosed = format!("starts '{}", "x".repeat(250));
+        assert_eq!(
+            shorten(unclosed),
+            format!("starts '{}... (50 more characters)", "x".repeat(200))
+        );
+        // A long field name (a path built from the client's keys) too.
+        assert!(
+            FieldError::new("k".repeat(10_000), "is required")
+                .field
+                .len()
+                < 1100
+        );
+    }
+
+    #[test]
+    fn short_and_unquoted_messages_are_unchanged() {
+        let m = "'SPX' is not one of the operators of the spec (>, =, <, >=, <=, CrossAbove, CrossBelow, All-time High, All-time Low, Consecutive Days Above, Consecutive Days Below)";
+        assert_eq!(shorten(m.to_string()), m);
+        let long_plain = "word ".repeat(150);
+        assert_eq!(shorten(long_plain.clone()), long_plain);
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_object_and_an_explicit_null_are_refused() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct R {
+            #[serde(default, deserialize_with = "not_null")]
+            signals: Option<Vec<String>>,
+        }
+        let e = from_json::<R>(serde_json::json!([])).unwrap_err();
+        assert_eq!(e.to_string(), "parameter 'body': must be a JSON object");
+        let e = from_json::<R>(serde_json::json!({"signals": null})).unwrap_err();
+        assert_eq!(e.field, "signals");
+        assert!(e.reason.contains("must not be null"), "{e}");
+        assert!(
+            from_json::<R>(serde_json::json!({}))
+                .unwrap()
+                .signals
+                .is_none()
+        );
+        assert_eq!(
+            from_json::<R>(serde_json::json!({"signals": ["MA"]}))
+                .unwrap()
+                .signals,
+            Some(vec!["MA".to_string()])
+        );
     }
 }

@@ -348,7 +348,7 @@ pub struct QueueGauges {
     label: &'static str,
     every: std::time::Duration,
     dead_letters: tokio::sync::OnceCell<Option<String>>,
-    last: std::sync::Mutex<Option<std::time::Instant>>,
+    last: parking_lot::Mutex<Option<std::time::Instant>>,
 }
 
 impl QueueGauges {
@@ -366,14 +366,14 @@ impl QueueGauges {
                     std::time::Duration::from_secs_f64,
                 ),
             dead_letters: tokio::sync::OnceCell::new(),
-            last: std::sync::Mutex::new(None),
+            last: parking_lot::Mutex::new(None),
         }
     }
 
     /// Samples both depths when the last sample is an interval old.
     pub async fn sample_if_due(&self) {
         {
-            let mut last = self.last.lock().expect("sample lock");
+            let mut last = self.last.lock();
             if last.is_some_and(|t| t.elapsed() < self.every) {
                 return;
             }

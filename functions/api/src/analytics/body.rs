@@ -213,7 +213,29 @@ impl Fields {
         }))
     }
 
+    /// Refuses a field the request does not have (its schema allows no
+    /// other properties): 400 naming the first one.
+    fn only(&self, names: &[&str]) -> Result<(), ApiError> {
+        match self.0.keys().find(|k| !names.contains(&k.as_str())) {
+            None => Ok(()),
+            Some(k) => Err(ApiError::field(
+                k.as_str(),
+                format!(
+                    "is not a field of this request (its fields: {})",
+                    names.join(", ")
+                ),
+            )),
+        }
+    }
+
     pub fn symbols_request(&self) -> Result<SymbolsRequest, ApiError> {
+        self.only(&[
+            "benchmark",
+            "stock_comparison",
+            "start_date",
+            "end_date",
+            "roll_window",
+        ])?;
         Ok(SymbolsRequest {
             benchmark: self.ticker("benchmark")?,
             stock_comparison: self.tickers("stock_comparison")?,
@@ -224,6 +246,7 @@ impl Fields {
     }
 
     pub fn range_request(&self) -> Result<RangeRequest, ApiError> {
+        self.only(&["start_date", "end_date"])?;
         Ok(RangeRequest {
             start_date: self.date("start_date")?,
             end_date: self.date("end_date")?,
@@ -231,6 +254,14 @@ impl Fields {
     }
 
     pub fn pattern_request(&self) -> Result<PatternRequest, ApiError> {
+        self.only(&[
+            "referenceSymbol",
+            "referenceStartDate",
+            "referenceEndDate",
+            "comparisonSymbol",
+            "comparisonStartDate",
+            "comparisonEndDate",
+        ])?;
         Ok(PatternRequest {
             referenceSymbol: self.ticker("referenceSymbol")?,
             referenceStartDate: self.date("referenceStartDate")?,

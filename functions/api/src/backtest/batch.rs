@@ -161,7 +161,7 @@ pub(crate) async fn batches(
     let offset = params.int_in("offset", 0, 0, i64::from(u32::MAX))? as u32;
     let filter = TaskFilter {
         kinds: vec![TaskKind::BatchBacktest],
-        status: None,
+        status: crate::tasks::status_filter(&params)?,
     };
     let page = t
         .state

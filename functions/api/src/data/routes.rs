@@ -100,12 +100,11 @@ async fn kept_answer(
         String,
         std::sync::Arc<(bytes::Bytes, u64)>,
     )>;
-    static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Kept::new());
+    static KEPT: parking_lot::Mutex<Kept> = parking_lot::Mutex::new(Kept::new());
     let catalog = data::catalog(&*state.market).await?;
     let key = format!("{}:{key}", state.data_legacy_json);
     let found = KEPT
         .lock()
-        .expect("kept answers")
         .iter()
         .find(|(c, k, _)| std::sync::Arc::ptr_eq(c, &catalog) && *k == key)
         .map(|(_, _, a)| a.clone());
@@ -115,7 +114,7 @@ async fn kept_answer(
             let json = make.await?;
             let rows = crate::rows::json_rows(json.as_bytes());
             let a = std::sync::Arc::new((bytes::Bytes::from(legacy(state, json)), rows));
-            let mut kept = KEPT.lock().expect("kept answers");
+            let mut kept = KEPT.lock();
             kept.retain(|(c, _, _)| std::sync::Arc::ptr_eq(c, &catalog));
             kept.push_back((catalog, key, a.clone()));
             if kept.len() > KEPT_ANSWERS {

@@ -5,8 +5,8 @@
 //! document test asserts there is none). Debug builds only: the record is
 //! for tests, not for a function's cold start.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
 
@@ -29,15 +29,12 @@ pub fn record(schemas: &[(String, RefOr<Schema>)]) {
     if !cfg!(debug_assertions) {
         return;
     }
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = SEEN.lock();
     for (name, schema) in schemas {
         let text = serde_json::to_string(schema).expect("a schema serialises");
         match seen.get(name) {
             Some(before) if *before != text => {
-                CLASHES
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(name.clone());
+                CLASHES.lock().insert(name.clone());
             }
             Some(_) => {}
             None => {
@@ -49,12 +46,7 @@ pub fn record(schemas: &[(String, RefOr<Schema>)]) {
 
 /// The names two different schemas were registered under so far.
 pub fn conflicts() -> Vec<String> {
-    CLASHES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .cloned()
-        .collect()
+    CLASHES.lock().iter().cloned().collect()
 }
 
 #[cfg(test)]

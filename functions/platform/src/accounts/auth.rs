@@ -10,10 +10,11 @@ use super::{Account, AccountStore, normalize_email, plan};
 use crate::PortError;
 use argon2::Block;
 use argon2::password_hash::rand_core::OsRng;
+use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, Semaphore};
 
@@ -191,7 +192,7 @@ impl Authenticator {
 
     /// Drops cached verifications, e.g. after a password or plan change.
     pub fn forget_all(&self) {
-        self.cache.lock().expect("auth cache lock").clear();
+        self.cache.lock().clear();
     }
 
     /// One look-up and hash for every concurrent request with these credentials.
@@ -204,7 +205,6 @@ impl Authenticator {
         let cell = self
             .inflight
             .lock()
-            .expect("auth inflight lock")
             .entry(key)
             .or_insert_with(|| Arc::new(OnceCell::new()))
             .clone();
@@ -212,13 +212,13 @@ impl Authenticator {
             .get_or_try_init(|| self.check(email, password))
             .await
             .cloned();
-        let mut inflight = self.inflight.lock().expect("auth inflight lock");
+        let mut inflight = self.inflight.lock();
         if inflight.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
             inflight.remove(&key);
         }
         drop(inflight);
         if let Ok(Some((a, hash))) = &result {
-            let mut cache = self.cache.lock().expect("auth cache lock");
+            let mut cache = self.cache.lock();
             let now = Instant::now();
             cache.retain(|_, v| now.duration_since(v.at) < self.ttl);
             cache.insert(
@@ -266,13 +266,9 @@ impl Authenticator {
         let buffers = self.buffers.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let mut blocks = buffers
-                .lock()
-                .expect("auth buffers lock")
-                .pop()
-                .unwrap_or_default();
+            let mut blocks = buffers.lock().pop().unwrap_or_default();
             let ok = verify_with(&hash, password.as_bytes(), &mut blocks);
-            buffers.lock().expect("auth buffers lock").push(blocks);
+            buffers.lock().push(blocks);
             ok
         })
         .await
@@ -284,7 +280,7 @@ impl Authenticator {
     /// or plan changed (the credentials are then checked again in full).
     async fn cached(&self, key: &[u8; 32], email: &str) -> Option<Account> {
         let hit = {
-            let mut cache = self.cache.lock().expect("auth cache lock");
+            let mut cache = self.cache.lock();
             let v = cache.get_mut(key).filter(|v| v.at.elapsed() < self.ttl)?;
             if v.read.elapsed() < self.refresh {
                 return Some(v.account.clone());
@@ -296,13 +292,13 @@ impl Authenticator {
         match self.store.get(email).await {
             Ok(Some(r)) if r.password_hash == hit.hash && plan(&r.plan).is_some() => {
                 let fresh = account(r)?;
-                if let Some(v) = self.cache.lock().expect("auth cache lock").get_mut(key) {
+                if let Some(v) = self.cache.lock().get_mut(key) {
                     v.account = fresh.clone();
                 }
                 Some(fresh)
             }
             Ok(_) => {
-                self.cache.lock().expect("auth cache lock").remove(key);
+                self.cache.lock().remove(key);
                 None
             }
             Err(e) => {
@@ -448,14 +444,14 @@ mod tests {
     #[async_trait]
     impl AccountStore for Records {
         async fn get(&self, email: &str) -> Result<Option<AccountRecord>, PortError> {
-            Ok(self.0.lock().unwrap().get(email).cloned())
+            Ok(self.0.lock().get(email).cloned())
         }
         async fn put(&self, r: AccountRecord) -> Result<(), PortError> {
-            self.0.lock().unwrap().insert(r.email.clone(), r);
+            self.0.lock().insert(r.email.clone(), r);
             Ok(())
         }
         async fn list(&self) -> Result<Vec<AccountRecord>, PortError> {
-            Ok(self.0.lock().unwrap().values().cloned().collect())
+            Ok(self.0.lock().values().cloned().collect())
         }
     }
 

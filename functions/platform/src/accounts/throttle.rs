@@ -10,8 +10,8 @@
 use crate::PortError;
 use crate::PortResult;
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// Recent failures under one key.
@@ -122,7 +122,7 @@ impl Default for MemoryFailureLog {
 #[async_trait]
 impl FailureLog for MemoryFailureLog {
     async fn get(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Option<Failures>> {
-        let entries = self.entries.lock().expect("failure log lock");
+        let entries = self.entries.lock();
         Ok(entries
             .get(key)
             .copied()
@@ -130,7 +130,7 @@ impl FailureLog for MemoryFailureLog {
     }
 
     async fn record(&self, key: &str, now_ms: i64, window: Duration) -> PortResult<Failures> {
-        let mut entries = self.entries.lock().expect("failure log lock");
+        let mut entries = self.entries.lock();
         if !entries.contains_key(key) && entries.len() >= self.capacity {
             entries.retain(|_, f| f.within(now_ms, window));
             if entries.len() >= self.capacity
@@ -155,7 +155,7 @@ impl FailureLog for MemoryFailureLog {
     }
 
     async fn clear(&self, key: &str) -> Result<(), PortError> {
-        self.entries.lock().expect("failure log lock").remove(key);
+        self.entries.lock().remove(key);
         Ok(())
     }
 }
@@ -194,7 +194,7 @@ mod tests {
         for (i, key) in ["a", "b", "c", "d"].iter().enumerate() {
             log.record(key, i as i64, w).await.unwrap();
         }
-        assert_eq!(log.entries.lock().unwrap().len(), 3);
+        assert_eq!(log.entries.lock().len(), 3);
         assert_eq!(
             log.get("a", 10, w).await.unwrap(),
             None,

@@ -5,10 +5,11 @@
 //! the same address (a NAT, a proxy) waits behind at most the flood's own
 //! open requests, a few seconds, instead of being refused for minutes.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -61,7 +62,7 @@ impl Trickle {
     }
 
     fn lane(&self, ip: IpAddr) -> Arc<Lane> {
-        let mut lanes = self.lanes.lock().expect("trickle lock");
+        let mut lanes = self.lanes.lock();
         if lanes.len() >= MAX_LANES && !lanes.contains_key(&ip) {
             // Lanes nobody is waiting in are forgotten first.
             lanes.retain(|_, l| Arc::strong_count(l) > 1);
@@ -100,7 +101,6 @@ impl Trickle {
     pub fn waiting(&self, ip: IpAddr) -> usize {
         self.lanes
             .lock()
-            .expect("trickle lock")
             .get(&ip)
             .map_or(0, |l| l.waiting.load(Ordering::SeqCst))
     }

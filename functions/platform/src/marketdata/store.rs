@@ -7,9 +7,10 @@ use crate::PortError;
 use arrow_array::RecordBatch;
 use async_trait::async_trait;
 use engine::Bars;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A map from key to decoded value, within a budget of bytes: past it, the
 /// least recently used entries go (down to nine tenths of the budget, so
@@ -60,7 +61,7 @@ impl<T> Cache<T> {
         F: Future<Output = Result<T, PortError>>,
     {
         {
-            let mut lru = self.map.lock().expect("cache lock");
+            let mut lru = self.map.lock();
             lru.tick += 1;
             let tick = lru.tick;
             if let Some(e) = lru.entries.get_mut(key) {
@@ -72,7 +73,7 @@ impl<T> Cache<T> {
         crate::telemetry::cache_read(self.name, false);
         let v = Arc::new(load.await?);
         let weight = (self.weigh)(&v);
-        let mut lru = self.map.lock().expect("cache lock");
+        let mut lru = self.map.lock();
         lru.tick += 1;
         let used = lru.tick;
         if let Some(old) = lru.entries.insert(
@@ -111,7 +112,7 @@ impl<T> Cache<T> {
 
     /// The value when it is held, without loading it.
     fn peek(&self, key: &str) -> Option<Arc<T>> {
-        let mut lru = self.map.lock().expect("cache lock");
+        let mut lru = self.map.lock();
         lru.tick += 1;
         let tick = lru.tick;
         lru.entries.get_mut(key).map(|e| {
@@ -121,7 +122,7 @@ impl<T> Cache<T> {
     }
 
     fn invalidate(&self, key: &str) {
-        let mut lru = self.map.lock().expect("cache lock");
+        let mut lru = self.map.lock();
         if let Some(e) = lru.entries.remove(key) {
             lru.used -= e.weight;
         }
@@ -130,7 +131,7 @@ impl<T> Cache<T> {
     /// Bytes held and entries, for tests.
     #[cfg(test)]
     fn held(&self) -> (usize, usize) {
-        let lru = self.map.lock().expect("cache lock");
+        let lru = self.map.lock();
         (lru.used, lru.entries.len())
     }
 }
@@ -425,7 +426,7 @@ mod tests {
         cache.get_or_load("10", load(10)).await.unwrap();
         // Over budget: down to nine tenths, the least recently used first.
         assert_eq!(cache.held(), (90, 9));
-        let kept = |k: &str| cache.map.lock().unwrap().entries.contains_key(k);
+        let kept = |k: &str| cache.map.lock().entries.contains_key(k);
         assert!(kept("0") && kept("10") && !kept("1") && !kept("2") && kept("3"));
         // A kept entry is the one loaded first, not loaded again.
         assert_eq!(

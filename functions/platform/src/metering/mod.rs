@@ -20,8 +20,9 @@ use crate::accounts::{AccountStore, Service};
 use crate::quota::{Hold, PlanLimits, QuotaStore, default_limits};
 use crate::usage::{Meter, UsageDay, UsageStore};
 use chrono::{DateTime, Datelike, NaiveDate, TimeDelta, Utc};
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often gathered counts are written; a crash loses at most this much.
@@ -150,7 +151,7 @@ impl Metering {
 
     /// A plan's limits: an operator's, else the defaults; cached per instance.
     pub async fn limits(&self, plan: &str) -> PlanLimits {
-        if let Some((at, l)) = self.plans.lock().expect("plans lock").get(plan)
+        if let Some((at, l)) = self.plans.lock().get(plan)
             && at.elapsed() < PLAN_CACHE
         {
             return *l;
@@ -164,7 +165,6 @@ impl Metering {
         };
         self.plans
             .lock()
-            .expect("plans lock")
             .insert(plan.to_string(), (Instant::now(), limits));
         limits
     }
@@ -203,7 +203,6 @@ impl Metering {
             let gate = self
                 .reserving
                 .lock()
-                .expect("reserving lock")
                 .entry((account.to_string(), slot))
                 .or_default()
                 .clone();
@@ -226,7 +225,7 @@ impl Metering {
                     1
                 }
             };
-            let mut windows = self.windows.lock().expect("windows lock");
+            let mut windows = self.windows.lock();
             let entry = &mut windows.entry(account.to_string()).or_default()[slot];
             if entry.as_ref().is_none_or(|w| w.minute != minute) {
                 *entry = Some(Window {
@@ -253,7 +252,7 @@ impl Metering {
     /// Uses one request of the instance's reservation for this minute, if
     /// any is left; `None` when the store must be asked.
     fn use_reserved(&self, account: &str, slot: usize, minute: i64, limit: u32) -> Option<bool> {
-        let mut windows = self.windows.lock().expect("windows lock");
+        let mut windows = self.windows.lock();
         match windows.get_mut(account).and_then(|w| w[slot].as_mut()) {
             Some(w) if w.minute == minute && w.used < w.granted => {
                 w.used += 1;
@@ -287,7 +286,6 @@ impl Metering {
         let cached = self
             .compute
             .lock()
-            .expect("compute lock")
             .get(&key)
             .filter(|(at, _)| at.elapsed() < COMPUTE_CACHE)
             .map(|(_, n)| *n);
@@ -302,10 +300,7 @@ impl Metering {
                         0
                     }
                 };
-                self.compute
-                    .lock()
-                    .expect("compute lock")
-                    .insert(key, (Instant::now(), n));
+                self.compute.lock().insert(key, (Instant::now(), n));
                 n
             }
         };
@@ -314,7 +309,7 @@ impl Metering {
 
     /// The plan code of a task owner, cached like plan limits.
     async fn plan_of(&self, owner: &str) -> Result<String, PortError> {
-        if let Some((at, p)) = self.owners.lock().expect("owners lock").get(owner)
+        if let Some((at, p)) = self.owners.lock().get(owner)
             && at.elapsed() < PLAN_CACHE
         {
             return Ok(p.clone());
@@ -326,7 +321,6 @@ impl Metering {
             .map_or_else(|| "none".to_string(), |a| a.plan);
         self.owners
             .lock()
-            .expect("owners lock")
             .insert(owner.to_string(), (Instant::now(), plan.clone()));
         Ok(plan)
     }
@@ -363,14 +357,14 @@ impl Metering {
 
     /// Writes the gathered counts to the usage store.
     pub async fn flush(&self) -> Result<usize, PortError> {
-        *self.flushed.lock().expect("flush lock") = Instant::now();
+        *self.flushed.lock() = Instant::now();
         self.meter.flush(self.usage.as_ref()).await
     }
 
     /// Flushes when the last flush is [`FLUSH_EVERY`] old: for runtimes
     /// that freeze between requests (Lambda), at the end of a request.
     pub async fn flush_if_due(&self) {
-        let due = self.flushed.lock().expect("flush lock").elapsed() >= FLUSH_EVERY;
+        let due = self.flushed.lock().elapsed() >= FLUSH_EVERY;
         if due && let Err(e) = self.flush().await {
             tracing::warn!(error = %e, "usage not written; kept for the next flush");
         }
@@ -495,7 +489,7 @@ mod tests {
             3
         );
         // ...then the new one, in the same minute.
-        m.plans.lock().unwrap().clear();
+        m.plans.lock().clear();
         m.admit("x@y", "pro", Service::Data, at).await.unwrap();
         m.admit("x@y", "pro", Service::Data, at).await.unwrap();
         let over = m.admit("x@y", "pro", Service::Data, at).await.unwrap_err();

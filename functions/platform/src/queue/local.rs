@@ -6,9 +6,10 @@
 use super::{JobMessage, JobQueue};
 use crate::PortError;
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
@@ -107,7 +108,7 @@ impl LocalQueue {
     /// Sets the queue's depth and oldest-age gauges (`jobs`), read when
     /// the metrics are: an idle queue reports zero, a stuck one its age.
     pub fn observe(&self) {
-        let (depth, oldest) = self.shared.lanes.lock().expect("queue lock").depth();
+        let (depth, oldest) = self.shared.lanes.lock().depth();
         crate::telemetry::queue("jobs", depth, Some(oldest.unwrap_or_default()));
     }
 
@@ -115,7 +116,7 @@ impl LocalQueue {
         if self.shared.receivers.load(Ordering::SeqCst) == 0 {
             return Err(PortError::unavailable("job queue"));
         }
-        self.shared.lanes.lock().expect("queue lock").push(message);
+        self.shared.lanes.lock().push(message);
         self.shared.ready.notify_one();
         Ok(())
     }
@@ -145,7 +146,7 @@ impl LocalReceiver {
         loop {
             let notified = self.shared.ready.notified();
             {
-                let mut lanes = self.shared.lanes.lock().expect("queue lock");
+                let mut lanes = self.shared.lanes.lock();
                 if let Some(m) = lanes.pop() {
                     if !lanes.turn.is_empty() {
                         // Pass the wake-up on: more is waiting.
@@ -203,7 +204,7 @@ mod tests {
         q.enqueue(b.clone()).await.unwrap();
         let got: Vec<JobMessage> = [(); 6]
             .iter()
-            .map(|_| rx.shared.lanes.lock().unwrap().pop().unwrap())
+            .map(|_| rx.shared.lanes.lock().pop().unwrap())
             .collect();
         assert_eq!(got[0], a[0]);
         assert_eq!(got[1], b, "b's one message comes second, not sixth");

@@ -9,8 +9,9 @@ use crate::marketdata::ranged::RangedReader;
 use arrow_array::RecordBatch;
 use async_trait::async_trait;
 use chrono::NaiveDate;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Where scan files live in the market data layout.
@@ -63,7 +64,7 @@ impl ParquetScannerStore {
 
     fn remember(&self, date: NaiveDate, value: Option<Arc<ScanDay>>) {
         let now = Instant::now();
-        let mut days = self.days.lock().expect("scanner cache");
+        let mut days = self.days.lock();
         days.insert(
             date,
             Cached {
@@ -204,7 +205,7 @@ impl ScannerStore for ParquetScannerStore {
         self.blobs.put(&key(date), bytes).await?;
         let recorded = HistoryMonth::of_day(&summary);
         self.remember(date, Some(Arc::new(summary)));
-        if let Some(c) = self.dates.lock().expect("scanner cache").as_mut()
+        if let Some(c) = self.dates.lock().as_mut()
             && let Err(at) = c.value.binary_search(&date)
         {
             let mut v = c.value.as_ref().clone();
@@ -216,7 +217,7 @@ impl ScannerStore for ParquetScannerStore {
 
     async fn day(&self, date: NaiveDate) -> Result<Option<Arc<ScanDay>>, PortError> {
         {
-            let mut days = self.days.lock().expect("scanner cache");
+            let mut days = self.days.lock();
             if let Some(c) = days.get_mut(&date)
                 && c.at.elapsed() < self.ttl
             {
@@ -268,7 +269,7 @@ impl ScannerStore for ParquetScannerStore {
             let expected = &day.rows[*row];
             // Another run may have replaced the file since `day` was read.
             if expected.symbol != symbol || expected.signal != signal {
-                self.days.lock().expect("scanner cache").remove(&day.date);
+                self.days.lock().remove(&day.date);
                 return Err(replaced(day.date));
             }
             by_row.insert(*row, trades);
@@ -277,7 +278,7 @@ impl ScannerStore for ParquetScannerStore {
     }
 
     async fn dates(&self) -> Result<Arc<Vec<NaiveDate>>, PortError> {
-        if let Some(c) = self.dates.lock().expect("scanner cache").as_ref()
+        if let Some(c) = self.dates.lock().as_ref()
             && c.at.elapsed() < self.ttl
         {
             return Ok(c.value.clone());
@@ -293,7 +294,7 @@ impl ScannerStore for ParquetScannerStore {
         found.dedup();
         let value = Arc::new(found);
         let now = Instant::now();
-        *self.dates.lock().expect("scanner cache") = Some(Cached {
+        *self.dates.lock() = Some(Cached {
             at: now,
             used: now,
             value: value.clone(),

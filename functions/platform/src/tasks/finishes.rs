@@ -3,8 +3,9 @@
 //! embedded worker. Waiters elsewhere (another process, a Lambda) re-read
 //! the store on a tick instead; a notice with no waiter costs nothing.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::{Arc, LazyLock, Weak};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -22,7 +23,7 @@ impl Finishes {
     /// its `notified()` future (and `enable` it) before reading the task, so
     /// an end between the read and the wait is not missed.
     pub fn subscribe(&self, id: Uuid) -> Arc<Notify> {
-        let mut waiting = self.waiting.lock().expect("finishes lock");
+        let mut waiting = self.waiting.lock();
         if let Some(n) = waiting.get(&id).and_then(Weak::upgrade) {
             return n;
         }
@@ -36,7 +37,7 @@ impl Finishes {
 
     /// `id` has ended (its outcome is stored): wake its waiters.
     pub fn announce(&self, id: Uuid) {
-        let waiter = self.waiting.lock().expect("finishes lock").remove(&id);
+        let waiter = self.waiting.lock().remove(&id);
         if let Some(n) = waiter.and_then(|w| w.upgrade()) {
             n.notify_waiters();
         }
@@ -44,7 +45,7 @@ impl Finishes {
 
     /// Entries held, live or not yet swept (for tests).
     pub fn len(&self) -> usize {
-        self.waiting.lock().expect("finishes lock").len()
+        self.waiting.lock().len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -34,6 +34,7 @@ pub const QUOTA_REJECTIONS: &str = "quota_rejections_total";
 pub const METERING_FLUSH_LAG: &str = "metering_flush_lag_seconds";
 pub const COLD_STARTS: &str = "cold_starts_total";
 pub const WEBHOOK_ATTEMPTS: &str = "webhook_attempts_total";
+pub const PANICS: &str = "panics_total";
 
 /// Every metric with its unit and meaning: exporters read units from here
 /// (EMF needs them per metric, Prometheus prints the text as HELP).
@@ -121,6 +122,16 @@ pub fn describe() {
         Unit::Count,
         "Webhook delivery attempts by outcome"
     );
+    describe_counter!(
+        PANICS,
+        Unit::Count,
+        "Requests whose handler panicked (answered 500; a bug to fix)"
+    );
+}
+
+/// A handler panicked; its request was answered 500.
+pub fn panic_caught() {
+    counter!(PANICS).increment(1);
 }
 
 /// A status code's class: `2xx` ... `5xx`.
@@ -148,15 +159,16 @@ pub fn request(route: &str, method: &str, status: u16, took: Duration) {
 /// router's (unknown paths are `unmatched`), methods are HTTP's (others,
 /// which the router refuses, share one label).
 fn interned(s: &str) -> &'static str {
+    use parking_lot::RwLock;
     use std::collections::HashSet;
-    use std::sync::{OnceLock, RwLock};
+    use std::sync::OnceLock;
     static SEEN: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
     const MAX: usize = 1024;
     let seen = SEEN.get_or_init(Default::default);
-    if let Some(k) = seen.read().expect("labels lock").get(s) {
+    if let Some(k) = seen.read().get(s) {
         return k;
     }
-    let mut w = seen.write().expect("labels lock");
+    let mut w = seen.write();
     if let Some(k) = w.get(s) {
         return k;
     }

@@ -14,9 +14,10 @@
 //! every binary's build for two span kinds.
 
 use super::trace::Trace;
+use parking_lot::Mutex;
 use serde_json::{Value, json};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 /// Spans held between exports; past it new ones are dropped.
@@ -100,7 +101,7 @@ pub fn enabled() -> bool {
 /// Holds `span` for the next export.
 pub fn record(span: Span) {
     let Some(e) = EXPORTER.get() else { return };
-    let mut buffer = e.buffer.lock().expect("span buffer");
+    let mut buffer = e.buffer.lock();
     if buffer.len() >= BUFFER {
         e.dropped.fetch_add(1, Ordering::Relaxed);
     } else {
@@ -111,7 +112,7 @@ pub fn record(span: Span) {
 /// Sends what is held; answers how many spans went out.
 pub async fn flush() -> usize {
     let Some(e) = EXPORTER.get() else { return 0 };
-    let spans = std::mem::take(&mut *e.buffer.lock().expect("span buffer"));
+    let spans = std::mem::take(&mut *e.buffer.lock());
     let dropped = e.dropped.swap(0, Ordering::Relaxed);
     if dropped > 0 {
         tracing::warn!(dropped, "spans dropped: the export buffer was full");

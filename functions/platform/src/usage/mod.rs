@@ -9,8 +9,8 @@
 use crate::{PortError, PortResult};
 use async_trait::async_trait;
 use chrono::NaiveDate;
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -67,11 +67,10 @@ impl Meter {
         if n == 0 {
             return;
         }
-        let mut p = self.pending.lock().expect("meter lock");
+        let mut p = self.pending.lock();
         if p.is_empty() {
             self.since
                 .lock()
-                .expect("meter lock")
                 .get_or_insert_with(std::time::Instant::now);
         }
         let days = match p.get_mut(account) {
@@ -91,7 +90,7 @@ impl Meter {
     /// counters starting with `prefix`.
     pub fn pending(&self, account: &str, day: NaiveDate, prefix: &str) -> u64 {
         use chrono::Datelike;
-        let p = self.pending.lock().expect("meter lock");
+        let p = self.pending.lock();
         p.get(account)
             .into_iter()
             .flat_map(|days| days.iter())
@@ -106,8 +105,8 @@ impl Meter {
     /// to the meter for the next flush, so none are lost or doubled.
     pub async fn flush(&self, store: &dyn UsageStore) -> Result<usize, PortError> {
         let (taken, since): (Vec<Count>, _) = {
-            let mut p = self.pending.lock().expect("meter lock");
-            let since = self.since.lock().expect("meter lock").take();
+            let mut p = self.pending.lock();
+            let since = self.since.lock().take();
             let mut out = Vec::new();
             for (account, days) in p.drain() {
                 for (day, counters) in days {
@@ -136,7 +135,7 @@ impl Meter {
             Err(e) => {
                 // The counts go back, and with them the lag's start.
                 if let Some(at) = since {
-                    let mut s = self.since.lock().expect("meter lock");
+                    let mut s = self.since.lock();
                     *s = Some(s.map_or(at, |t| t.min(at)));
                 }
                 for c in taken {

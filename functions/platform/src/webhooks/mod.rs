@@ -14,7 +14,7 @@ pub mod signing;
 mod sqlite;
 
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteWebhooks;
+pub use sqlite::{Room, SqliteWebhooks};
 
 use crate::PortResult;
 use async_trait::async_trait;
@@ -403,7 +403,7 @@ mod tests {
         let mut e = Endpoint {
             id: "ep_1".into(),
             account: "a".into(),
-            url: "https://example.com/".into(),
+            url: "https://hooks.example/".into(),
             events: vec![EventType::TaskFinished],
             description: String::new(),
             created_at: t(0),

@@ -52,18 +52,49 @@ impl SqliteWebhooks {
         limit: usize,
         lease: Duration,
     ) -> PortResult<Vec<Delivery>> {
+        self.claim_due_within(now, limit, lease, Room::unlimited())
+            .await
+    }
+
+    /// [`SqliteWebhooks::claim_due`] of the deliveries whose account and
+    /// endpoint have `room` for another send: an account or endpoint at its
+    /// share is passed over, so its due rows wait without holding others'.
+    pub async fn claim_due_within(
+        &self,
+        now: NaiveDateTime,
+        limit: usize,
+        lease: Duration,
+        mut room: Room,
+    ) -> PortResult<Vec<Delivery>> {
         let (now, until) = (ms(now), ms(now) + lease.as_millis() as i64);
+        let (full_accounts, full_endpoints) = room.full();
         let bodies: Vec<String> = self
             .db
             .run(move |c| {
                 let tx = c.transaction()?;
                 let rows: Vec<(i64, String)> = {
+                    // Rows of full accounts and endpoints are skipped in the
+                    // query; of the rest, those a claim would fill are passed
+                    // over below (a bounded look past them).
                     let mut stmt = tx.prepare_cached(
-                        "SELECT seq, body FROM webhook_deliveries
-                         WHERE status = 'pending' AND due_ms <= ?1 ORDER BY due_ms LIMIT ?2",
+                        "SELECT seq, account, endpoint, body FROM webhook_deliveries
+                         WHERE status = 'pending' AND due_ms <= ?1
+                           AND account NOT IN (SELECT value FROM json_each(?3))
+                           AND endpoint NOT IN (SELECT value FROM json_each(?4))
+                         ORDER BY due_ms LIMIT ?2",
                     )?;
-                    stmt.query_map(params![now, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
-                        .collect::<Result<_, _>>()?
+                    let scan = limit.saturating_mul(4).saturating_add(16) as i64;
+                    let found: Vec<(i64, String, String, String)> = stmt
+                        .query_map(params![now, scan, full_accounts, full_endpoints], |r| {
+                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                        })?
+                        .collect::<Result<_, _>>()?;
+                    found
+                        .into_iter()
+                        .filter(|(_, account, endpoint, _)| room.take(account, endpoint))
+                        .take(limit)
+                        .map(|(seq, _, _, body)| (seq, body))
+                        .collect()
                 };
                 {
                     let mut stmt = tx.prepare_cached(
@@ -367,5 +398,69 @@ impl WebhookStore for SqliteWebhooks {
             })
             .await?;
         bodies.iter().map(|b| from_json(b)).collect()
+    }
+}
+/// Sends in flight per account and per endpoint, and how many of each a
+/// claim may add up to: what keeps one tenant's stalled receivers from
+/// taking every send slot.
+#[derive(Debug, Clone, Default)]
+pub struct Room {
+    pub per_account: usize,
+    pub per_endpoint: usize,
+    pub accounts: std::collections::HashMap<String, usize>,
+    pub endpoints: std::collections::HashMap<String, usize>,
+}
+
+impl Room {
+    /// No share at all (a single sender, tests).
+    pub fn unlimited() -> Room {
+        Room {
+            per_account: usize::MAX,
+            per_endpoint: usize::MAX,
+            ..Room::default()
+        }
+    }
+
+    /// Counts one more send for `account` and `endpoint` if both have room.
+    pub fn take(&mut self, account: &str, endpoint: &str) -> bool {
+        let a = self.accounts.get(account).copied().unwrap_or(0);
+        let e = self.endpoints.get(endpoint).copied().unwrap_or(0);
+        if a >= self.per_account || e >= self.per_endpoint {
+            return false;
+        }
+        *self.accounts.entry(account.to_string()).or_default() += 1;
+        *self.endpoints.entry(endpoint.to_string()).or_default() += 1;
+        true
+    }
+
+    /// Gives back what [`Room::take`] counted.
+    pub fn give_back(&mut self, account: &str, endpoint: &str) {
+        for (map, key) in [
+            (&mut self.accounts, account),
+            (&mut self.endpoints, endpoint),
+        ] {
+            if let Some(n) = map.get_mut(key) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    map.remove(key);
+                }
+            }
+        }
+    }
+
+    /// The accounts and endpoints at their share, as JSON arrays for the query.
+    fn full(&self) -> (String, String) {
+        let at = |map: &std::collections::HashMap<String, usize>, cap: usize| {
+            let keys: Vec<&String> = map
+                .iter()
+                .filter(|(_, n)| **n >= cap)
+                .map(|(k, _)| k)
+                .collect();
+            serde_json::to_string(&keys).unwrap_or_else(|_| "[]".into())
+        };
+        (
+            at(&self.accounts, self.per_account),
+            at(&self.endpoints, self.per_endpoint),
+        )
     }
 }

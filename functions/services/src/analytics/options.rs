@@ -10,11 +10,12 @@
 use crate::error::{Error, Result};
 use chrono::NaiveDate;
 use engine::options::short_put;
+use parking_lot::Mutex;
 use platform::PortError;
 use platform::marketdata::{MarketData, columns};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[cfg(feature = "openapi")]
 use utoipa::{IntoParams, ToSchema};
@@ -291,7 +292,7 @@ fn ordering(a: &OptionItem, b: &OptionItem, sort: Sort) -> std::cmp::Ordering {
 
 impl Listing {
     fn order(&self, sort: Sort) -> Arc<Vec<u32>> {
-        if let Some(o) = self.orders.lock().expect("option orders").get(&sort) {
+        if let Some(o) = self.orders.lock().get(&sort) {
             return o.clone();
         }
         let mut o: Vec<u32> = (0..self.items.len() as u32).collect();
@@ -299,10 +300,7 @@ impl Listing {
             ordering(&self.items[*a as usize], &self.items[*b as usize], sort)
         });
         let o = Arc::new(o);
-        self.orders
-            .lock()
-            .expect("option orders")
-            .insert(sort, o.clone());
+        self.orders.lock().insert(sort, o.clone());
         o
     }
 }
@@ -312,13 +310,13 @@ type Latest = Option<(Arc<platform::marketdata::RecordBatch>, Option<NaiveDate>)
 static LATEST: Mutex<Latest> = Mutex::new(None);
 
 fn latest_date(table: &Arc<platform::marketdata::RecordBatch>) -> Result<Option<NaiveDate>> {
-    if let Some((t, d)) = LATEST.lock().expect("latest chains").as_ref()
+    if let Some((t, d)) = LATEST.lock().as_ref()
         && Arc::ptr_eq(t, table)
     {
         return Ok(*d);
     }
     let d = columns::dates(table, "as_of")?.into_iter().flatten().max();
-    *LATEST.lock().expect("latest chains") = Some((table.clone(), d));
+    *LATEST.lock() = Some((table.clone(), d));
     Ok(d)
 }
 
@@ -435,7 +433,6 @@ async fn listing_of(
     };
     if let Some((_, l)) = KEPT
         .lock()
-        .expect("option listings")
         .iter()
         .find(|(t, l)| Arc::ptr_eq(t, &table) && l.date == date)
     {
@@ -446,7 +443,7 @@ async fn listing_of(
         .await
         .map_err(|e| Error::Port(PortError::fault("option listing failed", e)))??;
     let l = Arc::new(l);
-    let mut kept = KEPT.lock().expect("option listings");
+    let mut kept = KEPT.lock();
     kept.retain(|(t, _)| Arc::ptr_eq(t, &table));
     kept.push((table, l.clone()));
     if kept.len() > KEPT_DATES {

@@ -2,10 +2,11 @@
 //! which catalog entries a strategy can name as a Sentiment signal.
 
 use crate::error::{Error, Result};
+use parking_lot::Mutex;
 use platform::marketdata::IndicatorMeta;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
@@ -68,7 +69,7 @@ pub struct Index {
 /// The index of `catalog`, made once per catalog.
 pub fn index(catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
     static CACHE: Mutex<Option<Arc<Index>>> = Mutex::new(None);
-    let mut cache = CACHE.lock().expect("index lock");
+    let mut cache = CACHE.lock();
     if let Some(i) = cache.as_ref()
         && Arc::ptr_eq(&i.catalog, &catalog)
     {

@@ -20,24 +20,27 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 pub struct AlertRequest {
     /// A name for the alert (at most 100 characters).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_length = 100))]
+    #[serde(default, deserialize_with = "crate::error::not_null")]
+    #[cfg_attr(feature = "openapi", schema(max_length = 100, nullable = false))]
     pub name: Option<String>,
     /// Signal names of `/smart-stock-scanner/get-predefined-signals`; empty or absent: every signal.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::error::not_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = signal_list))]
     pub signals: Option<Vec<String>>,
     /// Tickers; empty or absent: every stock.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::error::not_null")]
     #[cfg_attr(feature = "openapi", schema(schema_with = ticker_list))]
     pub tickers: Option<Vec<String>>,
     /// Minimum win rate of the signal's earlier trades, percent (0-100).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 100))]
+    #[serde(default, deserialize_with = "crate::error::not_null")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 0, maximum = 100, nullable = false)
+    )]
     pub min_win_rate: Option<f64>,
     /// Minimum number of earlier trades.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<u32>, maximum = 1000000))]
+    #[serde(default, deserialize_with = "crate::error::not_null")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u32>, maximum = 1000000, nullable = false))]
     pub min_trades: Option<f64>,
 }
 

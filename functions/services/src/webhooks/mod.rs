@@ -30,7 +30,7 @@ pub struct EndpointRequest {
     /// An https URL of a public address (checked now and before every attempt).
     #[cfg_attr(
         feature = "openapi",
-        schema(example = "https://93.184.216.34/marketlab", max_length = 2048)
+        schema(example = "https://hooks.example/marketlab", max_length = 2048)
     )]
     pub url: String,
     /// `task.finished`, `batch.finished`, `scan.completed`, `scanner.alert`; absent or empty: all of them.
@@ -226,7 +226,7 @@ pub async fn register(hooks: &Hooks, account: &str, body: Value) -> Result<Endpo
     let description = description(req.description)?;
     hooks
         .policy
-        .target(&req.url)
+        .check(&req.url)
         .await
         .map_err(|why| Error::invalid("url", why))?;
     if hooks.store.endpoints(account).await?.len() >= MAX_ENDPOINTS {

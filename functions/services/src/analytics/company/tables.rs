@@ -4,11 +4,12 @@
 
 use crate::error::Result;
 use chrono::{NaiveDate, NaiveDateTime};
+use parking_lot::Mutex;
 use platform::PortError;
 use platform::marketdata::columns::{self, Column};
 use platform::marketdata::{MarketData, RecordBatch};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A decoded table: its columns and each symbol's rows, in table order.
 #[derive(Debug, Default)]
@@ -107,7 +108,7 @@ pub async fn load(market: &dyn MarketData, name: &'static str, key: &str) -> Res
         Err(PortError::NotFound(_)) => return Ok(Arc::new(Table::default())),
         Err(e) => return Err(e.into()),
     };
-    if let Some(kept) = KEPT.lock().expect("company tables").as_ref()
+    if let Some(kept) = KEPT.lock().as_ref()
         && let Some((b, t)) = kept.get(name)
         && Arc::ptr_eq(b, &batch)
     {
@@ -118,7 +119,6 @@ pub async fn load(market: &dyn MarketData, name: &'static str, key: &str) -> Res
         .await
         .map_err(|e| PortError::fault(format!("decoding {name} failed"), e))?;
     KEPT.lock()
-        .expect("company tables")
         .get_or_insert_with(HashMap::new)
         .insert(name, (batch, table.clone()));
     Ok(table)

@@ -359,7 +359,7 @@ pub async fn of(
     // One computation per batch in this process: readers polling a batch
     // that has just finished wait for it and read what it kept.
     let flight = {
-        let mut running = IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+        let mut running = IN_FLIGHT.lock();
         running.entry(batch.to_string()).or_default().clone()
     };
     let _turn = flight.lock().await;
@@ -367,7 +367,7 @@ pub async fn of(
         Some(s) => Ok(Some(s)),
         None => compute_and_keep(store, batch, total, params).await,
     };
-    let mut running = IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+    let mut running = IN_FLIGHT.lock();
     if Arc::strong_count(&flight) <= 2 {
         running.remove(batch);
     }
@@ -376,7 +376,7 @@ pub async fn of(
 
 /// Batches whose statistics are being computed here, each with its turn.
 static IN_FLIGHT: std::sync::LazyLock<
-    std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    parking_lot::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 > = std::sync::LazyLock::new(Default::default);
 
 async fn compute_and_keep(
