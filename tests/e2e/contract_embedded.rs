@@ -135,6 +135,7 @@ async fn sqlite_metering_of_a_known_mix() {
             accounts,
         ))),
         webhooks: None,
+        compute: Default::default(),
     };
     contract::metering::run_all(state).await;
 }

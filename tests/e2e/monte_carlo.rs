@@ -116,7 +116,8 @@ async fn a_backtests_bands_are_the_bootstrap_of_its_own_trades_and_returns() {
             years,
             max_points: 250,
         };
-        let b = bands(&simulate(growth, &plan, 1), &[5.0, 25.0, 50.0, 75.0, 95.0]);
+        let sim = simulate(growth, &plan, &|| true).expect("not stopped");
+        let b = bands(&sim, &[5.0, 25.0, 50.0, 75.0, 95.0]);
         let got = &mc[name];
         assert_eq!(got["steps"].as_u64(), Some(growth.len() as u64), "{name}");
         let pct = |v: &[f64]| v.iter().map(|x| x * 100.0).collect::<Vec<_>>();

@@ -84,6 +84,7 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
         limits: Default::default(),
         metering: None,
         webhooks: None,
+        compute: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -81,7 +81,7 @@ fn bands_equal_numpys_on_the_same_draws() {
             years,
             max_points: 100,
         };
-        let sim = simulate(growth, &plan, 2);
+        let sim = simulate(growth, &plan, &|| true).expect("not stopped");
         let ours = bands(&sim, &PERCENTILES);
         let mut picks = Vec::new();
         let picked = (0..plan.draws as u64).flat_map(|d| {

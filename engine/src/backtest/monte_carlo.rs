@@ -134,9 +134,21 @@ pub struct Simulation {
     pub fan: Vec<f64>,
 }
 
-/// `plan.draws` paths through `growth`, the draws shared among `threads`
-/// threads (the answer does not depend on how many).
-pub fn simulate(growth: &[f64], plan: &Plan, threads: usize) -> Simulation {
+/// Draws per unit of parallel work: small enough that a stop is seen soon
+/// and the cores stay balanced, large enough to amortise the hand-off.
+const DRAWS_PER_PART: usize = 64;
+
+/// `plan.draws` paths through `growth`, in parts of [`DRAWS_PER_PART`] on
+/// the current rayon pool (the answer does not depend on its size: draw
+/// `d` is seeded by `d`). `go_on` is asked before each part; once it says
+/// no, the rest is skipped and the answer is `None` (its client has gone).
+pub fn simulate(
+    growth: &[f64],
+    plan: &Plan,
+    go_on: &(dyn Fn() -> bool + Sync),
+) -> Option<Simulation> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let points = fan_points(growth.len(), plan.max_points);
     let width = points.len();
     let mut outcomes = vec![
@@ -148,29 +160,32 @@ pub fn simulate(growth: &[f64], plan: &Plan, threads: usize) -> Simulation {
         plan.draws
     ];
     let mut fan = vec![0.0; plan.draws * width];
-    let per = plan.draws.div_ceil(threads.max(1)).max(1);
-    std::thread::scope(|scope| {
-        for (part, (outs, fans)) in outcomes
-            .chunks_mut(per)
-            .zip(fan.chunks_mut(per * width))
-            .enumerate()
-        {
-            let points = &points;
-            scope.spawn(move || {
-                let mut picks = Vec::with_capacity(growth.len());
-                for (k, (out, row)) in outs.iter_mut().zip(fans.chunks_mut(width)).enumerate() {
-                    let d = (part * per + k) as u64;
-                    draw(growth.len(), plan.how, plan.seed, d, &mut picks);
-                    *out = walk(growth, &picks, plan.years, points, row);
-                }
-            });
-        }
-    });
-    Simulation {
+    let per = DRAWS_PER_PART;
+    let stopped = AtomicBool::new(false);
+    outcomes
+        .par_chunks_mut(per)
+        .zip(fan.par_chunks_mut(per * width))
+        .enumerate()
+        .for_each(|(part, (outs, fans))| {
+            if stopped.load(Ordering::Relaxed) || !go_on() {
+                stopped.store(true, Ordering::Relaxed);
+                return;
+            }
+            let mut picks = Vec::with_capacity(growth.len());
+            for (k, (out, row)) in outs.iter_mut().zip(fans.chunks_mut(width)).enumerate() {
+                let d = (part * per + k) as u64;
+                draw(growth.len(), plan.how, plan.seed, d, &mut picks);
+                *out = walk(growth, &picks, plan.years, &points, row);
+            }
+        });
+    if stopped.into_inner() {
+        return None;
+    }
+    Some(Simulation {
         outcomes,
         points,
         fan,
-    }
+    })
 }
 
 /// The `q`-th percentile (0 to 100) of ascending `sorted`, interpolated
@@ -299,6 +314,11 @@ mod tests {
         assert!(percentiles(&mut [], &[50.0])[0].is_nan());
     }
 
+    /// A run to its end.
+    fn sim(growth: &[f64], plan: &Plan) -> Simulation {
+        simulate(growth, plan, &|| true).expect("not stopped")
+    }
+
     #[test]
     fn a_seed_gives_the_same_draws_and_another_does_not() {
         let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
@@ -311,17 +331,32 @@ mod tests {
         let growth: Vec<f64> = (0..40)
             .map(|i| 1.0 + ((i * 7 % 11) as f64 - 5.0) / 100.0)
             .collect();
-        let one = simulate(&growth, &plan(Resampling::Independent, 300, 42), 1);
-        assert_eq!(
-            one,
-            simulate(&growth, &plan(Resampling::Independent, 300, 42), 3)
-        );
+        let on = |threads: usize, draws: usize, seed: u64| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| sim(&growth, &plan(Resampling::Independent, draws, seed)))
+        };
+        let one = on(1, 300, 42);
+        assert_eq!(one, on(3, 300, 42));
         // The first draws of a longer run are the shorter run's.
-        let more = simulate(&growth, &plan(Resampling::Independent, 500, 42), 2);
+        let more = on(2, 500, 42);
         assert_eq!(one.outcomes[..], more.outcomes[..300]);
-        assert_ne!(
-            one,
-            simulate(&growth, &plan(Resampling::Independent, 300, 43), 1)
+        assert_ne!(one, on(1, 300, 43));
+    }
+
+    #[test]
+    fn a_run_told_to_stop_skips_its_remaining_parts_and_answers_none() {
+        let growth: Vec<f64> = (0..40).map(|i| 1.0 + (i % 3) as f64 / 100.0).collect();
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let go_on = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2;
+        let p = plan(Resampling::Independent, 100 * DRAWS_PER_PART, 1);
+        assert_eq!(simulate(&growth, &p, &go_on), None);
+        let asked = asked.into_inner();
+        assert!(
+            asked < 100,
+            "stopped early: asked {asked} times of 100 parts"
         );
     }
 
@@ -358,7 +393,7 @@ mod tests {
         // Every draw is a rotation: the same product, the same final equity.
         let growth = [1.05, 0.97, 1.02, 0.9, 1.1, 1.01];
         let product: f64 = growth.iter().product();
-        let sim = simulate(&growth, &plan(Resampling::Blocks(6), 200, 5), 2);
+        let sim = sim(&growth, &plan(Resampling::Blocks(6), 200, 5));
         let b = bands(&sim, &[5.0, 50.0, 95.0]);
         for v in &b.final_equity {
             assert!((v - product).abs() < 1e-12, "{v} vs {product}");
@@ -374,7 +409,7 @@ mod tests {
             .map(|i| 1.0 + ((i % 5) as f64 - 1.5) / 100.0)
             .collect();
         let mean = growth.iter().sum::<f64>() / 30.0;
-        let sim = simulate(&growth, &plan(Resampling::Independent, 20_000, 9), 2);
+        let sim = sim(&growth, &plan(Resampling::Independent, 20_000, 9));
         let got = sim.outcomes.iter().map(|o| o.final_equity).sum::<f64>() / 20_000.0;
         let want = mean.powi(30);
         assert!((got / want - 1.0).abs() < 0.005, "{got} vs {want}");
@@ -389,7 +424,7 @@ mod tests {
         let growth: Vec<f64> = (0..600)
             .map(|i| 1.0 + ((i * 13 % 17) as f64 - 8.0) / 1000.0)
             .collect();
-        let sim = simulate(&growth, &plan(Resampling::Blocks(20), 400, 1), 2);
+        let sim = sim(&growth, &plan(Resampling::Blocks(20), 400, 1));
         assert_eq!(sim.points.len(), 250);
         let b = bands(&sim, &[5.0, 50.0, 95.0]);
         for j in 0..250 {

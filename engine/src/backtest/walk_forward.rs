@@ -193,7 +193,8 @@ pub fn step(bars: &Bars, candidates: &[Candidate], pick: Pick, w: &Window) -> Wa
     (step, equity)
 }
 
-/// Every window's step, the windows shared among `threads` threads.
+/// Every window's step: one after another when `threads` is 1 (a task's
+/// chunk, on its worker), else in parallel on the current rayon pool.
 pub fn steps(
     bars: &Bars,
     candidates: &[Candidate],
@@ -201,23 +202,17 @@ pub fn steps(
     pick: Pick,
     threads: usize,
 ) -> Vec<Walked> {
-    let per = windows.len().div_ceil(threads.max(1)).max(1);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = windows
-            .chunks(per)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|w| step(bars, candidates, pick, w))
-                        .collect::<Vec<_>>()
-                })
-            })
+    use rayon::prelude::*;
+    if threads <= 1 {
+        return windows
+            .iter()
+            .map(|w| step(bars, candidates, pick, w))
             .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().expect("a walk-forward thread panicked"))
-            .collect()
-    })
+    }
+    windows
+        .par_iter()
+        .map(|w| step(bars, candidates, pick, w))
+        .collect()
 }
 
 /// The windows' steps (each with its pick's out-of-sample equity from 1)

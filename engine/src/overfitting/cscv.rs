@@ -293,26 +293,20 @@ fn sums_direct(b: &BlockSums, k: usize, lo: usize, hi: usize) -> (f64, f64) {
     )
 }
 
-/// Runs `f` on contiguous parts of `0..n` on up to `threads` threads.
+/// Runs `f` on `threads` contiguous parts of `0..n`, in parallel on the
+/// current rayon pool; the parts' answers in order.
 fn parted<T: Send>(
     n: usize,
     threads: usize,
     f: impl Fn(std::ops::Range<usize>) -> T + Sync,
 ) -> Vec<T> {
+    use rayon::prelude::*;
     let parts = threads.clamp(1, n.max(1));
     let step = n.div_ceil(parts);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..parts)
-            .map(|p| {
-                let f = &f;
-                s.spawn(move || f(p * step..((p + 1) * step).min(n)))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("CSCV worker"))
-            .collect()
-    })
+    (0..parts)
+        .into_par_iter()
+        .map(|p| f(p * step..((p + 1) * step).min(n)))
+        .collect()
 }
 
 /// CSCV over every way to pick half of the blocks as in-sample; `None` under

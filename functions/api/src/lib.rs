@@ -9,6 +9,7 @@ pub mod auth;
 #[cfg(feature = "backtest")]
 pub mod backtest;
 pub mod compression;
+pub mod compute;
 #[cfg(feature = "data")]
 pub mod data;
 pub mod error;

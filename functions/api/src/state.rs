@@ -30,4 +30,6 @@ pub struct AppState {
     /// Webhook endpoints, their deliveries and scanner alerts; none answers
     /// those routes with 404 (a deployment without them).
     pub webhooks: Option<platform::webhooks::Hooks>,
+    /// Admission to the one compute pool that request-time CPU work runs on.
+    pub compute: platform::pool::ComputePool,
 }

@@ -56,6 +56,7 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
         limits: Default::default(),
         metering: None,
         webhooks: Some(hooks),
+        compute: Default::default(),
     }
 }
 

@@ -41,6 +41,7 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         metering: Some(Arc::new(wiring::metering(clients, names))),
         uploads: wiring::uploads(clients, names),
         webhooks: wiring::webhooks(clients, names),
+        compute: Default::default(),
     }
 }
 
@@ -48,6 +49,7 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
 /// from the environment, and the group's routes served by [`serve_http`].
 pub async fn serve_group(group: api::routes::Group) -> Result<(), lambda_http::Error> {
     api::logging::init();
+    platform::pool::init(None);
     let state = aws_state().await;
     serve_http(&state, group.name(), api::routes::service(&state, group)).await
 }

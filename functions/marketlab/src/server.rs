@@ -197,6 +197,7 @@ pub async fn start(
     registry: impl FnOnce(&AppState) -> JobRegistry,
 ) -> Result<Embedded, PortError> {
     platform::memory::return_large_blocks();
+    platform::pool::init(None);
     let market_dir = LocalDir::new(&config.market_dir);
     if market_dir.is_empty() {
         tracing::info!(dir = %market_dir.root().display(), stocks = config.sample.stocks, "market directory is empty: generating the sample data set");
@@ -263,6 +264,7 @@ pub async fn start(
         },
         metering: metering.clone(),
         webhooks: Some(hooks.clone()),
+        compute: Default::default(),
     };
     let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
     let deps = WorkerDeps {

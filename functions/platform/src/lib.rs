@@ -10,6 +10,7 @@ pub mod logging;
 pub mod marketdata;
 pub mod memory;
 pub mod metering;
+pub mod pool;
 pub mod queue;
 pub mod quota;
 pub mod returns;

@@ -4,6 +4,7 @@
 
 use super::body::{Fields, SymbolsForm};
 use super::{AnalyticsErrors, OrInsufficient, blocking, blocking_table, envelope};
+use crate::auth::Tenant;
 use crate::error::Reply;
 use crate::state::Shared;
 use axum::extract::State;
@@ -18,9 +19,12 @@ const SUCCESS: u16 = 211;
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `corr_roll` as an Arrow IPC stream (`Date` a timestamp; `code` and `corr_matrix` as JSON text in the schema metadata)",
         content((OrInsufficient<CorrData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
-pub(crate) async fn symbol_corr(State(state): Shared, headers: HeaderMap, fields: Fields) -> Reply {
-    let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
-    blocking_table(SUCCESS, &headers, move || corr::symbol_corr(study)).await
+pub(crate) async fn symbol_corr(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
+    let study = Study::load(&*t.state.market, &fields.symbols_request()?).await?;
+    blocking_table(&t, "symbol_corr", SUCCESS, &headers, move || {
+        corr::symbol_corr(study)
+    })
+    .await
 }
 
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
@@ -29,9 +33,12 @@ pub(crate) async fn symbol_corr(State(state): Shared, headers: HeaderMap, fields
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `beta_roll` as an Arrow IPC stream (`Date` a timestamp; `code` in the schema metadata)",
         content((OrInsufficient<BetaData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
-pub(crate) async fn symbol_beta(State(state): Shared, headers: HeaderMap, fields: Fields) -> Reply {
-    let study = Study::load(&*state.market, &fields.symbols_request()?).await?;
-    blocking_table(SUCCESS, &headers, move || corr::symbol_beta(study)).await
+pub(crate) async fn symbol_beta(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
+    let study = Study::load(&*t.state.market, &fields.symbols_request()?).await?;
+    blocking_table(&t, "symbol_beta", SUCCESS, &headers, move || {
+        corr::symbol_beta(study)
+    })
+    .await
 }
 
 /// `POST /asset_corr`: return correlations among the 18 cross-asset symbols
@@ -39,9 +46,9 @@ pub(crate) async fn symbol_beta(State(state): Shared, headers: HeaderMap, fields
 #[utoipa::path(post, path = "/asset_corr", tag = "analytics",
     request_body(content((RangeRequest = "application/json"), (RangeRequest = "application/x-www-form-urlencoded"), (RangeRequest = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<AssetCorrData>), AnalyticsErrors))]
-pub(crate) async fn asset_corr(State(state): Shared, fields: Fields) -> Reply {
-    let study = AssetStudy::load(&*state.market, &fields.range_request()?).await?;
-    blocking(SUCCESS, move || corr::asset_corr(study)).await
+pub(crate) async fn asset_corr(t: Tenant, fields: Fields) -> Reply {
+    let study = AssetStudy::load(&*t.state.market, &fields.range_request()?).await?;
+    blocking(&t, "asset_corr", SUCCESS, move || corr::asset_corr(study)).await
 }
 
 /// `POST /pattern_corr`: similarity 0-100 of the comparison window's closes

@@ -15,6 +15,7 @@ mod task_pages;
 pub mod tasks;
 mod views;
 
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::error::Reply;
 use crate::routes::schema_names::documented;
@@ -125,29 +126,29 @@ fn envelope<T: Serialize>(code: u16, data: T) -> Reply {
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// Runs a computation and the serialization of its answer off the async
-/// reactor: their cost grows with the symbols, years and window asked for.
+/// Runs a computation and the serialization of its answer on the compute
+/// pool, metered as the caller's `kind` compute: their cost grows with the
+/// symbols, years and window asked for.
 async fn blocking<T: Serialize + Send + 'static>(
+    t: &Tenant,
+    kind: &'static str,
     code: u16,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Reply {
-    tokio::task::spawn_blocking(move || envelope(code, f()))
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "analytics computation failed");
-            ApiError::internal()
-        })?
+    crate::compute::metered(t, kind, move |_| envelope(code, f())).await?
 }
 
 /// [`blocking`] for an answer that is a table: as an Arrow stream when the
 /// request asks for one (the envelope's code in its metadata), else JSON.
 async fn blocking_table<T: Serialize + services::tables::Tabular + Send + 'static>(
+    t: &Tenant,
+    kind: &'static str,
     code: u16,
     headers: &axum::http::HeaderMap,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Reply {
     let arrow = crate::arrow::wanted(headers);
-    tokio::task::spawn_blocking(move || {
+    crate::compute::metered(t, kind, move |_| {
         let answer = f();
         if arrow {
             crate::arrow::respond(&answer, &[("code", code.to_string())])
@@ -155,11 +156,7 @@ async fn blocking_table<T: Serialize + services::tables::Tabular + Send + 'stati
             envelope(code, answer).map(crate::arrow::vary)
         }
     })
-    .await
-    .map_err(|e| {
-        tracing::error!(error = %e, "analytics computation failed");
-        ApiError::internal()
-    })?
+    .await?
 }
 
 /// The error answers the analytics operations share.

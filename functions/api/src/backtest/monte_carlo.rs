@@ -31,9 +31,22 @@ pub(crate) async fn backtest_monte_carlo(
     let Query(q) = Query::<MonteCarloQuery>::from_params(params)?;
     let settings = q.check()?;
     let upload = services::backtest::task_upload(&t.state.uploads, &task, false).await?;
-    let answer =
-        monte_carlo::of_strategy(t.state.market.as_ref(), &task.params, upload, settings).await?;
-    Ok(Json(answer))
+    let loaded = monte_carlo::load(t.state.market.as_ref(), &task.params, upload).await?;
+    Ok(Json(draw(&t, loaded, settings).await?))
+}
+
+/// The draws on the compute pool, metered as `monte_carlo` compute.
+pub(crate) async fn draw(
+    t: &Tenant,
+    loaded: monte_carlo::Loaded,
+    settings: monte_carlo::Settings,
+) -> Result<MonteCarlo, ApiError> {
+    crate::compute::metered(t, "monte_carlo", move |stop| {
+        loaded.monte_carlo(settings, stop)
+    })
+    .await??
+    // Stopped: only a request already dropped asks for that.
+    .ok_or_else(|| ApiError::new(503, "the computation was stopped"))
 }
 
 /// A batch row's Monte Carlo, as a backtest's: its strategy is run again
@@ -57,8 +70,8 @@ pub(crate) async fn batch_monte_carlo(
         .ok_or_else(|| ApiError::field("row", "is required"))?;
     let Query(q) = Query::<MonteCarloQuery>::from_params(params)?;
     let settings = q.check()?;
-    let answer = monte_carlo::of_batch_row(t.state.market.as_ref(), &record, row, settings).await?;
-    Ok(Json(answer))
+    let loaded = monte_carlo::load_batch_row(t.state.market.as_ref(), &record, row).await?;
+    Ok(Json(draw(&t, loaded, settings).await?))
 }
 
 /// The caller's backtest task, once it has succeeded (409 before).

@@ -39,14 +39,12 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
         block: None,
     };
     // A run too long for the default draws shows why instead of a fan.
-    let monte_carlo =
-        match monte_carlo::of_strategy(t.state.market.as_ref(), &task.params, upload, settings)
-            .await
-        {
-            Ok(m) => json!(m),
-            Err(services::Error::Invalid(e)) => json!({"error": e.to_string()}),
-            Err(e) => return Err(e.into()),
-        };
+    let loaded = monte_carlo::load(t.state.market.as_ref(), &task.params, upload).await?;
+    let monte_carlo = match crate::backtest::monte_carlo::draw(&t, loaded, settings).await {
+        Ok(m) => json!(m),
+        Err(e) if e.status == 400 => json!({"error": e.message}),
+        Err(e) => return Err(e),
+    };
     Ok(chart_page(
         &name,
         &format!(

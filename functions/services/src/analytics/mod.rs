@@ -29,41 +29,12 @@ pub async fn daily(market: &dyn MarketData, ticker: &str) -> Result<Arc<Bars>> {
     })
 }
 
-/// `f` of every item, the items split among the cores (scoped threads), in
-/// order. For the engine's per-symbol work on the blocking pool.
+/// `f` of every item, in order, the items shared among the current rayon
+/// pool's threads one at a time: their costs differ (a stock listed in 1990
+/// against one listed last year), and work stealing keeps both cores busy.
 pub(crate) fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len().max(1));
-    if threads <= 1 {
-        return items.iter().map(&f).collect();
-    }
-    // Items are taken one at a time: their costs differ (a stock listed in
-    // 1990 against one listed last year), so a fixed split would leave a
-    // core idle while the other finishes its longer half.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let (f, next) = (&f, &next);
-    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(move || {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        mine.push((i, f(item)));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a worker thread panicked"))
-            .collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
+    use rayon::prelude::*;
+    items.par_iter().with_max_len(1).map(&f).collect()
 }
 
 /// A ticker as clients may write it (any case). Attribute literals that

@@ -5,7 +5,7 @@
 //! task's own.
 
 use super::params::StrategyParams;
-use super::prepare::prepare_with;
+use super::prepare::{Prepared, prepare_with};
 use super::run::{Inputs, Planned, plan, report};
 use engine::backtest::Report;
 use engine::workspace::Workspace;
@@ -108,6 +108,23 @@ pub async fn chart(
     .await
 }
 
+/// The strategy in `params` (on `upload` in CSV mode), parsed and its data
+/// loaded: ready to run again.
+pub(super) async fn load(
+    market: &dyn MarketData,
+    params: &Value,
+    upload: Option<std::sync::Arc<super::csv::Upload>>,
+) -> crate::Result<(Prepared, Planned)> {
+    let prepared = prepare_with(market, params, upload).await?;
+    let planned = plan(market, &prepared, &mut Inputs::default()).await?;
+    Ok((prepared, planned))
+}
+
+/// Runs the loaded strategy again: its report.
+pub(super) fn run_again(planned: &Planned) -> Report {
+    report(planned, &mut Workspace::new(&planned.bars))
+}
+
 /// The strategy in `params` run again (on `upload` in CSV mode), and `f`
 /// of its run on a blocking thread.
 pub(super) async fn rerun<T: Send + 'static>(
@@ -116,12 +133,8 @@ pub(super) async fn rerun<T: Send + 'static>(
     upload: Option<std::sync::Arc<super::csv::Upload>>,
     f: impl FnOnce(&StrategyParams, &Planned, &Report) -> T + Send + 'static,
 ) -> crate::Result<T> {
-    let prepared = prepare_with(market, params, upload).await?;
-    let planned = plan(market, &prepared, &mut Inputs::default()).await?;
-    tokio::task::spawn_blocking(move || {
-        let r = report(&planned, &mut Workspace::new(&planned.bars));
-        f(prepared.params(), &planned, &r)
-    })
-    .await
-    .map_err(|e| platform::PortError::internal(e).into())
+    let (prepared, planned) = load(market, params, upload).await?;
+    tokio::task::spawn_blocking(move || f(prepared.params(), &planned, &run_again(&planned)))
+        .await
+        .map_err(|e| platform::PortError::internal(e).into())
 }

@@ -4,13 +4,15 @@
 //! into percentile bands of CAGR, maximum drawdown and final equity, and
 //! a fan of equity paths. Seeded: the same query gives the same answer.
 
-use super::chart::{rerun, stamp};
+use super::chart::{run_again, stamp};
 use super::params::{BtFrequency, StrategyParams};
+use super::prepare::Prepared;
 use super::run::Planned;
 use crate::{FieldError, Result};
 use engine::backtest::monte_carlo::{self as mc, Plan, Resampling};
 use engine::backtest::{Report, bar_returns};
 use platform::marketdata::MarketData;
+use platform::pool::Stop;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 #[cfg(feature = "openapi")]
@@ -151,29 +153,32 @@ pub struct MonteCarlo {
     pub notes: Vec<String>,
 }
 
-/// The Monte Carlo of the strategy in `params` (a task's parameters or a
-/// batch row's strategy), on `upload` in CSV mode.
-pub async fn of_strategy(
+/// A strategy's run, loaded: what its Monte Carlo draws from. Loading
+/// reads the market data (async); [`Loaded::monte_carlo`] is the CPU work,
+/// for the compute pool.
+pub struct Loaded {
+    prepared: Prepared,
+    planned: Planned,
+}
+
+/// The strategy in `params` (a task's parameters or a batch row's
+/// strategy), on `upload` in CSV mode, loaded.
+pub async fn load(
     market: &dyn MarketData,
     params: &Value,
     upload: Option<std::sync::Arc<super::csv::Upload>>,
-    settings: Settings,
-) -> Result<MonteCarlo> {
-    let answer = rerun(market, params, upload, move |p, planned, r| {
-        simulate(p, planned, r, settings)
-    })
-    .await??;
-    Ok(answer)
+) -> Result<Loaded> {
+    let (prepared, planned) = super::chart::load(market, params, upload).await?;
+    Ok(Loaded { prepared, planned })
 }
 
-/// The Monte Carlo of row `row` of a batch (its record): the row's
-/// strategy as the batch ran it.
-pub async fn of_batch_row(
+/// Row `row` of a batch (its record), loaded: the row's strategy as the
+/// batch ran it.
+pub async fn load_batch_row(
     market: &dyn MarketData,
     record: &platform::tasks::Task,
     row: i64,
-    settings: Settings,
-) -> Result<MonteCarlo> {
+) -> Result<Loaded> {
     let p: super::batch::BatchParams =
         serde_json::from_value(record.params.clone()).map_err(platform::PortError::internal)?;
     let expanded = super::batch::expand(&p.request, usize::MAX)?;
@@ -188,7 +193,22 @@ pub async fn of_batch_row(
     let strategy = expanded
         .strategy(k)
         .map_err(|e| FieldError::new("row", e.to_string()))?;
-    of_strategy(market, &strategy, None, settings).await
+    load(market, &strategy, None).await
+}
+
+impl Loaded {
+    /// The run again, and its Monte Carlo; `None` when `stop` was set
+    /// (its client has gone) before the draws were done.
+    pub fn monte_carlo(&self, settings: Settings, stop: &Stop) -> Result<Option<MonteCarlo>> {
+        let r = run_again(&self.planned);
+        Ok(simulate(
+            self.prepared.params(),
+            &self.planned,
+            &r,
+            settings,
+            stop,
+        )?)
+    }
 }
 
 fn simulate(
@@ -196,7 +216,8 @@ fn simulate(
     planned: &Planned,
     r: &Report,
     settings: Settings,
-) -> Result<MonteCarlo, FieldError> {
+    stop: &Stop,
+) -> Result<Option<MonteCarlo>, FieldError> {
     let bars = &planned.bars;
     let s = &planned.settings;
     let start = s.start.min(bars.len());
@@ -233,10 +254,13 @@ fn simulate(
         ));
         block = returns.len();
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let capital = p.capital;
+    let go_on = || !stop.stopped();
     let intraday = p.frequency == BtFrequency::Hourly;
-    let run = |growth: &[f64], how: Resampling, time: Option<&dyn Fn(usize) -> String>| {
+    let run = |growth: &[f64],
+               how: Resampling,
+               time: Option<&dyn Fn(usize) -> String>|
+     -> Option<MonteCarloBands> {
         let plan = Plan {
             how,
             draws: settings.draws,
@@ -244,10 +268,10 @@ fn simulate(
             years,
             max_points: FAN_POINTS,
         };
-        let sim = mc::simulate(growth, &plan, threads);
+        let sim = mc::simulate(growth, &plan, &go_on)?;
         let b = mc::bands(&sim, &PERCENTILES);
         let losses = sim.outcomes.iter().filter(|o| o.final_equity < 1.0).count();
-        MonteCarloBands {
+        Some(MonteCarloBands {
             steps: growth.len(),
             cagr: b.cagr.iter().map(|v| v * 100.0).collect(),
             max_drawdown: b.max_drawdown.iter().map(|v| v * 100.0).collect(),
@@ -264,10 +288,13 @@ fn simulate(
                     .map(|band| band.iter().map(|v| v * capital).collect())
                     .collect(),
             },
-        }
+        })
     };
     let trades = if trades.len() >= 2 {
-        Some(run(&trades, Resampling::Independent, None))
+        let Some(bands) = run(&trades, Resampling::Independent, None) else {
+            return Ok(None);
+        };
+        Some(bands)
     } else {
         notes.push(format!(
             "{} trade(s): the trade bootstrap needs at least 2",
@@ -284,10 +311,13 @@ fn simulate(
     } else {
         let growth: Vec<f64> = returns.iter().map(|r| 1.0 + r).collect();
         let time = |k: usize| stamp(bars.time[start + k], intraday);
-        Some(run(&growth, Resampling::Blocks(block), Some(&time)))
+        let Some(bands) = run(&growth, Resampling::Blocks(block), Some(&time)) else {
+            return Ok(None);
+        };
+        Some(bands)
     };
     let m = &r.metrics;
-    Ok(MonteCarlo {
+    Ok(Some(MonteCarlo {
         draws: settings.draws,
         seed: settings.seed,
         block,
@@ -300,7 +330,7 @@ fn simulate(
         trades,
         returns,
         notes,
-    })
+    }))
 }
 
 #[cfg(test)]

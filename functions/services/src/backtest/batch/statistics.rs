@@ -531,7 +531,7 @@ pub async fn compute(
     drop(chunks);
     let sums = BlockSums::concat(parts, blocks, len);
     let trials = params.trials;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = rayon::current_num_threads();
     let (dsr, pbo) = tokio::task::spawn_blocking(move || {
         (
             overfitting::deflated(&moments, trials),

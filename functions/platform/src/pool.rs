@@ -1,0 +1,342 @@
+//! One bounded pool for the CPU work a request does while its client waits
+//! (correlations, Monte Carlo, batch statistics): rayon's global pool, one
+//! thread per core, whose threads run at a lower priority than the threads
+//! that answer requests, so a cheap request is answered while the pool is
+//! busy. The engine's parallel parts run on the same threads.
+//!
+//! Admission bounds what waits for it: each tenant may have
+//! [`PoolLimits::per_tenant`] computations running or queued, and everyone
+//! together [`PoolLimits::overall`]; past the first the request is refused
+//! as the tenant's (429), past the second as the server's (503), both with
+//! a `Retry-After`. A computation whose client has gone is dropped before it
+//! starts, and one that runs is told to stop ([`Stop`]) at its next part.
+
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How many computations may run or wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolLimits {
+    /// For one tenant: its share.
+    pub per_tenant: usize,
+    /// For all tenants together.
+    pub overall: usize,
+}
+
+impl PoolLimits {
+    /// Twice the pool's threads for a tenant (one running on each core, one
+    /// more waiting each), eight times for all: a queue of a few seconds.
+    pub fn for_threads(threads: usize) -> PoolLimits {
+        let threads = threads.max(1);
+        PoolLimits {
+            per_tenant: 2 * threads,
+            overall: 8 * threads,
+        }
+    }
+}
+
+impl Default for PoolLimits {
+    fn default() -> Self {
+        PoolLimits::for_threads(rayon::current_num_threads())
+    }
+}
+
+/// Why a computation was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error(
+        "this account has {limit} computations running or waiting, its share of the compute pool; retry when one has finished"
+    )]
+    Tenant { limit: usize },
+    #[error("the compute pool is full ({limit} computations running or waiting); retry shortly")]
+    Full { limit: usize },
+}
+
+/// Why a computation gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ComputeError {
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// The computation panicked: a bug, answered as a server fault.
+    #[error("the computation failed: {0}")]
+    Panicked(String),
+}
+
+/// Set once the computation's client has gone: long work checks it
+/// between parts and gives up.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<AtomicBool>);
+
+impl Stop {
+    pub fn stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Sets the stop when the waiting request is dropped (client gone, timed
+/// out) before the answer came.
+struct StopOnDrop(Option<Stop>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(stop) = self.0.take() {
+            stop.set();
+        }
+    }
+}
+
+/// A finished computation: its value and the time it ran (not waited).
+#[derive(Debug)]
+pub struct Done<R> {
+    pub value: R,
+    pub took: Duration,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    tenants: HashMap<String, usize>,
+    total: usize,
+}
+
+/// The admission side of the pool; cheap to clone, one per server.
+#[derive(Debug, Clone)]
+pub struct ComputePool {
+    limits: PoolLimits,
+    counts: Arc<Mutex<Counts>>,
+}
+
+/// A place in the pool, given back when the computation ends or is dropped.
+struct Ticket {
+    tenant: String,
+    counts: Arc<Mutex<Counts>>,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut c = self.counts.lock();
+        c.total = c.total.saturating_sub(1);
+        if let Some(n) = c.tenants.get_mut(&self.tenant) {
+            *n -= 1;
+            if *n == 0 {
+                c.tenants.remove(&self.tenant);
+            }
+        }
+    }
+}
+
+impl Default for ComputePool {
+    fn default() -> Self {
+        ComputePool::new(PoolLimits::default())
+    }
+}
+
+impl ComputePool {
+    pub fn new(limits: PoolLimits) -> ComputePool {
+        ComputePool {
+            limits,
+            counts: Arc::default(),
+        }
+    }
+
+    pub fn limits(&self) -> PoolLimits {
+        self.limits
+    }
+
+    /// Computations running or waiting: of `tenant`, and of everyone.
+    pub fn in_use(&self, tenant: &str) -> (usize, usize) {
+        let c = self.counts.lock();
+        (c.tenants.get(tenant).copied().unwrap_or(0), c.total)
+    }
+
+    fn admit(&self, tenant: &str) -> Result<Ticket, Refused> {
+        let mut c = self.counts.lock();
+        let mine = c.tenants.get(tenant).copied().unwrap_or(0);
+        if mine >= self.limits.per_tenant {
+            return Err(Refused::Tenant {
+                limit: self.limits.per_tenant,
+            });
+        }
+        if c.total >= self.limits.overall {
+            return Err(Refused::Full {
+                limit: self.limits.overall,
+            });
+        }
+        c.total += 1;
+        *c.tenants.entry(tenant.to_string()).or_default() += 1;
+        Ok(Ticket {
+            tenant: tenant.to_string(),
+            counts: self.counts.clone(),
+        })
+    }
+
+    /// Runs `f` on the pool for `tenant`, once admitted. Dropping the
+    /// returned future (the client left) stops it: before it starts it is
+    /// skipped, while it runs `f`'s [`Stop`] is set.
+    pub async fn run<R, F>(&self, tenant: &str, f: F) -> Result<Done<R>, ComputeError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Stop) -> R + Send + 'static,
+    {
+        let ticket = self.admit(tenant)?;
+        let stop = Stop::default();
+        let mut on_drop = StopOnDrop(Some(stop.clone()));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        rayon::spawn(move || {
+            let _ticket = ticket;
+            if stop.stopped() || tx.is_closed() {
+                return;
+            }
+            let started = Instant::now();
+            let value = std::panic::catch_unwind(AssertUnwindSafe(|| f(&stop)));
+            let _ = tx.send((value, started.elapsed()));
+        });
+        let answer = rx.await;
+        on_drop.0 = None;
+        match answer {
+            Ok((Ok(value), took)) => Ok(Done { value, took }),
+            Ok((Err(panic), _)) => Err(ComputeError::Panicked(panic_text(&panic))),
+            // The job was dropped without an answer: only a stop does that,
+            // and a stopped future is not polled again.
+            Err(_) => Err(ComputeError::Panicked("the computation was dropped".into())),
+        }
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Sets up rayon's global pool as the compute pool: one thread per core
+/// (or `threads`), named, each at a lower scheduling priority (nice 10) so
+/// the threads that answer requests come first. Called once at a server's
+/// start; a pool already set up (a second server in one process) is kept.
+pub fn init(threads: Option<usize>) {
+    let mut builder = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("compute-{i}"))
+        .start_handler(|_| lower_priority());
+    if let Some(n) = threads {
+        builder = builder.num_threads(n.max(1));
+    }
+    if builder.build_global().is_err() {
+        tracing::debug!("the compute pool was already set up");
+    }
+}
+
+/// Lowers the calling thread's priority (Linux: nice applies per thread).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on the calling thread's own id.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_tenant_past_its_share_is_refused_and_others_are_not() {
+        let pool = ComputePool::new(PoolLimits {
+            per_tenant: 2,
+            overall: 3,
+        });
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let hold = Arc::new(Mutex::new(hold));
+        let blocked = |pool: &ComputePool, tenant: &str| {
+            let (pool, tenant, hold) = (pool.clone(), tenant.to_string(), hold.clone());
+            tokio::spawn(async move {
+                pool.run(&tenant, move |_| {
+                    let _ = hold.lock().recv();
+                })
+                .await
+            })
+        };
+        let a1 = blocked(&pool, "a");
+        let a2 = blocked(&pool, "a");
+        while pool.in_use("a").0 < 2 {
+            tokio::task::yield_now().await;
+        }
+        let refused = pool.run("a", |_| ()).await.unwrap_err();
+        assert!(matches!(
+            refused,
+            ComputeError::Refused(Refused::Tenant { limit: 2 })
+        ));
+        let b = blocked(&pool, "b");
+        while pool.in_use("b").0 < 1 {
+            tokio::task::yield_now().await;
+        }
+        let full = pool.run("c", |_| ()).await.unwrap_err();
+        assert!(matches!(
+            full,
+            ComputeError::Refused(Refused::Full { limit: 3 })
+        ));
+        for _ in 0..3 {
+            release.send(()).unwrap();
+        }
+        for h in [a1, a2, b] {
+            assert!(h.await.unwrap().is_ok());
+        }
+        assert_eq!(pool.in_use("a"), (0, 0), "every place given back");
+        assert_eq!(pool.run("a", |_| 7).await.unwrap().value, 7);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_request_stops_its_computation_and_gives_its_place_back() {
+        let pool = ComputePool::new(PoolLimits {
+            per_tenant: 1,
+            overall: 1,
+        });
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let (seen_tx, seen_rx) = tokio::sync::oneshot::channel();
+        let running = {
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                pool.run("a", move |stop| {
+                    let _ = started_tx.send(());
+                    while !stop.stopped() {
+                        std::thread::yield_now();
+                    }
+                    let _ = seen_tx.send(());
+                })
+                .await
+            })
+        };
+        started_rx.await.unwrap();
+        running.abort();
+        seen_rx.await.expect("the computation saw its stop");
+        // Its place is back once the job returns.
+        while pool.in_use("a").1 > 0 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(pool.run("a", |_| 1).await.unwrap().value, 1);
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_an_error_and_the_pool_goes_on() {
+        let pool = ComputePool::new(PoolLimits::for_threads(1));
+        let e = pool
+            .run("a", |_| -> u8 { panic!("a bug") })
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, ComputeError::Panicked(ref m) if m == "a bug"),
+            "{e}"
+        );
+        assert_eq!(pool.run("a", |_| 2).await.unwrap().value, 2);
+        assert_eq!(pool.in_use("a"), (0, 0));
+    }
+}
