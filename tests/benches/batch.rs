@@ -209,8 +209,10 @@ async fn batch_to_success(
         .unwrap_or_else(|| panic!("{sub}"))
         .to_string();
     loop {
-        let st = demo(http.get(s.url(&format!("/backtest/batch/{id}")))).await;
+        let mut st = demo(http.get(s.url(&format!("/backtest/batch/{id}")))).await;
         if st["status"] == "SUCCESS" {
+            // The status stays small; the rows are the results table's.
+            st["rows"] = demo(http.get(s.url(&format!("/backtest/batch/{id}/results")))).await;
             return (submitted, t0.elapsed().as_secs_f64(), st);
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -47,6 +47,8 @@ fn main() {
         let db = tempfile::tempdir().unwrap();
         let mut opts = Options::new(db.path().join("db.sqlite"));
         opts.scan.at_start = false;
+        // One tenant holds them all: its share is raised to the lot.
+        opts.limits.long_polls.per_tenant = WAITERS;
         let s = TestServer::start(opts).await;
         let client = reqwest::Client::new();
         backtests(&client, &s, 30).await;

@@ -196,7 +196,7 @@ async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn many_long_polls_on_one_task_all_answer_at_its_end() {
+async fn many_long_polls_on_one_task_all_answer_at_its_end_and_past_the_share_are_refused() {
     let (s, _dir) = server(Arc::new(Mutex::new(Vec::new()))).await;
     let t = submit(
         &s,
@@ -205,27 +205,37 @@ async fn many_long_polls_on_one_task_all_answer_at_its_end() {
         json!({"ms": 500}),
     )
     .await;
+    let share = api::state::LONG_POLLS.per_tenant;
     let http = reqwest::Client::new();
-    let polls = (0..200).map(|_| {
+    let polls = (0..share + 20).map(|_| {
         let req = http
             .get(s.url(&format!("/backtest/status/{}?wait=15", t.id)))
             .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
         async move {
             let r = req.send().await.unwrap();
-            (
-                r.status().as_u16(),
-                r.json::<Value>().await.unwrap()["status"].clone(),
-            )
+            let (status, headers) = (r.status().as_u16(), r.headers().clone());
+            (status, headers, r.json::<Value>().await.unwrap())
         }
     });
     let t0 = Instant::now();
     let answers = futures::future::join_all(polls).await;
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
-    assert!(
-        answers
-            .iter()
-            .all(|(st, status)| *st == 200 && status == "SUCCESS"),
-        "{answers:?}"
-    );
+    let ended = answers
+        .iter()
+        .filter(|(st, _, body)| *st == 200 && body["status"] == "SUCCESS")
+        .count();
+    assert_eq!(ended, share, "the tenant's share waited to the end");
+    for (status, headers, body) in answers.iter().filter(|a| a.0 != 200) {
+        assert_eq!(*status, 429, "{body}");
+        assert_eq!(headers["retry-after"], "1");
+        assert_eq!(headers["connection"], "close");
+        assert!(
+            body["detail"]
+                .as_str()
+                .unwrap()
+                .contains("long-polls running or waiting, its share"),
+            "{body}"
+        );
+    }
     s.stop().await;
 }

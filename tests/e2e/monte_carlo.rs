@@ -276,3 +276,70 @@ async fn a_batch_rows_monte_carlo_is_its_strategy_run_alone() {
     assert_eq!(status, 404);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn heavy_reads_are_metered_as_compute_and_refused_once_the_month_is_spent() {
+    let (s, _dir) = TestServer::fresh().await;
+    let id = backtest(&s, &strategy("50")).await;
+    let usage = || async {
+        s.state.metering.as_ref().unwrap().flush().await.unwrap();
+        s.get("/usage", DEMO).await.1["total"]["compute_ms"].clone()
+    };
+    assert_eq!(
+        usage().await["monte_carlo"],
+        Value::Null,
+        "{}",
+        usage().await
+    );
+    let started = std::time::Instant::now();
+    let (status, mc) = s
+        .get(
+            &format!("/backtest/monte-carlo/{id}?draws=5000&block=1"),
+            DEMO,
+        )
+        .await;
+    let took = started.elapsed().as_millis() as u64;
+    assert_eq!(status, 200, "{mc}");
+    let form = [
+        ("benchmark", "SPX"),
+        ("stock_comparison", "IVV,TLT"),
+        ("start_date", "2000-01-03"),
+        ("end_date", "2024-12-31"),
+    ];
+    let corr = reqwest::Client::new()
+        .post(s.url("/symbol_corr"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    let corr: Value = corr.json().await.unwrap();
+    assert_eq!(corr["code"], 211, "{corr}");
+    let counted = usage().await;
+    let ran = counted["monte_carlo"].as_u64().unwrap_or(0);
+    // The draws' run time on the pool: some of the request's, never more.
+    assert!(ran > 0 && ran <= took, "{counted}: {ran} ms of {took}");
+    assert!(counted["symbol_corr"].as_u64().is_some(), "{counted}");
+    crate::usage::set_limits(
+        &s,
+        "pro",
+        platform::quota::PlanLimits {
+            requests_per_minute: 1000,
+            concurrent_tasks: 4,
+            monthly_compute_minutes: 0,
+        },
+    )
+    .await;
+    let (status, spent) = s
+        .get(&format!("/backtest/monte-carlo/{id}?draws=100"), DEMO)
+        .await;
+    assert_eq!(status, 429, "{spent}");
+    assert!(
+        spent["detail"]
+            .as_str()
+            .unwrap()
+            .contains("monthly_compute_minutes = 0"),
+        "{spent}"
+    );
+    s.stop().await;
+}

@@ -87,6 +87,7 @@ async fn a_handler_that_panics_answers_500_and_the_next_request_is_served() {
         metering: None,
         webhooks: None,
         compute: Default::default(),
+        long_polls: api::state::long_polls(&Default::default()),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -85,6 +85,7 @@ async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
         metering: None,
         webhooks: None,
         compute: Default::default(),
+        long_polls: api::state::long_polls(&Default::default()),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -17,6 +17,12 @@
 //!    within 100 MiB of where it started, and a status read of such a task
 //!    is under 64 KB.
 //!
+//! 5. and 6. 64 concurrent heavy reads (Monte Carlo, correlations) from one
+//!    tenant while another makes cheap requests: see [`heavy`];
+//! 7. 5,000 long-polls from one tenant while another works, and 8. a
+//!    20,000-row batch finishing under 1,000 of its owner's long-polls:
+//!    see [`long_polls`].
+//!
 //! `tests/run` runs the bounded form (about a minute); `--full` runs the long one.
 
 use clap::Parser;
@@ -30,6 +36,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 
+mod heavy;
+mod long_polls;
 mod uploads;
 
 const DEMO: (&str, &str) = ("demo@marketlab.local", "demo-password");
@@ -44,6 +52,9 @@ struct Args {
     /// The long form: 10,000 submissions, a 60 s flood, 500 silent connections.
     #[arg(long)]
     full: bool,
+    /// Only these phases (1-8, as numbered above); all when absent.
+    #[arg(long, value_delimiter = ',')]
+    phases: Vec<usize>,
 }
 
 struct Plan {
@@ -595,13 +606,20 @@ async fn main() {
         args.marketlab.display()
     );
     let mut checks = Vec::new();
-    for phase in 0..4 {
+    for phase in 0..8 {
+        if !args.phases.is_empty() && !args.phases.contains(&(phase + 1)) {
+            continue;
+        }
         let started = Instant::now();
         let check = match phase {
             0 => crash_and_resubmit(&args.marketlab, data, port, &plan).await,
             1 => login_flood(&args.marketlab, data, port, &plan).await,
             2 => silent_connections(&args.marketlab, data, port, &plan).await,
-            _ => uploads::uploads(&args.marketlab, data, port).await,
+            3 => uploads::uploads(&args.marketlab, data, port).await,
+            4 => heavy::heavy_reads(&args.marketlab, data, port, heavy::Heavy::MonteCarlo).await,
+            5 => heavy::heavy_reads(&args.marketlab, data, port, heavy::Heavy::Correlation).await,
+            6 => long_polls::long_poll_flood(&args.marketlab, data, port).await,
+            _ => long_polls::batch_waiters(&args.marketlab, data, port).await,
         };
         println!(
             "soak {} {} ({:.1} s): {}",

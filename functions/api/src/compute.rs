@@ -29,7 +29,9 @@ where
             .map_err(crate::auth::over_limit)?;
     }
     let done = t.state.compute.run(&account.email, f).await;
-    let ran = done.as_ref().map_or(0, |d| d.took.as_millis() as u64);
+    let ran = done
+        .as_ref()
+        .map_or(0, |d| (d.took.as_millis() as u64).max(1));
     if let Some(m) = &t.state.metering {
         if ran > 0 {
             m.record(&account.email, &format!("{COMPUTE_PREFIX}{kind}"), ran);

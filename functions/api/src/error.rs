@@ -25,6 +25,9 @@ pub struct ApiError {
     /// The data cannot support the answer (a 422 that the analytics service
     /// answers as its code 411); other 422s (a reused idempotency key) stay 422.
     pub insufficient_data: bool,
+    /// Close the connection after this answer (`Connection: close`): a
+    /// refused flood keeps no connection open.
+    pub close: bool,
 }
 
 impl ApiError {
@@ -35,7 +38,12 @@ impl ApiError {
             message: services::error::shorten(message.into()),
             retry_after: None,
             insufficient_data: false,
+            close: false,
         }
+    }
+    pub fn closing(mut self) -> Self {
+        self.close = true;
+        self
     }
     pub fn with_retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds.max(1));
@@ -197,6 +205,12 @@ impl ErrorStyle {
         if let Some(secs) = e.retry_after {
             r.headers_mut()
                 .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+        }
+        if e.close {
+            r.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
         }
         r
     }

@@ -33,6 +33,8 @@ pub struct Limits {
     /// server, whose workers wake waiting reads themselves, reads again
     /// every 2 s only as a safety net.
     pub long_poll_reread: Duration,
+    /// Long-polled status reads held at once, per tenant and overall.
+    pub long_polls: platform::shares::Limits,
 }
 
 impl Default for Limits {
@@ -42,6 +44,7 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),
             long_poll_reread: Duration::from_millis(250),
+            long_polls: crate::state::LONG_POLLS,
         }
     }
 }

@@ -8,6 +8,7 @@ use axum::extract::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -29,6 +30,11 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// Open connections at once; further clients wait in the listen backlog.
     pub max_connections: usize,
+    /// Open connections from one address at once: past it a new connection
+    /// is answered 429 and closed, so one client cannot take every
+    /// connection (the embedded server's stand-in for a tenant's share:
+    /// connections come before credentials).
+    pub per_address: usize,
     /// How long open connections may take to finish at shutdown.
     pub drain: Duration,
 }
@@ -38,6 +44,7 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             header_timeout: Duration::from_secs(20),
             max_connections: 1024,
+            per_address: 256,
             drain: Duration::from_secs(30),
         }
     }
@@ -52,6 +59,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let open = Arc::new(parking_lot::Mutex::new(HashMap::<IpAddr, usize>::new()));
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -73,13 +81,18 @@ pub async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
+        let Some(from) = Address::open(&open, peer.ip(), limits.per_address) else {
+            drop(permit);
+            connections.spawn(refuse(stream));
+            continue;
+        };
         connections.spawn(connection(
             stream,
             peer,
             app.clone(),
             limits,
             stopping.clone(),
-            permit,
+            (permit, from),
         ));
         while connections.try_join_next().is_some() {}
     }
@@ -105,7 +118,7 @@ async fn connection(
     app: Router,
     limits: ConnectionLimits,
     mut stopping: watch::Receiver<bool>,
-    _permit: tokio::sync::OwnedSemaphorePermit,
+    _held: (tokio::sync::OwnedSemaphorePermit, Address),
 ) {
     let service = tower::service_fn(move |mut request: Request<Incoming>| {
         request.extensions_mut().insert(ClientIp(peer.ip()));
@@ -138,6 +151,66 @@ async fn connection(
     if let Err(e) = result {
         tracing::debug!(error = %e, %peer, "connection closed");
     }
+}
+
+/// One open connection of an address, counted while it lives.
+struct Address {
+    ip: IpAddr,
+    open: Arc<parking_lot::Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl Address {
+    /// Counts a connection from `ip`, unless it has `most` open already.
+    fn open(
+        open: &Arc<parking_lot::Mutex<HashMap<IpAddr, usize>>>,
+        ip: IpAddr,
+        most: usize,
+    ) -> Option<Address> {
+        let mut counts = open.lock();
+        let n = counts.entry(ip).or_default();
+        if *n >= most.max(1) {
+            return None;
+        }
+        *n += 1;
+        Some(Address {
+            ip,
+            open: open.clone(),
+        })
+    }
+}
+
+impl Drop for Address {
+    fn drop(&mut self) {
+        let mut counts = self.open.lock();
+        if let Some(n) = counts.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                counts.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// The answer to a connection past its address's share, then the close.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    const BODY: &str = r#"{"detail":"too many open connections from this address; retry shortly"}"#;
+    let answer = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    use tokio::io::AsyncReadExt;
+    // The request first (so the close does not reset it unread), then the
+    // answer, then what else comes until the client closes; a client that
+    // stalls is not waited for.
+    let mut head = [0u8; 8192];
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.read(&mut head)).await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+        while matches!(stream.read(&mut head).await, Ok(n) if n > 0) {}
+    })
+    .await;
 }
 
 /// A background task that ends when its owner does.

@@ -32,4 +32,18 @@ pub struct AppState {
     pub webhooks: Option<platform::webhooks::Hooks>,
     /// Admission to the one compute pool that request-time CPU work runs on.
     pub compute: platform::pool::ComputePool,
+    /// Long-polled status reads held at once, per tenant and overall.
+    pub long_polls: platform::shares::Shares,
+}
+
+/// Long-polls one tenant may hold at once (a notebook waiting on many
+/// tasks), and all tenants together.
+pub const LONG_POLLS: platform::shares::Limits = platform::shares::Limits {
+    per_tenant: 100,
+    overall: 2_000,
+};
+
+/// The long-poll places of a new server.
+pub fn long_polls(limits: &crate::limits::Limits) -> platform::shares::Shares {
+    platform::shares::Shares::new("long-polls", limits.long_polls)
 }

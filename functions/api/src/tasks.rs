@@ -88,6 +88,7 @@ pub(crate) async fn owned_task_waiting(
 ) -> Result<Task, ApiError> {
     held(
         state,
+        &caller.0.email,
         id,
         query,
         || owned_task(state, caller, id, kinds),
@@ -99,10 +100,12 @@ pub(crate) async fn owned_task_waiting(
 /// `read` of `id`, held up to the query's `wait` ([`Wait`]) until `ended`
 /// holds: woken by this process's worker the moment an outcome of `id` is
 /// stored (a chunk's end wakes its batch), else read again every
-/// `long_poll_reread` of the state's limits. It holds no worker, connection
-/// or lock while it waits.
+/// `long_poll_reread` of the state's limits. It holds no worker or lock
+/// while it waits, and one of `tenant`'s long-poll places (past its share
+/// a 429, past the server's a 503, each closing the connection).
 pub(crate) async fn held<T, F, Fut>(
     state: &AppState,
+    tenant: &str,
     id: &str,
     query: &Params,
     mut read: F,
@@ -116,6 +119,7 @@ where
     let (Some(wait), Ok(uuid)) = (wait.filter(|w| !w.is_zero()), Uuid::parse_str(id)) else {
         return read().await;
     };
+    let _place = state.long_polls.admit(tenant).map_err(refused)?;
     let deadline = tokio::time::Instant::now() + wait;
     let ends = platform::tasks::finishes::finishes().subscribe(uuid);
     loop {
@@ -182,4 +186,17 @@ pub(crate) fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiEr
 
 pub(crate) fn param_str(task: &Task, key: &str) -> Value {
     task.params.get(key).cloned().unwrap_or(Value::Null)
+}
+
+/// A long-poll past its share: 429 (the tenant's) or 503 (the server's),
+/// with `Retry-After`; the connection is closed after the answer, so a
+/// flood of refused long-polls holds no connection.
+fn refused(r: platform::shares::Refused) -> ApiError {
+    let status = match r {
+        platform::shares::Refused::Tenant { .. } => 429,
+        platform::shares::Refused::Full { .. } => 503,
+    };
+    ApiError::new(status, r.to_string())
+        .with_retry_after(1)
+        .closing()
 }

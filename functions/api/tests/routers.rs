@@ -57,6 +57,7 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
         metering: None,
         webhooks: Some(hooks),
         compute: Default::default(),
+        long_polls: api::state::long_polls(&Default::default()),
     }
 }
 

@@ -42,6 +42,7 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         uploads: wiring::uploads(clients, names),
         webhooks: wiring::webhooks(clients, names),
         compute: Default::default(),
+        long_polls: api::state::long_polls(&Default::default()),
     }
 }
 

@@ -111,6 +111,10 @@ pub struct ServeArgs {
     /// Open connections at once.
     #[arg(long, env = "MARKETLAB_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
+    /// Open connections from one client address at once; past it a new
+    /// connection is answered 429 and closed.
+    #[arg(long, env = "MARKETLAB_CONNECTIONS_PER_ADDRESS", default_value_t = 256)]
+    pub connections_per_address: usize,
     /// Time of day (UTC, HH:MM) of the daily scanner run; 04:40 UTC is
     /// 11:40 PM in New York in winter.
     #[arg(long, env = "MARKETLAB_SCAN_AT", default_value = "04:40")]
@@ -146,6 +150,7 @@ impl Default for ServeArgs {
             request_timeout: 60.0,
             body_limit: 6 * 1024 * 1024,
             max_connections: 1024,
+            connections_per_address: 256,
             scan_at: chrono::NaiveTime::from_hms_opt(4, 40, 0).expect("a time"),
             no_scan: false,
             webhooks_allow_loopback: false,
@@ -334,6 +339,7 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         connections: api::serve::ConnectionLimits {
             header_timeout: seconds("header-timeout", args.header_timeout)?,
             max_connections: args.max_connections.max(1),
+            per_address: args.connections_per_address.max(1),
             ..Default::default()
         },
         scan: services::analytics::scanner::nightly::Schedule {

@@ -265,6 +265,7 @@ pub async fn start(
         metering: metering.clone(),
         webhooks: Some(hooks.clone()),
         compute: Default::default(),
+        long_polls: api::state::long_polls(&config.limits),
     };
     let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
     let deps = WorkerDeps {

@@ -15,6 +15,7 @@ pub mod queue;
 pub mod quota;
 pub mod returns;
 pub mod scanner;
+pub mod shares;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod tasks;

@@ -11,55 +11,38 @@
 //! a `Retry-After`. A computation whose client has gone is dropped before it
 //! starts, and one that runs is told to stop ([`Stop`]) at its next part.
 
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use crate::shares::Shares;
+pub use crate::shares::{Limits, Refused};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How many computations may run or wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolLimits {
-    /// For one tenant: its share.
-    pub per_tenant: usize,
-    /// For all tenants together.
-    pub overall: usize,
-}
+/// What the pool admits: per tenant twice its threads (one running on each
+/// core, one more waiting each), eight times for all (a queue of a few
+/// seconds).
+pub type PoolLimits = Limits;
 
-impl PoolLimits {
-    /// Twice the pool's threads for a tenant (one running on each core, one
-    /// more waiting each), eight times for all: a queue of a few seconds.
-    pub fn for_threads(threads: usize) -> PoolLimits {
+impl Limits {
+    pub fn for_threads(threads: usize) -> Limits {
         let threads = threads.max(1);
-        PoolLimits {
+        Limits {
             per_tenant: 2 * threads,
             overall: 8 * threads,
         }
     }
 }
 
-impl Default for PoolLimits {
+impl Default for Limits {
     fn default() -> Self {
-        PoolLimits::for_threads(rayon::current_num_threads())
+        Limits::for_threads(rayon::current_num_threads())
     }
-}
-
-/// Why a computation was not taken.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refused {
-    #[error(
-        "this account has {limit} computations running or waiting, its share of the compute pool; retry when one has finished"
-    )]
-    Tenant { limit: usize },
-    #[error("the compute pool is full ({limit} computations running or waiting); retry shortly")]
-    Full { limit: usize },
 }
 
 /// Why a computation gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum ComputeError {
-    #[error(transparent)]
+    #[error("{0}")]
     Refused(#[from] Refused),
     /// The computation panicked: a bug, answered as a server fault.
     #[error("the computation failed: {0}")]
@@ -100,36 +83,10 @@ pub struct Done<R> {
     pub took: Duration,
 }
 
-#[derive(Debug, Default)]
-struct Counts {
-    tenants: HashMap<String, usize>,
-    total: usize,
-}
-
 /// The admission side of the pool; cheap to clone, one per server.
 #[derive(Debug, Clone)]
 pub struct ComputePool {
-    limits: PoolLimits,
-    counts: Arc<Mutex<Counts>>,
-}
-
-/// A place in the pool, given back when the computation ends or is dropped.
-struct Ticket {
-    tenant: String,
-    counts: Arc<Mutex<Counts>>,
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        let mut c = self.counts.lock();
-        c.total = c.total.saturating_sub(1);
-        if let Some(n) = c.tenants.get_mut(&self.tenant) {
-            *n -= 1;
-            if *n == 0 {
-                c.tenants.remove(&self.tenant);
-            }
-        }
-    }
+    shares: Shares,
 }
 
 impl Default for ComputePool {
@@ -141,40 +98,17 @@ impl Default for ComputePool {
 impl ComputePool {
     pub fn new(limits: PoolLimits) -> ComputePool {
         ComputePool {
-            limits,
-            counts: Arc::default(),
+            shares: Shares::new("computations", limits),
         }
     }
 
     pub fn limits(&self) -> PoolLimits {
-        self.limits
+        self.shares.limits()
     }
 
     /// Computations running or waiting: of `tenant`, and of everyone.
     pub fn in_use(&self, tenant: &str) -> (usize, usize) {
-        let c = self.counts.lock();
-        (c.tenants.get(tenant).copied().unwrap_or(0), c.total)
-    }
-
-    fn admit(&self, tenant: &str) -> Result<Ticket, Refused> {
-        let mut c = self.counts.lock();
-        let mine = c.tenants.get(tenant).copied().unwrap_or(0);
-        if mine >= self.limits.per_tenant {
-            return Err(Refused::Tenant {
-                limit: self.limits.per_tenant,
-            });
-        }
-        if c.total >= self.limits.overall {
-            return Err(Refused::Full {
-                limit: self.limits.overall,
-            });
-        }
-        c.total += 1;
-        *c.tenants.entry(tenant.to_string()).or_default() += 1;
-        Ok(Ticket {
-            tenant: tenant.to_string(),
-            counts: self.counts.clone(),
-        })
+        self.shares.in_use(tenant)
     }
 
     /// Runs `f` on the pool for `tenant`, once admitted. Dropping the
@@ -185,7 +119,7 @@ impl ComputePool {
         R: Send + 'static,
         F: FnOnce(&Stop) -> R + Send + 'static,
     {
-        let ticket = self.admit(tenant)?;
+        let ticket = self.shares.admit(tenant)?;
         let stop = Stop::default();
         let mut on_drop = StopOnDrop(Some(stop.clone()));
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -247,6 +181,7 @@ fn lower_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use parking_lot::Mutex;
 
     #[tokio::test]
     async fn a_tenant_past_its_share_is_refused_and_others_are_not() {
@@ -273,7 +208,7 @@ mod tests {
         let refused = pool.run("a", |_| ()).await.unwrap_err();
         assert!(matches!(
             refused,
-            ComputeError::Refused(Refused::Tenant { limit: 2 })
+            ComputeError::Refused(Refused::Tenant { limit: 2, .. })
         ));
         let b = blocked(&pool, "b");
         while pool.in_use("b").0 < 1 {
@@ -282,7 +217,7 @@ mod tests {
         let full = pool.run("c", |_| ()).await.unwrap_err();
         assert!(matches!(
             full,
-            ComputeError::Refused(Refused::Full { limit: 3 })
+            ComputeError::Refused(Refused::Full { limit: 3, .. })
         ));
         for _ in 0..3 {
             release.send(()).unwrap();

@@ -265,6 +265,7 @@ async fn answers_503_when_the_catalog_is_unavailable() {
         metering: None,
         webhooks: None,
         compute: Default::default(),
+        long_polls: api::state::long_polls(&Default::default()),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

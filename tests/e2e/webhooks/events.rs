@@ -48,7 +48,11 @@ async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long
     assert_eq!(p["data"]["batch_id"], json!(id));
     assert_eq!(p["data"]["status"], "SUCCESS");
     assert_eq!(p["data"]["total"], 6);
-    let rows = batch["rows"].as_array().unwrap();
+    let table = s
+        .get(&format!("/backtest/batch/{id}/results"), DEMO)
+        .await
+        .1;
+    let rows = table.as_array().unwrap();
     let best = rows
         .iter()
         .max_by(|a, b| {

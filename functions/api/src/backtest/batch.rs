@@ -43,14 +43,21 @@ pub(crate) async fn submit_batch(Tenant { state, caller }: Tenant, sent: Submiss
     ))
 }
 
-async fn standing(state: &AppState, caller: &Caller, id: &str) -> Result<BatchStatus, ApiError> {
+/// The caller's batch as it stands; its rows read only with `rows`.
+async fn standing(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    rows: batch::Rows,
+) -> Result<BatchStatus, ApiError> {
     let record = owned_task(state, caller, id, &[TaskKind::BatchBacktest]).await?;
     let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
-    Ok(batch::status(state.tasks.as_ref(), Some(&returns), &record).await?)
+    Ok(batch::status(state.tasks.as_ref(), Some(&returns), &record, rows).await?)
 }
 
-/// `GET /backtest/batch/{batch_id}`: progress, and the rows once finished
-/// (`wait` holds the answer until then).
+/// `GET /backtest/batch/{batch_id}`: progress, and once finished the
+/// statistics; never the rows (`/results` has them), so it stays small
+/// (`wait` holds the answer until the batch ends).
 #[utoipa::path(get, path = "/backtest/batch/{batch_id}", tag = "backtest", operation_id = "batch_status",
     params(("batch_id" = String, Path, description = "The batch's id"), crate::tasks::Wait),
     responses((status = 200, description = "The batch", body = BatchStatus),
@@ -62,10 +69,10 @@ pub(crate) async fn batch_status(
     Path(id): Path<String>,
     query: Params,
 ) -> Result<Json<BatchStatus>, ApiError> {
-    let read = || standing(&t.state, &t.caller, &id);
+    let read = || standing(&t.state, &t.caller, &id, batch::Rows::Skip);
     let ended = |s: &BatchStatus| s.status == "SUCCESS" || s.status == "FAILED";
     Ok(Json(
-        crate::tasks::held(&t.state, &id, &query, read, ended).await?,
+        crate::tasks::held(&t.state, &t.caller.0.email, &id, &query, read, ended).await?,
     ))
 }
 
@@ -102,7 +109,7 @@ pub(crate) async fn batch_results(
             format!("must be json, csv, parquet or arrow, got '{format}'"),
         ));
     }
-    let s = standing(&state, &caller, &id).await?;
+    let s = standing(&state, &caller, &id, batch::Rows::Read).await?;
     let Some(rows) = &s.rows else {
         return Err(ApiError::new(
             409,
@@ -170,8 +177,7 @@ pub(crate) async fn batches(
         .await?;
     let mut out = Vec::with_capacity(page.tasks.len());
     for task in &page.tasks {
-        let mut s = batch::status(t.state.tasks.as_ref(), None, task).await?;
-        s.rows = None;
+        let s = batch::status(t.state.tasks.as_ref(), None, task, batch::Rows::Skip).await?;
         out.push(s);
     }
     Ok(Json(TaskList {

@@ -209,8 +209,13 @@ async fn standing(
     let record =
         crate::tasks::owned_task(&t.state, &t.caller, batch_id, &[TaskKind::BatchBacktest]).await?;
     let returns = platform::returns::ReturnStore::new(t.state.uploads.blobs().clone());
-    let s =
-        services::backtest::batch::status(t.state.tasks.as_ref(), Some(&returns), &record).await?;
+    let s = services::backtest::batch::status(
+        t.state.tasks.as_ref(),
+        Some(&returns),
+        &record,
+        services::backtest::batch::Rows::Read,
+    )
+    .await?;
     Ok((record, s))
 }
 

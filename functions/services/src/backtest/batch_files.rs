@@ -238,7 +238,7 @@ pub async fn write_finished(
         let Some(record) = tasks.get(uuid).await? else {
             continue;
         };
-        let s = batch::status(tasks, returns, &record).await?;
+        let s = batch::status(tasks, returns, &record, batch::Rows::Read).await?;
         let Some(rows) = &s.rows else { continue };
         files
             .put(

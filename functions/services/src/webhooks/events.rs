@@ -131,8 +131,14 @@ impl TaskEvents {
 
     /// `batch.finished`, when the batch has.
     async fn batch(&self, record: &Task) -> Result<()> {
-        let s = crate::backtest::batch::status(self.tasks.as_ref(), self.returns.as_ref(), record)
-            .await?;
+        use crate::backtest::batch::{Rows, status};
+        let s = status(
+            self.tasks.as_ref(),
+            self.returns.as_ref(),
+            record,
+            Rows::Read,
+        )
+        .await?;
         if s.status != "SUCCESS" && s.status != "FAILED" {
             return Ok(());
         }

@@ -375,7 +375,11 @@ pub struct BatchStatus {
     pub created_at: String,
     /// Why the batch failed, when it did.
     pub error: Option<String>,
-    /// One row per strategy in batch order, once `SUCCESS`.
+    /// One row per strategy in batch order, once `SUCCESS`, when asked
+    /// for ([`Rows::Read`]). Never part of the status answer: a finished
+    /// batch's status stays small whatever its size, and its rows come from
+    /// `/backtest/batch/{id}/results`.
+    #[serde(skip)]
     pub rows: Option<Vec<BatchRow>>,
     /// The batch's page: the results as a table to sort, open with the same credentials.
     pub report_url: String,
@@ -388,6 +392,14 @@ pub struct BatchStatus {
     pub walk_forward: Option<super::WalkForwardResult>,
 }
 
+/// Whether [`status`] reads a finished batch's rows (all its chunks'
+/// results: what the results table needs, not its progress).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    Read,
+    Skip,
+}
+
 /// A batch's standing from its record and its chunks. A chunk that failed
 /// for good gives each of its strategies a row with the chunk's error.
 /// With `returns`, a finished batch's statistics come too.
@@ -395,6 +407,7 @@ pub async fn status(
     tasks: &dyn platform::tasks::TaskStore,
     returns: Option<&ReturnStore>,
     record: &Task,
+    read: Rows,
 ) -> Result<BatchStatus, platform::PortError> {
     use platform::tasks::TaskStatus;
     let p: BatchParams = serde_json::from_value(record.params.clone())
@@ -446,8 +459,8 @@ pub async fn status(
         s.status = "RUNNING";
         return Ok(s);
     }
-    let mut rows: Vec<BatchRow> = Vec::with_capacity(p.total);
-    for id in fanned.chunks {
+    let mut rows: Vec<BatchRow> = Vec::new();
+    for id in fanned.chunks.into_iter().filter(|_| read == Rows::Read) {
         let chunk = tasks
             .get(id)
             .await?
@@ -477,12 +490,22 @@ pub async fn status(
             s.statistics = super::statistics::of(store, &s.batch_id, p.total, &settings).await?;
         }
         if let Some(w) = super::WalkForwardParams::of_request(&p.request) {
-            let varied = |k: usize| rows.get(k).map(|r| r.params.clone()).unwrap_or_default();
+            // The rows' grid values, or the grid's own when they were not read.
+            let grid = match read {
+                Rows::Read => None,
+                Rows::Skip => Some(super::expand(&p.request, usize::MAX).map_err(|e| {
+                    platform::PortError::fault("batch record", std::io::Error::other(e.to_string()))
+                })?),
+            };
+            let varied = |k: usize| match &grid {
+                Some(g) => g.varied.get(k).cloned().unwrap_or_default(),
+                None => rows.get(k).map(|r| r.params.clone()).unwrap_or_default(),
+            };
             s.walk_forward =
                 Some(super::walk_forward::of(store, &s.batch_id, p.total, &w, varied).await?);
         }
     }
     s.status = "SUCCESS";
-    s.rows = Some(rows);
+    s.rows = (read == Rows::Read).then_some(rows);
     Ok(s)
 }
