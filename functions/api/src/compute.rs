@@ -7,18 +7,23 @@
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use platform::metering::COMPUTE_PREFIX;
-use platform::pool::{ComputeError, Refused, Stop};
+use platform::pool::{ComputeError, ComputePool, Refused, Stop};
 
 /// Seconds a refused request is told to wait: computations take seconds.
 const RETRY_AFTER_S: u64 = 1;
 
-/// Runs `f` for the caller on the compute pool; its run time is recorded
-/// as `kind`'s compute (`/usage`: `compute_ms.<kind>`).
-pub async fn metered<R, F>(t: &Tenant, kind: &'static str, f: F) -> Result<R, ApiError>
-where
-    R: Send + 'static,
-    F: FnOnce(&Stop) -> R + Send + 'static,
-{
+/// The caller's place on the compute pool for one `kind` of computation,
+/// taken before its inputs are read: refused at once (429/503) when the
+/// caller or the pool is at its share, or the caller's month is spent.
+pub struct Admitted<'a> {
+    t: &'a Tenant,
+    kind: &'static str,
+    place: platform::shares::Share,
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+/// A place for `kind` on the compute pool for the caller.
+pub async fn admit<'a>(t: &'a Tenant, kind: &'static str) -> Result<Admitted<'a>, ApiError> {
     let account = &t.caller.0;
     let now = chrono::Utc::now();
     // A millisecond is held while it runs: enough to refuse a caller whose
@@ -28,30 +33,63 @@ where
             .await
             .map_err(crate::auth::over_limit)?;
     }
-    let done = t.state.compute.run(&account.email, f).await;
-    let ran = done
-        .as_ref()
-        .map_or(0, |d| (d.took.as_millis() as u64).max(1));
-    if let Some(m) = &t.state.metering {
-        if ran > 0 {
-            m.record(&account.email, &format!("{COMPUTE_PREFIX}{kind}"), ran);
+    match t.state.compute.admit(&account.email) {
+        Ok(place) => Ok(Admitted {
+            t,
+            kind,
+            place,
+            now,
+        }),
+        Err(r) => {
+            settle(t, kind, 0, now).await;
+            Err(refused(kind, r))
         }
-        m.settle_compute(&account.email, ran, 1, now.date_naive(), chrono::Utc::now())
-            .await;
     }
-    match done {
-        Ok(d) => Ok(d.value),
-        Err(ComputeError::Refused(r @ Refused::Tenant { .. })) => {
-            Err(ApiError::new(429, r.to_string()).with_retry_after(RETRY_AFTER_S))
+}
+
+impl Admitted<'_> {
+    /// Runs `f` on the pool; its run time is recorded as the caller's
+    /// `kind` compute (`/usage`: `compute_ms.<kind>`).
+    pub async fn run<R, F>(self, f: F) -> Result<R, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Stop) -> R + Send + 'static,
+    {
+        let done = ComputePool::run_admitted(self.place, f).await;
+        let ran = done
+            .as_ref()
+            .map_or(0, |d| (d.took.as_millis() as u64).max(1));
+        settle(self.t, self.kind, ran, self.now).await;
+        match done {
+            Ok(d) => Ok(d.value),
+            Err(ComputeError::Refused(r)) => Err(refused(self.kind, r)),
+            Err(ComputeError::Panicked(why)) => {
+                tracing::error!(kind = %self.kind, panic = %why, "computation panicked");
+                platform::telemetry::panic_caught();
+                Err(ApiError::internal())
+            }
         }
-        Err(ComputeError::Refused(r @ Refused::Full { .. })) => {
+    }
+}
+
+/// Records `ran` ms of `kind` and settles the millisecond held since `now`.
+async fn settle(t: &Tenant, kind: &str, ran: u64, now: chrono::DateTime<chrono::Utc>) {
+    let Some(m) = &t.state.metering else { return };
+    let email = &t.caller.0.email;
+    if ran > 0 {
+        m.record(email, &format!("{COMPUTE_PREFIX}{kind}"), ran);
+    }
+    m.settle_compute(email, ran, 1, now.date_naive(), chrono::Utc::now())
+        .await;
+}
+
+/// A refusal of the pool: 429 for the caller's share, 503 for the pool's.
+fn refused(kind: &str, r: Refused) -> ApiError {
+    match r {
+        Refused::Tenant { .. } => ApiError::new(429, r.to_string()).with_retry_after(RETRY_AFTER_S),
+        Refused::Full { .. } => {
             tracing::warn!(%kind, "compute pool full");
-            Err(ApiError::new(503, r.to_string()).with_retry_after(RETRY_AFTER_S))
-        }
-        Err(ComputeError::Panicked(why)) => {
-            tracing::error!(%kind, panic = %why, "computation panicked");
-            platform::telemetry::panic_caught();
-            Err(ApiError::internal())
+            ApiError::new(503, r.to_string()).with_retry_after(RETRY_AFTER_S)
         }
     }
 }

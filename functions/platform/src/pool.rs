@@ -1,8 +1,8 @@
 //! One bounded pool for the CPU work a request does while its client waits
 //! (correlations, Monte Carlo, batch statistics): rayon's global pool, one
-//! thread per core, whose threads run at a lower priority than the threads
-//! that answer requests, so a cheap request is answered while the pool is
-//! busy. The engine's parallel parts run on the same threads.
+//! thread per core, beside the threads that answer requests, so a cheap
+//! request is answered while the pool is busy. The engine's parallel parts
+//! run on the same threads.
 //!
 //! Admission bounds what waits for it: each tenant may have
 //! [`PoolLimits::per_tenant`] computations running or queued, and everyone
@@ -11,8 +11,8 @@
 //! a `Retry-After`. A computation whose client has gone is dropped before it
 //! starts, and one that runs is told to stop ([`Stop`]) at its next part.
 
-use crate::shares::Shares;
 pub use crate::shares::{Limits, Refused};
+use crate::shares::{Share, Shares};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -111,6 +111,13 @@ impl ComputePool {
         self.shares.in_use(tenant)
     }
 
+    /// A place on the pool for `tenant`, taken before the computation's
+    /// inputs are read (so a refused flood reads nothing); held until the
+    /// computation given it ends.
+    pub fn admit(&self, tenant: &str) -> Result<Share, Refused> {
+        self.shares.admit(tenant)
+    }
+
     /// Runs `f` on the pool for `tenant`, once admitted. Dropping the
     /// returned future (the client left) stops it: before it starts it is
     /// skipped, while it runs `f`'s [`Stop`] is set.
@@ -120,16 +127,27 @@ impl ComputePool {
         F: FnOnce(&Stop) -> R + Send + 'static,
     {
         let ticket = self.shares.admit(tenant)?;
+        Self::run_admitted(ticket, f).await
+    }
+
+    /// [`ComputePool::run`] on a place [`ComputePool::admit`] gave.
+    pub async fn run_admitted<R, F>(ticket: Share, f: F) -> Result<Done<R>, ComputeError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Stop) -> R + Send + 'static,
+    {
         let stop = Stop::default();
         let mut on_drop = StopOnDrop(Some(stop.clone()));
         let (tx, rx) = tokio::sync::oneshot::channel();
         rayon::spawn(move || {
-            let _ticket = ticket;
             if stop.stopped() || tx.is_closed() {
                 return;
             }
             let started = Instant::now();
             let value = std::panic::catch_unwind(AssertUnwindSafe(|| f(&stop)));
+            // The place is free before the answer is: whoever reads the
+            // answer may start another.
+            drop(ticket);
             let _ = tx.send((value, started.elapsed()));
         });
         let answer = rx.await;
@@ -153,28 +171,19 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Sets up rayon's global pool as the compute pool: one thread per core
-/// (or `threads`), named, each at a lower scheduling priority (nice 10) so
-/// the threads that answer requests come first. Called once at a server's
-/// start; a pool already set up (a second server in one process) is kept.
+/// (or `threads`), named. Called once at a server's start; a pool already
+/// set up (a second server in one process) is kept. Its threads keep the
+/// normal priority: the threads that answer requests mostly sleep, and the
+/// scheduler runs a thread that wakes ahead of one that has been busy, so
+/// a cheap request is answered while the pool is full (measured in the
+/// soak test) without slowing the pool's work under outside load.
 pub fn init(threads: Option<usize>) {
-    let mut builder = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("compute-{i}"))
-        .start_handler(|_| lower_priority());
+    let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("compute-{i}"));
     if let Some(n) = threads {
         builder = builder.num_threads(n.max(1));
     }
     if builder.build_global().is_err() {
         tracing::debug!("the compute pool was already set up");
-    }
-}
-
-/// Lowers the calling thread's priority (Linux: nice applies per thread).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain system calls on the calling thread's own id.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }
 

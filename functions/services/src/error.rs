@@ -82,16 +82,32 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A request object `T` read from JSON; a mistake names the path of its
-/// field (`entry.condition.rule`). The body must be an object: serde would
-/// read a struct from an array (`[]` as "every field left out") too.
+/// A request `T` read from JSON; a mistake names the path of its field
+/// (`entry.condition.rule`). An array is refused: no request is one, and
+/// serde would read a struct from it (`[]` as "every field left out").
 pub fn from_json<T: serde::de::DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, FieldError> {
-    if !value.is_object() {
+    if value.is_array() {
         return Err(FieldError::new("body", "must be a JSON object"));
     }
     serde_path_to_error::deserialize(value).map_err(FieldError::from_serde)
+}
+
+/// For `#[serde(deserialize_with = "whole_number")]`: a count as JSON may
+/// write it, `2299` or `2299.0` (JSON has one number type).
+pub fn whole_number<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<usize, D::Error> {
+    use serde::Deserialize as _;
+    let v = f64::deserialize(d)?;
+    if v.fract() == 0.0 && (0.0..=1e15).contains(&v) {
+        Ok(v as usize)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "must be a whole number, got {v}"
+        )))
+    }
 }
 
 /// For `#[serde(default, deserialize_with = "not_null")]`: an optional
@@ -257,6 +273,11 @@ mod shorten_tests {
         }
         let e = from_json::<R>(serde_json::json!([])).unwrap_err();
         assert_eq!(e.to_string(), "parameter 'body': must be a JSON object");
+        // A value stays a value (a body-less request reads as null).
+        assert_eq!(
+            from_json::<serde_json::Value>(serde_json::Value::Null).unwrap(),
+            serde_json::Value::Null
+        );
         let e = from_json::<R>(serde_json::json!({"signals": null})).unwrap_err();
         assert_eq!(e.field, "signals");
         assert!(e.reason.contains("must not be null"), "{e}");

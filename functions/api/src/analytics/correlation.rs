@@ -20,11 +20,10 @@ const SUCCESS: u16 = 211;
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `corr_roll` as an Arrow IPC stream (`Date` a timestamp; `code` and `corr_matrix` as JSON text in the schema metadata)",
         content((OrInsufficient<CorrData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn symbol_corr(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
-    let study = Study::load(&*t.state.market, &fields.symbols_request()?).await?;
-    blocking_table(&t, "symbol_corr", SUCCESS, &headers, move || {
-        corr::symbol_corr(study)
-    })
-    .await
+    let request = fields.symbols_request()?;
+    let place = crate::compute::admit(&t, "symbol_corr").await?;
+    let study = Study::load(&*t.state.market, &request).await?;
+    blocking_table(place, SUCCESS, &headers, move || corr::symbol_corr(study)).await
 }
 
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
@@ -34,11 +33,10 @@ pub(crate) async fn symbol_corr(t: Tenant, headers: HeaderMap, fields: Fields) -
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `beta_roll` as an Arrow IPC stream (`Date` a timestamp; `code` in the schema metadata)",
         content((OrInsufficient<BetaData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn symbol_beta(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
-    let study = Study::load(&*t.state.market, &fields.symbols_request()?).await?;
-    blocking_table(&t, "symbol_beta", SUCCESS, &headers, move || {
-        corr::symbol_beta(study)
-    })
-    .await
+    let request = fields.symbols_request()?;
+    let place = crate::compute::admit(&t, "symbol_beta").await?;
+    let study = Study::load(&*t.state.market, &request).await?;
+    blocking_table(place, SUCCESS, &headers, move || corr::symbol_beta(study)).await
 }
 
 /// `POST /asset_corr`: return correlations among the 18 cross-asset symbols
@@ -47,8 +45,10 @@ pub(crate) async fn symbol_beta(t: Tenant, headers: HeaderMap, fields: Fields) -
     request_body(content((RangeRequest = "application/json"), (RangeRequest = "application/x-www-form-urlencoded"), (RangeRequest = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient", body = OrInsufficient<AssetCorrData>), AnalyticsErrors))]
 pub(crate) async fn asset_corr(t: Tenant, fields: Fields) -> Reply {
-    let study = AssetStudy::load(&*t.state.market, &fields.range_request()?).await?;
-    blocking(&t, "asset_corr", SUCCESS, move || corr::asset_corr(study)).await
+    let request = fields.range_request()?;
+    let place = crate::compute::admit(&t, "asset_corr").await?;
+    let study = AssetStudy::load(&*t.state.market, &request).await?;
+    blocking(place, SUCCESS, move || corr::asset_corr(study)).await
 }
 
 /// `POST /pattern_corr`: similarity 0-100 of the comparison window's closes

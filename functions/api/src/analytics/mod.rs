@@ -15,7 +15,6 @@ mod task_pages;
 pub mod tasks;
 mod views;
 
-use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::error::Reply;
 use crate::routes::schema_names::documented;
@@ -127,36 +126,35 @@ fn envelope<T: Serialize>(code: u16, data: T) -> Reply {
 }
 
 /// Runs a computation and the serialization of its answer on the compute
-/// pool, metered as the caller's `kind` compute: their cost grows with the
-/// symbols, years and window asked for.
+/// pool, in the caller's place there (metered as its kind of compute):
+/// their cost grows with the symbols, years and window asked for.
 async fn blocking<T: Serialize + Send + 'static>(
-    t: &Tenant,
-    kind: &'static str,
+    place: crate::compute::Admitted<'_>,
     code: u16,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Reply {
-    crate::compute::metered(t, kind, move |_| envelope(code, f())).await?
+    place.run(move |_| envelope(code, f())).await?
 }
 
 /// [`blocking`] for an answer that is a table: as an Arrow stream when the
 /// request asks for one (the envelope's code in its metadata), else JSON.
 async fn blocking_table<T: Serialize + services::tables::Tabular + Send + 'static>(
-    t: &Tenant,
-    kind: &'static str,
+    place: crate::compute::Admitted<'_>,
     code: u16,
     headers: &axum::http::HeaderMap,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Reply {
     let arrow = crate::arrow::wanted(headers);
-    crate::compute::metered(t, kind, move |_| {
-        let answer = f();
-        if arrow {
-            crate::arrow::respond(&answer, &[("code", code.to_string())])
-        } else {
-            envelope(code, answer).map(crate::arrow::vary)
-        }
-    })
-    .await?
+    place
+        .run(move |_| {
+            let answer = f();
+            if arrow {
+                crate::arrow::respond(&answer, &[("code", code.to_string())])
+            } else {
+                envelope(code, answer).map(crate::arrow::vary)
+            }
+        })
+        .await?
 }
 
 /// The error answers the analytics operations share.

@@ -30,23 +30,24 @@ pub(crate) async fn backtest_monte_carlo(
     let task = succeeded(&t, &task_id).await?;
     let Query(q) = Query::<MonteCarloQuery>::from_params(params)?;
     let settings = q.check()?;
+    let place = crate::compute::admit(&t, "monte_carlo").await?;
     let upload = services::backtest::task_upload(&t.state.uploads, &task, false).await?;
     let loaded = monte_carlo::load(t.state.market.as_ref(), &task.params, upload).await?;
-    Ok(Json(draw(&t, loaded, settings).await?))
+    Ok(Json(draw(place, loaded, settings).await?))
 }
 
-/// The draws on the compute pool, metered as `monte_carlo` compute.
+/// The draws on the compute pool, in the caller's place there (taken
+/// before the run's data were read), metered as `monte_carlo` compute.
 pub(crate) async fn draw(
-    t: &Tenant,
+    place: crate::compute::Admitted<'_>,
     loaded: monte_carlo::Loaded,
     settings: monte_carlo::Settings,
 ) -> Result<MonteCarlo, ApiError> {
-    crate::compute::metered(t, "monte_carlo", move |stop| {
-        loaded.monte_carlo(settings, stop)
-    })
-    .await??
-    // Stopped: only a request already dropped asks for that.
-    .ok_or_else(|| ApiError::new(503, "the computation was stopped"))
+    place
+        .run(move |stop| loaded.monte_carlo(settings, stop))
+        .await??
+        // Stopped: only a request already dropped asks for that.
+        .ok_or_else(|| ApiError::new(503, "the computation was stopped"))
 }
 
 /// A batch row's Monte Carlo, as a backtest's: its strategy is run again
@@ -70,8 +71,9 @@ pub(crate) async fn batch_monte_carlo(
         .ok_or_else(|| ApiError::field("row", "is required"))?;
     let Query(q) = Query::<MonteCarloQuery>::from_params(params)?;
     let settings = q.check()?;
+    let place = crate::compute::admit(&t, "monte_carlo").await?;
     let loaded = monte_carlo::load_batch_row(t.state.market.as_ref(), &record, row).await?;
-    Ok(Json(draw(&t, loaded, settings).await?))
+    Ok(Json(draw(place, loaded, settings).await?))
 }
 
 /// The caller's backtest task, once it has succeeded (409 before).

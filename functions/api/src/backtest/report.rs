@@ -39,8 +39,9 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
         block: None,
     };
     // A run too long for the default draws shows why instead of a fan.
+    let place = crate::compute::admit(&t, "monte_carlo").await?;
     let loaded = monte_carlo::load(t.state.market.as_ref(), &task.params, upload).await?;
-    let monte_carlo = match crate::backtest::monte_carlo::draw(&t, loaded, settings).await {
+    let monte_carlo = match crate::backtest::monte_carlo::draw(place, loaded, settings).await {
         Ok(m) => json!(m),
         Err(e) if e.status == 400 => json!({"error": e.message}),
         Err(e) => return Err(e),

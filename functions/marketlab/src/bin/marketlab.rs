@@ -2,17 +2,9 @@
 
 use clap::Parser;
 
-/// Threads a blocking read (files, the database) may take at most: the CPU
-/// work of requests runs on the compute pool (`platform::pool`), not here.
-const BLOCKING_THREADS: usize = 64;
-
-fn main() -> std::process::ExitCode {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(BLOCKING_THREADS)
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(run())
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    run().await
 }
 
 async fn run() -> std::process::ExitCode {

@@ -53,10 +53,12 @@ impl WalkMetric {
 #[serde(deny_unknown_fields)]
 pub struct WalkForwardParams {
     /// Bars of each in-sample window (the first starts at `start_date`).
+    #[serde(deserialize_with = "crate::error::whole_number")]
     #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 100000))]
     pub in_sample: usize,
     /// Bars of each out-of-sample window; they follow each other to the
     /// last bar (the last may be shorter).
+    #[serde(deserialize_with = "crate::error::whole_number")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100000))]
     pub out_of_sample: usize,
     /// In-sample windows all start at `start_date` (growing) instead of
