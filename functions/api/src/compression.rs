@@ -71,6 +71,11 @@ pub struct Precompressed {
 }
 
 impl Precompressed {
+    /// Bytes held: the body in each encoding.
+    pub fn bytes(&self) -> usize {
+        self.identity.len() + self.gzip.len() + self.br.len()
+    }
+
     pub fn new(content_type: &'static str, body: impl Into<Bytes>) -> Precompressed {
         let identity: Bytes = body.into();
         let mut gz = flate2::write::GzEncoder::new(
@@ -120,45 +125,32 @@ impl Precompressed {
     }
 }
 
-/// A value made from an `Arc`'d source (a catalog) and kept until the
-/// source is replaced (a data reload makes a new `Arc`). Made off the async
-/// threads: compressing a few MB takes a while.
-pub struct Cached<K, V> {
-    slot: parking_lot::Mutex<Option<(std::sync::Arc<K>, std::sync::Arc<V>)>>,
-}
-
-impl<K: Send + Sync + 'static, V: Send + Sync + 'static> Cached<K, V> {
-    pub const fn new() -> Self {
-        Cached {
-            slot: parking_lot::Mutex::new(None),
-        }
+/// A value made from an `Arc`'d source (a catalog), off the async threads
+/// (compressing a few MB takes a while), and kept in `memo` (the market data
+/// store's) under `key` until the source is replaced (a data reload makes a
+/// new `Arc`); `size` tells the memo what it holds.
+pub async fn memoized<K, V>(
+    memo: &platform::memo::Memo,
+    key: &str,
+    source: std::sync::Arc<K>,
+    make: impl FnOnce(&K) -> V + Send + 'static,
+    size: impl FnOnce(&V) -> usize,
+) -> std::sync::Arc<V>
+where
+    K: Send + Sync + 'static,
+    V: Send + Sync + 'static,
+{
+    if let Some(v) = memo.get(key, &source) {
+        return v;
     }
-
-    pub async fn get_or(
-        &self,
-        key: std::sync::Arc<K>,
-        make: impl FnOnce(&K) -> V + Send + 'static,
-    ) -> std::sync::Arc<V> {
-        if let Some((k, v)) = self.slot.lock().as_ref()
-            && std::sync::Arc::ptr_eq(k, &key)
-        {
-            return v.clone();
-        }
-        let source = key.clone();
-        let value = std::sync::Arc::new(
-            tokio::task::spawn_blocking(move || make(&source))
-                .await
-                .expect("making a cached answer"),
-        );
-        *self.slot.lock() = Some((key, value.clone()));
-        value
-    }
-}
-
-impl<K: Send + Sync + 'static, V: Send + Sync + 'static> Default for Cached<K, V> {
-    fn default() -> Self {
-        Self::new()
-    }
+    let from = source.clone();
+    let value = tokio::task::spawn_blocking(move || make(&from))
+        .await
+        .expect("making a kept answer");
+    let bytes = size(&value);
+    let value = std::sync::Arc::new(value);
+    memo.put(key, &source, value.clone(), bytes);
+    value
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod error;
 pub mod logging;
 pub mod marketdata;
+pub mod memo;
 pub mod memory;
 pub mod metering;
 pub mod pool;

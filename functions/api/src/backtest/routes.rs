@@ -2,7 +2,7 @@
 
 use super::strategy_body::StrategyBody;
 use crate::auth::Tenant;
-use crate::compression::{Cached, Precompressed};
+use crate::compression::{Precompressed, memoized};
 use crate::error::ApiError;
 use crate::error::Reply;
 use crate::extract::Params;
@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use services::backtest::UPLOAD_FIELD;
 use services::backtest::answers::ValidateResponse;
 use services::backtest::encode::validate_response;
-use services::backtest::indicators::{self, Index, ListFilter, TYPES, index, list};
+use services::backtest::indicators::{self, ListFilter, TYPES, index, list};
 use services::backtest::prepare::prepare_with;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -129,15 +129,17 @@ pub(crate) async fn indicator_list(
             format!("'{k}' is not optix, trend, reltrend or other"),
         ));
     }
-    let idx = index(state.market.indicator_catalog().await?);
+    let idx = index(state.market.memo(), state.market.indicator_catalog().await?);
     if filter.is_empty() {
         // The whole list is the same for everyone: made and compressed once.
-        static WHOLE: Cached<Index, Precompressed> = Cached::new();
-        let whole = WHOLE
-            .get_or(idx, |idx| {
-                Precompressed::new("application/json", list(idx, &ListFilter::default()))
-            })
-            .await;
+        let whole = memoized(
+            state.market.memo(),
+            "indicator list, precompressed",
+            idx,
+            |idx| Precompressed::new("application/json", list(idx, &ListFilter::default())),
+            Precompressed::bytes,
+        )
+        .await;
         return Ok(whole.respond(&headers));
     }
     let body = list(&idx, &filter);

@@ -2,7 +2,7 @@
 
 use super::schemas::*;
 use crate::auth::Tenant;
-use crate::compression::{Cached, Precompressed};
+use crate::compression::{Precompressed, memoized};
 use crate::error::ApiError;
 use crate::error::DataError;
 use crate::error::Reply;
@@ -89,37 +89,23 @@ fn with_volume(mut response: Response, rows: Option<u64>, bytes: u64) -> Respons
 /// An answer over every indicator an account reads (a snapshot, a date's
 /// readings, the bulk form): the same for every account reading the same
 /// indicators, several MB at spec scale and tens of milliseconds to write,
-/// so the latest [`KEPT_ANSWERS`] are kept until the catalog is replaced.
+/// so they are kept in the market data store's memo (within its byte
+/// budget) until the catalog is replaced.
 async fn kept_answer(
     state: &AppState,
     key: String,
     make: impl std::future::Future<Output = services::Result<String>>,
 ) -> Reply {
-    type Kept = std::collections::VecDeque<(
-        std::sync::Arc<Vec<IndicatorMeta>>,
-        String,
-        std::sync::Arc<(bytes::Bytes, u64)>,
-    )>;
-    static KEPT: parking_lot::Mutex<Kept> = parking_lot::Mutex::new(Kept::new());
     let catalog = data::catalog(&*state.market).await?;
-    let key = format!("{}:{key}", state.data_legacy_json);
-    let found = KEPT
-        .lock()
-        .iter()
-        .find(|(c, k, _)| std::sync::Arc::ptr_eq(c, &catalog) && *k == key)
-        .map(|(_, _, a)| a.clone());
-    let answer = match found {
+    let key = format!("indicator answer {key}, legacy {}", state.data_legacy_json);
+    let memo = state.market.memo();
+    let answer: std::sync::Arc<(bytes::Bytes, u64)> = match memo.get(&key, &catalog) {
         Some(a) => a,
         None => {
             let json = make.await?;
             let rows = crate::rows::json_rows(json.as_bytes());
             let a = std::sync::Arc::new((bytes::Bytes::from(legacy(state, json)), rows));
-            let mut kept = KEPT.lock();
-            kept.retain(|(c, _, _)| std::sync::Arc::ptr_eq(c, &catalog));
-            kept.push_back((catalog, key, a.clone()));
-            if kept.len() > KEPT_ANSWERS {
-                kept.pop_front();
-            }
+            memo.put(&key, &catalog, a.clone(), a.0.len());
             a
         }
     };
@@ -135,9 +121,6 @@ async fn kept_answer(
     ))
 }
 
-/// Answers over every indicator kept at once.
-const KEPT_ANSWERS: usize = 32;
-
 /// A catalog answer: the same for everyone until the catalog is reloaded,
 /// so made and compressed once (with its row count for metering).
 type CatalogAnswer = (Precompressed, u64);
@@ -145,14 +128,16 @@ type CatalogAnswer = (Precompressed, u64);
 async fn catalog_answer(
     state: &AppState,
     headers: &HeaderMap,
-    caches: &'static [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2],
+    name: &'static str,
     make: fn(&[IndicatorMeta]) -> String,
 ) -> Reply {
     let catalog = data::catalog(&*state.market).await?;
     let legacy_json = state.data_legacy_json;
-    // One cache per body form: servers in one process may differ in it.
-    let answer = caches[usize::from(legacy_json)]
-        .get_or(catalog, move |c| {
+    let answer = memoized(
+        state.market.memo(),
+        &format!("{name}, precompressed, legacy {legacy_json}"),
+        catalog,
+        move |c| {
             let json = make(c);
             let rows = crate::rows::json_rows(json.as_bytes());
             let text = if legacy_json {
@@ -161,8 +146,10 @@ async fn catalog_answer(
                 json
             };
             (Precompressed::new("application/json", text), rows)
-        })
-        .await;
+        },
+        |(body, _): &CatalogAnswer| body.bytes(),
+    )
+    .await;
     let (body, rows) = (&answer.0, answer.1);
     Ok(with_volume(
         body.respond(headers),
@@ -199,8 +186,7 @@ fn date(params: &Params) -> Result<NaiveDate, ApiError> {
 /// All indicators except internal and relative-trend records.
 #[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn all_symbols(State(state): Shared, headers: HeaderMap) -> Reply {
-    static CACHE: [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2] = [Cached::new(), Cached::new()];
-    catalog_answer(&state, &headers, &CACHE, |c| {
+    catalog_answer(&state, &headers, "getAllSymbols", |c| {
         catalog_list(
             c.iter().filter(|m| !m.internal && m.kind != "reltrend"),
             false,
@@ -212,8 +198,7 @@ pub(crate) async fn all_symbols(State(state): Shared, headers: HeaderMap) -> Rep
 /// The full catalog with each indicator's market symbol.
 #[utoipa::path(get, path = "/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = [CatalogItem]), DataErrors))]
 pub(crate) async fn all_symbols_with_indexes(State(state): Shared, headers: HeaderMap) -> Reply {
-    static CACHE: [Cached<Vec<IndicatorMeta>, CatalogAnswer>; 2] = [Cached::new(), Cached::new()];
-    catalog_answer(&state, &headers, &CACHE, |c| {
+    catalog_answer(&state, &headers, "getAllSymbolswithIndexes", |c| {
         catalog_list(c.iter().filter(|m| !m.internal), true)
     })
     .await

@@ -94,6 +94,11 @@ pub trait MarketData: Send + Sync {
     /// A named reference table (option chains, fundamentals, news, ...).
     async fn table(&self, name: &str) -> Result<Arc<RecordBatch>, PortError>;
 
+    /// What this store's data were turned into (an index, a decoded table,
+    /// a precompressed answer), kept with the data it came from within a
+    /// byte budget: one per store, so one per server.
+    fn memo(&self) -> &crate::memo::Memo;
+
     /// [`MarketData::daily`] for a sweep over the whole universe (the nightly
     /// scan): from the cache when there, else read once and not kept, so a
     /// sweep neither evicts what requests read nor holds every symbol at once.

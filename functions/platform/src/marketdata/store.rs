@@ -175,6 +175,7 @@ pub struct ParquetMarketData {
     series: Cache<IndicatorSeries>,
     tails: Cache<IndicatorSeries>,
     tables: Cache<RecordBatch>,
+    memo: crate::memo::Memo,
 }
 
 impl ParquetMarketData {
@@ -188,6 +189,7 @@ impl ParquetMarketData {
             series: Cache::new("series", series, series_weight),
             tails: Cache::unbounded("tails"),
             tables: Cache::unbounded("tables"),
+            memo: crate::memo::Memo::default(),
         }
     }
 
@@ -307,6 +309,10 @@ impl ParquetMarketData {
 
 #[async_trait]
 impl MarketData for ParquetMarketData {
+    fn memo(&self) -> &crate::memo::Memo {
+        &self.memo
+    }
+
     async fn daily(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
         let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
         self.bars

@@ -305,18 +305,22 @@ impl Listing {
     }
 }
 
-/// The latest date of a chain table, kept with the table it came from.
-type Latest = Option<(Arc<platform::marketdata::RecordBatch>, Option<NaiveDate>)>;
-static LATEST: Mutex<Latest> = Mutex::new(None);
-
-fn latest_date(table: &Arc<platform::marketdata::RecordBatch>) -> Result<Option<NaiveDate>> {
-    if let Some((t, d)) = LATEST.lock().as_ref()
-        && Arc::ptr_eq(t, table)
-    {
+/// The latest date of a chain table, kept in `memo` with the table it came from.
+fn latest_date(
+    memo: &platform::memo::Memo,
+    table: &Arc<platform::marketdata::RecordBatch>,
+) -> Result<Option<NaiveDate>> {
+    const KEY: &str = "option chains' latest date";
+    if let Some(d) = memo.get::<_, Option<NaiveDate>>(KEY, table) {
         return Ok(*d);
     }
     let d = columns::dates(table, "as_of")?.into_iter().flatten().max();
-    *LATEST.lock() = Some((table.clone(), d));
+    memo.put(
+        KEY,
+        table,
+        Arc::new(d),
+        std::mem::size_of::<Option<NaiveDate>>(),
+    );
     Ok(d)
 }
 
@@ -409,12 +413,6 @@ fn listing(table: &platform::marketdata::RecordBatch, date: NaiveDate) -> Result
     Ok(out)
 }
 
-/// Listings kept, with the table they came from (a reloaded table lists again).
-type Kept = Vec<(Arc<platform::marketdata::RecordBatch>, Arc<Listing>)>;
-static KEPT: Mutex<Kept> = Mutex::new(Vec::new());
-/// Dates kept at once.
-const KEPT_DATES: usize = 4;
-
 async fn listing_of(
     market: &dyn MarketData,
     date: Option<NaiveDate>,
@@ -426,29 +424,24 @@ async fn listing_of(
     };
     let date = match date {
         Some(d) => d,
-        None => match latest_date(&table)? {
+        None => match latest_date(market.memo(), &table)? {
             Some(d) => d,
             None => return Ok(None),
         },
     };
-    if let Some((_, l)) = KEPT
-        .lock()
-        .iter()
-        .find(|(t, l)| Arc::ptr_eq(t, &table) && l.date == date)
-    {
-        return Ok(Some(l.clone()));
+    // Listings are kept in the store's memo with the table they came from
+    // (a reloaded table lists again).
+    let key = format!("option listing {date}");
+    if let Some(l) = market.memo().get(&key, &table) {
+        return Ok(Some(l));
     }
     let t = table.clone();
     let l = tokio::task::spawn_blocking(move || listing(&t, date))
         .await
         .map_err(|e| Error::Port(PortError::fault("option listing failed", e)))??;
     let l = Arc::new(l);
-    let mut kept = KEPT.lock();
-    kept.retain(|(t, _)| Arc::ptr_eq(t, &table));
-    kept.push((table, l.clone()));
-    if kept.len() > KEPT_DATES {
-        kept.remove(0);
-    }
+    let bytes = l.items.len() * std::mem::size_of::<OptionItem>() + 1024;
+    market.memo().put(&key, &table, l.clone(), bytes);
     Ok(Some(l))
 }
 

@@ -2,7 +2,6 @@
 //! which catalog entries a strategy can name as a Sentiment signal.
 
 use crate::error::{Error, Result};
-use parking_lot::Mutex;
 use platform::marketdata::IndicatorMeta;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -66,15 +65,22 @@ pub struct Index {
     entries: Vec<(String, usize, String)>,
 }
 
-/// The index of `catalog`, made once per catalog.
-pub fn index(catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
-    static CACHE: Mutex<Option<Arc<Index>>> = Mutex::new(None);
-    let mut cache = CACHE.lock();
-    if let Some(i) = cache.as_ref()
-        && Arc::ptr_eq(&i.catalog, &catalog)
-    {
-        return i.clone();
-    }
+/// The index of `catalog`, made once per catalog and kept in `memo` (the
+/// market data store's).
+pub fn index(memo: &platform::memo::Memo, catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
+    let source = catalog.clone();
+    memo.get_or_make("indicator index", &source, move || {
+        let index = build(catalog);
+        let bytes = index
+            .entries
+            .iter()
+            .map(|(n, _, j)| n.len() + j.len() + 64)
+            .sum();
+        (index, bytes)
+    })
+}
+
+fn build(catalog: Arc<Vec<IndicatorMeta>>) -> Index {
     let entries = catalog
         .iter()
         .enumerate()
@@ -91,9 +97,7 @@ pub fn index(catalog: Arc<Vec<IndicatorMeta>>) -> Arc<Index> {
             (m.chart_name.to_lowercase(), i, json)
         })
         .collect();
-    let built = Arc::new(Index { catalog, entries });
-    *cache = Some(built.clone());
-    built
+    Index { catalog, entries }
 }
 
 /// The JSON array of the entries that pass `filter`.

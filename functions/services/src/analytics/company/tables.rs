@@ -4,7 +4,6 @@
 
 use crate::error::Result;
 use chrono::{NaiveDate, NaiveDateTime};
-use parking_lot::Mutex;
 use platform::PortError;
 use platform::marketdata::columns::{self, Column};
 use platform::marketdata::{MarketData, RecordBatch};
@@ -98,28 +97,24 @@ impl Table {
     }
 }
 
-type Kept = HashMap<&'static str, (Arc<RecordBatch>, Arc<Table>)>;
-static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
-
-/// The table `name`, indexed by `key`; an empty table when the store has none.
+/// The table `name`, indexed by `key`; an empty table when the store has
+/// none. Decoded once per stored table, kept in the store's memo.
 pub async fn load(market: &dyn MarketData, name: &'static str, key: &str) -> Result<Arc<Table>> {
     let batch = match market.table(name).await {
         Ok(b) => b,
         Err(PortError::NotFound(_)) => return Ok(Arc::new(Table::default())),
         Err(e) => return Err(e.into()),
     };
-    if let Some(kept) = KEPT.lock().as_ref()
-        && let Some((b, t)) = kept.get(name)
-        && Arc::ptr_eq(b, &batch)
-    {
-        return Ok(t.clone());
+    let memo_key = format!("company table {name} by {key}");
+    if let Some(t) = market.memo().get(&memo_key, &batch) {
+        return Ok(t);
     }
     let (b, key) = (batch.clone(), key.to_string());
     let table = tokio::task::spawn_blocking(move || Arc::new(Table::new(&b, &key)))
         .await
         .map_err(|e| PortError::fault(format!("decoding {name} failed"), e))?;
-    KEPT.lock()
-        .get_or_insert_with(HashMap::new)
-        .insert(name, (batch, table.clone()));
+    // About the decoded table's size: its text and numbers, as stored.
+    let bytes = batch.get_array_memory_size();
+    market.memo().put(&memo_key, &batch, table.clone(), bytes);
     Ok(table)
 }
