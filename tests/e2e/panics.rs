@@ -12,7 +12,6 @@ use platform::tasks::{
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 use uuid::Uuid;
 
 /// A task store whose listing panics once, as a bug in a port would.
@@ -60,45 +59,14 @@ impl TaskStore for PanicsOnce {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_handler_that_panics_answers_500_and_the_next_request_is_served() {
-    use platform::accounts::{Authenticator, SqliteAccountStore};
-    use platform::marketdata::{LocalDir, ParquetMarketData};
-    use platform::queue::LocalQueue;
-    use platform::sqlite::Database;
-
-    let db = Database::in_memory().unwrap();
-    let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
-    platform::accounts::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
-        .await
-        .unwrap();
-    let (queue, _receiver) = LocalQueue::new();
-    let market = tests::server::market_dir();
-    let state = api::AppState {
-        tasks: Arc::new(PanicsOnce {
-            inner: SqliteTaskStore::new(db),
-            armed: AtomicBool::new(true),
-        }),
-        queue: Arc::new(queue),
-        market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(market)))),
-        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(market))),
-        scanner: tests::server::scanner_store(market),
-        auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
-        data_legacy_json: false,
-        limits: Default::default(),
-        metering: None,
-        webhooks: None,
-        compute: Default::default(),
-        long_polls: api::state::long_polls(&Default::default()),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        axum::serve(listener, api::routes::embedded(&state))
-            .with_graceful_shutdown(async {
-                let _ = rx.await;
-            })
-            .into_future(),
-    );
+    let (queue, _receiver) = platform::queue::LocalQueue::new();
+    let tasks = Arc::new(PanicsOnce {
+        inner: SqliteTaskStore::new(platform::sqlite::Database::in_memory().unwrap()),
+        armed: AtomicBool::new(true),
+    });
+    let state =
+        tests::server::bare_state(tasks, Arc::new(queue), tests::server::market_dir()).await;
+    let (base, tx, server) = tests::server::serve_state(&state).await;
     // One connection throughout: the panic does not close it either.
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(1)

@@ -295,3 +295,64 @@ pub fn optix_strategy() -> serde_json::Value {
         "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "CrossAbove", "comparison_value": "70"}}}
     })
 }
+
+/// An application state over `tasks` and `queue`, with the market data of
+/// `market` and the demo account (pro) in a store of its own; unmetered and
+/// without webhooks: for tests that wire a port their own way.
+pub async fn bare_state(
+    tasks: Arc<dyn platform::tasks::TaskStore>,
+    queue: Arc<dyn platform::queue::JobQueue>,
+    market: &Path,
+) -> AppState {
+    use platform::accounts::{Authenticator, SqliteAccountStore};
+    let accounts = Arc::new(SqliteAccountStore::new(
+        platform::sqlite::Database::in_memory().expect("a database"),
+    ));
+    add_account(
+        accounts.as_ref(),
+        marketlab::server::DEMO_EMAIL,
+        marketlab::server::DEMO_PASSWORD,
+        "pro",
+        vec![],
+    )
+    .await
+    .expect("the demo account");
+    AppState {
+        tasks,
+        queue,
+        market: Arc::new(platform::marketdata::ParquetMarketData::new(Arc::new(
+            LocalDir::new(market),
+        ))),
+        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(market))),
+        scanner: scanner_store(market),
+        auth: Arc::new(
+            Authenticator::embedded(accounts, Duration::from_secs(60)).expect("an authenticator"),
+        ),
+        data_legacy_json: false,
+        limits: Default::default(),
+        metering: None,
+        webhooks: None,
+        compute: Default::default(),
+        long_polls: api::state::long_polls(&Default::default()),
+    }
+}
+
+/// `state`'s embedded router served on 127.0.0.1 until the sender is used
+/// (or dropped): its base URL, the stop, and the serving task.
+pub async fn serve_state(
+    state: &AppState,
+) -> (String, oneshot::Sender<()>, JoinHandle<std::io::Result<()>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let base = format!("http://{}", listener.local_addr().expect("an address"));
+    let (tx, rx) = oneshot::channel::<()>();
+    let server = tokio::spawn(
+        axum::serve(listener, api::routes::embedded(state))
+            .with_graceful_shutdown(async {
+                let _ = rx.await;
+            })
+            .into_future(),
+    );
+    (base, tx, server)
+}

@@ -3,7 +3,6 @@
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
-use std::time::Duration;
 use tests::server::TestServer;
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
@@ -54,49 +53,18 @@ async fn submit_answers_503_while_the_task_store_is_locked() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn submit_answers_500_when_the_queue_refuses_and_leaves_no_orphan() {
-    use platform::accounts::{Authenticator, SqliteAccountStore};
-    use platform::marketdata::{LocalDir, ParquetMarketData};
     use platform::queue::LocalQueue;
     use platform::sqlite::Database;
     use platform::tasks::SqliteTaskStore;
     use std::sync::Arc;
 
-    let db = Database::in_memory().unwrap();
-    let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
-    platform::accounts::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
-        .await
-        .unwrap();
     // A queue nobody consumes: every enqueue is refused, as by a broker that is down.
     let (queue, receiver) = LocalQueue::new();
     drop(receiver);
-    let state = api::AppState {
-        tasks: Arc::new(SqliteTaskStore::new(db)),
-        queue: Arc::new(queue),
-        market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
-            tests::server::market_dir(),
-        )))),
-        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(
-            tests::server::market_dir(),
-        ))),
-        scanner: tests::server::scanner_store(tests::server::market_dir()),
-        auth: Arc::new(Authenticator::embedded(accounts, Duration::from_secs(60)).unwrap()),
-        data_legacy_json: false,
-        limits: Default::default(),
-        metering: None,
-        webhooks: None,
-        compute: Default::default(),
-        long_polls: api::state::long_polls(&Default::default()),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        axum::serve(listener, api::routes::embedded(&state))
-            .with_graceful_shutdown(async {
-                let _ = rx.await;
-            })
-            .into_future(),
-    );
+    let tasks = Arc::new(SqliteTaskStore::new(Database::in_memory().unwrap()));
+    let state =
+        tests::server::bare_state(tasks, Arc::new(queue), tests::server::market_dir()).await;
+    let (base, tx, server) = tests::server::serve_state(&state).await;
     let client = reqwest::Client::new();
     let resp = client
         .post(format!("{base}/backtest/start_backtest"))

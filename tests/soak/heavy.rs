@@ -47,16 +47,10 @@ impl Heavy {
 
 /// Threads and resident memory (MiB) of `pid` now.
 fn sample(pid: u32) -> (u64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (field("Threads:") as u64, field("VmRSS:") / 1024.0)
+    (
+        super::status_field(pid, "Threads:") as u64,
+        super::status_field(pid, "VmRSS:") / 1024.0,
+    )
 }
 
 /// The request a heavy read makes, built fresh for each send.

@@ -127,18 +127,8 @@ impl Server {
 
     /// Peak and current resident memory, MiB.
     fn memory(&self) -> (f64, f64) {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
-        let field = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0)
-                / 1024.0
-        };
-        (field("VmHWM:"), field("VmRSS:"))
+        let kib = |name: &str| status_field(self.pid(), name) / 1024.0;
+        (kib("VmHWM:"), kib("VmRSS:"))
     }
 
     fn stop(mut self) {
@@ -158,6 +148,18 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
     }
+}
+
+/// A number of `/proc/<pid>/status` (`Threads:`, `VmRSS:` in KiB, ...); 0
+/// when the process is gone.
+fn status_field(pid: u32, name: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
 }
 
 fn sigterm(pid: u32) {

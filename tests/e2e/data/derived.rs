@@ -236,47 +236,15 @@ async fn seasonality_month_symbols_return_their_own_fields() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn answers_503_when_the_catalog_is_unavailable() {
-    use platform::accounts::{Authenticator, SqliteAccountStore};
-    use platform::marketdata::{LocalDir, ParquetMarketData};
     use platform::queue::LocalQueue;
     use platform::sqlite::Database;
     use platform::tasks::SqliteTaskStore;
     use std::sync::Arc;
     let empty = tempfile::tempdir().unwrap();
-    let db = Database::in_memory().unwrap();
-    let accounts = Arc::new(SqliteAccountStore::new(db.clone()));
-    platform::accounts::add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
-        .await
-        .unwrap();
     let (queue, _rx) = LocalQueue::new();
-    let state = api::AppState {
-        tasks: Arc::new(SqliteTaskStore::new(db)),
-        queue: Arc::new(queue),
-        market: Arc::new(ParquetMarketData::new(Arc::new(LocalDir::new(
-            empty.path(),
-        )))),
-        uploads: platform::uploads::Uploads::new(Arc::new(LocalDir::new(empty.path()))),
-        scanner: tests::server::scanner_store(empty.path()),
-        auth: Arc::new(
-            Authenticator::embedded(accounts, std::time::Duration::from_secs(60)).unwrap(),
-        ),
-        data_legacy_json: false,
-        limits: Default::default(),
-        metering: None,
-        webhooks: None,
-        compute: Default::default(),
-        long_polls: api::state::long_polls(&Default::default()),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        axum::serve(listener, api::routes::embedded(&state))
-            .with_graceful_shutdown(async {
-                let _ = rx.await;
-            })
-            .into_future(),
-    );
+    let tasks = Arc::new(SqliteTaskStore::new(Database::in_memory().unwrap()));
+    let state = tests::server::bare_state(tasks, Arc::new(queue), empty.path()).await;
+    let (base, tx, server) = tests::server::serve_state(&state).await;
     let resp = reqwest::Client::new()
         .get(format!("{base}/ws/getAllSymbols"))
         .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
