@@ -13,11 +13,30 @@ pub(crate) const TIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6f";
 
 #[derive(Clone)]
 pub struct Database {
-    conn: Arc<Mutex<Connection>>,
+    conn: Handle,
     /// A second connection for reads of a file: in WAL mode a read does not
     /// wait for a write (a status read while the worker settles a task).
     /// The same connection for an in-memory database.
-    reader: Arc<Mutex<Connection>>,
+    reader: Handle,
+}
+
+/// A connection and its turn. Callers wait for the turn as futures, and
+/// only the caller whose turn it is takes a blocking thread: a burst of
+/// requests queues in memory instead of holding a thread each (one
+/// connection serves one call at a time anyway).
+#[derive(Clone)]
+struct Handle {
+    conn: Arc<Mutex<Connection>>,
+    turn: Arc<tokio::sync::Semaphore>,
+}
+
+impl Handle {
+    fn new(conn: Connection) -> Handle {
+        Handle {
+            conn: Arc::new(Mutex::new(conn)),
+            turn: Arc::new(tokio::sync::Semaphore::new(1)),
+        }
+    }
 }
 
 const SCHEMA: &str = "
@@ -192,7 +211,7 @@ impl Database {
             .busy_timeout(std::time::Duration::from_secs(5))
             .map_err(PortError::internal)?;
         reader.set_prepared_statement_cache_capacity(64);
-        db.reader = Arc::new(Mutex::new(reader));
+        db.reader = Handle::new(reader);
         Ok(db)
     }
 
@@ -232,7 +251,7 @@ impl Database {
             "TEXT NOT NULL DEFAULT '[]'",
         )?;
         add_column(&conn, "tasks", "progress", "INTEGER")?;
-        let conn = Arc::new(Mutex::new(conn));
+        let conn = Handle::new(conn);
         Ok(Database {
             reader: conn.clone(),
             conn,
@@ -257,12 +276,19 @@ impl Database {
         Self::on(self.reader.clone(), f).await
     }
 
-    async fn on<T, F>(conn: Arc<Mutex<Connection>>, f: F) -> Result<T, PortError>
+    async fn on<T, F>(handle: Handle, f: F) -> Result<T, PortError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
     {
+        let turn = handle
+            .turn
+            .acquire_owned()
+            .await
+            .map_err(|_| PortError::internal("the database turn closed"))?;
+        let conn = handle.conn;
         tokio::task::spawn_blocking(move || {
+            let _turn = turn;
             // A panic in `f` unwinds through rusqlite's transaction guard
             // (rolled back) and leaves the connection usable: no poison.
             let mut guard = conn.lock();
