@@ -7,10 +7,7 @@
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use platform::metering::COMPUTE_PREFIX;
-use platform::pool::{ComputeError, ComputePool, Refused, Stop};
-
-/// Seconds a refused request is told to wait: computations take seconds.
-const RETRY_AFTER_S: u64 = 1;
+use platform::pool::{ComputeError, ComputePool, Stop};
 
 /// The caller's place on the compute pool for one `kind` of computation,
 /// taken before its inputs are read: refused at once (429/503) when the
@@ -42,7 +39,7 @@ pub async fn admit<'a>(t: &'a Tenant, kind: &'static str) -> Result<Admitted<'a>
         }),
         Err(r) => {
             settle(t, kind, 0, now).await;
-            Err(refused(kind, r))
+            Err(r.into())
         }
     }
 }
@@ -62,7 +59,7 @@ impl Admitted<'_> {
         settle(self.t, self.kind, ran, self.now).await;
         match done {
             Ok(d) => Ok(d.value),
-            Err(ComputeError::Refused(r)) => Err(refused(self.kind, r)),
+            Err(ComputeError::Refused(r)) => Err(r.into()),
             Err(ComputeError::Panicked(why)) => {
                 tracing::error!(kind = %self.kind, panic = %why, "computation panicked");
                 platform::telemetry::panic_caught();
@@ -81,15 +78,4 @@ async fn settle(t: &Tenant, kind: &str, ran: u64, now: chrono::DateTime<chrono::
     }
     m.settle_compute(email, ran, 1, now.date_naive(), chrono::Utc::now())
         .await;
-}
-
-/// A refusal of the pool: 429 for the caller's share, 503 for the pool's.
-fn refused(kind: &str, r: Refused) -> ApiError {
-    match r {
-        Refused::Tenant { .. } => ApiError::new(429, r.to_string()).with_retry_after(RETRY_AFTER_S),
-        Refused::Full { .. } => {
-            tracing::warn!(%kind, "compute pool full");
-            ApiError::new(503, r.to_string()).with_retry_after(RETRY_AFTER_S)
-        }
-    }
 }

@@ -262,6 +262,21 @@ fn is_json(r: &Response) -> bool {
         .is_some_and(|v| v.contains("json"))
 }
 
+/// A place refused by a fair share (the compute pool, long-polls): 429 for
+/// the tenant's share, 503 for the server's, both worth a retry in a second.
+impl From<platform::shares::Refused> for ApiError {
+    fn from(r: platform::shares::Refused) -> Self {
+        let status = match r {
+            platform::shares::Refused::Tenant { .. } => 429,
+            platform::shares::Refused::Full { .. } => {
+                tracing::warn!(refused = %r, "a server-wide share is full");
+                503
+            }
+        };
+        ApiError::new(status, r.to_string()).with_retry_after(1)
+    }
+}
+
 /// A submit refused: over the month's compute is 429 until the month ends,
 /// a reused key 422, a store or queue that failed 503 or 500.
 impl From<services::submit::SubmitError> for ApiError {

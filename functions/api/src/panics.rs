@@ -23,11 +23,7 @@ pub async fn catch(req: Request, next: Next) -> Response {
     match AssertUnwindSafe(next.run(req)).catch_unwind().await {
         Ok(response) => response,
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let what = platform::pool::panic_text(&*panic);
             tracing::error!(request_id = %id, %path, panic = %what, "handler panicked; answered 500");
             platform::telemetry::panic_caught();
             ApiError::internal().into_response()

@@ -8,7 +8,6 @@ use axum::extract::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -59,7 +58,15 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let open = Arc::new(parking_lot::Mutex::new(HashMap::<IpAddr, usize>::new()));
+    // Connections per address as fair shares, the address standing in for
+    // the tenant; the semaphore above bounds them all.
+    let addresses = platform::shares::Shares::new(
+        "connections",
+        platform::shares::Limits {
+            per_tenant: limits.per_address.max(1),
+            overall: usize::MAX,
+        },
+    );
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -81,7 +88,7 @@ pub async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
-        let Some(from) = Address::open(&open, peer.ip(), limits.per_address) else {
+        let Ok(from) = addresses.admit(&peer.ip().to_string()) else {
             drop(permit);
             connections.spawn(refuse(stream));
             continue;
@@ -118,7 +125,7 @@ async fn connection(
     app: Router,
     limits: ConnectionLimits,
     mut stopping: watch::Receiver<bool>,
-    _held: (tokio::sync::OwnedSemaphorePermit, Address),
+    _held: (tokio::sync::OwnedSemaphorePermit, platform::shares::Share),
 ) {
     let service = tower::service_fn(move |mut request: Request<Incoming>| {
         request.extensions_mut().insert(ClientIp(peer.ip()));
@@ -153,53 +160,14 @@ async fn connection(
     }
 }
 
-/// One open connection of an address, counted while it lives.
-struct Address {
-    ip: IpAddr,
-    open: Arc<parking_lot::Mutex<HashMap<IpAddr, usize>>>,
-}
-
-impl Address {
-    /// Counts a connection from `ip`, unless it has `most` open already.
-    fn open(
-        open: &Arc<parking_lot::Mutex<HashMap<IpAddr, usize>>>,
-        ip: IpAddr,
-        most: usize,
-    ) -> Option<Address> {
-        let mut counts = open.lock();
-        let n = counts.entry(ip).or_default();
-        if *n >= most.max(1) {
-            return None;
-        }
-        *n += 1;
-        Some(Address {
-            ip,
-            open: open.clone(),
-        })
-    }
-}
-
-impl Drop for Address {
-    fn drop(&mut self) {
-        let mut counts = self.open.lock();
-        if let Some(n) = counts.get_mut(&self.ip) {
-            *n -= 1;
-            if *n == 0 {
-                counts.remove(&self.ip);
-            }
-        }
-    }
-}
-
 /// The answer to a connection past its address's share, then the close.
 async fn refuse(mut stream: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const BODY: &str = r#"{"detail":"too many open connections from this address; retry shortly"}"#;
     let answer = format!(
         "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{BODY}",
         BODY.len()
     );
-    use tokio::io::AsyncReadExt;
     // The request first (so the close does not reset it unread), then the
     // answer, then what else comes until the client closes; a client that
     // stalls is not waited for.

@@ -119,7 +119,12 @@ where
     let (Some(wait), Ok(uuid)) = (wait.filter(|w| !w.is_zero()), Uuid::parse_str(id)) else {
         return read().await;
     };
-    let _place = state.long_polls.admit(tenant).map_err(refused)?;
+    // Refused, the connection closes too: a flood of refused long-polls
+    // holds none.
+    let _place = state
+        .long_polls
+        .admit(tenant)
+        .map_err(|r| ApiError::from(r).closing())?;
     let deadline = tokio::time::Instant::now() + wait;
     let ends = platform::tasks::finishes::finishes().subscribe(uuid);
     loop {
@@ -186,17 +191,4 @@ pub(crate) fn status_filter(params: &Params) -> Result<Option<TaskStatus>, ApiEr
 
 pub(crate) fn param_str(task: &Task, key: &str) -> Value {
     task.params.get(key).cloned().unwrap_or(Value::Null)
-}
-
-/// A long-poll past its share: 429 (the tenant's) or 503 (the server's),
-/// with `Retry-After`; the connection is closed after the answer, so a
-/// flood of refused long-polls holds no connection.
-fn refused(r: platform::shares::Refused) -> ApiError {
-    let status = match r {
-        platform::shares::Refused::Tenant { .. } => 429,
-        platform::shares::Refused::Full { .. } => 503,
-    };
-    ApiError::new(status, r.to_string())
-        .with_retry_after(1)
-        .closing()
 }

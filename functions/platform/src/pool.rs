@@ -154,7 +154,7 @@ impl ComputePool {
         on_drop.0 = None;
         match answer {
             Ok((Ok(value), took)) => Ok(Done { value, took }),
-            Ok((Err(panic), _)) => Err(ComputeError::Panicked(panic_text(&panic))),
+            Ok((Err(panic), _)) => Err(ComputeError::Panicked(panic_text(&*panic))),
             // The job was dropped without an answer: only a stop does that,
             // and a stopped future is not polled again.
             Err(_) => Err(ComputeError::Panicked("the computation was dropped".into())),
@@ -162,7 +162,8 @@ impl ComputePool {
     }
 }
 
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+/// What a caught panic says (its `&str` or `String` payload).
+pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
