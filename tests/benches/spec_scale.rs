@@ -66,6 +66,7 @@ async fn serve(dir: PathBuf) {
         },
         inbox: None,
         metering: true,
+        clock: std::sync::Arc::new(platform::clock::SystemClock),
         webhooks: Default::default(),
     };
     // Metering on, as deployed; the plan's request limit out of the way

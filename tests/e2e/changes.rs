@@ -2,8 +2,9 @@
 //! and an account's plan, made with the `marketlab` commands, apply within
 //! seconds without a restart.
 
-use crate::usage::{TRIAL, early_in_a_minute};
+use crate::usage::TRIAL;
 use marketlab::server::TRIAL_EMAIL;
+use std::sync::Arc;
 use std::time::Duration;
 use tests::server::{Options, TestServer, eventually};
 
@@ -17,7 +18,11 @@ async fn operator_changes_reach_a_running_server_within_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("state").join("marketlab.sqlite");
     std::fs::create_dir_all(database.parent().unwrap()).unwrap();
-    let server = TestServer::start(Options::new(database)).await;
+    // Metering's minute stands still: the refused tenant stays refused
+    // until the raised limit, not until the minute turns.
+    let mut opts = Options::new(database);
+    opts.clock = Arc::new(platform::clock::ManualClock::into_this_minute(5));
+    let server = TestServer::start(opts).await;
     let cli = |args: &[&str]| {
         let mut all = vec!["marketlab", "--data-dir", dir.path().to_str().unwrap()];
         all.extend_from_slice(args);
@@ -28,7 +33,6 @@ async fn operator_changes_reach_a_running_server_within_seconds() {
     cli(&["plans", "set", "trial", "--requests-per-minute", "3"])
         .await
         .unwrap();
-    early_in_a_minute().await;
     // The server reads the new limit within its plan cache.
     assert!(
         eventually(within, || async {

@@ -6,11 +6,10 @@
 
 use platform::queue::JobMessage;
 use platform::tasks::{NewTask, TaskKind, TaskStatus};
-use std::time::{Duration, Instant};
 use tests::emf;
 use tests::emulator::{
-    Deployment, clients, deployment_with_queue, function_env, receive_batch, sample_bucket,
-    settle_batch,
+    Deployment, clients, dead_letter_depth, deployment_with_queue, drain_until, function_env,
+    sample_bucket,
 };
 use tests::runtime_api::{Function, workspace_binaries};
 
@@ -27,29 +26,6 @@ fn operator(binary: &std::path::Path, env: &[(&'static str, String)], args: &[&s
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// Hands the job queue's batches to `worker` until it stays empty twice.
-async fn drain(c: &aws_adapters::Clients, queue_url: &str, worker: &mut Function) {
-    let (started, mut empty) = (Instant::now(), 0);
-    while empty < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the queue never emptied"
-        );
-        match receive_batch(c, queue_url).await {
-            None => {
-                empty += 1;
-                tokio::time::sleep(Duration::from_millis(1200)).await;
-            }
-            Some((event, handles)) => {
-                empty = 0;
-                let answer = worker.invoke(serde_json::to_value(&event).unwrap()).await;
-                let answer = serde_json::from_value(answer.answer).unwrap();
-                settle_batch(c, queue_url, &handles, &answer).await;
-            }
-        }
-    }
 }
 
 /// A backtest task of the demo account, created and its job queued.
@@ -97,7 +73,11 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
     let mut sick = Function::new(&worker, "worker", 2048, &broken)
         .await
         .keep_lines();
-    drain(&c, &names.queue_url, &mut sick).await;
+    // Failed on each receive until the redrive policy moves it.
+    drain_until(&c, &names.queue_url, &mut sick, || async {
+        dead_letter_depth(&c, &names.queue_url).await == 1
+    })
+    .await;
     // Each failed receive counted as a retry in the worker's metrics.
     let sick_metrics = emf::read(&sick.lines());
     assert!(
@@ -138,8 +118,18 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
     let mut healthy = Function::new(&worker, "worker", 2048, &env)
         .await
         .keep_lines();
-    queued_backtest(&state).await;
-    drain(&c, &names.queue_url, &mut healthy).await;
+    let other = queued_backtest(&state).await;
+    let finished = |id| {
+        let tasks = state.tasks.clone();
+        async move {
+            tasks
+                .get(id)
+                .await
+                .unwrap()
+                .is_some_and(|t| t.status.is_finished())
+        }
+    };
+    drain_until(&c, &names.queue_url, &mut healthy, || finished(other.id)).await;
     let gauges = emf::read(&healthy.lines());
     assert_eq!(
         emf::last(
@@ -160,7 +150,7 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
             .unwrap(),
         0
     );
-    drain(&c, &names.queue_url, &mut healthy).await;
+    drain_until(&c, &names.queue_url, &mut healthy, || finished(task.id)).await;
     let t = state.tasks.get(task.id).await.unwrap().unwrap();
     assert_eq!(t.status, TaskStatus::Success, "{t:?}");
     let gauges = emf::read(&healthy.lines());

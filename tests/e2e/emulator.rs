@@ -306,3 +306,44 @@ pub async fn settle_batch(
     }
     failed.len()
 }
+
+/// Hands `queue_url`'s batches to `worker`, as the event source mapping
+/// does, until `done` holds (each receive long-polls for a second); fails
+/// after a minute. The end is what the test waits for (a task finished, a
+/// message in the dead-letter queue), not a queue that looked empty for a
+/// while.
+pub async fn drain_until<F, Fut>(
+    c: &Clients,
+    queue_url: &str,
+    worker: &mut crate::runtime_api::Function,
+    mut done: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some((event, handles)) = receive_batch(c, queue_url).await {
+            let answer = worker.invoke(serde_json::to_value(&event).unwrap()).await;
+            let answer = serde_json::from_value(answer.answer).unwrap();
+            settle_batch(c, queue_url, &handles, &answer).await;
+        }
+        if done().await {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the awaited end never came"
+        );
+    }
+}
+
+/// The number of messages in `queue_url`'s dead-letter queue.
+pub async fn dead_letter_depth(c: &Clients, queue_url: &str) -> usize {
+    let dlq = aws_adapters::dead_letters::dead_letter_url(&c.sqs, queue_url)
+        .await
+        .unwrap();
+    aws_adapters::dead_letters::depth(&c.sqs, &dlq)
+        .await
+        .unwrap() as usize
+}

@@ -60,7 +60,13 @@ async fn raw(resp: reqwest::Response) -> (u16, Option<String>, Value) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn failed_logins_lock_with_429_in_each_envelope_but_cached_logins_pass() {
-    let (s, _dir) = TestServer::fresh().await;
+    // Locks counted on a stopped clock: the 2 s lock below holds however
+    // slowly the requests under it run.
+    let dir = tempfile::tempdir().unwrap();
+    let clock = std::sync::Arc::new(platform::clock::ManualClock::new(chrono::Utc::now()));
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.clock = clock.clone();
+    let s = TestServer::start(opts).await;
     let http = reqwest::Client::new();
     // The valid login is verified (and cached) before the flood.
     assert_eq!(s.get("/backtest/tasks", DEMO).await.0, 200);
@@ -77,7 +83,7 @@ async fn failed_logins_lock_with_429_in_each_envelope_but_cached_logins_pass() {
     assert_eq!(&statuses[..5], &[401; 5], "five failures are free");
     assert_eq!(&statuses[5..], &[401, 429, 429], "the sixth locks for 1 s");
     // Once the lock has passed, the next failure locks for 2 s.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    clock.advance(chrono::TimeDelta::milliseconds(1100));
     let r = http
         .get(s.url("/backtest/tasks"))
         .basic_auth(DEMO_EMAIL, Some("wrong-password"))

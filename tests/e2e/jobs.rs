@@ -275,18 +275,34 @@ async fn jobs_succeed_fail_panic_and_retry() {
     );
     assert_eq!(down.load(Ordering::SeqCst), 3);
 
-    // Redelivering a finished task's message changes nothing.
-    s.state
-        .queue
-        .enqueue(JobMessage {
-            task_id: t.id,
-            kind: TaskKind::ScannerBacktest,
-            owner: None,
-            trace: None,
-        })
-        .await
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Redelivering a finished task's message changes nothing: the step
+    // each worker runs per message acknowledges it without running the
+    // handler (awaited here, not waited for).
+    let deps = platform::worker::WorkerDeps {
+        tasks: s.state.tasks.clone(),
+        handlers: Arc::new({
+            let mut r = JobRegistry::default();
+            r.register(TaskKind::ScannerBacktest, Arc::new(Flaky(calls.clone())));
+            r
+        }),
+        lease: chrono::TimeDelta::minutes(15),
+        max_attempts: 3,
+        after: None,
+        metering: s.state.metering.clone(),
+        queue: s.state.queue.clone(),
+    };
+    let redelivered = JobMessage {
+        task_id: t.id,
+        kind: TaskKind::ScannerBacktest,
+        owner: None,
+        trace: None,
+    };
+    assert_eq!(
+        platform::worker::run_job(&deps, &redelivered)
+            .await
+            .unwrap(),
+        platform::worker::Disposition::Done
+    );
     assert_eq!(s.state.tasks.get(t.id).await.unwrap().unwrap(), done);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     s.stop().await;

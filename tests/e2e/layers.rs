@@ -69,6 +69,31 @@ fn the_worker_links_no_http_crate() {
     );
 }
 
+/// The README's first command builds `marketlab`: it links no AWS SDK, no
+/// aws-lc (a C build of minutes), no Lambda runtime and no Lambda event
+/// types, none of which the embedded server runs.
+#[test]
+fn the_embedded_binary_links_no_aws_or_lambda_crate() {
+    let names = linked("marketlab");
+    assert!(
+        names.iter().any(|n| n == "platform") && names.iter().any(|n| n == "rustls"),
+        "{names:?}"
+    );
+    let aws: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            n.starts_with("aws-sdk-")
+                || n.starts_with("aws-lc")
+                || n.starts_with("aws-smithy")
+                || n.starts_with("aws-config")
+                || n.starts_with("lambda_")
+                || n.starts_with("aws_lambda_events")
+                || ["aws-adapters", "lambda-functions"].contains(&n.as_str())
+        })
+        .collect();
+    assert!(aws.is_empty(), "marketlab links {aws:?}");
+}
+
 /// `name version` -> features of every crate outside the workspace that the
 /// packages `args` select depend on over `edges`.
 fn features(args: &[&str], edges: &str) -> std::collections::BTreeMap<String, String> {

@@ -10,7 +10,7 @@ use platform::worker::{JobError, JobHandler, JobRegistry, Progress};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tests::server::{Options, TestServer};
+use tests::server::{Options, TestServer, eventually};
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
 
@@ -24,6 +24,21 @@ impl JobHandler for Sleeps {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         self.0.lock().unwrap().push(Instant::now());
         Ok(json!({"slept_ms": ms}))
+    }
+}
+
+/// A job held until the test lets it go: its end is an event, not a time.
+struct Held(Arc<tokio::sync::Semaphore>);
+
+#[async_trait]
+impl JobHandler for Held {
+    async fn run(&self, _: Task, _: Progress) -> Result<Value, JobError> {
+        self.0
+            .acquire()
+            .await
+            .expect("the gate stays open")
+            .forget();
+        Ok(json!({"held": true}))
     }
 }
 
@@ -88,14 +103,19 @@ async fn a_long_poll_answers_when_the_task_ends_on_every_status_operation() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_poll_ends_at_its_wait_and_refuses_a_bad_one() {
-    let (s, _dir) = server(Arc::new(Mutex::new(Vec::new()))).await;
-    let t = submit(
-        &s,
-        DEMO_EMAIL,
-        TaskKind::StrategyBacktest,
-        json!({"ms": 1500}),
-    )
-    .await;
+    // The task runs until the test lets it end: a long-poll that answers
+    // while it runs ended at its own wait.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    let held = gate.clone();
+    opts.registry = Arc::new(move |_| {
+        let mut r = JobRegistry::default();
+        r.register(TaskKind::StrategyBacktest, Arc::new(Held(held.clone())));
+        r
+    });
+    let s = TestServer::start(opts).await;
+    let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({})).await;
     let t0 = Instant::now();
     let (status, body) = s
         .get(&format!("/backtest/status/{}?wait=0.4", t.id), DEMO)
@@ -106,8 +126,9 @@ async fn a_long_poll_ends_at_its_wait_and_refuses_a_bad_one() {
         matches!(body["status"].as_str(), Some("PENDING" | "RUNNING")),
         "{body}"
     );
+    // At its 0.4 s, not at the cap's 20 s.
     assert!(
-        took >= Duration::from_millis(400) && took < Duration::from_millis(1500),
+        took >= Duration::from_millis(400) && took < Duration::from_secs(20),
         "{took:?}"
     );
     for bad in ["-1", "soon", "NaN"] {
@@ -134,7 +155,8 @@ async fn a_long_poll_ends_at_its_wait_and_refuses_a_bad_one() {
         .await;
     assert_eq!(status, 404);
     assert!(t0.elapsed() < Duration::from_secs(1));
-    // A finished task, and a wait above the cap (20 s), answer at once.
+    // A wait above the cap (20 s) is taken as the cap, and ends with the task.
+    gate.add_permits(1);
     let (_, body) = s
         .get(&format!("/backtest/status/{}?wait=600", t.id), DEMO)
         .await;
@@ -160,9 +182,14 @@ async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
         })
         .await
         .unwrap();
-    let tasks = s.state.tasks.clone();
+    let (tasks, polls) = (s.state.tasks.clone(), s.state.long_polls.clone());
     let ended = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Ended once the long-poll below is waiting on it.
+        let waiting = eventually(Duration::from_secs(30), || async {
+            polls.in_use(DEMO_EMAIL).0 == 1
+        })
+        .await;
+        assert!(waiting, "the long-poll never started");
         let Claim::Claimed(c) = tasks
             .claim(t.id, now(), chrono::TimeDelta::minutes(1))
             .await
@@ -178,7 +205,7 @@ async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
         tasks.finish(t.id, done).await.unwrap();
         Instant::now()
     });
-    let (status, body) = s.get(&format!("/cpm/status/{}?wait=10", t.id), DEMO).await;
+    let (status, body) = s.get(&format!("/cpm/status/{}?wait=20", t.id), DEMO).await;
     let answered = Instant::now();
     let ended = ended.await.unwrap();
     assert_eq!(
@@ -186,9 +213,9 @@ async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
         (200, Some("SUCCESS")),
         "{body}"
     );
-    // Read again every 250 ms: seen long before the wait's 10 s.
+    // Read again every 250 ms: seen long before the wait's 20 s.
     assert!(
-        answered - ended < Duration::from_secs(3),
+        answered - ended < Duration::from_secs(10),
         "{:?}",
         answered - ended
     );
@@ -219,7 +246,8 @@ async fn many_long_polls_on_one_task_all_answer_at_its_end_and_past_the_share_ar
     });
     let t0 = Instant::now();
     let answers = futures::future::join_all(polls).await;
-    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // At the task's end (0.5 s), not at their 15 s wait.
+    assert!(t0.elapsed() < Duration::from_secs(14), "{:?}", t0.elapsed());
     let ended = answers
         .iter()
         .filter(|(st, _, body)| *st == 200 && body["status"] == "SUCCESS")

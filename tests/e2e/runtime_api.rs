@@ -92,7 +92,41 @@ pub struct Function {
     tail: Arc<Mutex<std::collections::VecDeque<String>>>,
     /// Every line written to stdout (logs and EMF documents), when kept.
     stdout: Option<Arc<Mutex<Vec<String>>>>,
+    /// The child's output pipes as their readers hold them, to wait until
+    /// everything written so far has been read (see [`Pipe::drained`]).
+    pipes: Vec<Arc<Pipe>>,
     invocations: usize,
+}
+
+/// One of the child's output pipes: its descriptor, and whether it is still
+/// open, under the lock its reader holds while it takes bytes from the pipe
+/// and records their lines.
+struct Pipe {
+    fd: std::os::fd::RawFd,
+    open: Mutex<bool>,
+}
+
+impl Pipe {
+    /// Waits until the reader has recorded every byte written to the pipe
+    /// so far: with the reader's lock held, the kernel holds none unread.
+    /// The function writes its logs and metrics before it answers, so once
+    /// its answer is in, this makes them all visible.
+    fn drained(&self) {
+        loop {
+            let open = self.open.lock().unwrap();
+            let mut unread: libc::c_int = 0;
+            // SAFETY: the descriptor stays open while `open` is true and
+            // its lock held (the reader closes it only under the lock).
+            if !*open || unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut unread) } != 0 {
+                return;
+            }
+            if unread == 0 {
+                return;
+            }
+            drop(open);
+            std::thread::yield_now();
+        }
+    }
 }
 
 impl Function {
@@ -149,6 +183,7 @@ impl Function {
             logged: Arc::new(AtomicU64::new(0)),
             tail: Arc::default(),
             stdout: None,
+            pipes: Vec::new(),
             invocations: 0,
         }
     }
@@ -168,44 +203,57 @@ impl Function {
     }
 
     fn spawn(&mut self) {
+        use std::os::fd::{AsRawFd, OwnedFd};
         let mut child = self.command.spawn().unwrap();
-        for (pipe, keep) in [
-            (
-                child
-                    .stdout
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
-                self.stdout.clone(),
-            ),
-            (
-                child
-                    .stderr
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
-                None,
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(p, k)| Some((p?, k)))
+        let stdout = child.stdout.take().map(OwnedFd::from);
+        let stderr = child.stderr.take().map(OwnedFd::from);
+        for (pipe, keep) in [(stdout, self.stdout.clone()), (stderr, None)]
+            .into_iter()
+            .filter_map(|(p, k)| Some((p?, k)))
         {
+            let shared = Arc::new(Pipe {
+                fd: pipe.as_raw_fd(),
+                open: Mutex::new(true),
+            });
+            self.pipes.push(shared.clone());
             let (logged, tail) = (self.logged.clone(), self.tail.clone());
             std::thread::spawn(move || {
-                use std::io::BufRead;
-                let mut lines = std::io::BufReader::new(pipe);
-                let mut line = String::new();
-                while let Ok(n) = lines.read_line(&mut line) {
+                let mut file = std::fs::File::from(pipe);
+                let (mut buf, mut partial) = (vec![0u8; 64 * 1024], Vec::new());
+                loop {
+                    // Wait for bytes without the lock, then take and record
+                    // them under it.
+                    let mut ready = libc::pollfd {
+                        fd: shared.fd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one valid pollfd; the descriptor is `file`'s.
+                    if unsafe { libc::poll(&mut ready, 1, -1) } < 0 {
+                        continue;
+                    }
+                    let mut open = shared.open.lock().unwrap();
+                    let n = file.read(&mut buf).unwrap_or(0);
                     if n == 0 {
-                        break;
+                        *open = false;
+                        drop(file);
+                        return;
                     }
-                    logged.fetch_add(n as u64, Ordering::Relaxed);
-                    if let Some(k) = &keep {
-                        k.lock().unwrap().push(line.trim_end().to_string());
+                    partial.extend_from_slice(&buf[..n]);
+                    while let Some(end) = partial.iter().position(|b| *b == b'\n') {
+                        let line: Vec<u8> = partial.drain(..=end).collect();
+                        logged.fetch_add(line.len() as u64, Ordering::Relaxed);
+                        let line = String::from_utf8_lossy(&line).into_owned();
+                        if let Some(k) = &keep {
+                            k.lock().unwrap().push(line.trim_end().to_string());
+                        }
+                        let mut t = tail.lock().unwrap();
+                        if t.len() == 50 {
+                            t.pop_front();
+                        }
+                        t.push_back(line);
                     }
-                    let mut t = tail.lock().unwrap();
-                    if t.len() == 50 {
-                        t.pop_front();
-                    }
-                    t.push_back(std::mem::take(&mut line));
+                    drop(open);
                 }
             });
         }
@@ -270,8 +318,10 @@ impl Function {
         };
         let ms = t.elapsed().as_secs_f64() * 1e3;
         let cpu_ms = self.cpu_ns().saturating_sub(cpu0) as f64 / 1e6;
-        // Lines written just before the answer may still be in the pipe.
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        // Lines written just before the answer, read to the last one.
+        for pipe in &self.pipes {
+            pipe.drained();
+        }
         let log_bytes = self.logged.load(Ordering::Relaxed) - log0;
         Invocation {
             answer,

@@ -90,6 +90,9 @@ pub struct Options {
     pub inbox: Option<PathBuf>,
     /// Usage counting and plan limits (on by default).
     pub metering: bool,
+    /// The clock metering counts minutes and days on (the system's by
+    /// default; a `ManualClock` to cross a minute without waiting for it).
+    pub clock: Arc<dyn platform::clock::Clock>,
     /// Webhook delivery: loopback receivers allowed, a retry schedule of
     /// fractions of a second.
     pub webhooks: marketlab::server::WebhookSettings,
@@ -114,6 +117,7 @@ impl Options {
             market_dir: market_dir().to_path_buf(),
             inbox: None,
             metering: true,
+            clock: Arc::new(platform::clock::SystemClock),
             webhooks: marketlab::server::WebhookSettings {
                 allow_loopback: true,
                 schedule: "0.2,0.4,0.8".parse().expect("a schedule"),
@@ -151,6 +155,7 @@ impl TestServer {
             scan: opts.scan,
             inbox: opts.inbox,
             metering: opts.metering,
+            clock: opts.clock,
             webhooks: opts.webhooks,
         };
         let registry = opts.registry.clone();

@@ -28,8 +28,24 @@ pub(crate) async fn set_limits(server: &TestServer, plan: &str, limits: PlanLimi
         .unwrap();
 }
 
-/// Waits, if needed, so the next few seconds stay in one calendar minute.
-pub(crate) async fn early_in_a_minute() {
+/// A fresh server whose metering clock stands 5 s into the current minute
+/// until the test moves it: its requests all count in one minute however
+/// slowly they run, and the next minute is one `advance` away.
+pub(crate) async fn server_on_a_stopped_clock() -> (
+    TestServer,
+    tempfile::TempDir,
+    Arc<platform::clock::ManualClock>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(platform::clock::ManualClock::into_this_minute(5));
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.clock = clock.clone();
+    (TestServer::start(opts).await, dir, clock)
+}
+
+/// Waits, if needed, so the next few seconds stay in one calendar minute:
+/// for servers in other processes, whose clock is the system's.
+async fn early_in_a_minute() {
     let second = chrono::Utc::now().timestamp().rem_euclid(60);
     if second > 45 {
         tokio::time::sleep(Duration::from_secs((61 - second) as u64)).await;
@@ -38,7 +54,7 @@ pub(crate) async fn early_in_a_minute() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers() {
-    let (server, _dir) = TestServer::fresh().await;
+    let (server, _dir, clock) = server_on_a_stopped_clock().await;
     set_limits(
         &server,
         "trial",
@@ -49,7 +65,6 @@ async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers
         },
     )
     .await;
-    early_in_a_minute().await;
     let http = reqwest::Client::new();
     let get = |path: &str| {
         http.get(server.url(path))
@@ -80,7 +95,7 @@ async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers
         .unwrap()
         .parse()
         .unwrap();
-    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(wait, 55, "the rest of the minute");
     let body: Value = over.json().await.unwrap();
     let detail = body["detail"].as_str().unwrap();
     assert!(
@@ -118,8 +133,11 @@ async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers
         .await;
     assert_eq!(status, 200);
 
-    // After Retry-After the next minute admits again.
-    tokio::time::sleep(Duration::from_secs(wait)).await;
+    // Still refused until the minute ends; after Retry-After the next
+    // minute admits again.
+    clock.advance(chrono::TimeDelta::seconds(wait as i64 - 1));
+    assert_eq!(get("/backtest/tasks").await.unwrap().status(), 429);
+    clock.advance(chrono::TimeDelta::seconds(1));
     assert_eq!(get("/backtest/tasks").await.unwrap().status(), 200);
     server.stop().await;
 }

@@ -114,7 +114,7 @@ pub async fn require(
         request.extensions_mut().insert(Caller(account));
         return next.run(request).await;
     };
-    let now = chrono::Utc::now();
+    let now = metering.now();
     if let Err(over) = metering
         .admit(&account.email, account.plan.code, service, now)
         .await

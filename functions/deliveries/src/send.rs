@@ -140,7 +140,7 @@ fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
             if roots.is_empty() {
                 return Err("no trusted root certificates on this system".into());
             }
-            let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
             let config = rustls::ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
                 .map_err(|e| format!("TLS setup failed: {e}"))?

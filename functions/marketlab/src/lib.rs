@@ -1,7 +1,7 @@
 //! The command line: the embedded server (every service on one port, a
-//! SQLite file, an in-process queue and the sample data set), the
-//! operator's commands, and the AWS provisioning and operator tools. The
-//! HTTP Lambda functions do not link this package.
+//! SQLite file, an in-process queue and the sample data set) and the
+//! operator's commands. It links no AWS SDK: the AWS tools are the
+//! `aws-tools` package, and the HTTP Lambda functions do not link this one.
 
 pub mod cli;
 pub mod metrics;

@@ -56,6 +56,9 @@ pub struct ServerConfig {
     pub inbox: Option<PathBuf>,
     /// Count usage and apply plan limits (on by default).
     pub metering: bool,
+    /// The clock usage days and rate-limit minutes are counted on (the
+    /// system's; tests set and move their own).
+    pub clock: Arc<dyn platform::clock::Clock>,
     /// How webhooks are delivered.
     pub webhooks: WebhookSettings,
 }
@@ -130,6 +133,7 @@ impl ServerConfig {
             scan: Default::default(),
             inbox: Some(data_dir.join("inbox")),
             metering: true,
+            clock: Arc::new(platform::clock::SystemClock),
             webhooks: Default::default(),
         }
     }
@@ -222,11 +226,14 @@ pub async fn start(
         ensure_account(accounts.as_ref(), TRIAL_EMAIL, TRIAL_PASSWORD, "trial").await?;
     }
     let metering = config.metering.then(|| {
-        Arc::new(Metering::new(
-            Arc::new(SqliteUsageStore::new(db.clone())),
-            Arc::new(SqliteQuotaStore::new(db.clone())),
-            accounts.clone(),
-        ))
+        Arc::new(
+            Metering::new(
+                Arc::new(SqliteUsageStore::new(db.clone())),
+                Arc::new(SqliteQuotaStore::new(db.clone())),
+                accounts.clone(),
+            )
+            .with_clock(config.clock.clone()),
+        )
     });
     let webhook_rows = Arc::new(platform::webhooks::SqliteWebhooks::new(db.clone()));
     let hooks = platform::webhooks::Hooks {
@@ -248,10 +255,10 @@ pub async fn start(
         market: Arc::new(ParquetMarketData::new(Arc::new(market_dir.clone()))),
         uploads: platform::uploads::Uploads::new(Arc::new(market_dir.clone())),
         scanner: Arc::new(ParquetScannerStore::new(Arc::new(market_dir), READ_TTL)),
-        auth: Arc::new(Authenticator::embedded(
-            accounts.clone(),
-            Duration::from_secs(300),
-        )?),
+        auth: Arc::new(
+            Authenticator::embedded(accounts.clone(), Duration::from_secs(300))?
+                .with_clock(config.clock.clone()),
+        ),
         data_legacy_json: config.data_legacy_json,
         limits: api::limits::Limits {
             // Workers here wake waiting reads themselves.

@@ -5,6 +5,7 @@
 //! the AWS deployment differ only in which adapters are wired in at start-up.
 
 pub mod accounts;
+pub mod clock;
 pub mod error;
 pub mod logging;
 pub mod marketdata;

@@ -34,10 +34,10 @@ pub async fn progress_and_leases(store: &dyn TaskStore) {
     assert_eq!(store.get(t.id).await.unwrap().unwrap().progress, Some(100));
     assert!(store.set_progress(t.id, first.attempts, 55).await.unwrap());
     assert_eq!(store.get(t.id).await.unwrap().unwrap().progress, Some(55));
-    // The lease has passed: another worker takes the task over.
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    // A second on, the 1 ms lease has passed: another worker takes the
+    // task over (the store compares leases with the time it is given).
     let Claim::Claimed(second) = store
-        .claim(t.id, now(), TimeDelta::minutes(5))
+        .claim(t.id, now() + TimeDelta::seconds(1), TimeDelta::minutes(5))
         .await
         .unwrap()
     else {
@@ -65,9 +65,8 @@ pub async fn progress_and_leases(store: &dyn TaskStore) {
     // Renewed to a time already past (as a lease runs out after its
     // worker died).
     assert!(store.renew(t.id, second.attempts, now()).await.unwrap());
-    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     let Claim::Claimed(second) = store
-        .claim(t.id, now(), TimeDelta::minutes(5))
+        .claim(t.id, now() + TimeDelta::seconds(1), TimeDelta::minutes(5))
         .await
         .unwrap()
     else {

@@ -574,23 +574,36 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         (1, 1),
         "busy: reported as a batch item failure"
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(
-        deliver(&http, &base, &c, &retry_url).await,
-        (1, 1),
-        "redelivered after the visibility timeout"
-    );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(
-        deliver(&http, &base, &c, &retry_url).await,
-        (0, 0),
-        "gone from the queue after two receives"
-    );
+    // Hidden for the visibility timeout (1 s), then received again: each
+    // receive below long-polls the queue for a second.
+    let started = Instant::now();
+    let again = loop {
+        let got = deliver(&http, &base, &c, &retry_url).await;
+        if got != (0, 0) || started.elapsed() > Duration::from_secs(30) {
+            break got;
+        }
+    };
+    assert_eq!(again, (1, 1), "redelivered after the visibility timeout");
+    // Past the redrive policy's two receives, the next receive moves it to
+    // the dead-letter queue: it is never delivered a third time.
     let dlq_url = tests::emulator::dead_letter_url(&c, &retry_url).await;
-    let dead = SqsQueue::new(c.sqs.clone(), dlq_url)
-        .receive(10, 1)
-        .await
-        .unwrap();
+    let dlq = SqsQueue::new(c.sqs.clone(), dlq_url);
+    let started = Instant::now();
+    let dead = loop {
+        assert_eq!(
+            deliver(&http, &base, &c, &retry_url).await,
+            (0, 0),
+            "gone from the queue after two receives"
+        );
+        let dead = dlq.receive(10, 1).await.unwrap();
+        if !dead.is_empty() {
+            break dead;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "never moved to the dead-letter queue"
+        );
+    };
     assert_eq!(
         dead.iter().map(|d| d.message.task_id).collect::<Vec<_>>(),
         vec![held.id],

@@ -63,30 +63,56 @@ async fn a_delivery_pending_when_the_server_is_killed_is_sent_after_the_restart(
     .await;
     let got = rx.wait_for(1, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 1, "the first attempt");
-    // Killed (SIGKILL) while the retry waits its 2 s.
+    // Once the server has recorded the failed attempt (the retry now waits
+    // its 2 s), it is killed (SIGKILL, and reaped): the retry exists only as
+    // a row in the database.
+    let started = std::time::Instant::now();
+    loop {
+        let log = call(
+            &first.base,
+            reqwest::Method::GET,
+            &format!("/webhooks/{id}/deliveries"),
+            None,
+        )
+        .await;
+        if log["deliveries"][0]["attempts"]
+            .as_array()
+            .is_some_and(|a| a.len() == 1)
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the failed attempt was never recorded: {log}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     drop(first);
-    tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(rx.got().len(), 1, "nothing is sent while no server runs");
 
     let second = serve(&binary, dir.path());
-    let got = rx.wait_for(2, Duration::from_secs(15)).await;
+    let got = rx.wait_for(2, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 2, "the retry went out after the restart");
     assert_eq!(got[1].header("webhook-id"), got[0].header("webhook-id"));
     assert_eq!(got[1].body, got[0].body);
-    let mut log = Value::Null;
-    for _ in 0..50 {
-        log = call(
+    // The receiver answers before the server records the attempt: read
+    // the log until it has.
+    let started = std::time::Instant::now();
+    let log = loop {
+        let log = call(
             &second.base,
             reqwest::Method::GET,
             &format!("/webhooks/{id}/deliveries"),
             None,
         )
         .await;
-        if log["deliveries"][0]["status"] == "delivered" {
-            break;
+        if log["deliveries"][0]["status"] != "pending"
+            || started.elapsed() > Duration::from_secs(30)
+        {
+            break log;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     let d = &log["deliveries"][0];
     assert_eq!(d["status"], "delivered", "{log}");
     let statuses: Vec<Value> = d["attempts"]
@@ -96,6 +122,7 @@ async fn a_delivery_pending_when_the_server_is_killed_is_sent_after_the_restart(
         .map(|a| a["status"].clone())
         .collect();
     assert_eq!(statuses, [json!(500), json!(200)]);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Delivered: nothing of it is left to send.
+    assert_eq!(log["deliveries"].as_array().map(Vec::len), Some(1), "{log}");
     assert_eq!(rx.got().len(), 2, "delivered once more, not again");
 }

@@ -2,7 +2,8 @@
 //! status), the nightly scan's, and scanner alerts.
 
 use super::receiver::Receiver;
-use super::{DEMO, OTHER, server, subscribe};
+use super::{DEMO, OTHER, server, settled_log, subscribe};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -17,11 +18,14 @@ fn sma_strategy(period: &str, risk: &str) -> Value {
 async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long_polls() {
     let (s, _dir) = server().await;
     let rx = Receiver::ok().await;
-    subscribe(
+    let endpoint = subscribe(
         &s,
         json!({"url": rx.url("/b"), "events": ["batch.finished"]}),
     )
-    .await;
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let grid = json!({"name": "hooked", "strategy": sma_strategy("50", "//21"),
         "grid": {"entry.condition.rule.period": ["20", "50", "200"], "risk_control": ["//21", "-5/10/21"]}});
     let (status, sub) = s.post("/backtest/batch", DEMO, &grid).await;
@@ -41,7 +45,7 @@ async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long
     assert_eq!(status, 400);
     assert!(bad.to_string().contains("wait"), "{bad}");
 
-    let got = rx.wait_for(1, Duration::from_secs(20)).await;
+    let got = rx.wait_for(1, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 1);
     let p = got[0].json();
     assert_eq!(p["type"], "batch.finished");
@@ -77,12 +81,11 @@ async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long
         p["data"]["links"]["results"],
         json!(format!("/backtest/batch/{id}/results"))
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(
-        rx.got().len(),
-        1,
-        "one event for the batch, not one per chunk"
-    );
+    // Every chunk ended before the batch did: the log holds all the
+    // events the batch will ever tell.
+    let log = settled_log(&s, &endpoint, (DEMO_EMAIL, DEMO_PASSWORD)).await;
+    assert_eq!(log.len(), 1, "one event for the batch, not one per chunk");
+    assert_eq!(rx.got().len(), 1);
     s.stop().await;
 }
 
@@ -113,11 +116,14 @@ async fn alerts_deliver_the_day_s_matching_items_once_per_alert_and_day() {
     let first = &day.rows[0];
 
     let rx = Receiver::ok().await;
-    subscribe(
+    let endpoint = subscribe(
         &s,
         json!({"url": rx.url("/a"), "events": ["scanner.alert", "scan.completed"]}),
     )
-    .await;
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let other_rx = Receiver::ok().await;
     let (status, _) = s
         .post(
@@ -158,8 +164,9 @@ async fn alerts_deliver_the_day_s_matching_items_once_per_alert_and_day() {
         .filter(|r| r.figures.win_rate >= 60.0 && r.figures.trade_number >= 5)
         .collect();
     let want = 1 + usize::from(!winners.is_empty()) + 1; // scan.completed, winners, exact
-    rx.wait_for(want, Duration::from_secs(10)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Both scans have told: the log holds every event recorded for them.
+    let log = settled_log(&s, &endpoint, (DEMO_EMAIL, DEMO_PASSWORD)).await;
+    assert_eq!(log.len(), want, "{log:?}");
     let got: Vec<Value> = rx.got().iter().map(|r| r.json()).collect();
     assert_eq!(got.len(), want, "{got:?}");
     let completed = got.iter().find(|p| p["type"] == "scan.completed").unwrap();
@@ -204,7 +211,7 @@ async fn alerts_deliver_the_day_s_matching_items_once_per_alert_and_day() {
         expected.sort();
         assert_eq!(symbols, expected);
     }
-    let theirs_got = other_rx.wait_for(1, Duration::from_secs(10)).await;
+    let theirs_got = other_rx.wait_for(1, Duration::from_secs(30)).await;
     assert_eq!(theirs_got.len(), 1);
     assert_eq!(
         theirs_got[0].json()["data"]["matched"],

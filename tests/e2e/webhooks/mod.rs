@@ -34,6 +34,28 @@ async fn subscribe(s: &TestServer, body: Value) -> Value {
     e
 }
 
+/// Endpoint `id`'s delivery log (as `user`) once none of its deliveries
+/// waits for an attempt: every event recorded for it so far, sent for the
+/// last time. What a receiver got then is all it will get for them.
+async fn settled_log(s: &TestServer, id: &str, user: (&str, &str)) -> Vec<Value> {
+    let started = std::time::Instant::now();
+    loop {
+        let (status, log) = s
+            .get(&format!("/webhooks/{id}/deliveries"), Some(user))
+            .await;
+        assert_eq!(status, 200, "{log}");
+        let deliveries = log["deliveries"].as_array().cloned().unwrap_or_default();
+        if deliveries.iter().all(|d| d["status"] != "pending") {
+            return deliveries;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "deliveries still pending: {log}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn backtest(s: &TestServer) -> String {
     let (status, r) = s
         .post("/backtest/start_backtest", DEMO, &optix_strategy())
@@ -237,7 +259,7 @@ async fn a_receiver_failing_twice_gets_the_same_webhook_id_three_times_and_the_l
         .map(|w| (w[1].at - w[0].at).as_secs_f64())
         .collect();
     assert!(gaps[0] >= 0.18 && gaps[1] >= 0.38, "{gaps:?}");
-    let delivered = eventually(Duration::from_secs(5), || async {
+    let delivered = eventually(Duration::from_secs(30), || async {
         s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await.1["deliveries"][0]["status"]
             == "delivered"
     })
@@ -270,7 +292,7 @@ async fn a_receiver_that_never_answers_holds_no_worker_and_others_still_get_thei
     for t in &tasks {
         s.succeeded(&format!("/backtest/status/{t}"), DEMO).await;
     }
-    let got = fine.wait_for(3, Duration::from_secs(20)).await;
+    let got = fine.wait_for(3, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 3);
     assert!(
         started.elapsed() < Duration::from_secs(15),
@@ -344,7 +366,7 @@ async fn two_tenants_stalled_receivers_do_not_delay_a_third_tenant_s_delivery() 
     let (_, status) = s.get(&format!("/backtest/status/{t}?wait=20"), DEMO).await;
     assert_eq!(status["status"], "SUCCESS", "{status}");
     let finished = std::time::Instant::now();
-    let got = fine.wait_for(1, Duration::from_secs(10)).await;
+    let got = fine.wait_for(1, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 1, "the third tenant's delivery arrived");
     let delay = got[0].at.saturating_duration_since(finished);
     assert!(
@@ -370,7 +392,7 @@ async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then
     // The first attempt and the schedule's three retries.
     let got = rx.wait_for(4, Duration::from_secs(30)).await;
     assert_eq!(got.len(), 4);
-    let disabled = eventually(Duration::from_secs(5), || async {
+    let disabled = eventually(Duration::from_secs(30), || async {
         s.get(&format!("/webhooks/{id}"), DEMO).await.1["enabled"] == false
     })
     .await;
@@ -389,8 +411,22 @@ async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then
     );
     let delivery = d["id"].as_str().unwrap();
     // Disabled: no new deliveries, and a redeliver is refused until enabled.
-    backtest(&s).await;
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // An endpoint that takes the same event hears of the next task: its
+    // delivery is the proof that the task's event was told.
+    let witness = Receiver::ok().await;
+    subscribe(
+        &s,
+        json!({"url": witness.url("/w"), "events": ["task.finished"]}),
+    )
+    .await;
+    let next = backtest(&s).await;
+    let told = witness.wait_for(1, Duration::from_secs(30)).await;
+    assert_eq!(told.len(), 1);
+    assert_eq!(told[0].json()["data"]["task_id"], json!(next));
+    assert_eq!(
+        settled_log(&s, id, (DEMO_EMAIL, DEMO_PASSWORD)).await.len(),
+        1
+    );
     assert_eq!(rx.got().len(), 4);
     let path = format!("/webhooks/{id}/deliveries/{delivery}/redeliver");
     let (status, body) = s.post(&path, DEMO, &json!({})).await;
@@ -402,10 +438,10 @@ async fn an_endpoint_failing_its_whole_schedule_is_disabled_with_the_reason_then
     assert_eq!(status, 200);
     let (status, body) = s.post(&path, DEMO, &json!({})).await;
     assert_eq!(status, 202, "{body}");
-    let got = rx.wait_for(5, Duration::from_secs(10)).await;
+    let got = rx.wait_for(5, Duration::from_secs(30)).await;
     assert_eq!(got[4].header("webhook-id"), delivery);
     assert_eq!(got[4].body, got[0].body);
-    let done = eventually(Duration::from_secs(5), || async {
+    let done = eventually(Duration::from_secs(30), || async {
         let (_, log) = s.get(&format!("/webhooks/{id}/deliveries"), DEMO).await;
         log["deliveries"]
             .as_array()
@@ -426,10 +462,11 @@ async fn tenants_never_see_each_others_endpoints_deliveries_or_events() {
     let theirs = Receiver::ok().await;
     let e = subscribe(&s, json!({"url": mine.url("/")})).await;
     let id = e["id"].as_str().unwrap();
-    let (status, _) = s
+    let (status, their_endpoint) = s
         .post("/webhooks", Some(OTHER), &json!({"url": theirs.url("/")}))
         .await;
     assert_eq!(status, 201);
+    let their_id = their_endpoint["id"].as_str().unwrap().to_string();
     let (_, listed) = s.get("/webhooks", Some(OTHER)).await;
     assert_eq!(listed["endpoints"].as_array().unwrap().len(), 1);
     assert!(!listed.to_string().contains(id));
@@ -460,10 +497,11 @@ async fn tenants_never_see_each_others_endpoints_deliveries_or_events() {
         .0,
         404
     );
-    // My task tells my endpoint only.
+    // My task tells my endpoint only: once mine has heard of it, theirs
+    // has no delivery recorded (their account's endpoints are not even read).
     backtest(&s).await;
     assert_eq!(mine.wait_for(1, Duration::from_secs(30)).await.len(), 1);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(settled_log(&s, &their_id, OTHER).await.is_empty());
     assert!(theirs.got().is_empty());
     assert_eq!(
         send(

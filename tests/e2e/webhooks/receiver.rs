@@ -45,9 +45,15 @@ struct Book {
     then: Option<Answer>,
 }
 
+/// The record, and the number of requests in it, watched by `wait_for`.
+struct Shared {
+    book: Mutex<Book>,
+    arrived: tokio::sync::watch::Sender<usize>,
+}
+
 pub struct Receiver {
     pub base: String,
-    book: Arc<Mutex<Book>>,
+    shared: Arc<Shared>,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -58,13 +64,13 @@ impl Drop for Receiver {
 }
 
 async fn take(
-    State(book): State<Arc<Mutex<Book>>>,
+    State(shared): State<Arc<Shared>>,
     uri: axum::http::Uri,
     headers: HeaderMap,
     body: String,
 ) -> axum::response::Response {
     let answer = {
-        let mut b = book.lock().unwrap();
+        let mut b = shared.book.lock().unwrap();
         b.got.push(Received {
             path: uri.path().to_string(),
             headers: headers
@@ -79,32 +85,37 @@ async fn take(
             .or(b.then)
             .unwrap_or(Answer::Status(200))
     };
+    shared.arrived.send_modify(|n| *n += 1);
     match answer {
         Answer::Status(s) => (StatusCode::from_u16(s).unwrap(), "ok").into_response(),
-        Answer::Never => {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            StatusCode::OK.into_response()
-        }
+        Answer::Never => std::future::pending().await,
     }
 }
 
 impl Receiver {
     /// Answers `script` in order, then `then` (200 when none).
     pub async fn start(script: Vec<Answer>, then: Option<Answer>) -> Receiver {
-        let book = Arc::new(Mutex::new(Book {
-            got: Vec::new(),
-            script: script.into(),
-            then,
-        }));
+        let shared = Arc::new(Shared {
+            book: Mutex::new(Book {
+                got: Vec::new(),
+                script: script.into(),
+                then,
+            }),
+            arrived: tokio::sync::watch::Sender::new(0),
+        });
         let app = axum::Router::new()
             .fallback(axum::routing::post(take))
-            .with_state(book.clone());
+            .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Receiver { base, book, server }
+        Receiver {
+            base,
+            shared,
+            server,
+        }
     }
 
     /// Answers 200 to everything.
@@ -117,25 +128,21 @@ impl Receiver {
     }
 
     pub fn got(&self) -> Vec<Received> {
-        self.book.lock().unwrap().got.clone()
+        self.shared.book.lock().unwrap().got.clone()
     }
 
     /// From now on answers `answer`.
     pub fn answer(&self, answer: Answer) {
-        let mut b = self.book.lock().unwrap();
+        let mut b = self.shared.book.lock().unwrap();
         b.script.clear();
         b.then = Some(answer);
     }
 
-    /// The requests once at least `n` have arrived (within `timeout`).
+    /// The requests once at least `n` have arrived (woken by each arrival),
+    /// or those that had when `timeout` passed.
     pub async fn wait_for(&self, n: usize, timeout: Duration) -> Vec<Received> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let got = self.got();
-            if got.len() >= n || Instant::now() >= deadline {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let mut arrived = self.shared.arrived.subscribe();
+        let _ = tokio::time::timeout(timeout, arrived.wait_for(|got| *got >= n)).await;
+        self.got()
     }
 }

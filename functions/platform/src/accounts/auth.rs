@@ -48,6 +48,8 @@ pub struct Authenticator {
     secret: [u8; 32],
     ttl: Duration,
     refresh: Duration,
+    /// The time failed logins are counted and locked on.
+    clock: Arc<dyn crate::clock::Clock>,
 }
 
 /// The shared outcome of one credential check: the account and the hash
@@ -76,10 +78,6 @@ fn default_permits() -> usize {
         .map_or(1, |n| n.get())
         .saturating_sub(1)
         .max(1)
-}
-
-fn epoch_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 impl Authenticator {
@@ -116,6 +114,7 @@ impl Authenticator {
             secret,
             ttl,
             refresh: ACCOUNT_REFRESH,
+            clock: Arc::new(crate::clock::SystemClock),
         })
     }
 
@@ -123,6 +122,16 @@ impl Authenticator {
     pub fn with_trickle(mut self, trickle: Trickle) -> Self {
         self.trickle = trickle;
         self
+    }
+
+    /// Counts failed logins and their locks on `clock` instead of the system's.
+    pub fn with_clock(mut self, clock: Arc<dyn crate::clock::Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    fn epoch_ms(&self) -> i64 {
+        self.clock.now().timestamp_millis()
     }
 
     /// Reads a cached account again after `refresh` instead of [`ACCOUNT_REFRESH`].
@@ -150,7 +159,7 @@ impl Authenticator {
             return Ok(Verdict::Valid(hit));
         }
         let keys = failure_keys(&email, client);
-        let now = epoch_ms();
+        let now = self.epoch_ms();
         let (mut locked, mut busy, mut failed) = (None, false, Vec::new());
         for (k, policy, slows) in &keys {
             let f = self.failures.get(k, now, policy.window).await?;
@@ -181,7 +190,7 @@ impl Authenticator {
                 Ok(Verdict::Valid(a))
             }
             None => {
-                let now = epoch_ms();
+                let now = self.epoch_ms();
                 for (k, policy, _) in &keys {
                     self.failures.record(k, now, policy.window).await?;
                 }
@@ -587,6 +596,8 @@ mod tests {
     #[tokio::test]
     async fn guesses_from_one_address_stay_locked_after_the_owner_signs_in() {
         let (_, a) = auth();
+        let clock = Arc::new(crate::clock::ManualClock::new(chrono::Utc::now()));
+        let a = a.with_clock(clock.clone());
         let attacker: Option<IpAddr> = Some("203.0.113.5".parse().unwrap());
         let owner: Option<IpAddr> = Some("203.0.113.6".parse().unwrap());
         for _ in 0..6 {
@@ -597,7 +608,7 @@ mod tests {
             Verdict::Locked(_)
         ));
         // The owner waits out the account's lock, signs in, and so clears it...
-        tokio::time::sleep(Duration::from_millis(1100)).await;
+        clock.advance(chrono::TimeDelta::milliseconds(1100));
         assert!(matches!(
             a.verify("a@b.test", "right-password", owner).await.unwrap(),
             Verdict::Valid(_)

@@ -69,7 +69,7 @@ impl Metering {
     /// Gives back a reservation whose task was not created (a replayed
     /// submit, a store that failed), made on `reserved_on`.
     pub async fn release_compute(&self, account: &str, ms: u64, reserved_on: NaiveDate) {
-        self.settle_compute(account, 0, ms, reserved_on, Utc::now())
+        self.settle_compute(account, 0, ms, reserved_on, self.now())
             .await;
     }
 

@@ -17,6 +17,7 @@ pub use compute::Reserved;
 
 use crate::PortError;
 use crate::accounts::{AccountStore, Service};
+use crate::clock::{Clock, SystemClock};
 use crate::quota::{Hold, PlanLimits, QuotaStore, default_limits};
 use crate::usage::{Meter, UsageDay, UsageStore};
 use chrono::{DateTime, Datelike, NaiveDate, TimeDelta, Utc};
@@ -73,6 +74,8 @@ pub struct Metering {
     owners: Mutex<HashMap<String, (Instant, String)>>,
     compute: Mutex<HashMap<(String, u32), (Instant, u64)>>,
     flushed: Mutex<Instant>,
+    /// The calendar the minute windows and usage days are counted in.
+    clock: Arc<dyn Clock>,
 }
 
 /// Counter names, shared by recording and reporting.
@@ -132,7 +135,19 @@ impl Metering {
             owners: Mutex::default(),
             compute: Mutex::default(),
             flushed: Mutex::new(Instant::now()),
+            clock: Arc::new(SystemClock),
         }
+    }
+
+    /// Counts minutes and days on `clock` instead of the system's.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The time on the metering clock: what a request is admitted at.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
     }
 
     pub fn usage_store(&self) -> &Arc<dyn UsageStore> {
@@ -146,7 +161,7 @@ impl Metering {
     /// Adds `n` to an account's counter for today (UTC).
     pub fn record(&self, account: &str, counter: &str, n: u64) {
         self.meter
-            .record(account, Utc::now().date_naive(), counter, n);
+            .record(account, self.clock.now().date_naive(), counter, n);
     }
 
     /// A plan's limits: an operator's, else the defaults; cached per instance.
@@ -335,7 +350,7 @@ impl Metering {
     ) -> Result<bool, PortError> {
         let plan = self.plan_of(owner).await?;
         let limit = self.limits(&plan).await.concurrent_tasks;
-        let now = Utc::now().timestamp_millis();
+        let now = self.clock.now().timestamp_millis();
         self.quotas
             .hold(
                 &format!("slots#{owner}"),

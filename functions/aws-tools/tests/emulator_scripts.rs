@@ -60,8 +60,8 @@ async fn start_provisions_and_stop_stops() {
         queues.queue_urls()
     );
 
+    // stop returns once moto has exited.
     emulator.stop();
-    std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
         "moto stopped"

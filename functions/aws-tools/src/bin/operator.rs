@@ -7,8 +7,9 @@
 
 use anyhow::Result;
 use aws_adapters::{Clients, DynamoAccountStore, DynamoQuotaStore, DynamoUsageStore, Names};
+use aws_tools::dlq::DlqCommand;
 use clap::{Parser, Subcommand};
-use marketlab::operator::{AccountCommand, DlqCommand, PlansArgs, Stores, UsageArgs};
+use marketlab::operator::{AccountCommand, PlansArgs, Stores, UsageArgs};
 
 #[derive(Parser)]
 #[command(
@@ -54,6 +55,6 @@ async fn main() -> Result<()> {
             };
             marketlab::operator::usage(&stores, &args, &mut out).await
         }
-        Command::Dlq(cmd) => marketlab::operator::dlq(&clients, &names, cmd, &mut out).await,
+        Command::Dlq(cmd) => aws_tools::dlq::run(&clients, &names, cmd, &mut out).await,
     }
 }
