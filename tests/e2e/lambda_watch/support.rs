@@ -54,10 +54,39 @@ pub(super) async fn deliver(
     (handles.len(), failed)
 }
 
-/// Sends `req` through the emulator, once: a fault of the emulator fails
-/// the test like any other (no test retries to hide one).
-pub(super) async fn send(req: reqwest::RequestBuilder) -> reqwest::Response {
-    req.send().await.expect("the emulator answers")
+/// Sends `req` through the emulator. `cargo lambda watch` (1.9.2) now and
+/// then answers its own 500 problem document (never one of ours) for an
+/// invocation under the full suite's load: seen once in a `tests/run` sent
+/// without this retry, never in the flake finder's runs. Such an answer is
+/// the emulator's fault, so the request is sent again (at most twice) and
+/// the fault logged. Any answer from the function itself, a 500 included,
+/// is returned as is. The one retry in the suite that is not the behaviour
+/// under test.
+pub(super) async fn send(mut req: reqwest::RequestBuilder) -> reqwest::Response {
+    const EMULATOR_FAULT: &str = "https://httpstatuses.com/";
+    let mut tries = 0;
+    loop {
+        let again = req.try_clone().expect("a request without a stream body");
+        let r = req.send().await.unwrap();
+        if r.status() != 500 || tries == 2 {
+            return r;
+        }
+        let (status, headers) = (r.status(), r.headers().clone());
+        let body = r.bytes().await.unwrap();
+        if !String::from_utf8_lossy(&body).contains(EMULATOR_FAULT) {
+            let mut answer = axum::http::Response::new(body);
+            *answer.status_mut() = status;
+            *answer.headers_mut() = headers;
+            return answer.into();
+        }
+        tries += 1;
+        eprintln!(
+            "emulator fault (try {tries}): {}",
+            String::from_utf8_lossy(&body)
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        req = again;
+    }
 }
 
 /// The status another tenant gets for `url`.
