@@ -106,7 +106,7 @@ fn local_aws_by_the_deploy_guide_s_commands_alone() {
         .unwrap()
         .to_path_buf();
     let mut command = std::process::Command::new("bash");
-    command
+    tests::as_outside_cargo_test(&mut command)
         .args(["-euo", "pipefail", "-c", block])
         .current_dir(root())
         .env("PORT", free())

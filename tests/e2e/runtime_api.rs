@@ -349,7 +349,7 @@ pub fn workspace_binary(bin: &str) -> std::path::PathBuf {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
-    let out = std::process::Command::new(env!("CARGO"))
+    let out = crate::as_outside_cargo_test(&mut std::process::Command::new(env!("CARGO")))
         .args([
             "build",
             "--quiet",

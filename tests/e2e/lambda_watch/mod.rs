@@ -42,7 +42,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lambda-watch-{port}.log"));
     let log = std::fs::File::create(&log_path).unwrap();
     let _watch = Watch(
-        Command::new(cargo_lambda)
+        tests::as_outside_cargo_test(&mut Command::new(cargo_lambda))
             .args([
                 "lambda",
                 "watch",
