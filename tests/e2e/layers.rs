@@ -94,6 +94,28 @@ fn the_embedded_binary_links_no_aws_or_lambda_crate() {
     assert!(aws.is_empty(), "marketlab links {aws:?}");
 }
 
+/// Every `cargo run` the README gives selects its package (`-p`): `--bin`
+/// alone resolves the features of every default member, so the first
+/// command would compile the AWS SDK and aws-lc after all.
+#[test]
+fn the_readme_builds_the_embedded_binary_alone() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+    )
+    .unwrap();
+    let runs: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.trim_start().starts_with("cargo run"))
+        .collect();
+    assert!(
+        runs.first()
+            .is_some_and(|l| l.starts_with("cargo run --release -p marketlab ")),
+        "{runs:?}"
+    );
+    let unselected: Vec<&&str> = runs.iter().filter(|l| !l.contains(" -p ")).collect();
+    assert!(unselected.is_empty(), "{unselected:?}");
+}
+
 /// `name version` -> features of every crate outside the workspace that the
 /// packages `args` select depend on over `edges`.
 fn features(args: &[&str], edges: &str) -> std::collections::BTreeMap<String, String> {

@@ -40,7 +40,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def server(request):
     exe = binary(request.config)
-    assert exe.exists(), f"{exe} is missing: build it with `cargo build --bin marketlab`"
+    assert exe.exists(), f"{exe} is missing: build it with `cargo build -p marketlab`"
     with tempfile.TemporaryDirectory() as work:
         data = Path(work) / "data"
         run = lambda *args: subprocess.run([str(exe), "--data-dir", str(data), *args], check=True, capture_output=True)
