@@ -291,11 +291,20 @@ async fn a_killed_worker_s_tasks_all_succeed_once_within_the_visibility_timeout(
                 .to_string()
         })
         .collect();
-    let mut once: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
-    once.sort();
+    // Every task SUCCEEDED in the store (above); none finished twice. A task
+    // whose poller was killed between storing its outcome and logging it has
+    // no line (the kill lands anywhere), so the lines are checked for
+    // repeats, not counted against the tasks.
     let mut seen = finished.clone();
     seen.sort();
-    assert_eq!(seen, once, "each task finished exactly once");
+    let mut once = seen.clone();
+    once.dedup();
+    assert_eq!(seen, once, "no task finished twice");
+    assert!(
+        seen.iter()
+            .all(|id| ids.iter().any(|t| t.to_string() == *id)),
+        "{seen:?}"
+    );
     for id in &ids {
         assert!(state.tasks.get(*id).await.unwrap().unwrap().attempts <= 2);
     }
