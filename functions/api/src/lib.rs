@@ -25,6 +25,7 @@ pub mod rows;
 pub mod serve;
 pub mod shape;
 pub mod state;
+pub mod strict_query;
 pub mod submit;
 #[cfg(any(feature = "backtest", feature = "analytics"))]
 pub mod tasks;

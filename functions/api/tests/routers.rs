@@ -209,7 +209,7 @@ async fn analytics_router() {
         ),
         (
             "/seasonality/performance-by-day-of-single-month?ticker=SPX&category=weekly",
-            "parameter 'category': unknown variant `weekly`, expected `calendar_day` or `trading_day`",
+            "parameter 'category': 'weekly' is not one of calendar_day, trading_day",
         ),
         (
             "/seasonality/performance-by-week?ticker=SPX&start_year=1700",
@@ -375,6 +375,8 @@ struct Operation {
     public: bool,
     /// Required query parameters, by name.
     required: Vec<String>,
+    /// Every query parameter it declares.
+    declared: Vec<String>,
     has_body: bool,
 }
 
@@ -383,7 +385,7 @@ fn operations() -> Vec<Operation> {
     let mut ops = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
-            if !["get", "post"].contains(&method.as_str()) {
+            if !["get", "post", "delete"].contains(&method.as_str()) {
                 continue;
             }
             let tag = op["tags"][0].as_str().unwrap_or_default();
@@ -409,6 +411,13 @@ fn operations() -> Vec<Operation> {
                 group,
                 public: op["security"] == json!([{}]),
                 required,
+                declared: op["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p["in"] == "query")
+                    .map(|p| p["name"].as_str().unwrap().to_string())
+                    .collect(),
                 has_body: op.get("requestBody").is_some(),
             });
         }
@@ -597,5 +606,67 @@ async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
     assert!(
         tasks >= 15 && named >= 10 && bodies >= 10,
         "{tasks} task routes, {named} with parameters, {bodies} with body fields"
+    );
+}
+
+/// Every operation of the document, over its group's own service, refuses a
+/// query parameter it does not declare: 400 in its service's envelope
+/// naming the parameter, and a near miss of a declared one names the one
+/// meant. Every parameter it declares passes the rule. A new operation is
+/// covered when it is documented.
+#[tokio::test]
+async fn every_operation_refuses_a_query_parameter_it_does_not_declare() {
+    let (_dir, s) = state().await;
+    let ids: std::collections::HashMap<&str, String> =
+        ["backtest", "batch", "cpm", "scanner", "webhook", "alert"]
+            .into_iter()
+            .map(|k| (k, "00000000-0000-0000-0000-000000000000".to_string()))
+            .collect();
+    let ops = operations();
+    let mut near_misses = 0;
+    for op in &ops {
+        let base = filled(&op.path, &ids);
+        let what = format!("{} {}", op.method, op.path);
+        let body = op.has_body.then(|| json!({}));
+        let user = (!op.public).then_some(USER);
+        let uri = format!("{base}?zz_not_a_parameter=1");
+        let (status, bytes) = call_raw(op.group, &s, &op.method, &uri, user, body.clone()).await;
+        let (status, answer) = json(&uri, (status, bytes));
+        assert_eq!(status, 400, "{what}: {answer}");
+        let (code, message) =
+            envelope(op.group, &answer).unwrap_or_else(|| panic!("{what}: {answer}"));
+        assert!(code == 0 || code == 400, "{what}: {answer}");
+        assert_eq!(
+            message, "parameter 'zz_not_a_parameter': unknown query parameter",
+            "{what}"
+        );
+        if let Some(first) = op.declared.iter().find(|p| p.len() >= 4) {
+            let uri = format!("{base}?{first}x=1");
+            let (_, answer) = json(
+                &uri,
+                call_raw(op.group, &s, &op.method, &uri, user, body.clone()).await,
+            );
+            let (_, message) =
+                envelope(op.group, &answer).unwrap_or_else(|| panic!("{what}: {answer}"));
+            assert!(
+                message.starts_with(&format!(
+                    "parameter '{first}x': unknown query parameter (did you mean '"
+                )),
+                "{what}: {message}"
+            );
+            near_misses += 1;
+        }
+        if !op.declared.is_empty() {
+            let all: Vec<String> = op.declared.iter().map(|p| format!("{p}=1")).collect();
+            let uri = format!("{base}?{}", all.join("&"));
+            let (_, bytes) = call_raw(op.group, &s, &op.method, &uri, user, body.clone()).await;
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains("unknown query parameter"), "{what}: {text}");
+        }
+    }
+    assert!(
+        ops.len() >= 90 && near_misses >= 40,
+        "{} operations, {near_misses} near misses",
+        ops.len()
     );
 }

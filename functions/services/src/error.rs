@@ -29,11 +29,56 @@ impl FieldError {
         FieldError::new(field, "is required")
     }
 
+    /// A field the request does not know, at `path` (`entry.condition.rule.perod`),
+    /// naming the known field meant when one is close.
+    pub fn unknown<'a>(path: impl Into<String>, known: impl IntoIterator<Item = &'a str>) -> Self {
+        Self::unknown_as(path.into(), known, "unknown field")
+    }
+
+    /// A query parameter the operation does not declare, naming the one
+    /// meant when one is close.
+    pub fn unknown_parameter<'a>(
+        name: impl Into<String>,
+        known: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        Self::unknown_as(name.into(), known, "unknown query parameter")
+    }
+
+    fn unknown_as<'a>(path: String, known: impl IntoIterator<Item = &'a str>, what: &str) -> Self {
+        let sent = path.rsplit(['.', ']']).next().unwrap_or(&path);
+        let reason = match closest(sent, known) {
+            Some(meant) => format!("{what} (did you mean '{meant}'?)"),
+            None => what.to_string(),
+        };
+        FieldError::new(path, reason)
+    }
+
     /// A serde error at its path (`.` is the whole value): a missing field
-    /// is named by its own path.
+    /// is named by its own path, an unknown one by its path with the field
+    /// meant.
     pub fn from_serde<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> Self {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
+        if let Some((name, known)) = unknown_in(&inner, "unknown field `") {
+            let at = match path.as_str() {
+                "." => name.to_string(),
+                p if p.ends_with(name) => p.to_string(),
+                p => format!("{p}.{name}"),
+            };
+            return FieldError::unknown(at, known);
+        }
+        if let Some((name, known)) = unknown_in(&inner, "unknown variant `") {
+            let field = if path == "." {
+                "body".to_string()
+            } else {
+                path
+            };
+            let mut reason = format!("'{name}' is not one of {}", known.join(", "));
+            if let Some(meant) = closest(name, known.iter().copied()) {
+                reason.push_str(&format!(" (did you mean '{meant}'?)"));
+            }
+            return FieldError::new(field, reason);
+        }
         let missing = inner
             .strip_prefix("missing field `")
             .and_then(|r| r.strip_suffix('`'));
@@ -85,13 +130,68 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// A request `T` read from JSON; a mistake names the path of its field
 /// (`entry.condition.rule`). An array is refused: no request is one, and
 /// serde would read a struct from it (`[]` as "every field left out").
+///
+/// Every request body passes here, so this is where a field the request
+/// does not know is refused: types that list their fields
+/// (`deny_unknown_fields`) name the field meant, and a field any other type
+/// would skip is refused by its path all the same.
 pub fn from_json<T: serde::de::DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, FieldError> {
     if value.is_array() {
         return Err(FieldError::new("body", "must be a JSON object"));
     }
-    serde_path_to_error::deserialize(value).map_err(FieldError::from_serde)
+    let mut skipped: Option<String> = None;
+    let mut note = |path: serde_ignored::Path| {
+        skipped.get_or_insert_with(|| dotted(&path));
+    };
+    let de = serde_ignored::Deserializer::new(value, &mut note);
+    let t = serde_path_to_error::deserialize(de).map_err(FieldError::from_serde)?;
+    match skipped {
+        Some(path) => Err(FieldError::unknown(path, [])),
+        None => Ok(t),
+    }
+}
+
+/// A skipped field's path in the requests' own notation (`strategies[2].x`).
+fn dotted(path: &serde_ignored::Path) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", dotted(parent)),
+        Path::Map { parent, key } => match dotted(parent) {
+            p if p.is_empty() => key.clone(),
+            p => format!("{p}.{key}"),
+        },
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => dotted(parent),
+    }
+}
+
+/// The name and the known names of serde's "unknown field `x`, expected
+/// one of `a`, `b`" (or "unknown variant ...").
+fn unknown_in<'a>(message: &'a str, prefix: &str) -> Option<(&'a str, Vec<&'a str>)> {
+    let rest = message.strip_prefix(prefix)?;
+    let (name, expected) = rest.split_once('`')?;
+    let known = expected.split('`').skip(1).step_by(2).collect();
+    Some((name, known))
+}
+
+/// The known name closest to `sent`, when one is close enough to be what
+/// was meant: at most a third of its letters edited (one for short names),
+/// case aside.
+pub fn closest<'a>(sent: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let sent_lower = sent.to_ascii_lowercase();
+    known
+        .into_iter()
+        .map(|k| {
+            let d = strsim::damerau_levenshtein(&sent_lower, &k.to_ascii_lowercase());
+            (d, k)
+        })
+        .filter(|(d, k)| *d <= (k.len().max(sent.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
 }
 
 /// For `#[serde(deserialize_with = "whole_number")]`: a count as JSON may
@@ -261,6 +361,72 @@ mod shorten_tests {
         assert_eq!(shorten(m.to_string()), m);
         let long_plain = "word ".repeat(150);
         assert_eq!(shorten(long_plain.clone()), long_plain);
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_by_its_path_with_the_field_meant() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Rule {
+            period: Option<u32>,
+            type_name: Option<String>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Listed {
+            commission: Option<f64>,
+            rule: Option<Rule>,
+            rules: Option<Vec<Rule>>,
+        }
+        let e = from_json::<Listed>(serde_json::json!({"comission": 0.001})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter 'comission': unknown field (did you mean 'commission'?)"
+        );
+        let e = from_json::<Listed>(serde_json::json!({"rule": {"perod": 3}})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter 'rule.perod': unknown field (did you mean 'period'?)"
+        );
+        let e = from_json::<Listed>(serde_json::json!({"rules": [{}, {"zzz": 1}]})).unwrap_err();
+        assert_eq!(e.to_string(), "parameter 'rules[1].zzz': unknown field");
+        // A type that does not list its fields refuses them all the same.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Open {
+            rule: Option<Rule>,
+            items: Option<Vec<std::collections::BTreeMap<String, u8>>>,
+        }
+        let e = from_json::<Open>(serde_json::json!({"rule": {}, "extra": {"a": 1}})).unwrap_err();
+        assert_eq!(e.to_string(), "parameter 'extra': unknown field");
+        assert!(from_json::<Open>(serde_json::json!({"items": [{"any": 1}]})).is_ok());
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        enum Side {
+            Long,
+            Short,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Sided {
+            side: Side,
+        }
+        let e = from_json::<Sided>(serde_json::json!({"side": "Lnog"})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter 'side': 'Lnog' is not one of Long, Short (did you mean 'Long'?)"
+        );
+        assert_eq!(
+            closest("start_yr", ["end_year", "start_year"]),
+            Some("start_year")
+        );
+        assert_eq!(
+            closest("rolling_window", ["roll_window", "benchmark"]),
+            Some("roll_window")
+        );
+        assert_eq!(closest("zzz", ["symbol", "period"]), None);
     }
 
     #[test]

@@ -218,13 +218,7 @@ impl Fields {
     fn only(&self, names: &[&str]) -> Result<(), ApiError> {
         match self.0.keys().find(|k| !names.contains(&k.as_str())) {
             None => Ok(()),
-            Some(k) => Err(ApiError::field(
-                k.as_str(),
-                format!(
-                    "is not a field of this request (its fields: {})",
-                    names.join(", ")
-                ),
-            )),
+            Some(k) => Err(services::FieldError::unknown(k.as_str(), names.iter().copied()).into()),
         }
     }
 

@@ -59,11 +59,14 @@ fn gated(
     limited(state, routes).layer(map_response_with_state(style, render_errors))
 }
 
-/// The request limits and the panic guard, inside the error rendering so
-/// refusals and a panic's 500 get the group's envelope. Extractors get the
-/// same body limit.
+/// The request limits, the refusal of undeclared query parameters and the
+/// panic guard, inside the error rendering so refusals and a panic's 500
+/// get the group's envelope. Extractors get the same body limit.
 pub(crate) fn limited(state: &AppState, routes: Router) -> Router {
     routes
+        .layer(axum::middleware::from_fn(
+            crate::strict_query::refuse_unknown,
+        ))
         .layer(axum::middleware::from_fn(crate::panics::catch))
         .layer(DefaultBodyLimit::max(state.limits.body_bytes))
         .layer(from_fn_with_state(state.limits, crate::limits::enforce))

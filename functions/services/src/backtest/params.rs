@@ -4,7 +4,7 @@
 use super::rules::parse_block;
 pub use super::rules::{ConditionSpec, QualifierSpec, RuleBlock, RuleSpec, RuleType, SignalRef};
 pub(super) use super::values::{
-    MAX_CAPITAL, MAX_COUNT, count, date, integer, number, object, sent, text,
+    MAX_CAPITAL, MAX_COUNT, count, date, integer, known_fields, number, object, sent, text,
 };
 use chrono::NaiveDate;
 use engine::backtest::{Direction, RiskControl, TradePrice};
@@ -120,6 +120,35 @@ fn defaults() -> Vec<(&'static str, Value)> {
 
 /// Fields accepted without further semantics (the spec gives none beyond the
 /// default); a non-default value is kept in the echo and reported as ignored.
+/// Every field of a strategy (2.1, 2.8): any other is refused.
+pub const FIELDS: [&str; 25] = [
+    "symbol",
+    "name",
+    "description",
+    "benchmark",
+    "direction",
+    "frequency",
+    "strategy",
+    "model",
+    "capital",
+    "capital_alloc",
+    "commission",
+    "slippage",
+    "start_date",
+    "end_date",
+    "trade_price",
+    "risk_control",
+    "exclude_oo",
+    "market_environment",
+    "index_moving_average_slope",
+    "opted",
+    "win_rate",
+    "entry",
+    "exit",
+    "csv_mode",
+    "csv_data",
+];
+
 const INERT: [&str; 5] = [
     "exclude_oo",
     "market_environment",
@@ -221,9 +250,10 @@ pub fn parse_with(
     body: &Value,
     upload: Option<std::sync::Arc<super::csv::Upload>>,
 ) -> Result<Parsed> {
-    if !body.is_object() {
+    let Some(fields) = body.as_object() else {
         return Err(FieldError::new("body", "must be a JSON object"));
-    }
+    };
+    known_fields(fields, "", &FIELDS)?;
     let f = Fields(body);
     let symbol = upper(text(f.required("symbol")?, "symbol")?);
     if symbol.is_empty() {
@@ -545,6 +575,47 @@ mod tests {
             let e = parse(&b).unwrap_err();
             assert!(e.to_string().contains(want), "{field}: {e}");
         }
+    }
+
+    #[test]
+    fn an_unknown_field_anywhere_is_refused_with_the_field_meant() {
+        let mut b = minimal();
+        b["comission"] = json!(0.001);
+        assert_eq!(
+            parse(&b).unwrap_err().to_string(),
+            "parameter 'comission': unknown field (did you mean 'commission'?)"
+        );
+        let mut b = minimal();
+        b["entry"]["condition"]["rule"]["perod"] = json!(5);
+        assert_eq!(
+            parse(&b).unwrap_err().to_string(),
+            "parameter 'entry.condition.rule.perod': unknown field (did you mean 'period'?)"
+        );
+        for (at, key) in [
+            ("/entry", "score_threshold"),
+            ("/entry/condition", "qualifer"),
+            ("/entry/condition/signal", "parms"),
+            ("/exit", "delay_bars"),
+        ] {
+            let mut b = minimal();
+            b.pointer_mut(at).unwrap()[key] = json!(1);
+            let e = parse(&b).unwrap_err();
+            let path = format!("{}.{key}", at[1..].replace('/', "."));
+            assert_eq!(e.field, path, "{e}");
+            assert!(e.reason.starts_with("unknown field"), "{e}");
+        }
+        let mut b = minimal();
+        b["entry"]["condition"]["signal"]["params"] = json!({"period": 5, "extreme_optimsm": 1});
+        assert_eq!(
+            parse(&b).unwrap_err().to_string(),
+            "parameter 'entry.condition.signal.params.extreme_optimsm': unknown field (did you mean 'extreme_optimism'?)"
+        );
+        // Every field of 2.1 is known.
+        let mut b = minimal();
+        b["description"] = json!({"Introduction": "x"});
+        b["win_rate"] = json!("0.0000");
+        b["csv_mode"] = json!(false);
+        assert!(parse(&b).is_ok());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Rule blocks (2.3-2.7): entry and exit rules with their conditions, signals
 //! and qualifiers, in every spelling the spec shows.
 
-use super::params::{FieldError, Result, count, number, object, text};
+use super::params::{FieldError, Result, count, known_fields, number, object, text};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +71,7 @@ pub struct RuleBlock {
 
 fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
     let o = object(v, path)?;
+    known_fields(o, path, &["type", "name", "params"])?;
     let name = o
         .get("name")
         .ok_or_else(|| FieldError::new(format!("{path}.name"), "is required"))?;
@@ -86,6 +87,11 @@ fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
     let (mut eo, mut ep, mut period) = (None, None, None);
     if let Some(p) = o.get("params").filter(|p| !p.is_null()) {
         let p = object(p, &format!("{path}.params"))?;
+        known_fields(
+            p,
+            &format!("{path}.params"),
+            &["extreme_optimism", "extreme_pessimism", "period"],
+        )?;
         eo = p
             .get("extreme_optimism")
             .map(|x| number(x, &format!("{path}.params.extreme_optimism")))
@@ -115,6 +121,11 @@ fn parse_signal(v: &Value, path: &str) -> Result<SignalRef> {
 
 fn parse_qualifier(v: &Value, path: &str) -> Result<QualifierSpec> {
     let o = object(v, path)?;
+    known_fields(
+        o,
+        path,
+        &["comparison_operator", "calculation_period", "ma_type"],
+    )?;
     let operator = text(
         o.get("comparison_operator")
             .ok_or_else(|| FieldError::new(format!("{path}.comparison_operator"), "is required"))?,
@@ -156,6 +167,7 @@ fn parse_qualifier(v: &Value, path: &str) -> Result<QualifierSpec> {
 
 fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
     let o = object(v, path)?;
+    known_fields(o, path, &["signal", "rule", "qualifier"])?;
     let signal = parse_signal(
         o.get("signal")
             .ok_or_else(|| FieldError::new(format!("{path}.signal"), "is required"))?,
@@ -166,6 +178,17 @@ fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
         o.get("rule")
             .ok_or_else(|| FieldError::new(&rp, "is required"))?,
         &rp,
+    )?;
+    known_fields(
+        r,
+        &rp,
+        &[
+            "comparison_type",
+            "type_name",
+            "comparison_value",
+            "period",
+            "qualifier",
+        ],
     )?;
     let comparison_type = match r.get("comparison_type").filter(|x| !x.is_null()) {
         None => "SV".to_string(),
@@ -245,6 +268,23 @@ fn parse_condition(v: &Value, path: &str) -> Result<ConditionSpec> {
 /// whole history, so the count bounds a backtest's work and memory.
 pub const MAX_CONDITIONS: usize = 50;
 
+/// The fields a block of each rule type holds (2.3): a field of another
+/// type's block is refused rather than left without effect.
+fn block_fields(rule_type: RuleType) -> &'static [&'static str] {
+    match rule_type {
+        RuleType::SingleCondition => &["rule_type", "delay_bars", "condition"],
+        RuleType::Scoring => &[
+            "rule_type",
+            "delay_bars",
+            "condition",
+            "voters",
+            "score_threshold",
+        ],
+        RuleType::TimeOrder => &["rule_type", "delay_bars", "steps", "signals_in_market"],
+        RuleType::RiskControlOnly => &["rule_type"],
+    }
+}
+
 pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
     let o = object(v, side)?;
     let rt_path = format!("{side}.rule_type");
@@ -266,6 +306,14 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
             ));
         }
     };
+    if rule_type == RuleType::TimeOrder && o.get("condition").and_then(|c| c.get("steps")).is_some()
+    {
+        return Err(FieldError::new(
+            format!("{side}.condition.steps"),
+            "TimeOrder steps go directly on the block as 'steps', not under 'condition'",
+        ));
+    }
+    known_fields(o, side, block_fields(rule_type))?;
     let delay_bars = o
         .get("delay_bars")
         .filter(|d| !d.is_null())
@@ -338,12 +386,6 @@ pub(super) fn parse_block(v: &Value, side: &str) -> Result<RuleBlock> {
             list(c, &format!("{side}.{key}"))?
         }
         RuleType::TimeOrder => {
-            if o.get("condition").and_then(|c| c.get("steps")).is_some() {
-                return Err(FieldError::new(
-                    format!("{side}.condition.steps"),
-                    "TimeOrder steps go directly on the block as 'steps', not under 'condition'",
-                ));
-            }
             let steps = o.get("steps").ok_or_else(|| {
                 FieldError::new(format!("{side}.steps"), "is required for TimeOrder")
             })?;
