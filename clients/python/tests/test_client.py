@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import LIMITED
-from marketlab import BacktestTask, Client, MarketlabError, RateLimited
+from marketlab import BacktestTask, Client, MarketlabError, RateLimited, UnknownSymbol
 
 SMA = {"name": "Simple Moving Average", "type": "Technical", "params": {"period": 10}}
 
@@ -69,6 +69,32 @@ def test_an_invalid_strategy_raises_with_its_field(client):
     with pytest.raises(MarketlabError) as e:
         client.validate({**sma_cross(), "capital_alloc": "2"})
     assert e.value.field == "capital_alloc"
+
+
+def test_a_misspelt_field_or_parameter_raises_naming_it_and_the_one_meant(client):
+    with pytest.raises(MarketlabError) as e:
+        client.validate({**sma_cross(), "comission": 0.001})
+    assert e.value.status == 400 and e.value.field == "comission"
+    assert "did you mean 'commission'" in e.value.message
+    with pytest.raises(MarketlabError) as e:
+        client.seasonality("SPX", "month", start_yr=2010)
+    assert e.value.status == 400 and e.value.field == "start_yr"
+    assert "did you mean 'start_year'" in e.value.message
+
+
+def test_an_unknown_symbol_is_one_exception_on_every_service(client):
+    calls = {
+        "symbol": lambda: client.validate({**sma_cross(), "symbol": "NOSUCH"}),
+        "ticker": lambda: client.seasonality("NOSUCH", "month"),
+        "stock_comparison": lambda: client.correlation("SPX", ["NOSUCH"], "2020-01-02", "2024-12-31"),
+        "benchmark": lambda: client.correlation("NOSUCH", ["AAPL"], "2020-01-02", "2024-12-31"),
+        "symbol ": lambda: client.history("NOSUCH_OPTIX"),
+    }
+    for field, call in calls.items():
+        with pytest.raises(UnknownSymbol) as e:
+            call()
+        assert e.value.status == 404 and e.value.field == field.strip(), (field, e.value.message)
+        assert isinstance(e.value, LookupError) and "NOSUCH" in e.value.message
 
 
 def test_a_2000_strategy_grid_becomes_one_row_per_strategy(client):

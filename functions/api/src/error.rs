@@ -28,6 +28,9 @@ pub struct ApiError {
     /// Close the connection after this answer (`Connection: close`): a
     /// refused flood keeps no connection open.
     pub close: bool,
+    /// The request field the error is about, when it is about one: every
+    /// envelope carries it as `field`.
+    pub field: Option<String>,
 }
 
 impl ApiError {
@@ -39,6 +42,7 @@ impl ApiError {
             retry_after: None,
             insufficient_data: false,
             close: false,
+            field: None,
         }
     }
     pub fn closing(mut self) -> Self {
@@ -94,7 +98,10 @@ impl From<PortError> for ApiError {
 /// A client mistake in one field: 400 in the one wording every service uses.
 impl From<services::FieldError> for ApiError {
     fn from(e: services::FieldError) -> Self {
-        ApiError::bad_request(e.to_string())
+        ApiError {
+            field: Some(e.field.clone()),
+            ..ApiError::bad_request(e.to_string())
+        }
     }
 }
 
@@ -105,6 +112,10 @@ impl From<services::Error> for ApiError {
         match e {
             services::Error::Invalid(f) => f.into(),
             services::Error::NotFound(m) => ApiError::not_found(m),
+            services::Error::Unknown(f) => ApiError {
+                status: StatusCode::NOT_FOUND,
+                ..f.into()
+            },
             services::Error::NotSubscribed(m) => ApiError::new(405, m),
             services::Error::Conflict(m) => ApiError::new(409, m),
             services::Error::Insufficient(_) => ApiError {
@@ -120,6 +131,9 @@ impl From<services::Error> for ApiError {
 #[derive(Serialize, ToSchema)]
 pub struct ErrorDetail {
     pub detail: String,
+    /// The request field the error is about (`symbol`, `entry.condition.rule.period`), when it is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// Analytics error body; the HTTP status equals `code`, except 407 and 411,
@@ -131,6 +145,9 @@ pub struct AnalyticsError {
     /// Always null.
     #[schema(value_type = Option<Object>)]
     pub data: Option<()>,
+    /// The request field the error is about, when it is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// Data service error body.
@@ -138,6 +155,9 @@ pub struct AnalyticsError {
 pub struct DataError {
     pub error: String,
     pub status: u16,
+    /// The request field the error is about, when it is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 impl IntoResponse for ApiError {
@@ -169,7 +189,11 @@ impl ErrorStyle {
         };
         let mut r = match self {
             ErrorStyle::Backtest => {
-                (e.status, axum::Json(ErrorDetail { detail: message })).into_response()
+                let body = ErrorDetail {
+                    detail: message,
+                    field: e.field.clone(),
+                };
+                (e.status, axum::Json(body)).into_response()
             }
             ErrorStyle::Analytics => {
                 // Insufficient data is the analytics code 411; 407 and 411
@@ -184,6 +208,7 @@ impl ErrorStyle {
                     code,
                     msg: message,
                     data: None,
+                    field: e.field.clone(),
                 };
                 (http, axum::Json(body)).into_response()
             }
@@ -192,6 +217,7 @@ impl ErrorStyle {
                 axum::Json(DataError {
                     error: message,
                     status: code,
+                    field: e.field.clone(),
                 }),
             )
                 .into_response(),

@@ -492,9 +492,12 @@ async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
     };
     let expanded = batch::expand(&request, usize::MAX)
         .map_err(|e| anyhow::anyhow!("{}", api::error::ApiError::from(e).message))?;
-    batch::check(&market, &expanded)
+    let defaults = batch::check(&market, &expanded)
         .await
         .map_err(|e| anyhow::anyhow!("{}", api::error::ApiError::from(e).message))?;
+    for warning in defaults.warnings() {
+        eprintln!("warning: {warning}");
+    }
     let progress = Progress::default();
     let bar = indicatif::ProgressBar::new(100).with_style(
         indicatif::ProgressStyle::with_template("backtesting [{bar:40}] {pos:>3}% {elapsed}")

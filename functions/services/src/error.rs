@@ -110,6 +110,10 @@ pub enum Error {
     /// A ticker, task or series the client named does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// A symbol or ticker the client named in a field has no data: on every
+    /// service the same 404, naming the field.
+    #[error(transparent)]
+    Unknown(FieldError),
     /// The account's plan does not cover what it asked for (data: 405).
     #[error("{0}")]
     NotSubscribed(String),
@@ -296,9 +300,17 @@ impl Error {
     /// The field a client mistake names, if it is one.
     pub fn field(&self) -> Option<&str> {
         match self {
-            Error::Invalid(e) => Some(&e.field),
+            Error::Invalid(e) | Error::Unknown(e) => Some(&e.field),
             _ => None,
         }
+    }
+
+    /// The symbol or ticker `name`, sent in `field`, has no data.
+    pub fn unknown_symbol(field: impl Into<String>, name: &str) -> Self {
+        Error::Unknown(FieldError::new(
+            field,
+            format!("'{name}' is not a known symbol"),
+        ))
     }
 
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {

@@ -8,7 +8,7 @@ marketlab server as pandas DataFrames.
 """
 
 from .client import Client
-from .errors import MarketlabError, RateLimited, TaskFailed, TaskTimeout, WebhookVerificationError
+from .errors import MarketlabError, RateLimited, TaskFailed, TaskTimeout, UnknownSymbol, WebhookVerificationError
 from .monte_carlo import MonteCarlo
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Task
 from .webhooks import verify_webhook
@@ -21,6 +21,7 @@ __all__ = [
     "RateLimited",
     "TaskFailed",
     "TaskTimeout",
+    "UnknownSymbol",
     "Task",
     "BacktestTask",
     "BatchTask",

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 import httpx
 import pandas as pd
 
-from .errors import MarketlabError, RateLimited, message_of
+from .errors import MarketlabError, RateLimited, error_for, message_of
 from .frames import dated, from_arrow, records_frame
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask
 
@@ -112,7 +112,7 @@ class Client:
         body = self._json(method, path, **kwargs)
         code = body.get("code", 200)
         if code >= 400:
-            raise MarketlabError(code, message_of(body, "refused"), body)
+            raise error_for(code, message_of(body, "refused"), body)
         return body.get("data")
 
     def _submit(self, path: str, body: Any, key: str | None, **kwargs: Any) -> dict:
@@ -374,7 +374,7 @@ def _error(response: httpx.Response) -> MarketlabError:
     message = message_of(body, response.reason_phrase or "error")
     if response.status_code == 429:
         return RateLimited(429, message, body, _retry_after(response))
-    return MarketlabError(response.status_code, message, body)
+    return error_for(response.status_code, message, body)
 
 
 def _parquet(bars: pd.DataFrame) -> bytes:

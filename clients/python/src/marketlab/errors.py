@@ -18,8 +18,24 @@ class MarketlabError(Exception):
         self.message = message
         self.body = body
         found = _FIELD.search(message)
-        #: The request field the message names (`entry.condition.rule.type_name`), if any.
-        self.field: str | None = found.group(1) if found else None
+        named = body.get("field") if isinstance(body, dict) else None
+        #: The request field the error is about (`entry.condition.rule.type_name`), if any.
+        self.field: str | None = named if isinstance(named, str) else (found.group(1) if found else None)
+
+
+class UnknownSymbol(MarketlabError, LookupError):
+    """A symbol or ticker the request named has no data (404 on every
+    service); `field` names where it was sent (`symbol`, `ticker`,
+    `stock_comparison`, `strategies[2].symbol`)."""
+
+
+def error_for(status: int, message: str, body: object = None) -> MarketlabError:
+    """The exception for an error answer of any service: an unknown name
+    (a 404 that names its field) is `UnknownSymbol` everywhere."""
+    field = body.get("field") if isinstance(body, dict) else None
+    if status == 404 and isinstance(field, str):
+        return UnknownSymbol(status, message, body)
+    return MarketlabError(status, message, body)
 
 
 class RateLimited(MarketlabError):

@@ -110,19 +110,19 @@ pub fn from_json_rows(rows: &[Map<String, Value>]) -> Vec<(String, Column)> {
                 .iter()
                 .map(|r| r.get(name).filter(|v| !v.is_null()))
                 .collect();
-            let col = if values.iter().flatten().all(|v| v.is_i64()) {
-                Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect())
-            } else {
-                json_column(&values)
-            };
-            (name.to_string(), col)
+            (name.to_string(), json_column(&values))
         })
         .collect()
 }
 
-/// JSON values as one column: `Number` when every given value is a number,
+/// JSON values as one column: `Integer` when every given value is an
+/// integer, `Number` when every one is a number,
 /// otherwise `Text` (other values as their JSON text); `None` is null.
 pub fn json_column(values: &[Option<&Value>]) -> Column {
+    // Integers stay integers: a grid's `5` is not `5.0` in any format.
+    if values.iter().flatten().all(|v| v.is_i64()) {
+        return Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect());
+    }
     if values.iter().flatten().all(|v| v.is_number()) {
         return Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect());
     }

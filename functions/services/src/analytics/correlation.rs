@@ -365,8 +365,9 @@ impl Study {
         let window =
             Error::check_range("roll_window", q.roll_window.unwrap_or(21), 2, MAX_WINDOW)? as usize;
         let mut bars = Vec::with_capacity(symbols.len());
-        for s in &symbols {
-            bars.push(daily(market, s).await?);
+        for (k, s) in symbols.iter().enumerate() {
+            let field = if k == 0 { "benchmark" } else { "stock_comparison" };
+            bars.push(daily(market, field, s).await?);
         }
         let (dates, closes) = aligned(&bars, start, end);
         if dates.len() < window + 1 {
@@ -523,7 +524,7 @@ async fn window_closes(
             format!("({start}) is after '{prefix}EndDate' ({end})"),
         ));
     }
-    let bars = daily(market, &symbol)
+    let bars = daily(market, &format!("{prefix}Symbol"), &symbol)
         .await?
         .slice_dates(Some(start), Some(end));
     if bars.len() < 3 {

@@ -19,12 +19,11 @@ use platform::PortError;
 use platform::marketdata::MarketData;
 use std::sync::Arc;
 
-/// A ticker's daily bars; an unknown (or unusable) ticker is not found, named.
-pub async fn daily(market: &dyn MarketData, ticker: &str) -> Result<Arc<Bars>> {
+/// A ticker's daily bars; an unknown (or unusable) ticker is not found,
+/// naming `field`, the request field that sent it.
+pub async fn daily(market: &dyn MarketData, field: &str, ticker: &str) -> Result<Arc<Bars>> {
     market.daily(ticker).await.map_err(|e| match e {
-        PortError::NotFound(_) | PortError::Invalid(_) => {
-            Error::NotFound(format!("ticker '{ticker}' not found"))
-        }
+        PortError::NotFound(_) | PortError::Invalid(_) => Error::unknown_symbol(field, ticker),
         other => other.into(),
     })
 }

@@ -125,6 +125,13 @@ pub struct BacktestResult {
     pub benchmark: String,
     #[serde(rename = "Benchmark Return (%)")]
     pub benchmark_return: f64,
+    /// The fields of 2.1 the request left out, with the values used (the
+    /// end date made concrete): what the result depends on beyond what
+    /// was sent.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub defaults_applied: Map<String, Value>,
+    /// What the run did that the request may not expect, such as trades
+    /// closed by the default maximum holding.
     pub warnings: Vec<String>,
     /// Hourly backtests: entry times, `YYYY-MM-DDTHH:MM:SS`.
     #[serde(rename = "EntryTime", skip_serializing_if = "Option::is_none")]

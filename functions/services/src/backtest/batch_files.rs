@@ -79,10 +79,13 @@ pub fn table(paths: &[String], rows: &[BatchRow]) -> Vec<(String, Column)> {
         Column::Text(rows.iter().map(|r| r.symbol.clone()).collect()),
     ));
     for (k, m) in METRICS.iter().enumerate() {
-        cols.push((
-            m.to_string(),
-            Column::Number(rows.iter().map(|r| r.metric(k)).collect()),
-        ));
+        // Counts are integers here as in a single run's answer.
+        let column = if BatchRow::is_count(k) {
+            Column::Integer(rows.iter().map(|r| r.count(k)).collect())
+        } else {
+            Column::Number(rows.iter().map(|r| r.metric(k)).collect())
+        };
+        cols.push((m.to_string(), column));
     }
     cols.push((
         "error".into(),

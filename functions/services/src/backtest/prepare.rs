@@ -115,7 +115,7 @@ pub async fn prepare_with(
     let exit = block(&p.exit, &catalog, csv, &mut warnings, frequency)?;
     let exists = |r: Result<(), PortError>, field: String, missing: String| match r {
         Ok(()) => Ok(()),
-        Err(PortError::NotFound(_)) => Err(FieldError::new(field, missing).into()),
+        Err(PortError::NotFound(_)) => Err(crate::Error::Unknown(FieldError::new(field, missing))),
         Err(PortError::Invalid(m)) => Err(FieldError::new(field, m).into()),
         Err(e) => Err(crate::Error::Port(e)),
     };
@@ -123,7 +123,7 @@ pub async fn prepare_with(
         exists(
             market.daily(&p.symbol).await.map(|_| ()),
             "symbol".into(),
-            format!("'{}' has no price data", p.symbol),
+            format!("'{}' is not a known symbol", p.symbol),
         )?;
         if p.frequency == params::BtFrequency::Hourly {
             exists(
@@ -140,7 +140,7 @@ pub async fn prepare_with(
     exists(
         market.daily(&p.benchmark).await.map(|_| ()),
         "benchmark".into(),
-        format!("'{}' has no price data", p.benchmark),
+        format!("'{}' is not a known symbol", p.benchmark),
     )?;
     for c in entry.conditions.iter().chain(&exit.conditions) {
         if let Origin::Indicator(code) = &c.resolved.origin {

@@ -14,7 +14,7 @@ use engine::workspace::Workspace;
 use platform::PortError;
 use platform::marketdata::{IndicatorSeries, MarketData};
 use platform::worker::JobError;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -253,6 +253,10 @@ pub fn answer(prepared: &Prepared, planned: &Planned, report: &Report) -> Backte
             day(bars.time[bars.len() - 1])
         ));
     }
+    let defaults_applied = prepared.defaults_applied();
+    if let Some(w) = default_holding_warning(&defaults_applied, report) {
+        warnings.push(w);
+    }
     let m = &report.metrics;
     let entries: Vec<String> = report
         .trades
@@ -315,10 +319,30 @@ pub fn answer(prepared: &Prepared, planned: &Planned, report: &Report) -> Backte
         final_capital: p.capital * (1.0 + m.total_return / 100.0),
         benchmark: p.benchmark.clone(),
         benchmark_return: planned.benchmark_return,
+        defaults_applied,
         warnings,
         entry_time: intraday.then(|| times(|t| t.entry_bar)),
         exit_time: intraday.then(|| times(|t| t.exit_bar)),
     }
+}
+
+/// When the request left `risk_control` out and its default's maximum
+/// holding closed trades: how many, and what to send instead. The spec's
+/// default `//21` ends every trade after 21 bars, which a strategy with
+/// exit signals rarely means.
+pub fn default_holding_warning(defaults: &Map<String, Value>, report: &Report) -> Option<String> {
+    let default = defaults.get("risk_control")?.as_str()?;
+    let closed = report
+        .trades
+        .iter()
+        .filter(|t| t.reason == ExitReason::MaxHolding)
+        .count();
+    (closed > 0).then(|| {
+        format!(
+            "risk_control was not sent, and its default '{default}' closed {closed} of {} trades at the maximum holding; send risk_control '//' for no risk control, or the limits you mean",
+            report.trades.len()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -25,7 +25,12 @@ pub fn definition(account: &Account, url: &str) -> Result<Calculation> {
         .custom_indicators
         .iter()
         .find(|c| c.url == url)
-        .ok_or_else(|| Error::NotFound(format!("custom indicator '{url}' not found")))?;
+        .ok_or_else(|| {
+            Error::Unknown(crate::FieldError::new(
+                "url",
+                format!("'{url}' is not a known custom indicator"),
+            ))
+        })?;
     let stored = |what: &str, why: String| {
         Error::invalid("url", format!("custom indicator '{url}': {what} {why}"))
     };

@@ -36,8 +36,9 @@ async fn series_of<'a>(
 ) -> Result<(&'a IndicatorMeta, Readable)> {
     let m = indicator(account, c, code)?;
     if !m.intraday {
-        return Err(Error::NotFound(format!(
-            "symbol '{code}' has no intraday data"
+        return Err(Error::Unknown(crate::FieldError::new(
+            "symbol",
+            format!("'{code}' has no intraday data"),
         )));
     }
     let s = market.indicator_intraday(code).await?;

@@ -122,7 +122,10 @@ pub fn listing(
             let in_group =
                 |m: &IndicatorMeta| m.groups.iter().any(|g| g.eq_ignore_ascii_case(group));
             if !catalog.iter().any(|m| !m.internal && in_group(m)) {
-                return Err(Error::NotFound(format!("group '{group}' not found")));
+                return Err(Error::Unknown(crate::FieldError::new(
+                    "group",
+                    format!("'{group}' is not a known group"),
+                )));
             }
             catalog_list(
                 subscribed(account, catalog)
@@ -144,7 +147,7 @@ pub fn indicator<'a>(
     let m = catalog
         .iter()
         .find(|m| m.url == code && !m.internal)
-        .ok_or_else(|| Error::NotFound(format!("symbol '{code}' not found")))?;
+        .ok_or_else(|| Error::unknown_symbol("symbol", code))?;
     if !may_read(account, m) {
         return Err(Error::NotSubscribed(format!(
             "not subscribed to '{code}': add it to your selections or upgrade the data plan"

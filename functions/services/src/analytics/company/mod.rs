@@ -110,7 +110,7 @@ async fn known(market: &dyn MarketData, symbol: &str) -> Result<platform::market
         .iter()
         .find(|s| s.symbol == symbol)
         .cloned()
-        .ok_or_else(|| Error::NotFound(format!("unknown symbol '{symbol}'")))
+        .ok_or_else(|| Error::unknown_symbol("symbol", symbol))
 }
 
 fn json<T: serde::Serialize>(v: &T) -> String {
@@ -218,7 +218,7 @@ pub fn trading_stat(b: &Bars) -> TradingStat {
 async fn trading(market: &dyn MarketData, symbol: &str) -> Result<TradingStat> {
     let b = bars(market, symbol)
         .await?
-        .ok_or_else(|| Error::NotFound(format!("no prices for '{symbol}'")))?;
+        .ok_or_else(|| Error::unknown_symbol("symbol", symbol))?;
     Ok(trading_stat(&b))
 }
 

@@ -71,7 +71,7 @@ async fn series(
     symbol: &str,
     freq: engine::Frequency,
 ) -> Result<Arc<Bars>> {
-    let d = daily(market, symbol).await?;
+    let d = daily(market, "symbol", symbol).await?;
     Ok(match freq {
         engine::Frequency::Daily => d,
         f => Arc::new(d.resample(f)),
@@ -410,7 +410,7 @@ async fn universe_scan(
             match read {
                 Ok(bars) => loaded.push((symbol.clone(), bars)),
                 // A catalog symbol without prices is skipped, not fatal.
-                Err(Error::NotFound(_)) => {}
+                Err(Error::Unknown(_)) => {}
                 Err(e) => return Err(e),
             }
         }

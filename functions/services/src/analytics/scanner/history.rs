@@ -79,7 +79,7 @@ pub async fn backfill(
     if from > to {
         return Err(Error::invalid("from", format!("is after {to}")));
     }
-    let spx = crate::analytics::daily(market, BENCHMARK).await?;
+    let spx = crate::analytics::daily(market, "benchmark", BENCHMARK).await?;
     let calendar: Vec<NaiveDate> = (0..spx.len())
         .map(|i| spx.date(i))
         .filter(|d| from <= *d && *d <= to)

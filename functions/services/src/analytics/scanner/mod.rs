@@ -151,7 +151,7 @@ async fn known_ticker(market: &dyn MarketData, raw: &str) -> Result<String> {
     if market.symbols().await?.iter().any(|s| s.symbol == t) {
         Ok(t)
     } else {
-        Err(Error::NotFound(format!("ticker '{t}' not found")))
+        Err(Error::unknown_symbol("ticker", &t))
     }
 }
 

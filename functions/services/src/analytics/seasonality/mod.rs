@@ -97,7 +97,7 @@ impl Study {
                 format!("({start}) is after 'end_year' ({end})"),
             ));
         }
-        let bars = daily(market, &ticker).await?;
+        let bars = daily(market, "ticker", &ticker).await?;
         let series = Seasonal::new(
             bars.time.iter().map(|t| t.date()).collect(),
             bars.close.clone(),

@@ -286,6 +286,12 @@ pub struct BatchParams {
     /// does; the batch-file inbox does not yet).
     #[serde(default)]
     pub reserved: bool,
+    /// The defaults of 2.1 its strategies were given.
+    #[serde(default)]
+    pub defaults_applied: Map<String, Value>,
+    /// What the batch should know before reading its rows.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// A batch record's result once fanned out.
@@ -375,6 +381,12 @@ pub struct BatchStatus {
     pub created_at: String,
     /// Why the batch failed, when it did.
     pub error: Option<String>,
+    /// The defaults of 2.1 applied to at least one of its strategies (the
+    /// end date aside), with their values.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub defaults_applied: Map<String, Value>,
+    /// Such as strategies run with the default maximum holding.
+    pub warnings: Vec<String>,
     /// One row per strategy in batch order, once `SUCCESS`, when asked
     /// for ([`Rows::Read`]). Never part of the status answer: a finished
     /// batch's status stays small whatever its size, and its rows come from
@@ -430,6 +442,8 @@ pub async fn status(
             .format("%Y-%m-%dT%H:%M:%S%.6f")
             .to_string(),
         error: None,
+        defaults_applied: p.defaults_applied.clone(),
+        warnings: p.warnings.clone(),
         rows: None,
         statistics: None,
         walk_forward: None,

@@ -123,6 +123,20 @@ impl BatchRow {
         }
     }
 
+    /// Whether `METRICS[k]` counts (trades, sessions): an integer column.
+    pub fn is_count(k: usize) -> bool {
+        matches!(k, 0 | 9)
+    }
+
+    /// The count of `METRICS[k]` when it is one ([`Self::is_count`]).
+    pub fn count(&self, k: usize) -> Option<i64> {
+        match k {
+            0 => self.total_trades.map(|x| x as i64),
+            9 => self.drawdown_period.map(|x| x as i64),
+            _ => None,
+        }
+    }
+
     /// The metric of `METRICS[k]`.
     pub fn metric(&self, k: usize) -> Option<f64> {
         match k {

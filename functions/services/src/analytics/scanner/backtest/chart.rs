@@ -47,7 +47,7 @@ pub async fn chart(market: &dyn MarketData, result: &Value) -> Result<BTreeMap<S
     symbols.truncate(CHARTED_SYMBOLS);
     let mut out = BTreeMap::new();
     for (symbol, _) in symbols {
-        let bars = daily(market, &symbol).await?;
+        let bars = daily(market, "Symbol", &symbol).await?;
         let a = bars.time.partition_point(|t| t.date() < first);
         let b = bars.time.partition_point(|t| t.date() <= last);
         out.insert(

@@ -363,7 +363,7 @@ pub async fn sessions(
     market: &dyn MarketData,
     q: &ScannerBacktest,
 ) -> Result<(Arc<Bars>, std::ops::Range<usize>)> {
-    let spx = super::super::daily(market, BENCHMARK).await?;
+    let spx = super::super::daily(market, "benchmark", BENCHMARK).await?;
     let from = spx.time.partition_point(|t| t.date() < q.start);
     let to = spx.time.partition_point(|t| t.date() <= q.end);
     if from >= to {
