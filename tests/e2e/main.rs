@@ -39,6 +39,7 @@ mod scanner;
 mod scanner_backtest;
 mod screens;
 mod shapes;
+mod strict_inputs;
 mod submit_faults;
 mod usage;
 mod walk_forward;

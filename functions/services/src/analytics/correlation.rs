@@ -366,7 +366,11 @@ impl Study {
             Error::check_range("roll_window", q.roll_window.unwrap_or(21), 2, MAX_WINDOW)? as usize;
         let mut bars = Vec::with_capacity(symbols.len());
         for (k, s) in symbols.iter().enumerate() {
-            let field = if k == 0 { "benchmark" } else { "stock_comparison" };
+            let field = if k == 0 {
+                "benchmark"
+            } else {
+                "stock_comparison"
+            };
             bars.push(daily(market, field, s).await?);
         }
         let (dates, closes) = aligned(&bars, start, end);
