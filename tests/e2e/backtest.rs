@@ -213,14 +213,6 @@ async fn errors_of_section_seven() {
             "parameter 'start_date': must be a date YYYY-MM-DD, got '2020-02-30'",
         ),
         (
-            with(&["symbol"], json!("ZZZZ")),
-            "parameter 'symbol': 'ZZZZ' has no price data",
-        ),
-        (
-            with(&["benchmark"], json!("QQQQ")),
-            "parameter 'benchmark': 'QQQQ' has no price data",
-        ),
-        (
             with(&["frequency"], json!("Hourly")).pipe(|mut b| {
                 b["symbol"] = json!("TLT");
                 b
@@ -237,6 +229,19 @@ async fn errors_of_section_seven() {
         ),
         (json!([1, 2]), "parameter 'body': must be a JSON object"),
     ];
+    // An unknown symbol is a 404 naming its field.
+    for (field, name) in [("symbol", "ZZZZ"), ("benchmark", "QQQQ")] {
+        for path in ["/backtest/validate", "/backtest/start_backtest"] {
+            let (status, v) = s.post(path, DEMO, &with(&[field], json!(name))).await;
+            assert_eq!(status, 404, "{path}: {v}");
+            assert_eq!(
+                v["detail"],
+                format!("parameter '{field}': '{name}' is not a known symbol"),
+                "{path}"
+            );
+            assert_eq!(v["field"], field);
+        }
+    }
     for (body, want) in cases {
         for path in ["/backtest/validate", "/backtest/start_backtest"] {
             let (status, v) = s.post(path, DEMO, &body).await;

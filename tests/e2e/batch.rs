@@ -196,7 +196,10 @@ async fn batch_refusals_name_the_strategy_and_the_cap() {
         .await;
     assert_eq!(status, 400);
     assert!(
-        r["detail"].as_str().unwrap().contains("strategies[1]"),
+        r["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("parameter 'grid.risk_control': the value 'bad': "),
         "{r}"
     );
     // The trial plan's cap: 100 strategies.

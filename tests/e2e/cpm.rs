@@ -361,7 +361,10 @@ async fn hand_made_series_every_field() {
         ),
     ] {
         match (answer(md, Mode::Scan, body.clone()).await, field) {
-            (Err(services::Error::NotFound(m)), None) => assert!(m.contains("NOPE"), "{m}"),
+            (Err(services::Error::Unknown(f)), None) => {
+                assert_eq!(f.field, "symbol");
+                assert!(f.reason.contains("NOPE"), "{f}")
+            }
             (Err(services::Error::Invalid(f)), Some(want)) => {
                 assert_eq!(f.field, want, "{body}")
             }

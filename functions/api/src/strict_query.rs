@@ -37,22 +37,24 @@ fn declared() -> &'static HashMap<String, Vec<String>> {
     })
 }
 
-/// The parameters `method path` declares; a route the document leaves out
-/// (the documentation pages) declares none.
-fn parameters(method: &str, path: &str) -> &'static [String] {
+/// The parameters `method path` declares; `None` for a route the document
+/// leaves out (the documentation pages, the not-found answers of a
+/// service's unknown sub-paths), which reads no parameter.
+fn parameters(method: &str, path: &str) -> Option<&'static [String]> {
     let d = declared();
     let under_ws = format!("/ws{path}");
     [path, under_ws.as_str()]
         .iter()
         .find_map(|p| d.get(&format!("{method} {p}")))
-        .map_or(&[], Vec::as_slice)
+        .map(Vec::as_slice)
 }
 
 /// Middleware: 400 for the first query parameter the matched operation
 /// does not declare.
 pub async fn refuse_unknown(req: Request, next: Next) -> Response {
-    if let (Some(query), Some(path)) = (req.uri().query(), req.extensions().get::<MatchedPath>()) {
-        let known = parameters(req.method().as_str(), path.as_str());
+    if let (Some(query), Some(path)) = (req.uri().query(), req.extensions().get::<MatchedPath>())
+        && let Some(known) = parameters(req.method().as_str(), path.as_str())
+    {
         let unknown = form_urlencoded::parse(query.as_bytes())
             .map(|(name, _)| name)
             .find(|name| !known.iter().any(|k| k == name));

@@ -149,7 +149,7 @@ async fn backtest_router() {
     assert_eq!(status, 400);
     assert_eq!(
         body,
-        json!({"detail": "parameter 'limit': must be between 1 and 200, got 0"})
+        json!({"detail": "parameter 'limit': must be between 1 and 200, got 0", "field": "limit"})
     );
     let (status, body) = r
         .call(
@@ -197,7 +197,7 @@ async fn analytics_router() {
         (status, body),
         (
             400,
-            json!({"code": 400, "msg": "parameter 'start_date': is required", "data": null})
+            json!({"code": 400, "msg": "parameter 'start_date': is required", "data": null, "field": "start_date"})
         )
     );
     // Typed queries: a missing parameter, a value of the wrong type and one
@@ -217,9 +217,13 @@ async fn analytics_router() {
         ),
     ] {
         let (status, body) = r.get(path, Some(USER)).await;
+        let field = message.split('\'').nth(1).unwrap();
         assert_eq!(
             (status, body),
-            (400, json!({"code": 400, "msg": message, "data": null})),
+            (
+                400,
+                json!({"code": 400, "msg": message, "data": null, "field": field})
+            ),
             "{path}"
         );
     }
@@ -244,7 +248,7 @@ async fn analytics_router() {
             (status, body),
             (
                 400,
-                json!({"code": 400, "msg": "parameter 'corr_per': must be between 0 and 100, got 101", "data": null})
+                json!({"code": 400, "msg": "parameter 'corr_per': must be between 0 and 100, got 101", "data": null, "field": "corr_per"})
             ),
             "{path}"
         );
@@ -284,7 +288,7 @@ async fn data_router() {
         (status, body),
         (
             400,
-            json!({"error": "parameter 'days': 'abc' is not a positive integer", "status": 400})
+            json!({"error": "parameter 'days': 'abc' is not a positive integer", "status": 400, "field": "days"})
         )
     );
     let (status, body) = r.get("/ws/getAllSymbols", Some(USER)).await;

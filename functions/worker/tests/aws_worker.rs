@@ -196,7 +196,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         (t.status, t.error.as_deref()),
         (
             TaskStatus::Failed,
-            Some("parameter 'symbol': 'NOPE' has no price data")
+            Some("parameter 'symbol': 'NOPE' is not a known symbol")
         )
     );
 

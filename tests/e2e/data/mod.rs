@@ -383,7 +383,10 @@ async fn errors_trial_truncation_and_legacy_encoding() {
     let (status, body) = s.get("/ws/getSymbolData/NOPE_OPTIX", DEMO).await;
     assert_eq!(
         (status, body["error"].as_str()),
-        (404, Some("symbol 'NOPE_OPTIX' not found"))
+        (
+            404,
+            Some("parameter 'symbol': 'NOPE_OPTIX' is not a known symbol")
+        )
     );
     let (status, body) = s.get("/ws/getSymbolData/SPX_MODEL_SWING", LIGHT).await;
     assert_eq!(

@@ -27,6 +27,7 @@ use services::backtest::batch_files;
                 ("report" = (operation_id = "batch_report", parameters(("batch_id" = "$response.body#/task_id")))),
                 ("monte_carlo" = (operation_id = "batch_monte_carlo", parameters(("batch_id" = "$response.body#/task_id")))))),
         (status = 400, description = "An invalid strategy (its index and field named), a bad grid, or more strategies than the plan allows", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "A strategy's symbol or benchmark has no data; `field` names it (`strategies[2].symbol`)", body = crate::openapi::ErrorDetail),
         crate::openapi::BacktestAccess,
         crate::openapi::BacktestSubmitRefusals))]
 pub(crate) async fn submit_batch(Tenant { state, caller }: Tenant, sent: Submission) -> Reply {

@@ -58,6 +58,7 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
                 ("chart" = (operation_id = "backtest_chart", parameters(("task_id" = "$response.body#/task_id")))),
                 ("monte_carlo" = (operation_id = "backtest_monte_carlo", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "The symbol or benchmark has no data; `field` names it", body = crate::openapi::ErrorDetail),
         crate::openapi::BacktestSubmitRefusals,
         crate::openapi::BacktestAccess,
         (status = 503, description = "The task store is unavailable; nothing was queued", body = crate::openapi::ErrorDetail)))]
@@ -93,6 +94,7 @@ pub(crate) async fn start_backtest(
 #[utoipa::path(post, path = "/backtest/validate", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
     responses((status = 200, description = "Valid", body = crate::openapi::ValidateResponse),
         (status = 400, description = "Invalid; the message names the field", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "The symbol or benchmark has no data; `field` names it", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn validate(
     State(state): Shared,

@@ -226,6 +226,12 @@ fn common_responses(doc: &mut serde_json::Value) {
                 })
             };
             let mut common = vec![
+                (
+                    "400",
+                    body(
+                        "A query parameter the operation does not declare, or a value it cannot take; the message and `field` name it",
+                    ),
+                ),
                 ("414", body("The request target is longer than 8 KiB")),
                 ("431", body("More than 100 headers or 16 KiB of them")),
                 (

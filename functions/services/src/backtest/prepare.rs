@@ -104,6 +104,17 @@ pub async fn prepare_with(
     body: &Value,
     upload: Option<std::sync::Arc<super::csv::Upload>>,
 ) -> Result<Prepared> {
+    // A stored task names its upload beside the strategy's fields.
+    let stripped;
+    let body = match body.as_object() {
+        Some(o) if upload.is_some() && o.contains_key(super::UPLOAD_FIELD) => {
+            let mut o = o.clone();
+            o.remove(super::UPLOAD_FIELD);
+            stripped = Value::Object(o);
+            &stripped
+        }
+        _ => body,
+    };
     let parsed = params::parse_with(body, upload)?;
     let p = &parsed.params;
     let catalog = market.indicator_catalog().await?;
@@ -113,9 +124,14 @@ pub async fn prepare_with(
     let frequency = p.frequency.as_str();
     let entry = block(&p.entry, &catalog, csv, &mut warnings, frequency)?;
     let exit = block(&p.exit, &catalog, csv, &mut warnings, frequency)?;
+    // A missing symbol or benchmark is an unknown name (404); missing bars
+    // of another kind make the request invalid (400).
     let exists = |r: Result<(), PortError>, field: String, missing: String| match r {
         Ok(()) => Ok(()),
-        Err(PortError::NotFound(_)) => Err(crate::Error::Unknown(FieldError::new(field, missing))),
+        Err(PortError::NotFound(_)) if field == "symbol" || field == "benchmark" => {
+            Err(crate::Error::Unknown(FieldError::new(field, missing)))
+        }
+        Err(PortError::NotFound(_)) => Err(FieldError::new(field, missing).into()),
         Err(PortError::Invalid(m)) => Err(FieldError::new(field, m).into()),
         Err(e) => Err(crate::Error::Port(e)),
     };

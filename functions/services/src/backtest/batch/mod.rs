@@ -68,7 +68,7 @@ pub struct StrategyGrid {
     /// all to each value). Each combination must be a valid strategy. At
     /// most 16 keys, each at most 256 bytes linking at most 8 paths of at
     /// most 12 segments.
-    #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.period": ["20", "50"], "risk_control": ["//21", "-5/10/21"]}))]
+    #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"entry.condition.rule.comparison_value": ["30", "25"], "risk_control": ["//21", "-5/10/21"]}))]
     grid: Option<Value>,
     /// How the overfitting statistics are computed; `false` for none (no
     /// returns kept either).
