@@ -144,9 +144,6 @@ impl Modify for Shared {
             "basic",
             SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
         );
-        components
-            .schemas
-            .extend(services::backtest::schema::components());
     }
 }
 

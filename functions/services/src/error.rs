@@ -59,6 +59,17 @@ impl FieldError {
     pub fn from_serde<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> Self {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
+        // A part that checks itself (a rule block) names the field below it.
+        if let Some((field, reason)) = inner
+            .strip_prefix("parameter '")
+            .and_then(|rest| rest.split_once("': "))
+        {
+            let field = FieldError::new(field, reason);
+            return match path.as_str() {
+                "." => field,
+                p => field.within(p),
+            };
+        }
         if let Some((name, known)) = unknown_in(&inner, "unknown field `") {
             let at = match path.as_str() {
                 "." => name.to_string(),

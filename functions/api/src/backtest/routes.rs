@@ -50,7 +50,7 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
 }
 
 /// Submit a strategy: a task is created and queued.
-#[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
+#[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = services::backtest::request::Strategy,
     params(crate::openapi::IdempotencyKey),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
             links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))),
@@ -91,7 +91,7 @@ pub(crate) async fn start_backtest(
 }
 
 /// Check a strategy: the merged parameters and encoded signals, no task.
-#[utoipa::path(post, path = "/backtest/validate", tag = "backtest", request_body = services::backtest::schema::StrategyParams,
+#[utoipa::path(post, path = "/backtest/validate", tag = "backtest", request_body = services::backtest::request::Strategy,
     responses((status = 200, description = "Valid", body = crate::openapi::ValidateResponse),
         (status = 400, description = "Invalid; the message names the field", body = crate::openapi::ErrorDetail),
         (status = 404, description = "The symbol or benchmark has no data; `field` names it", body = crate::openapi::ErrorDetail),

@@ -11,10 +11,9 @@ pub mod indicators;
 pub mod monte_carlo;
 pub mod params;
 pub mod prepare;
+pub mod request;
 pub mod rules;
 pub mod run;
-#[cfg(feature = "openapi")]
-pub mod schema;
 pub mod signals;
 mod values;
 

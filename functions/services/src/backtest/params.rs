@@ -1,11 +1,10 @@
-//! StrategyParams (backtest-service 2.1-2.7): parsing with every default of
-//! the spec applied and reported. Errors name the field's path.
+//! StrategyParams (backtest-service 2.1-2.7): the typed request
+//! ([`super::request::Strategy`]) with every default of the spec applied and
+//! reported. Errors name the field's path.
 
-use super::rules::parse_block;
+use super::request::{Loose, Strategy};
 pub use super::rules::{ConditionSpec, QualifierSpec, RuleBlock, RuleSpec, RuleType, SignalRef};
-pub(super) use super::values::{
-    MAX_CAPITAL, MAX_COUNT, count, date, integer, known_fields, number, object, sent, text,
-};
+pub(super) use super::values::{MAX_CAPITAL, MAX_COUNT, date, integer, number, sent, text};
 use chrono::NaiveDate;
 use engine::backtest::{Direction, RiskControl, TradePrice};
 use serde_json::{Map, Value, json};
@@ -120,35 +119,6 @@ fn defaults() -> Vec<(&'static str, Value)> {
 
 /// Fields accepted without further semantics (the spec gives none beyond the
 /// default); a non-default value is kept in the echo and reported as ignored.
-/// Every field of a strategy (2.1, 2.8): any other is refused.
-pub const FIELDS: [&str; 25] = [
-    "symbol",
-    "name",
-    "description",
-    "benchmark",
-    "direction",
-    "frequency",
-    "strategy",
-    "model",
-    "capital",
-    "capital_alloc",
-    "commission",
-    "slippage",
-    "start_date",
-    "end_date",
-    "trade_price",
-    "risk_control",
-    "exclude_oo",
-    "market_environment",
-    "index_moving_average_slope",
-    "opted",
-    "win_rate",
-    "entry",
-    "exit",
-    "csv_mode",
-    "csv_data",
-];
-
 const INERT: [&str; 5] = [
     "exclude_oo",
     "market_environment",
@@ -212,11 +182,11 @@ pub fn parse_risk(s: &str) -> Result<RiskControl> {
 }
 
 /// The request's fields: each as given, else its default of 2.1.
-struct Fields<'a>(&'a Value);
+struct Fields<'a>(&'a Strategy);
 
 impl<'a> Fields<'a> {
     fn get(&self, k: &str) -> &'a Value {
-        given(self.0, k).unwrap_or_else(|| {
+        self.optional(k).unwrap_or_else(|| {
             &DEFAULTS
                 .iter()
                 .find(|(d, _)| *d == k)
@@ -225,17 +195,51 @@ impl<'a> Fields<'a> {
         })
     }
 
-    /// A required field.
-    fn required(&self, k: &str) -> Result<&'a Value> {
-        self.0
-            .get(k)
-            .ok_or_else(|| FieldError::new(k, "is required"))
-    }
-
     /// An optional field (null counts as not given).
     fn optional(&self, k: &str) -> Option<&'a Value> {
-        given(self.0, k)
+        let s = self.0;
+        let field = match k {
+            "name" => &s.name,
+            "benchmark" => &s.benchmark,
+            "direction" => &s.direction,
+            "frequency" => &s.frequency,
+            "strategy" => &s.strategy,
+            "model" => &s.model,
+            "capital" => &s.capital,
+            "capital_alloc" => &s.capital_alloc,
+            "commission" => &s.commission,
+            "slippage" => &s.slippage,
+            "start_date" => &s.start_date,
+            "end_date" => &s.end_date,
+            "trade_price" => &s.trade_price,
+            "risk_control" => &s.risk_control,
+            "exclude_oo" => &s.exclude_oo,
+            "market_environment" => &s.market_environment,
+            "index_moving_average_slope" => &s.index_moving_average_slope,
+            "opted" => &s.opted,
+            "win_rate" => &s.win_rate,
+            "csv_mode" => &s.csv_mode,
+            other => unreachable!("'{other}' is not a scalar field of a strategy"),
+        };
+        field.as_ref().map(|Loose(v)| v).filter(|v| !v.is_null())
     }
+}
+
+/// The typed request of `body` (a JSON object, duplicate keys resolved).
+/// CSV mode's rows are read by their own reader; the typed request only
+/// notes that they were sent.
+pub fn request(body: &Value) -> Result<Strategy> {
+    let Some(fields) = body.as_object() else {
+        return Err(FieldError::new("body", "must be a JSON object"));
+    };
+    let top: Map<String, Value> = fields
+        .iter()
+        .map(|(k, v)| match k.as_str() {
+            "csv_data" => (k.clone(), Value::Bool(true)),
+            _ => (k.clone(), v.clone()),
+        })
+        .collect();
+    crate::error::from_json(Value::Object(top))
 }
 
 /// Parses a request body (already decoded JSON, duplicate keys resolved).
@@ -250,23 +254,20 @@ pub fn parse_with(
     body: &Value,
     upload: Option<std::sync::Arc<super::csv::Upload>>,
 ) -> Result<Parsed> {
-    let Some(fields) = body.as_object() else {
-        return Err(FieldError::new("body", "must be a JSON object"));
-    };
-    known_fields(fields, "", &FIELDS)?;
-    let f = Fields(body);
-    let symbol = upper(text(f.required("symbol")?, "symbol")?);
+    let typed = request(body)?;
+    let f = Fields(&typed);
+    let symbol = upper(text(&typed.symbol.0, "symbol")?);
     if symbol.is_empty() {
         return Err(FieldError::new("symbol", "must not be empty"));
     }
-    let entry = parse_block(f.required("entry")?, "entry")?;
-    let exit = parse_block(f.required("exit")?, "exit")?;
+    let entry = typed.entry.rules();
+    let exit = typed.exit.rules();
     let (direction, frequency, trade_price) = trading(&f)?;
     let (capital, capital_alloc, commission, slippage) = money(&f)?;
     let (start_date, end_date) = period(&f)?;
     let risk = parse_risk(&text(f.get("risk_control"), "risk_control")?)?;
     let (strategy, model, mut warnings) = inert(&f)?;
-    let csv = csv_rows(&f, upload)?;
+    let csv = csv_rows(&f, body, upload)?;
     if exit.rule_type == RuleType::RiskControlOnly && risk == RiskControl::default() {
         warnings.push("the exit is RiskControlOnly and risk_control sets nothing: positions stay open until the end".into());
     }
@@ -428,10 +429,11 @@ fn inert(f: &Fields) -> Result<(String, String, Vec<String>)> {
 /// `csv_data` in the body.
 fn csv_rows(
     f: &Fields,
+    body: &Value,
     upload: Option<std::sync::Arc<super::csv::Upload>>,
 ) -> Result<Option<std::sync::Arc<super::csv::Upload>>> {
-    let csv_mode = match f.0.get("csv_mode") {
-        None | Some(Value::Null) => false,
+    let csv_mode = match f.optional("csv_mode") {
+        None => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
             return Err(FieldError::new(
@@ -446,9 +448,9 @@ fn csv_rows(
     if let Some(u) = upload {
         return Ok(Some(u));
     }
-    let data =
-        f.0.get("csv_data")
-            .ok_or_else(|| FieldError::new("csv_data", "is required when csv_mode is true"))?;
+    let data = body
+        .get("csv_data")
+        .ok_or_else(|| FieldError::new("csv_data", "is required when csv_mode is true"))?;
     Ok(Some(std::sync::Arc::new(super::csv::from_value(data)?)))
 }
 
@@ -520,8 +522,18 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         let cases: Vec<(Value, &str)> = vec![
-            (json!({"entry": {}, "exit": {}}), "'symbol': is required"),
-            (json!({"symbol": "A", "exit": {}}), "'entry': is required"),
+            (
+                json!({"entry": minimal()["entry"], "exit": {"rule_type": "RiskControlOnly"}}),
+                "'symbol': is required",
+            ),
+            (
+                json!({"symbol": "A", "entry": {}, "exit": {}}),
+                "'entry.rule_type': is required",
+            ),
+            (
+                json!({"symbol": "A", "exit": {"rule_type": "RiskControlOnly"}}),
+                "'entry': is required",
+            ),
             (
                 json!({"symbol": "A", "entry": {"rule_type": "Scoring", "condition": {"signal": {"name": "x"}, "rule": {"type_name": ">"}}}, "exit": {"rule_type": "RiskControlOnly"}}),
                 "'entry.condition': must be an array",

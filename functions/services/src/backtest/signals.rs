@@ -594,7 +594,7 @@ mod tests {
     #[cfg(feature = "openapi")]
     #[test]
     fn all_operator_codes() {
-        use crate::backtest::schema::{CONSECUTIVE, QUALIFIERS};
+        use crate::backtest::request::{CONSECUTIVE, QUALIFIERS};
         let names: Vec<&str> = [">", "=", "<", "CrossAbove", "CrossBelow"]
             .into_iter()
             .chain(QUALIFIERS)

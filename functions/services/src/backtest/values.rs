@@ -97,16 +97,3 @@ pub(super) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Val
     v.as_object()
         .ok_or_else(|| FieldError::new(path, "expected an object"))
 }
-
-/// Refuses a member of `o` that is not one of `known`, by its path below
-/// `path` and with the field meant when one is close.
-pub(super) fn known_fields(o: &Map<String, Value>, path: &str, known: &[&str]) -> Result<()> {
-    match o.keys().find(|k| !known.contains(&k.as_str())) {
-        None => Ok(()),
-        Some(k) if path.is_empty() => Err(FieldError::unknown(k.as_str(), known.iter().copied())),
-        Some(k) => Err(FieldError::unknown(
-            format!("{path}.{k}"),
-            known.iter().copied(),
-        )),
-    }
-}

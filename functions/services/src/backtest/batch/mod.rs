@@ -28,7 +28,7 @@ pub const MAX_SEGMENTS: usize = 12;
 #[cfg(feature = "openapi")]
 #[derive(ToSchema)]
 #[serde(untagged)]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::large_enum_variant)]
 pub enum BatchBody {
     List(StrategyList),
     Grid(StrategyGrid),
@@ -45,7 +45,7 @@ pub struct StrategyList {
     /// Strategies of backtest-service 2.1; at most the plan's batch size
     /// (pro 20,000, backtest 10,000, trial 100).
     #[schema(min_items = 1, max_items = 20000)]
-    strategies: Vec<super::schema::StrategyParams>,
+    strategies: Vec<super::request::Strategy>,
     /// How the overfitting statistics are computed; `false` for none (no
     /// returns kept either).
     statistics: Option<StatisticsSetting>,
@@ -61,7 +61,7 @@ pub struct StrategyList {
 pub struct StrategyGrid {
     /// A name to list the batch by.
     name: Option<String>,
-    strategy: super::schema::StrategyParams,
+    strategy: super::request::Strategy,
     /// Dotted field paths of `strategy` to non-empty lists of values; the
     /// batch is every combination (the first path varies slowest; a number
     /// in a path indexes a list; a key of comma-separated paths sets them
