@@ -205,6 +205,16 @@ impl TestServer {
             .await
     }
 
+    /// GET with Basic credentials; status and body as text, of any type.
+    pub async fn get_text(&self, path: &str, user: Option<(&str, &str)>) -> (u16, String) {
+        let mut req = reqwest::Client::new().get(self.url(path));
+        if let Some((u, p)) = user {
+            req = req.basic_auth(u, Some(p));
+        }
+        let resp = req.send().await.expect("request");
+        (resp.status().as_u16(), resp.text().await.unwrap())
+    }
+
     /// POST a JSON body with Basic credentials; returns status and JSON body.
     pub async fn post(
         &self,

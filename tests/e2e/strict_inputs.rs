@@ -30,6 +30,16 @@ fn sma(fast: Value, risk: Option<&str>) -> Value {
     s
 }
 
+/// Task ids for the operations' catalogue when no task is read.
+fn no_tasks() -> Ids {
+    Ids {
+        backtest: String::new(),
+        batch: String::new(),
+        cpm: String::new(),
+        scanner: String::new(),
+    }
+}
+
 /// The operations of the document that take a body, as `POST path`.
 fn body_operations() -> BTreeSet<String> {
     let doc: Value = serde_json::from_str(api::routes::document()).unwrap();
@@ -59,13 +69,7 @@ fn refusal(body: &Value) -> (Option<&str>, &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_documented_body_is_taken_and_an_unknown_field_in_it_refused() {
     let (s, _dir) = TestServer::fresh().await;
-    let none = || String::new();
-    let ids = Ids {
-        backtest: none(),
-        batch: none(),
-        cpm: none(),
-        scanner: none(),
-    };
+    let ids = no_tasks();
     let mut bodies: Vec<(String, String, Value)> = operations::operations(&ids)
         .into_iter()
         .filter_map(|op| Some((op.key.to_string(), op.path, op.body?)))
@@ -112,6 +116,30 @@ async fn every_documented_body_is_taken_and_an_unknown_field_in_it_refused() {
         "{} operations with a body, each refusing an unknown field",
         bodies.len()
     );
+    s.stop().await;
+}
+
+/// Every operation's documented query, as the operations' catalogue sends
+/// it (each parameter from the document), still answers 2xx: the rule
+/// refuses only what an operation does not declare.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_documented_query_is_still_taken() {
+    let (s, _dir) = TestServer::fresh().await;
+    let ids = no_tasks();
+    let mut queries = 0;
+    for op in operations::operations(&ids) {
+        if op.method != "GET" || op.key.contains("_id}") {
+            continue;
+        }
+        let (status, text) = s.get_text(&op.path, DEMO).await;
+        assert!(
+            (200..300).contains(&status) && !text.contains("unknown query parameter"),
+            "{}: {status} {text:.300}",
+            op.key
+        );
+        queries += usize::from(op.path.contains('?'));
+    }
+    assert!(queries >= 25, "{queries} operations sent a query");
     s.stop().await;
 }
 
@@ -390,6 +418,20 @@ async fn the_default_maximum_holding_is_reported_with_the_trades_it_closed() {
             .contains("risk_control was not sent"),
         "{explicit}"
     );
+    // A run on the caller's own bars (CSV mode) carries them too.
+    let mut own = sma(json!(10), None);
+    own["csv_mode"] = json!(true);
+    own["csv_data"] = json!((0..60)
+        .map(|d| {
+            let close = 100.0 + (d as f64 / 3.0).sin() * 5.0;
+            json!({"Date": chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap() + chrono::Days::new(d),
+                "Open": close, "High": close + 1.0, "Low": close - 1.0, "Close": close, "Volume": 1000})
+        })
+        .collect::<Vec<_>>());
+    own["start_date"] = json!("2024-01-01");
+    let csv = run(own).await;
+    assert_eq!(csv["defaults_applied"]["risk_control"], "//21", "{csv}");
+    assert_eq!(csv["defaults_applied"]["trade_price"], 2);
     // A batch says it too, before its rows.
     let (status, sub) = s
         .post(

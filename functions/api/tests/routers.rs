@@ -164,7 +164,7 @@ async fn backtest_router() {
         body["detail"]
             .as_str()
             .unwrap()
-            .contains("parameter 'symbol': is required"),
+            .contains("parameter 'entry.rule_type': is required"),
         "{body}"
     );
     let (status, body) = r.get("/nowhere", None).await;
