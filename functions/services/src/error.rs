@@ -70,6 +70,14 @@ impl FieldError {
                 p => field.within(p),
             };
         }
+        // serde names the Rust type it wanted; a client wrote an object.
+        let inner = match inner
+            .strip_prefix("invalid type: ")
+            .and_then(|rest| rest.split_once(", expected struct "))
+        {
+            Some((got, _)) => format!("expected an object, got {got}"),
+            None => inner,
+        };
         if let Some((name, known)) = unknown_in(&inner, "unknown field `") {
             let at = match path.as_str() {
                 "." => name.to_string(),

@@ -17,7 +17,7 @@ use super::rules::{
     ConditionSpec, MAX_CONDITIONS, QualifierSpec, RuleBlock, RuleSpec, RuleType, SignalRef,
 };
 use super::signals::{self, OpClass};
-use super::values::{count, number, object, text};
+use super::values::{count, number, text};
 use crate::error::FieldError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -573,6 +573,54 @@ impl TimeOrderBlock {
 
 // ---- conditions -----------------------------------------------------------
 
+/// A condition as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCondition {
+    signal: RawSignal,
+    rule: RawRule,
+    qualifier: Option<RawQualifier>,
+}
+
+/// A signal as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSignal {
+    #[serde(rename = "type")]
+    kind: Option<Loose>,
+    name: Loose,
+    params: Option<RawSignalParams>,
+}
+
+/// A signal's parameters as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSignalParams {
+    extreme_optimism: Option<Loose>,
+    extreme_pessimism: Option<Loose>,
+    period: Option<Loose>,
+}
+
+/// A rule as sent, with a qualifier written inside it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    comparison_type: Option<Loose>,
+    type_name: Loose,
+    comparison_value: Option<Loose>,
+    period: Option<Loose>,
+    qualifier: Option<RawQualifier>,
+}
+
+/// A qualifier as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQualifier {
+    comparison_operator: Loose,
+    calculation_period: Loose,
+    ma_type: Option<Loose>,
+}
+
 /// One condition of a rule block
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
@@ -627,28 +675,17 @@ impl StrategyCondition {
     /// A condition from its JSON at `at` (relative to the block, for
     /// errors); `path` is its path in the request, kept for later messages.
     fn read(v: &Value, at: &str, path: &str) -> Result<StrategyCondition> {
-        let o = object(v, at)?;
-        if let Some(k) = o
-            .keys()
-            .find(|k| !["signal", "rule", "qualifier"].contains(&k.as_str()))
-        {
-            return Err(FieldError::unknown(
-                format!("{at}.{k}"),
-                ["signal", "rule", "qualifier"],
-            ));
+        if !v.is_object() {
+            return Err(FieldError::new(at, "expected an object"));
         }
-        let signal = SignalData::read(
-            o.get("signal")
-                .ok_or_else(|| FieldError::required(format!("{at}.signal")))?,
-            &format!("{at}.signal"),
-        )?;
+        let raw: RawCondition = crate::error::from_json(v.clone()).map_err(|e| e.within(at))?;
+        let signal = SignalData::from_raw(raw.signal, &format!("{at}.signal"))?;
         let rp = format!("{at}.rule");
-        let raw_rule = o.get("rule").ok_or_else(|| FieldError::required(&rp))?;
-        let (rule, inner_qualifier) = RuleData::read(raw_rule, &rp)?;
+        let (rule, inner_qualifier) = RuleData::from_raw(raw.rule, &rp)?;
         // The qualifier sits beside the rule, or (in one example) inside it.
-        let qualifier = match (o.get("qualifier").filter(|q| !q.is_null()), inner_qualifier) {
-            (Some(q), _) => Some(Qualifier::read(q, &format!("{at}.qualifier"))?),
-            (None, Some(q)) => Some(Qualifier::read(&q, &format!("{rp}.qualifier"))?),
+        let qualifier = match (raw.qualifier, inner_qualifier) {
+            (Some(q), _) => Some(Qualifier::from_raw(q, &format!("{at}.qualifier"))?),
+            (None, Some(q)) => Some(Qualifier::from_raw(q, &format!("{rp}.qualifier"))?),
             (None, None) => None,
         };
         let path = path.to_string();
@@ -753,55 +790,33 @@ pub struct SignalExtremes {
 }
 
 impl SignalData {
-    fn read(v: &Value, path: &str) -> Result<SignalData> {
-        let o = object(v, path)?;
-        if let Some(k) = o
-            .keys()
-            .find(|k| !["type", "name", "params"].contains(&k.as_str()))
-        {
-            return Err(FieldError::unknown(
-                format!("{path}.{k}"),
-                ["type", "name", "params"],
-            ));
-        }
-        let name = o
-            .get("name")
-            .ok_or_else(|| FieldError::required(format!("{path}.name")))?;
-        let name = text(name, &format!("{path}.name"))?.trim().to_string();
+    fn from_raw(raw: RawSignal, path: &str) -> Result<SignalData> {
+        let name = text(&raw.name.0, &format!("{path}.name"))?
+            .trim()
+            .to_string();
         if name.is_empty() {
             return Err(FieldError::new(format!("{path}.name"), "must not be empty"));
         }
-        let kind = o
-            .get("type")
-            .filter(|t| !t.is_null())
-            .map(|t| text(t, &format!("{path}.type")))
+        let kind = raw
+            .kind
+            .map(|Loose(t)| text(&t, &format!("{path}.type")))
             .transpose()?;
-        let params = match o.get("params").filter(|p| !p.is_null()) {
+        let params = match raw.params {
             None => None,
             Some(p) => {
                 let at = format!("{path}.params");
-                let p = object(p, &at)?;
-                const KNOWN: [&str; 3] = ["extreme_optimism", "extreme_pessimism", "period"];
-                if let Some(k) = p.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-                    return Err(FieldError::unknown(format!("{at}.{k}"), KNOWN));
-                }
-                let extreme = |k: &str| {
-                    p.get(k)
-                        .map(|x| number(x, &format!("{at}.{k}")))
+                let extreme = |x: Option<Loose>, k: &str| {
+                    x.map(|Loose(x)| number(&x, &format!("{at}.{k}")))
                         .transpose()
                 };
                 let period_at = format!("{at}.period");
-                let period = p
-                    .get("period")
-                    .filter(|x| !x.is_null())
-                    .map(|x| count(x, &period_at))
-                    .transpose()?;
+                let period = p.period.map(|Loose(x)| count(&x, &period_at)).transpose()?;
                 if period == Some(0) {
                     return Err(FieldError::new(period_at, "must be at least 1"));
                 }
                 Some(SignalParams {
-                    extreme_optimism: extreme("extreme_optimism")?,
-                    extreme_pessimism: extreme("extreme_pessimism")?,
+                    extreme_optimism: extreme(p.extreme_optimism, "extreme_optimism")?,
+                    extreme_pessimism: extreme(p.extreme_pessimism, "extreme_pessimism")?,
                     period,
                 })
             }
@@ -1014,22 +1029,11 @@ pub struct RuleData {
 
 impl RuleData {
     /// The rule at `rp`, and a qualifier written inside it.
-    fn read(v: &Value, rp: &str) -> Result<(RuleData, Option<Value>)> {
-        let r = object(v, rp)?;
-        const KNOWN: [&str; 5] = [
-            "comparison_type",
-            "type_name",
-            "comparison_value",
-            "period",
-            "qualifier",
-        ];
-        if let Some(k) = r.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(FieldError::unknown(format!("{rp}.{k}"), KNOWN));
-        }
-        let comparison_type = match r.get("comparison_type").filter(|x| !x.is_null()) {
+    fn from_raw(raw: RawRule, rp: &str) -> Result<(RuleData, Option<RawQualifier>)> {
+        let comparison_type = match raw.comparison_type {
             None => "SV".to_string(),
-            Some(x) => {
-                let t = text(x, &format!("{rp}.comparison_type"))?
+            Some(Loose(x)) => {
+                let t = text(&x, &format!("{rp}.comparison_type"))?
                     .trim()
                     .to_ascii_uppercase();
                 if !["SV", "SVMA", "SVEMA", "MA"].contains(&t.as_str()) {
@@ -1041,17 +1045,12 @@ impl RuleData {
                 t
             }
         };
-        let type_name = text(
-            r.get("type_name")
-                .ok_or_else(|| FieldError::required(format!("{rp}.type_name")))?,
-            &format!("{rp}.type_name"),
-        )?
-        .trim()
-        .to_string();
-        let comparison_value = r
-            .get("comparison_value")
-            .filter(|x| !x.is_null())
-            .map(|x| text(x, &format!("{rp}.comparison_value")))
+        let type_name = text(&raw.type_name.0, &format!("{rp}.type_name"))?
+            .trim()
+            .to_string();
+        let comparison_value = raw
+            .comparison_value
+            .map(|Loose(x)| text(&x, &format!("{rp}.comparison_value")))
             .transpose()?;
         if let Some(cv) = &comparison_value
             && !cv.trim().is_empty()
@@ -1061,10 +1060,11 @@ impl RuleData {
                 &format!("{rp}.comparison_value"),
             )?;
         }
-        let period = r
-            .get("period")
-            .filter(|x| !x.is_null() && x.as_str() != Some(""))
-            .map(|x| count(x, &format!("{rp}.period")))
+        // An empty period is no period (forms send empty fields).
+        let period = raw
+            .period
+            .filter(|Loose(x)| x.as_str() != Some(""))
+            .map(|Loose(x)| count(&x, &format!("{rp}.period")))
             .transpose()?;
         if period == Some(0) {
             return Err(FieldError::new(
@@ -1084,7 +1084,7 @@ impl RuleData {
             comparison_value,
             period,
         };
-        Ok((rule, r.get("qualifier").filter(|q| !q.is_null()).cloned()))
+        Ok((rule, raw.qualifier))
     }
 
     fn spec(&self) -> RuleSpec {
@@ -1254,20 +1254,13 @@ pub struct Qualifier {
 }
 
 impl Qualifier {
-    fn read(v: &Value, path: &str) -> Result<Qualifier> {
-        let o = object(v, path)?;
-        const KNOWN: [&str; 3] = ["comparison_operator", "calculation_period", "ma_type"];
-        if let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(FieldError::unknown(format!("{path}.{k}"), KNOWN));
-        }
+    fn from_raw(raw: RawQualifier, path: &str) -> Result<Qualifier> {
         let operator = text(
-            o.get("comparison_operator")
-                .ok_or_else(|| FieldError::required(format!("{path}.comparison_operator")))?,
+            &raw.comparison_operator.0,
             &format!("{path}.comparison_operator"),
         )?;
         let period = count(
-            o.get("calculation_period")
-                .ok_or_else(|| FieldError::required(format!("{path}.calculation_period")))?,
+            &raw.calculation_period.0,
             &format!("{path}.calculation_period"),
         )?;
         if period == 0 {
@@ -1276,9 +1269,9 @@ impl Qualifier {
                 "must be at least 1",
             ));
         }
-        let ma_type = match o.get("ma_type").filter(|m| !m.is_null()) {
+        let ma_type = match raw.ma_type {
             None => "S".to_string(),
-            Some(m) => match text(m, &format!("{path}.ma_type"))?
+            Some(Loose(m)) => match text(&m, &format!("{path}.ma_type"))?
                 .to_ascii_uppercase()
                 .as_str()
             {
@@ -1463,3 +1456,86 @@ mod leaves {
 }
 #[cfg(feature = "openapi")]
 use leaves::*;
+
+#[cfg(all(test, feature = "openapi"))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use utoipa::PartialSchema;
+
+    fn schema_of<T: PartialSchema>() -> Value {
+        serde_json::to_value(T::schema()).unwrap()
+    }
+
+    #[test]
+    fn the_blocks_are_told_apart_by_rule_type_and_names_are_enumerated() {
+        let entry = schema_of::<EntryBlock>();
+        assert_eq!(entry["discriminator"]["propertyName"], "rule_type");
+        assert_eq!(entry["oneOf"].as_array().unwrap().len(), 3);
+        let exit = schema_of::<ExitBlock>();
+        assert_eq!(
+            exit["discriminator"]["mapping"]["RiskControlOnly"],
+            "#/components/schemas/RiskControlOnlyBlock"
+        );
+        let scoring = schema_of::<ScoringBlock>();
+        assert_eq!(
+            scoring["properties"]["rule_type"]["enum"],
+            json!(["Scoring"])
+        );
+        assert_eq!(scoring["additionalProperties"], json!(false));
+        // Every technical name the schemas offer resolves, and each is in
+        // exactly one of the periodic and fixed lists.
+        let names = |v: Value| -> Vec<String> {
+            serde_json::from_value(v["properties"]["name"]["enum"].clone()).unwrap()
+        };
+        let periodic = names(schema_of::<TechnicalSignal>());
+        let fixed = names(schema_of::<FixedTechnicalSignal>());
+        assert_eq!(periodic.len() + fixed.len(), signals::TECHNICALS.len());
+        for n in periodic
+            .iter()
+            .chain(&fixed)
+            .chain(&names(schema_of::<MovingAverageSignal>()))
+        {
+            assert!(signals::technical(n).is_some(), "{n}");
+        }
+        // What the schema requires, the reader requires.
+        let value_rule = schema_of::<ValueRule>();
+        assert_eq!(
+            value_rule["required"],
+            json!(["type_name", "comparison_value"])
+        );
+    }
+
+    #[test]
+    fn each_condition_takes_the_shape_of_its_comparison() {
+        let read = |c: Value| StrategyCondition::read(&c, "condition", "entry.condition");
+        let ma = json!({"signal": {"type": "Technical", "name": "Simple Moving Average"}, "rule": {"comparison_type": "MA", "type_name": "CrossAbove"}});
+        assert!(matches!(
+            read(ma).unwrap(),
+            StrategyCondition::MovingAverage(_)
+        ));
+        let qualified = json!({"signal": {"name": "S&P 500 Index Optix"}, "rule": {"type_name": "<", "comparison_value": 30, "qualifier": {"comparison_operator": "Range Rank", "calculation_period": "252"}}});
+        let StrategyCondition::Qualified(q) = read(qualified).unwrap() else {
+            panic!("a qualified condition");
+        };
+        assert_eq!(
+            (q.qualifier.calculation_period, q.qualifier.ma_type.as_str()),
+            (252, "S")
+        );
+        let plain = json!({"signal": {"type": "Symbol", "name": "Symbol Close"}, "rule": {"type_name": "All-time High"}});
+        let StrategyCondition::Signal(c) = read(plain).unwrap() else {
+            panic!("a plain condition");
+        };
+        assert!(matches!(c.signal, AnySignal::Symbol(_)) && matches!(c.rule, Rule::Extreme(_)));
+        let e = read(json!({"signal": {"name": "X"}, "rule": {"type_nam": ">"}})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter 'condition.rule.type_nam': unknown field (did you mean 'type_name'?)"
+        );
+        let e = read(json!({"signal": "X", "rule": {"type_name": ">"}})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter 'condition.signal': expected an object, got string \"X\""
+        );
+    }
+}

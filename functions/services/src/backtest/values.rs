@@ -3,7 +3,7 @@
 
 use super::params::{FieldError, Result};
 use chrono::NaiveDate;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The largest magnitude any number in a request may have: far beyond any
 /// price, capital or threshold, and small enough that sums and products of a
@@ -91,9 +91,4 @@ pub(super) fn text(v: &Value, path: &str) -> Result<String> {
 pub(super) fn date(v: &Value, path: &str) -> Result<NaiveDate> {
     let s = text(v, path)?;
     crate::dates::parse(&s).map_err(|why| FieldError::new(path, why))
-}
-
-pub(super) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
-    v.as_object()
-        .ok_or_else(|| FieldError::new(path, "expected an object"))
 }
