@@ -1,59 +1,74 @@
 //! Query parameters an operation does not declare are refused: a misspelt
 //! `start_yr` answers 400 naming it (and `start_year`, the one meant)
-//! instead of running with the default. The declared parameters are the
-//! served OpenAPI document's, so the rule holds on every route, the
+//! instead of running with the default. The declared parameters are those
+//! each route registered with its OpenAPI operation (the document is made
+//! of the same registrations), so the rule holds on every route, the
 //! document and the server cannot disagree, and a new parameter is taken
-//! once it is documented.
+//! once it is documented. The table is built with the routers, not on a
+//! request.
 
 use crate::error::ApiError;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::Arc;
+use utoipa::openapi::path::{Operation, ParameterIn};
 
-/// Query parameter names per `METHOD path` of the document.
-fn declared() -> &'static HashMap<String, Vec<String>> {
-    static DECLARED: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
-    DECLARED.get_or_init(|| {
-        let doc: serde_json::Value =
-            serde_json::from_str(crate::routes::document()).expect("the document is JSON");
+/// Query parameter names per `METHOD path` of some routes' operations.
+#[derive(Clone, Default)]
+pub struct Declared(Arc<HashMap<String, Vec<String>>>);
+
+impl Declared {
+    /// The query parameters `doc`'s operations declare.
+    pub fn of(doc: &utoipa::openapi::OpenApi) -> Self {
         let mut out = HashMap::new();
-        let paths = doc["paths"].as_object().into_iter().flatten();
-        for (path, item) in paths {
-            let operations = item.as_object().into_iter().flatten();
+        for (path, item) in &doc.paths.paths {
+            let common = item.parameters.iter().flatten();
+            let operations: [(&str, &Option<Operation>); 5] = [
+                ("GET", &item.get),
+                ("POST", &item.post),
+                ("PUT", &item.put),
+                ("DELETE", &item.delete),
+                ("PATCH", &item.patch),
+            ];
             for (method, op) in operations {
-                let names = op["parameters"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| p["in"] == "query")
-                    .filter_map(|p| p["name"].as_str().map(str::to_string))
+                let Some(op) = op else { continue };
+                let names = common
+                    .clone()
+                    .chain(op.parameters.iter().flatten())
+                    .filter(|p| p.parameter_in == ParameterIn::Query)
+                    .map(|p| p.name.clone())
                     .collect();
-                out.insert(format!("{} {path}", method.to_uppercase()), names);
+                out.insert(format!("{method} {path}"), names);
             }
         }
-        out
-    })
-}
+        Declared(Arc::new(out))
+    }
 
-/// The parameters `method path` declares; `None` for a route the document
-/// leaves out (the documentation pages, the not-found answers of a
-/// service's unknown sub-paths), which reads no parameter.
-fn parameters(method: &str, path: &str) -> Option<&'static [String]> {
-    let d = declared();
-    let under_ws = format!("/ws{path}");
-    [path, under_ws.as_str()]
-        .iter()
-        .find_map(|p| d.get(&format!("{method} {p}")))
-        .map(Vec::as_slice)
+    /// The parameters `method path` declares; `None` for a route these
+    /// operations leave out (the documentation pages, the not-found
+    /// answers of a service's unknown sub-paths), which reads none. The
+    /// data service is served under `/ws`, registered without it.
+    fn parameters(&self, method: &str, path: &str) -> Option<&[String]> {
+        let bare = path.strip_prefix("/ws").filter(|p| p.starts_with('/'));
+        [Some(path), bare]
+            .into_iter()
+            .flatten()
+            .find_map(|p| self.0.get(&format!("{method} {p}")))
+            .map(Vec::as_slice)
+    }
 }
 
 /// Middleware: 400 for the first query parameter the matched operation
 /// does not declare.
-pub async fn refuse_unknown(req: Request, next: Next) -> Response {
+pub async fn refuse_unknown(
+    State(declared): State<Declared>,
+    req: Request,
+    next: Next,
+) -> Response {
     if let (Some(query), Some(path)) = (req.uri().query(), req.extensions().get::<MatchedPath>())
-        && let Some(known) = parameters(req.method().as_str(), path.as_str())
+        && let Some(known) = declared.parameters(req.method().as_str(), path.as_str())
     {
         let unknown = form_urlencoded::parse(query.as_bytes())
             .map(|(name, _)| name)

@@ -8,6 +8,7 @@ pub mod usage;
 
 use crate::error::{ErrorStyle, render_errors};
 use crate::state::AppState;
+use crate::strict_query::Declared;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn_with_state, map_response_with_state};
@@ -39,7 +40,7 @@ fn gated(
     plan_check: bool,
     routes: OpenApiRouter<AppState>,
 ) -> Router {
-    let (routes, _) = routes.split_for_parts();
+    let (routes, api) = routes.split_for_parts();
     if !routes.has_routes() {
         return Router::new();
     }
@@ -56,15 +57,16 @@ fn gated(
             crate::auth::require,
         ))
         .with_state(state.clone());
-    limited(state, routes).layer(map_response_with_state(style, render_errors))
+    limited(state, routes, Declared::of(&api)).layer(map_response_with_state(style, render_errors))
 }
 
 /// The request limits, the refusal of undeclared query parameters and the
 /// panic guard, inside the error rendering so refusals and a panic's 500
 /// get the group's envelope. Extractors get the same body limit.
-pub(crate) fn limited(state: &AppState, routes: Router) -> Router {
+pub(crate) fn limited(state: &AppState, routes: Router, declared: Declared) -> Router {
     routes
-        .layer(axum::middleware::from_fn(
+        .layer(from_fn_with_state(
+            declared,
             crate::strict_query::refuse_unknown,
         ))
         .layer(axum::middleware::from_fn(crate::panics::catch))
@@ -81,24 +83,21 @@ fn public_routes() -> OpenApiRouter<AppState> {
 
 /// Public endpoints every group answers: `/health` and `/auth-info`.
 pub fn public(state: &AppState, style: ErrorStyle) -> Router {
-    let routes = public_routes()
-        .split_for_parts()
-        .0
-        .with_state(state.clone());
-    limited(state, routes).layer(map_response_with_state(style, render_errors))
+    let (routes, api) = public_routes().split_for_parts();
+    let routes = routes.with_state(state.clone());
+    limited(state, routes, Declared::of(&api)).layer(map_response_with_state(style, render_errors))
 }
 
 /// Backtest service (backtest-service.md), with its public tutorial and the
 /// API documentation.
 #[cfg(feature = "backtest")]
 pub fn backtest(state: &AppState) -> Router {
-    let public = crate::backtest::routes::public_routes()
-        .split_for_parts()
-        .0
+    let (public, api) = crate::backtest::routes::public_routes().split_for_parts();
+    let public = public
         .with_state(state.clone())
         .merge(crate::openapi::routes(served_document));
-    let public =
-        limited(state, public).layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
+    let public = limited(state, public, Declared::of(&api))
+        .layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
     let routes = crate::backtest::routes();
     protected(state, Service::Backtest, ErrorStyle::Backtest, routes)
         .merge(gated(
