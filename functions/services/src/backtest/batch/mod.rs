@@ -5,8 +5,8 @@
 //! a chunk's rows are its task's result, so a redelivered chunk replaces
 //! its rows rather than adding to them.
 
-use super::prepare::prepare;
 use crate::{Error, FieldError, Result};
+use check::sent;
 use platform::marketdata::MarketData;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -379,182 +379,6 @@ impl Expanded {
     }
 }
 
-/// Checks every strategy; the first invalid one names its index and field,
-/// or for a grid the path and value that made it invalid. A grid whose
-/// points are not all different strategies is refused, naming the path
-/// that changes nothing: its rows would repeat one strategy and the
-/// overfitting statistics would count the copies as trials.
-pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Defaults> {
-    // Fingerprint hash -> the first point with it.
-    let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-    let mut defaults = Defaults::default();
-    for i in 0..e.len() {
-        let s = e.strategy(i)?;
-        let prepared = prepare(market, &s).await.map_err(|err| match err {
-            Error::Invalid(f) => e.locate(i, f).into(),
-            Error::Unknown(f) => Error::Unknown(e.locate(i, f)),
-            other => other,
-        })?;
-        defaults.add(&prepared);
-        if e.base.is_none() {
-            continue;
-        }
-        let print = fingerprint(&prepared);
-        let Some(&j) = seen.get(&hash(&print)) else {
-            seen.insert(hash(&print), i);
-            continue;
-        };
-        // Equal hashes: compare the fingerprints themselves.
-        let earlier = prepare(market, &e.strategy(j)?).await?;
-        if fingerprint(&earlier) == print {
-            return Err(e.repeated(j, i).into());
-        }
-    }
-    Ok(defaults)
-}
-
-/// The defaults of 2.1 a batch's strategies were given, and how many
-/// strategies run with the default maximum holding.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Defaults {
-    /// Each default applied to at least one strategy (the end date aside:
-    /// it is the latest date in the data).
-    pub applied: Map<String, Value>,
-    /// Strategies that left `risk_control` out.
-    pub holding: usize,
-    pub strategies: usize,
-}
-
-impl Defaults {
-    fn add(&mut self, p: &super::prepare::Prepared) {
-        let applied = p.parsed.defaults_applied();
-        self.holding += usize::from(applied.contains_key("risk_control"));
-        self.strategies += 1;
-        self.applied.extend(applied);
-    }
-
-    /// The warning a batch carries when the default maximum holding is in
-    /// force: it closes every trade of those strategies after 21 bars.
-    pub fn warnings(&self) -> Vec<String> {
-        let Some(default) = self.applied.get("risk_control").and_then(Value::as_str) else {
-            return Vec::new();
-        };
-        vec![format!(
-            "risk_control was not sent for {} of {} strategies, and its default '{default}' closes their trades at the maximum holding; send risk_control '//' for no risk control, or the limits you mean",
-            self.holding, self.strategies
-        )]
-    }
-}
-
-fn hash(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
-}
-
-/// What a strategy's backtest depends on: its bars, account settings and
-/// compiled rules (not its name, the fields without effect, or a rule field
-/// its comparison does not read).
-fn fingerprint(p: &super::prepare::Prepared) -> String {
-    let s = p.params();
-    let block = |b: &super::prepare::Block| {
-        let conditions: Vec<String> = b
-            .conditions
-            .iter()
-            .map(|c| {
-                let r = &c.resolved;
-                format!(
-                    "{:?}/{}/{}/{:?}/{:?}",
-                    r.origin, r.optimism, r.pessimism, r.category, c.compiled
-                )
-            })
-            .collect();
-        format!(
-            "{:?}/{}/{:?}/{}/{conditions:?}",
-            b.rule_type, b.delay_bars, b.score_threshold, b.signals_in_market
-        )
-    };
-    let csv = s.csv.as_ref().map(|u| std::sync::Arc::as_ptr(u) as usize);
-    format!(
-        "{}|{}|{:?}|{:?}|{}|{}|{}|{}|{}|{}|{:?}|{:?}|{csv:?}|{}|{}",
-        s.symbol,
-        s.benchmark,
-        s.direction,
-        s.frequency,
-        s.capital,
-        s.capital_alloc,
-        s.commission,
-        s.slippage,
-        s.start_date,
-        p.end_date(),
-        s.trade_price,
-        s.risk,
-        block(&p.entry),
-        block(&p.exit),
-    )
-}
-
-impl Expanded {
-    /// A strategy's mistake, named where the caller made it: a list's
-    /// `strategies[i].field`; a grid's `grid.<path>` with the value that
-    /// made it invalid, or `strategy.field` when the base itself is wrong.
-    fn locate(&self, i: usize, f: FieldError) -> FieldError {
-        if self.base.is_none() {
-            return f.within(&format!("strategies[{i}]"));
-        }
-        for (key, value) in &self.varied[i] {
-            for path in key.split(',').map(str::trim) {
-                let inside = f.field.strip_prefix(path);
-                let reason = match inside {
-                    Some("") if f.reason.starts_with("unknown field") => f.reason.clone(),
-                    Some("") => format!("the value {}: {}", sent(value), f.reason),
-                    Some(rest) if rest.starts_with(['.', '[']) => {
-                        format!("the value {}: {}: {}", sent(value), f.field, f.reason)
-                    }
-                    _ => continue,
-                };
-                return FieldError::new(format!("grid.{key}"), reason);
-            }
-        }
-        if self.varied[i].is_empty() {
-            return f.within("strategy");
-        }
-        let point = serde_json::to_string(&self.varied[i]).unwrap_or_default();
-        FieldError::new(
-            format!("strategy.{}", f.field),
-            format!("{} (at the grid's point {point})", f.reason),
-        )
-    }
-
-    /// Points `j` and `i` (`j < i`) of a grid are one strategy: the first
-    /// path whose values differ between them changes nothing.
-    fn repeated(&self, j: usize, i: usize) -> FieldError {
-        let (a, b) = (&self.varied[j], &self.varied[i]);
-        let key = a
-            .iter()
-            .find(|(k, v)| b.get(*k) != Some(*v))
-            .map(|(k, _)| k.clone())
-            .unwrap_or_default();
-        FieldError::new(
-            format!("grid.{key}"),
-            format!(
-                "the values {} and {} give the same strategy (points {j} and {i} of the grid): the backtest does not read this path here, so its rows would repeat one strategy",
-                sent(&a[&key]),
-                sent(&b[&key]),
-            ),
-        )
-    }
-}
-
-/// A value as the caller wrote it, for messages.
-fn sent(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("'{s}'"),
-        other => other.to_string(),
-    }
-}
-
 /// A batch request made ready to submit: every strategy checked, the grid's
 /// paths named and its compute estimated, for the HTTP submit and the
 /// batch-file inbox alike.
@@ -581,11 +405,13 @@ pub async fn submission(
     })
 }
 
+mod check;
 mod jobs;
 mod rows;
 pub mod statistics;
 pub mod walk_forward;
 
+pub use check::{Defaults, check};
 pub use jobs::*;
 pub use rows::*;
 pub use statistics::{BatchStatistics, StatisticsParams, StatisticsSetting};
