@@ -205,14 +205,20 @@ impl TestServer {
             .await
     }
 
-    /// GET with Basic credentials; status and body as text, of any type.
-    pub async fn get_text(&self, path: &str, user: Option<(&str, &str)>) -> (u16, String) {
+    /// GET with Basic credentials; status and body, of any type.
+    pub async fn get_raw(&self, path: &str, user: Option<(&str, &str)>) -> (u16, bytes::Bytes) {
         let mut req = reqwest::Client::new().get(self.url(path));
         if let Some((u, p)) = user {
             req = req.basic_auth(u, Some(p));
         }
         let resp = req.send().await.expect("request");
-        (resp.status().as_u16(), resp.text().await.unwrap())
+        (resp.status().as_u16(), resp.bytes().await.unwrap())
+    }
+
+    /// [`Self::get_raw`] with the body as text.
+    pub async fn get_text(&self, path: &str, user: Option<(&str, &str)>) -> (u16, String) {
+        let (status, body) = self.get_raw(path, user).await;
+        (status, String::from_utf8_lossy(&body).into_owned())
     }
 
     /// POST a JSON body with Basic credentials; returns status and JSON body.

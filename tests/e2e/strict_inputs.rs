@@ -309,18 +309,9 @@ async fn integer_grid_values_and_counts_stay_integers_in_every_format() {
         .await
     );
     let results = |format: &'static str| {
-        let url = s.url(&format!("/backtest/batch/{id}/results?format={format}"));
-        async move {
-            reqwest::Client::new()
-                .get(url)
-                .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-                .send()
-                .await
-                .unwrap()
-                .bytes()
-                .await
-                .unwrap()
-        }
+        let path = format!("/backtest/batch/{id}/results?format={format}");
+        let s = &s;
+        async move { s.get_raw(&path, DEMO).await.1 }
     };
     let rows: Value = serde_json::from_slice(&results("json").await).unwrap();
     let trades: Vec<i64> = rows
