@@ -442,6 +442,39 @@ async fn marketlab_batch_run_writes_the_table() {
     assert_eq!(lines.len(), 5);
     assert!(lines[2].starts_with("1,10,//21,SPX,"), "{}", lines[2]);
     assert!(data.path().join("grid.results.parquet").exists());
+
+    // A grid of two chunks: the command line's statistics are the
+    // service's for the same batch, in the Parquet metadata and in the
+    // CSV's companion file.
+    let periods: Vec<String> = (5..305).map(|p| p.to_string()).collect();
+    let request = json!({"strategy": sma_strategy("20", "//"), "grid": {"entry.condition.rule.period": periods}});
+    let wide = data.path().join("wide.json");
+    std::fs::write(&wide, request.to_string()).unwrap();
+    run(&wide).await.unwrap();
+    let table = platform::marketdata::codec::from_parquet(
+        std::fs::read(data.path().join("wide.results.parquet"))
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    assert_eq!(table.num_rows(), 300);
+    let in_parquet: Value =
+        serde_json::from_str(&table.schema().metadata()["marketlab.statistics"]).unwrap();
+    let companion: Value =
+        serde_json::from_slice(&std::fs::read(data.path().join("wide.statistics.json")).unwrap())
+            .unwrap();
+    assert_eq!(in_parquet, companion);
+    let mut opts = Options::new(data.path().join("db.sqlite"));
+    opts.market_dir = data.path().join("market");
+    opts.scan.at_start = false;
+    let s = TestServer::start(opts).await;
+    let (status, sub) = s.post("/backtest/batch", DEMO, &request).await;
+    assert_eq!(status, 202, "{sub}");
+    let over_http = finished(&s, sub["task_id"].as_str().unwrap()).await;
+    assert_eq!(over_http["statistics"]["strategies"], 300);
+    assert!(over_http["statistics"]["overfitting"]["pbo"].is_number());
+    assert_eq!(in_parquet, over_http["statistics"]);
+    s.stop().await;
     let list = data.path().join("list.jsonl");
     std::fs::write(
         &list,

@@ -137,6 +137,7 @@ async fn sqlite_metering_of_a_known_mix() {
         webhooks: None,
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
+        batch_reads: Default::default(),
     };
     contract::metering::run_all(state).await;
 }

@@ -6,6 +6,7 @@ mod aws_faults;
 mod backtest;
 mod batch;
 mod batch_statistics;
+mod batch_waits;
 mod campaign;
 mod changes;
 mod company;

@@ -355,6 +355,7 @@ pub async fn bare_state(
         webhooks: None,
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
+        batch_reads: Default::default(),
     }
 }
 

@@ -19,9 +19,13 @@ pub struct Admitted<'a> {
     now: chrono::DateTime<chrono::Utc>,
 }
 
-/// A place for `kind` on the compute pool for the caller.
+/// A place for `kind` on the compute pool for the caller. The place is
+/// taken first, in memory: a flood past the caller's share is refused
+/// without a call to the quota store, whose connection every tenant's
+/// requests share.
 pub async fn admit<'a>(t: &'a Tenant, kind: &'static str) -> Result<Admitted<'a>, ApiError> {
     let account = &t.caller.0;
+    let place = t.state.compute.admit(&account.email)?;
     let now = chrono::Utc::now();
     // A millisecond is held while it runs: enough to refuse a caller whose
     // month is spent, and nothing to give back if the client leaves.
@@ -30,18 +34,12 @@ pub async fn admit<'a>(t: &'a Tenant, kind: &'static str) -> Result<Admitted<'a>
             .await
             .map_err(crate::auth::over_limit)?;
     }
-    match t.state.compute.admit(&account.email) {
-        Ok(place) => Ok(Admitted {
-            t,
-            kind,
-            place,
-            now,
-        }),
-        Err(r) => {
-            settle(t, kind, 0, now).await;
-            Err(r.into())
-        }
-    }
+    Ok(Admitted {
+        t,
+        kind,
+        place,
+        now,
+    })
 }
 
 impl Admitted<'_> {

@@ -24,6 +24,7 @@ pub mod routes;
 pub mod rows;
 pub mod serve;
 pub mod shape;
+pub mod shared_reads;
 pub mod state;
 pub mod strict_query;
 pub mod submit;

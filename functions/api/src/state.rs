@@ -34,6 +34,8 @@ pub struct AppState {
     pub compute: platform::pool::ComputePool,
     /// Long-polled status reads held at once, per tenant and overall.
     pub long_polls: platform::shares::Shares,
+    /// Batch status answers, built once per wake-up for all their waiters.
+    pub batch_reads: Arc<crate::shared_reads::SharedReads<crate::backtest::batch::Built>>,
 }
 
 /// Long-polls one tenant may hold at once (a notebook waiting on many

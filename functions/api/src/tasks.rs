@@ -4,11 +4,13 @@
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::Params;
+use crate::shared_reads::SharedReads;
 use crate::state::AppState;
 use axum::Json;
 use platform::tasks::{Page, Task, TaskFilter, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::Arc;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -115,9 +117,56 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
+    hold(state, tenant, id, query, |_| read(), ended).await
+}
+
+/// [`held`] with one read per wake-up for every waiter on `id`
+/// ([`SharedReads`]): a read that started after a waiter woke is its answer
+/// too.
+pub(crate) async fn held_shared<T, F, Fut>(
+    state: &AppState,
+    shared: &SharedReads<T>,
+    tenant: &str,
+    id: &str,
+    query: &Params,
+    read: F,
+    ended: fn(&T) -> bool,
+) -> Result<Arc<T>, ApiError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
+    let reader = shared.reader(tenant, id);
+    let reader = &reader;
+    hold(
+        state,
+        tenant,
+        id,
+        query,
+        |since| reader.read(shared, since, &read),
+        |t: &Arc<T>| ended(t),
+    )
+    .await
+}
+
+/// The long-poll of [`held`]: `read` is given the instant its answer must
+/// be fresh from (the request's arrival, then each wake-up).
+async fn hold<T, F, Fut>(
+    state: &AppState,
+    tenant: &str,
+    id: &str,
+    query: &Params,
+    mut read: F,
+    ended: impl Fn(&T) -> bool,
+) -> Result<T, ApiError>
+where
+    F: FnMut(tokio::time::Instant) -> Fut,
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
+    let arrived = tokio::time::Instant::now();
     let wait = wait_param(query)?;
     let (Some(wait), Ok(uuid)) = (wait.filter(|w| !w.is_zero()), Uuid::parse_str(id)) else {
-        return read().await;
+        return read(arrived).await;
     };
     // Refused, the connection closes too: a flood of refused long-polls
     // holds none.
@@ -125,20 +174,26 @@ where
         .long_polls
         .admit(tenant)
         .map_err(|r| ApiError::from(r).closing())?;
-    let deadline = tokio::time::Instant::now() + wait;
+    let deadline = arrived + wait;
     let ends = platform::tasks::finishes::finishes().subscribe(uuid);
+    let mut since = arrived;
     loop {
         // Armed before the read, so an end between the two still wakes it.
         let woken = ends.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
-        let now_read = read().await?;
+        let now_read = read(since).await?;
         let now = tokio::time::Instant::now();
         if ended(&now_read) || now >= deadline {
             return Ok(now_read);
         }
         let reread = state.limits.long_poll_reread;
-        let _ = tokio::time::timeout(reread.min(deadline - now), woken).await;
+        since = match tokio::time::timeout(reread.min(deadline - now), woken).await {
+            // What was stored by the announcement: a read started since
+            // (another waiter's) is fresh enough.
+            Ok(()) => ends.announced().unwrap_or_else(tokio::time::Instant::now),
+            Err(_) => tokio::time::Instant::now(),
+        };
     }
 }
 

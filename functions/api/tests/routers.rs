@@ -58,6 +58,7 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
         webhooks: Some(hooks),
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
+        batch_reads: Default::default(),
     }
 }
 

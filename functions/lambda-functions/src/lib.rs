@@ -43,6 +43,7 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         webhooks: wiring::webhooks(clients, names),
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
+        batch_reads: Default::default(),
     }
 }
 

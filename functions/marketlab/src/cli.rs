@@ -505,14 +505,37 @@ async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
             .progress_chars("=> "),
     );
     let started = std::time::Instant::now();
-    let rows = until_done(
-        batch::run_all(&market, &expanded, &progress),
+    // The chunks keep their returns where the service's would, in a blob
+    // store of their own (removed after), and the statistics are the
+    // service's computation over them.
+    let statistics = batch::StatisticsParams::of_request(&request);
+    let id = uuid::Uuid::new_v4().to_string();
+    let scratch = data_dir.join("batch-returns").join(&id);
+    let returns = platform::returns::ReturnStore::new(Arc::new(LocalDir::new(&scratch)));
+    let ran = until_done(
+        batch::run_chunks(
+            &market,
+            &expanded,
+            statistics.as_ref(),
+            &returns,
+            &id,
+            &progress,
+        ),
         &progress,
         |p| bar.set_position(p.get().into()),
     )
-    .await
-    .map_err(|e| anyhow::anyhow!("the batch stopped: {e}"))?;
+    .await;
     bar.finish_and_clear();
+    let ran_for = started.elapsed();
+    let stats = match (&ran, &statistics) {
+        (Ok(rows), Some(settings)) if rows.len() >= 2 => {
+            Some(batch::statistics::compute(&returns, &id, rows.len(), settings).await)
+        }
+        _ => None,
+    };
+    let _ = std::fs::remove_dir_all(&scratch);
+    let rows = ran.map_err(|e| anyhow::anyhow!("the batch stopped: {e}"))?;
+    let stats = stats.transpose()?;
     let paths: Vec<String> = expanded
         .varied
         .first()
@@ -522,16 +545,39 @@ async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
     let csv = base.with_extension("results.csv");
     let parquet = base.with_extension("results.parquet");
     std::fs::write(&csv, batch::to_csv(&paths, &rows))?;
-    let table = platform::marketdata::columns::to_parquet(batch_files::table(&paths, &rows))?;
+    let companion = base.with_extension("statistics.json");
+    if let Some(st) = &stats {
+        std::fs::write(&companion, serde_json::to_vec_pretty(st)?)?;
+    }
+    let table = platform::marketdata::columns::to_parquet_with(
+        batch_files::table(&paths, &rows),
+        batch_files::metadata(stats.as_ref()),
+    )?;
     std::fs::write(&parquet, table)?;
     let failed = rows.iter().filter(|r| r.error.is_some()).count();
     println!(
         "ran {} strategies ({failed} failed) in {:.1} s: {} and {}",
         rows.len(),
-        started.elapsed().as_secs_f64(),
+        ran_for.as_secs_f64(),
         csv.display(),
         parquet.display()
     );
+    if let Some(st) = &stats {
+        let dsr = st
+            .deflated_sharpe
+            .as_ref()
+            .and_then(|d| d.deflated_sharpe_ratio)
+            .map_or("-".to_string(), |d| format!("{d:.3}"));
+        let pbo = st
+            .overfitting
+            .as_ref()
+            .map_or("-".to_string(), |o| format!("{:.3}", o.pbo));
+        println!(
+            "statistics in {:.1} s: deflated Sharpe ratio {dsr}, probability of backtest overfitting {pbo}: {}",
+            (started.elapsed() - ran_for).as_secs_f64(),
+            companion.display()
+        );
+    }
     Ok(())
 }
 

@@ -273,6 +273,7 @@ pub async fn start(
         webhooks: Some(hooks.clone()),
         compute: Default::default(),
         long_polls: api::state::long_polls(&config.limits),
+        batch_reads: Default::default(),
     };
     let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
     let deps = WorkerDeps {

@@ -22,8 +22,11 @@ const SUCCESS: u16 = 211;
 pub(crate) async fn symbol_corr(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
     let request = fields.symbols_request()?;
     let place = crate::compute::admit(&t, "symbol_corr").await?;
-    let study = Study::load(&*t.state.market, &request).await?;
-    blocking_table(place, SUCCESS, &headers, move || corr::symbol_corr(study)).await
+    let inputs = Study::read(&*t.state.market, &request).await?;
+    blocking_table(place, SUCCESS, &headers, move || {
+        Ok(corr::symbol_corr(inputs.align()?))
+    })
+    .await
 }
 
 /// `POST /symbol_beta`: each comparison's rolling beta against the benchmark
@@ -35,8 +38,11 @@ pub(crate) async fn symbol_corr(t: Tenant, headers: HeaderMap, fields: Fields) -
 pub(crate) async fn symbol_beta(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
     let request = fields.symbols_request()?;
     let place = crate::compute::admit(&t, "symbol_beta").await?;
-    let study = Study::load(&*t.state.market, &request).await?;
-    blocking_table(place, SUCCESS, &headers, move || corr::symbol_beta(study)).await
+    let inputs = Study::read(&*t.state.market, &request).await?;
+    blocking_table(place, SUCCESS, &headers, move || {
+        Ok(corr::symbol_beta(inputs.align()?))
+    })
+    .await
 }
 
 /// `POST /asset_corr`: return correlations among the 18 cross-asset symbols
@@ -47,8 +53,11 @@ pub(crate) async fn symbol_beta(t: Tenant, headers: HeaderMap, fields: Fields) -
 pub(crate) async fn asset_corr(t: Tenant, fields: Fields) -> Reply {
     let request = fields.range_request()?;
     let place = crate::compute::admit(&t, "asset_corr").await?;
-    let study = AssetStudy::load(&*t.state.market, &request).await?;
-    blocking(place, SUCCESS, move || corr::asset_corr(study)).await
+    let inputs = AssetStudy::read(&*t.state.market, &request).await?;
+    blocking(place, SUCCESS, move || {
+        Ok(corr::asset_corr(inputs.align()?))
+    })
+    .await
 }
 
 /// `POST /pattern_corr`: similarity 0-100 of the comparison window's closes

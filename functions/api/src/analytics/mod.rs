@@ -131,9 +131,9 @@ fn envelope<T: Serialize>(code: u16, data: T) -> Reply {
 async fn blocking<T: Serialize + Send + 'static>(
     place: crate::compute::Admitted<'_>,
     code: u16,
-    f: impl FnOnce() -> T + Send + 'static,
+    f: impl FnOnce() -> services::Result<T> + Send + 'static,
 ) -> Reply {
-    place.run(move |_| envelope(code, f())).await?
+    place.run(move |_| envelope(code, f()?)).await?
 }
 
 /// [`blocking`] for an answer that is a table: as an Arrow stream when the
@@ -142,12 +142,12 @@ async fn blocking_table<T: Serialize + services::tables::Tabular + Send + 'stati
     place: crate::compute::Admitted<'_>,
     code: u16,
     headers: &axum::http::HeaderMap,
-    f: impl FnOnce() -> T + Send + 'static,
+    f: impl FnOnce() -> services::Result<T> + Send + 'static,
 ) -> Reply {
     let arrow = crate::arrow::wanted(headers);
     place
         .run(move |_| {
-            let answer = f();
+            let answer = f()?;
             if arrow {
                 crate::arrow::respond(&answer, &[("code", code.to_string())])
             } else {

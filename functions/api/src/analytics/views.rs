@@ -93,12 +93,10 @@ pub(crate) async fn correlation_view(State(state): Shared, raw: Params) -> Reply
         .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
         .collect();
     let request = Fields::from_json(Value::Object(fields)).symbols_request()?;
-    // Data too short for an answer is the endpoints' code 411, which the
-    // page shows where the chart would be; other mistakes stop here.
-    match correlation::Study::load(&*state.market, &request).await {
-        Ok(_) | Err(services::Error::Insufficient(_)) => {}
-        Err(e) => return Err(e.into()),
-    }
+    // Unknown tickers and bad fields stop here; data too short for an
+    // answer is the endpoints' code 411, which the page shows where the
+    // chart would be.
+    correlation::Study::read(&*state.market, &request).await?;
     let title = format!(
         "{} against {}",
         request.stock_comparison.join(", "),

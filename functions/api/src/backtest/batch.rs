@@ -65,16 +65,39 @@ async fn standing(
         (status = 400, description = "`wait` is not a number of seconds", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail)))]
-pub(crate) async fn batch_status(
-    t: Tenant,
-    Path(id): Path<String>,
-    query: Params,
-) -> Result<Json<BatchStatus>, ApiError> {
-    let read = || standing(&t.state, &t.caller, &id, batch::Rows::Skip);
-    let ended = |s: &BatchStatus| s.status == "SUCCESS" || s.status == "FAILED";
-    Ok(Json(
-        crate::tasks::held(&t.state, &t.caller.0.email, &id, &query, read, ended).await?,
-    ))
+pub(crate) async fn batch_status(t: Tenant, Path(id): Path<String>, query: Params) -> Reply {
+    let read = || async {
+        let status = standing(&t.state, &t.caller, &id, batch::Rows::Skip).await?;
+        let body = serde_json::to_vec(&status)
+            .map_err(|e| ApiError::from(platform::PortError::internal(e)))?;
+        Ok(Built {
+            status,
+            body: body.into(),
+        })
+    };
+    let ended = |b: &Built| b.status.status == "SUCCESS" || b.status.status == "FAILED";
+    let built = crate::tasks::held_shared(
+        &t.state,
+        &t.state.batch_reads,
+        &t.caller.0.email,
+        &id,
+        &query,
+        read,
+        ended,
+    )
+    .await?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        built.body.clone(),
+    )
+        .into_response())
+}
+
+/// A batch's status answer as built once for all who wait on it: the
+/// status and its JSON.
+pub struct Built {
+    pub status: BatchStatus,
+    pub body: bytes::Bytes,
 }
 
 /// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|arrow|json`:
@@ -153,6 +176,52 @@ pub(crate) async fn batch_results(
         )?,
         _ => crate::arrow::vary(Json(rows).into_response()),
     })
+}
+
+/// `GET /backtest/batch/{batch_id}/rows?cursor=&limit=`: the finished
+/// batch's rows a page at a time, in batch order (409 while it runs). A
+/// page reads only the chunks holding its rows, so a client walks a batch
+/// of any size with answers of a bounded size; the pages together are the
+/// results table.
+#[utoipa::path(get, path = "/backtest/batch/{batch_id}/rows", tag = "backtest", operation_id = "batch_rows",
+    params(("batch_id" = String, Path, description = "The batch's id"),
+        ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page; the first page without it", pattern = "^[0-9]{1,19}$"),
+        ("limit" = Option<u32>, Query, description = "Rows in the page: 1 to 10,000, 1,000 when absent", minimum = 1, maximum = 10000)),
+    responses((status = 200, description = "A page of rows", body = batch::RowsPage,
+            links(("next" = (operation_id = "batch_rows", parameters(("batch_id" = "$request.path.batch_id"), ("cursor" = "$response.body#/next_cursor")))))),
+        (status = 400, description = "A bad `cursor` or `limit`", body = crate::openapi::ErrorDetail),
+        (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
+        (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail),
+        (status = 409, description = "The batch has not finished", body = crate::openapi::ErrorDetail)))]
+pub(crate) async fn batch_rows(
+    Tenant { state, caller }: Tenant,
+    Path(id): Path<String>,
+    params: Params,
+) -> Result<Json<batch::RowsPage>, ApiError> {
+    let limit = params.int_in(
+        "limit",
+        batch::PAGE_ROWS as i64,
+        1,
+        batch::MAX_PAGE_ROWS as i64,
+    )? as usize;
+    let from = batch::cursor_start(params.get("cursor"))?;
+    let record = owned_task(&state, &caller, &id, &[TaskKind::BatchBacktest]).await?;
+    let Some(rows) = batch::rows_page(state.tasks.as_ref(), &record, from, limit).await? else {
+        let s = batch::status(state.tasks.as_ref(), None, &record, batch::Rows::Skip).await?;
+        return Err(ApiError::new(
+            409,
+            format!(
+                "batch '{id}' is {} ({} of {} done); its rows come when it finishes",
+                s.status, s.done, s.total
+            ),
+        ));
+    };
+    let total = record
+        .params
+        .get("total")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or_default() as usize;
+    Ok(Json(batch::RowsPage::new(rows, from, total)))
 }
 
 /// `GET /backtest/batches`: the caller's batches, newest first.

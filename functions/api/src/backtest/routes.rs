@@ -33,6 +33,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(documented!(super::batch::submit_batch))
         .routes(documented!(super::batch::batch_status))
         .routes(documented!(super::batch::batch_results))
+        .routes(documented!(super::batch::batch_rows))
         .routes(documented!(super::batch::batches))
         .routes(documented!(super::report::backtest_report))
         .routes(documented!(super::report::backtest_chart))

@@ -244,27 +244,38 @@ impl TaskStore for SqliteTaskStore {
     async fn finish(&self, id: Uuid, done: Finished) -> PortResult<Option<Task>> {
         let (attempt, outcome, now) = (done.attempt, done.outcome, done.at);
         let id = id.to_string();
-        let (status, result, error) = match outcome {
-            Outcome::Success(v) => ("SUCCESS", Some(v.to_string()), None),
-            Outcome::Failed(m) => ("FAILED", None, Some(m)),
+        let (status, kept, result, error) = match outcome {
+            Outcome::Success(v) => {
+                let text = v.to_string();
+                ("SUCCESS", Some(v), Some(text), None)
+            }
+            Outcome::Failed(m) => ("FAILED", None, None, Some(m)),
         };
         let now_s = fmt_time(now);
-        self.db
+        // The stored task comes back from the update itself, its result the
+        // value just written rather than its text parsed again (a batch
+        // chunk's rows): the outcome is announced that much sooner.
+        let stored = self
+            .db
             .run(move |c| {
-                let changed = c
-                    .prepare_cached(
-                        "UPDATE tasks SET status = ?3, result = ?4, error = ?5, finished_at = ?6,
+                c.prepare_cached(
+                    "UPDATE tasks SET status = ?3, result = ?4, error = ?5, finished_at = ?6,
                          lease_until = NULL, progress = NULL
-                     WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2",
-                    )?
-                    .execute(params![id, attempt, status, result, error, now_s])?;
-                if changed == 1 {
-                    select_one(c, &id)
-                } else {
-                    Ok(None)
-                }
+                     WHERE id = ?1 AND status = 'RUNNING' AND attempts = ?2
+                     RETURNING id, owner, kind, status, params, NULL, error, attempts,
+                         created_at, started_at, finished_at, lease_until, progress",
+                )?
+                .query_row(
+                    params![id, attempt, status, result, error, now_s],
+                    row_to_task,
+                )
+                .optional()
             })
-            .await
+            .await?;
+        Ok(stored.map(|task| Task {
+            result: kept,
+            ..task
+        }))
     }
 
     async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError> {

@@ -330,8 +330,20 @@ pub struct Study {
     window: usize,
 }
 
+/// What a [`Study`] is built from: the request's checked symbols, range
+/// and window and their stored bars. Reading them waits on storage; aligning
+/// them ([`StudyInputs::align`]) is CPU work, done where the answer is
+/// computed (the compute pool), not where requests are read.
+pub struct StudyInputs {
+    symbols: Vec<String>,
+    bars: Vec<Arc<Bars>>,
+    start: NaiveDate,
+    end: NaiveDate,
+    window: usize,
+}
+
 impl Study {
-    pub async fn load(market: &dyn MarketData, q: &SymbolsRequest) -> Result<Study> {
+    pub async fn read(market: &dyn MarketData, q: &SymbolsRequest) -> Result<StudyInputs> {
         let benchmark = ticker(&q.benchmark);
         if benchmark.is_empty() {
             return Err(Error::invalid("benchmark", "is required"));
@@ -373,6 +385,26 @@ impl Study {
             };
             bars.push(daily(market, field, s).await?);
         }
+        Ok(StudyInputs {
+            symbols,
+            bars,
+            start,
+            end,
+            window,
+        })
+    }
+}
+
+impl StudyInputs {
+    /// The symbols' common sessions in range and their returns.
+    pub fn align(self) -> Result<Study> {
+        let StudyInputs {
+            symbols,
+            bars,
+            start,
+            end,
+            window,
+        } = self;
         let (dates, closes) = aligned(&bars, start, end);
         if dates.len() < window + 1 {
             return Err(Error::Insufficient(format!(
@@ -436,8 +468,17 @@ pub struct AssetStudy {
     closes: Vec<Vec<f64>>,
 }
 
+/// What an [`AssetStudy`] is built from: the range and the cross-asset
+/// symbols present in the store, read; aligned on the compute pool.
+pub struct AssetInputs {
+    present: Vec<String>,
+    bars: Vec<Arc<Bars>>,
+    start: NaiveDate,
+    end: NaiveDate,
+}
+
 impl AssetStudy {
-    pub async fn load(market: &dyn MarketData, q: &RangeRequest) -> Result<AssetStudy> {
+    pub async fn read(market: &dyn MarketData, q: &RangeRequest) -> Result<AssetInputs> {
         let (start, end) = range(q.start_date, q.end_date)?;
         let (mut present, mut bars) = (Vec::new(), Vec::new());
         for a in ASSETS {
@@ -450,6 +491,24 @@ impl AssetStudy {
                 Err(e) => return Err(e.into()),
             }
         }
+        Ok(AssetInputs {
+            present,
+            bars,
+            start,
+            end,
+        })
+    }
+}
+
+impl AssetInputs {
+    /// The assets' common sessions in range and their closes.
+    pub fn align(self) -> Result<AssetStudy> {
+        let AssetInputs {
+            present,
+            bars,
+            start,
+            end,
+        } = self;
         let (dates, closes) = aligned(&bars, start, end);
         if present.len() < 2 || dates.len() < 3 {
             return Err(Error::Insufficient(format!(

@@ -97,8 +97,14 @@ pub fn table(paths: &[String], rows: &[BatchRow]) -> Vec<(String, Column)> {
 /// The table's metadata: the batch's statistics as JSON, under
 /// `marketlab.statistics` (Parquet and Arrow schema metadata).
 pub fn summary(s: &batch::BatchStatus) -> std::collections::HashMap<String, String> {
-    s.statistics
-        .as_ref()
+    metadata(s.statistics.as_ref())
+}
+
+/// The metadata of a table with `statistics`.
+pub fn metadata(
+    statistics: Option<&batch::BatchStatistics>,
+) -> std::collections::HashMap<String, String> {
+    statistics
         .and_then(|st| serde_json::to_string(st).ok())
         .map(|json| (STATISTICS_KEY.to_string(), json))
         .into_iter()

@@ -214,19 +214,52 @@ pub async fn run_strategies(
     .map_err(|e| JobError::Permanent(format!("internal error while running the batch: {e}")))
 }
 
-/// Runs every strategy of a batch here (the command line's batch).
-pub async fn run_all(
+/// Runs every strategy of a batch here (the command line's batch) as the
+/// workers run it: in chunks of [`CHUNK`], as many at once as there are
+/// cores, each keeping its returns in `returns` under `batch` as a chunk
+/// job does, so the statistics that follow are the service's own
+/// ([`super::statistics::compute`]). Without `statistics` nothing is kept.
+pub async fn run_chunks(
     market: &dyn MarketData,
     e: &Expanded,
+    statistics: Option<&super::StatisticsParams>,
+    returns: &ReturnStore,
+    batch: &str,
     progress: &Progress,
 ) -> Result<Vec<BatchRow>, JobError> {
-    let items = (0..e.len())
-        .map(|k| Ok((k, e.strategy(k)?, e.varied[k].clone())))
-        .collect::<Result<_, crate::FieldError>>()
-        .map_err(|e| JobError::Permanent(e.to_string()))?;
-    Ok(run_strategies(market, items, Keep::default(), progress)
-        .await?
-        .rows)
+    use futures::StreamExt;
+    let keep = Keep {
+        blocks: statistics.map_or(0, |s| s.blocks),
+        raw: statistics.is_some() && !e.same_bars(),
+        walk_forward: None,
+    };
+    let total = e.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let parallel = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunks = futures::stream::iter((0..total).step_by(CHUNK).map(|first| {
+        let done = &done;
+        async move {
+            let items = (first..(first + CHUNK).min(total))
+                .map(|k| Ok((k, e.strategy(k)?, e.varied[k].clone())))
+                .collect::<Result<Vec<Item>, crate::FieldError>>()
+                .map_err(|e| JobError::Permanent(e.to_string()))?;
+            let n = items.len();
+            let ran = run_strategies(market, items, keep, &Progress::default()).await?;
+            if keep.blocks > 0 || keep.raw {
+                returns.put(batch, first, ran.returns).await?;
+            }
+            let finished = done.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+            progress.steps(finished, total);
+            Ok::<_, JobError>(ran.rows)
+        }
+    }))
+    .buffered(parallel);
+    let mut rows = Vec::with_capacity(total);
+    futures::pin_mut!(chunks);
+    while let Some(chunk) = chunks.next().await {
+        rows.extend(chunk?);
+    }
+    Ok(rows)
 }
 
 /// Runs batch chunks on the workers, keeping their returns for the batch's statistics.
@@ -475,28 +508,7 @@ pub async fn status(
     }
     let mut rows: Vec<BatchRow> = Vec::new();
     for id in fanned.chunks.into_iter().filter(|_| read == Rows::Read) {
-        let chunk = tasks
-            .get(id)
-            .await?
-            .ok_or_else(|| platform::PortError::internal(format!("chunk {id} vanished")))?;
-        match chunk.status {
-            TaskStatus::Success => {
-                let r: ChunkResult = serde_json::from_value(chunk.result.unwrap_or_default())
-                    .map_err(|e| platform::PortError::fault("chunk result", e))?;
-                rows.extend(r.rows);
-            }
-            _ => {
-                let c: ChunkParams = serde_json::from_value(chunk.params)
-                    .map_err(|e| platform::PortError::fault("chunk", e))?;
-                let why = chunk.error.unwrap_or_else(|| "the chunk failed".into());
-                rows.extend(
-                    c.varied
-                        .into_iter()
-                        .enumerate()
-                        .map(|(k, v)| BatchRow::failed(c.first + k, v, why.clone())),
-                );
-            }
-        }
+        rows.extend(chunk_rows(tasks, id).await?);
     }
     rows.sort_by_key(|r| r.index);
     if let Some(store) = returns {
@@ -522,4 +534,75 @@ pub async fn status(
     s.status = "SUCCESS";
     s.rows = (read == Rows::Read).then_some(rows);
     Ok(s)
+}
+
+/// A finished chunk's rows: its result's, or one row per strategy with the
+/// chunk's error when it failed for good.
+async fn chunk_rows(
+    tasks: &dyn platform::tasks::TaskStore,
+    id: uuid::Uuid,
+) -> Result<Vec<BatchRow>, platform::PortError> {
+    use platform::tasks::TaskStatus;
+    let chunk = tasks
+        .get(id)
+        .await?
+        .ok_or_else(|| platform::PortError::internal(format!("chunk {id} vanished")))?;
+    Ok(match chunk.status {
+        TaskStatus::Success => {
+            let r: ChunkResult = serde_json::from_value(chunk.result.unwrap_or_default())
+                .map_err(|e| platform::PortError::fault("chunk result", e))?;
+            r.rows
+        }
+        _ => {
+            let c: ChunkParams = serde_json::from_value(chunk.params)
+                .map_err(|e| platform::PortError::fault("chunk", e))?;
+            let why = chunk.error.unwrap_or_else(|| "the chunk failed".into());
+            c.varied
+                .into_iter()
+                .enumerate()
+                .map(|(k, v)| BatchRow::failed(c.first + k, v, why.clone()))
+                .collect()
+        }
+    })
+}
+
+/// Rows of a finished batch from index `from`, at most `limit` of them, in
+/// batch order: only the chunks holding them are read (a chunk holds the
+/// [`CHUNK`] rows from its number times [`CHUNK`]). `None` while the
+/// batch has not finished; an empty page past its end.
+pub async fn rows_page(
+    tasks: &dyn platform::tasks::TaskStore,
+    record: &Task,
+    from: usize,
+    limit: usize,
+) -> Result<Option<Vec<BatchRow>>, platform::PortError> {
+    use platform::tasks::TaskStatus;
+    if record.status != TaskStatus::Success {
+        return Ok(None);
+    }
+    let p: BatchParams = serde_json::from_value(record.params.clone())
+        .map_err(|e| platform::PortError::fault("batch record", e))?;
+    let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
+        .map_err(|e| platform::PortError::fault("batch record", e))?;
+    let standing = tasks.statuses(&fanned.chunks).await?;
+    if standing
+        .iter()
+        .any(|st| !st.is_some_and(TaskStatus::is_finished))
+    {
+        return Ok(None);
+    }
+    let to = from.saturating_add(limit).min(p.total);
+    let mut rows = Vec::with_capacity(to.saturating_sub(from));
+    if from < to {
+        for &id in &fanned.chunks[from / CHUNK..to.div_ceil(CHUNK)] {
+            rows.extend(
+                chunk_rows(tasks, id)
+                    .await?
+                    .into_iter()
+                    .filter(|r| (from..to).contains(&r.index)),
+            );
+        }
+    }
+    rows.sort_by_key(|r| r.index);
+    Ok(Some(rows))
 }

@@ -51,6 +51,48 @@ pub struct BatchRow {
     pub time_in_market: Option<f64>,
 }
 
+/// A page of a finished batch's rows (`GET /backtest/batch/{id}/rows`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct RowsPage {
+    /// Rows in batch order, as the results table has them.
+    pub rows: Vec<BatchRow>,
+    /// The `cursor` of the next page; `null` after the last.
+    pub next_cursor: Option<String>,
+    /// Rows of the batch, over all pages.
+    pub total: usize,
+}
+
+/// Rows a page holds when the request does not say, and at most.
+pub const PAGE_ROWS: usize = 1_000;
+pub const MAX_PAGE_ROWS: usize = 10_000;
+
+/// Where a page starts: the `cursor` a page gave (the index of its next
+/// row, as text; clients pass it back unread), or the first row.
+pub fn cursor_start(cursor: Option<&str>) -> Result<usize, crate::Error> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            crate::Error::invalid(
+                "cursor",
+                format!("'{c}' is not a cursor this batch gave; start without one"),
+            )
+        }),
+    }
+}
+
+impl RowsPage {
+    /// The page of `rows` read from `from`, of a batch of `total` rows.
+    pub fn new(rows: Vec<BatchRow>, from: usize, total: usize) -> RowsPage {
+        let next = from + rows.len();
+        RowsPage {
+            next_cursor: (!rows.is_empty() && next < total).then(|| next.to_string()),
+            rows,
+            total,
+        }
+    }
+}
+
 /// The metric columns of a row, in order, as the CSV and Parquet tables name them.
 pub const METRICS: [&str; 14] = [
     "Total Trades",
