@@ -13,6 +13,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use tokio::time::Instant;
 
+/// A status answer as built once for all who wait on it: its JSON, and
+/// whether what it describes has ended (the waiting stops).
+pub struct Built {
+    pub body: bytes::Bytes,
+    pub ended: bool,
+}
+
 /// Entries kept before dead ones are swept out.
 const SWEEP_AT: usize = 4096;
 

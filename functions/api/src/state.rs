@@ -35,7 +35,7 @@ pub struct AppState {
     /// Long-polled status reads held at once, per tenant and overall.
     pub long_polls: platform::shares::Shares,
     /// Batch status answers, built once per wake-up for all their waiters.
-    pub batch_reads: Arc<crate::shared_reads::SharedReads<crate::backtest::batch::Built>>,
+    pub batch_reads: Arc<crate::shared_reads::SharedReads<crate::shared_reads::Built>>,
 }
 
 /// Long-polls one tenant may hold at once (a notebook waiting on many

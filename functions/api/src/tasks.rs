@@ -4,13 +4,11 @@
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::Params;
-use crate::shared_reads::SharedReads;
 use crate::state::AppState;
 use axum::Json;
 use platform::tasks::{Page, Task, TaskFilter, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::Arc;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -121,17 +119,18 @@ where
 }
 
 /// [`held`] with one read per wake-up for every waiter on `id`
-/// ([`SharedReads`]): a read that started after a waiter woke is its answer
+/// ([`crate::shared_reads::SharedReads`]): a read that started after a waiter woke is its answer
 /// too.
+#[cfg(feature = "backtest")]
 pub(crate) async fn held_shared<T, F, Fut>(
     state: &AppState,
-    shared: &SharedReads<T>,
+    shared: &crate::shared_reads::SharedReads<T>,
     tenant: &str,
     id: &str,
     query: &Params,
     read: F,
     ended: fn(&T) -> bool,
-) -> Result<Arc<T>, ApiError>
+) -> Result<std::sync::Arc<T>, ApiError>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
@@ -144,7 +143,7 @@ where
         id,
         query,
         |since| reader.read(shared, since, &read),
-        |t: &Arc<T>| ended(t),
+        |t: &std::sync::Arc<T>| ended(t),
     )
     .await
 }

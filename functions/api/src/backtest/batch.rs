@@ -5,6 +5,7 @@ use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
 use crate::error::Reply;
 use crate::extract::Params;
+use crate::shared_reads::Built;
 use crate::state::AppState;
 use crate::submit::Submission;
 use crate::tasks::{TaskList, owned_task};
@@ -71,11 +72,11 @@ pub(crate) async fn batch_status(t: Tenant, Path(id): Path<String>, query: Param
         let body = serde_json::to_vec(&status)
             .map_err(|e| ApiError::from(platform::PortError::internal(e)))?;
         Ok(Built {
-            status,
+            ended: status.status == "SUCCESS" || status.status == "FAILED",
             body: body.into(),
         })
     };
-    let ended = |b: &Built| b.status.status == "SUCCESS" || b.status.status == "FAILED";
+    let ended = |b: &Built| b.ended;
     let built = crate::tasks::held_shared(
         &t.state,
         &t.state.batch_reads,
@@ -91,13 +92,6 @@ pub(crate) async fn batch_status(t: Tenant, Path(id): Path<String>, query: Param
         built.body.clone(),
     )
         .into_response())
-}
-
-/// A batch's status answer as built once for all who wait on it: the
-/// status and its JSON.
-pub struct Built {
-    pub status: BatchStatus,
-    pub body: bytes::Bytes,
 }
 
 /// `GET /backtest/batch/{batch_id}/results?format=csv|parquet|arrow|json`:
