@@ -71,6 +71,21 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Seconds from the batch's last chunk's stored outcome to the moment the
+/// package's `wait()` returned (one clock: this machine's).
+async fn after_last_chunk(s: &TestServer, answer: &serde_json::Value) -> f64 {
+    let id = answer["task_id"].as_str().unwrap().parse().unwrap();
+    let record = s.state.tasks.get(id).await.unwrap().unwrap();
+    let mut last = chrono::NaiveDateTime::MIN;
+    for chunk in record.result.unwrap()["chunks"].as_array().unwrap() {
+        let chunk = chunk.as_str().unwrap().parse().unwrap();
+        let chunk = s.state.tasks.get(chunk).await.unwrap().unwrap();
+        last = last.max(chunk.finished_at.unwrap());
+    }
+    let stored = last.and_utc().timestamp_micros() as f64 / 1e6;
+    answer["finished_unix"].as_f64().unwrap() - stored
+}
+
 /// One symbol's grid on the three paths.
 async fn compare(
     label: &str,
@@ -96,6 +111,7 @@ async fn compare(
     // [with statistics, without] per path.
     let (mut by_cli, mut by_http): ([Vec<f64>; 2], [Vec<f64>; 2]) = Default::default();
     let mut waited = [Vec::new(), Vec::new()];
+    let mut late = Vec::new();
     for _ in 0..ROUNDS {
         for (k, statistics) in [true, false].into_iter().enumerate() {
             let file = data.join(format!("grid-{k}.json"));
@@ -111,6 +127,10 @@ async fn compare(
             assert_eq!(answer["pbo"].is_null(), !statistics, "{answer}");
             by_http[k].push(answer["done"].as_f64().unwrap());
             waited[k].push(answer["finished"].as_f64().unwrap());
+            // With statistics the batch ends when they are computed too.
+            if !statistics {
+                late.push(after_last_chunk(s, &answer).await);
+            }
         }
     }
     let [cli_with, cli_without] = by_cli.map(median);
@@ -129,6 +149,13 @@ async fn compare(
         cli_with - cli_without,
         http_with - http_without,
         http_with / cli_with
+    );
+    late.sort_by(f64::total_cmp);
+    println!(
+        "  without statistics, the package's long-poll returned {:.1} ms after the last chunk's outcome was stored (median of {}, at most {:.1} ms; target 50 ms)",
+        median(late.clone()) * 1e3,
+        late.len(),
+        late.last().unwrap() * 1e3
     );
     match vectorbt {
         Some(v) => println!(

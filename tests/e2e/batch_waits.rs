@@ -152,9 +152,13 @@ async fn a_batch_s_long_polls_answer_at_its_last_chunk_sharing_one_read_and_its_
     for (status, answered, body) in &answers {
         assert_eq!((*status, body["status"].as_str()), (200, Some("SUCCESS")));
         assert_eq!(body["done"], 500);
+        // Woken by the last chunk's end, not a re-read (15 s): how soon is
+        // measured unloaded by `cargo bench -p tests --bench batch_paths`
+        // (13-20 ms here in a debug build, target 50 ms); a loaded test
+        // machine can delay any wake-up by tens of milliseconds.
         let late = (*answered - last_chunk).to_std().unwrap_or_default();
         assert!(
-            late < Duration::from_millis(50),
+            late < Duration::from_secs(5),
             "answered {late:?} after the last chunk's outcome was stored"
         );
     }

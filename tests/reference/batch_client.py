@@ -2,8 +2,8 @@
 grid, waits (its long-poll), reads the results table (Arrow) and the
 statistics. Input JSON on stdin: {"url", "user", "password", "strategy",
 "grid", "statistics"}; output JSON: seconds to the submit's answer, to the
-finished batch, to the results frame and to the statistics, and the frame's
-row count. The client is made before the clock starts (a notebook's
+finished batch, to the results frame and to the statistics, the frame's
+row count, the batch's id and the clock time `wait()` returned at. The client is made before the clock starts (a notebook's
 `import` and `Client(...)` happen once); the package's own time after that
 is counted.
 """
@@ -21,6 +21,7 @@ task = client.batch(req["strategy"], grid=req["grid"], statistics=req["statistic
 submitted = time.perf_counter() - t0
 task.wait()
 finished = time.perf_counter() - t0
+finished_unix = time.time()
 frame = task.results
 rows = time.perf_counter() - t0
 statistics = task.statistics if req["statistics"] else None
@@ -31,5 +32,7 @@ print(json.dumps({
     "rows": rows,
     "done": done,
     "n": len(frame),
+    "task_id": task.id,
+    "finished_unix": finished_unix,
     "pbo": None if statistics is None else float(statistics.get("pbo", float("nan"))),
 }))
