@@ -100,7 +100,7 @@ async fn compare(
             "signal": {"name": "Simple Moving Average", "params": {"period": 10}},
             "rule": {"comparison_type": "MA", "type_name": op, "period": 50}}})
     };
-    let strategy = json!({"symbol": label.split(' ').next().unwrap(),
+    let strategy = json!({"symbol": label.split([' ', ',']).next().unwrap(),
         "start_date": bars.date(start).to_string(), "risk_control": "//",
         "entry": side("CrossAbove"), "exit": side("CrossBelow")});
     let grid = json!({
