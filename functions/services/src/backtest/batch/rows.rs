@@ -165,6 +165,37 @@ impl BatchRow {
         }
     }
 
+    /// A row from its metrics in [`METRICS`] order (counts as whole numbers).
+    pub(super) fn from_metrics(
+        index: usize,
+        params: Map<String, Value>,
+        error: Option<String>,
+        symbol: Option<String>,
+        m: [Option<f64>; METRICS.len()],
+    ) -> Self {
+        let count = |x: Option<f64>| x.map(|x| x as usize);
+        BatchRow {
+            index,
+            params,
+            error,
+            symbol,
+            total_trades: count(m[0]),
+            win_rate: m[1],
+            average_win: m[2],
+            average_loss: m[3],
+            total_return: m[4],
+            buy_hold_gain: m[5],
+            cagr: m[6],
+            sharpe: m[7],
+            max_drawdown: m[8],
+            drawdown_period: count(m[9]),
+            time_in_market: m[10],
+            sortino: m[11],
+            annual_volatility: m[12],
+            calmar: m[13],
+        }
+    }
+
     /// Whether `METRICS[k]` counts (trades, sessions): an integer column.
     pub fn is_count(k: usize) -> bool {
         matches!(k, 0 | 9)
