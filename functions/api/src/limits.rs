@@ -35,6 +35,11 @@ pub struct Limits {
     pub long_poll_reread: Duration,
     /// Long-polled status reads held at once, per tenant and overall.
     pub long_polls: platform::shares::Limits,
+    /// How long a custom indicator's calculation may take (504 past it):
+    /// `MARKETLAB_CUSTOM_TIMEOUT_MS` when the limits are made, else 10 s.
+    /// A server's own setting, so a test of one server never changes
+    /// another's.
+    pub custom_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -45,6 +50,12 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(60),
             long_poll_reread: Duration::from_millis(250),
             long_polls: crate::state::LONG_POLLS,
+            custom_timeout: Duration::from_millis(
+                std::env::var("MARKETLAB_CUSTOM_TIMEOUT_MS")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(10_000),
+            ),
         }
     }
 }

@@ -261,9 +261,10 @@ pub async fn start(
         ),
         data_legacy_json: config.data_legacy_json,
         limits: api::limits::Limits {
-            // Workers here wake waiting reads themselves.
+            // Workers here wake waiting reads themselves: a re-read every
+            // 2 s at most often is a safety net.
             long_poll_reread: if config.workers > 0 {
-                Duration::from_secs(2)
+                config.limits.long_poll_reread.max(Duration::from_secs(2))
             } else {
                 config.limits.long_poll_reread
             },

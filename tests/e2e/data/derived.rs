@@ -149,14 +149,16 @@ async fn custom_indicators_list_and_calculate() {
         (405, Some(405)),
         "{body}"
     );
-    // A calculation slower than the limit answers 504. (Only this test calls
-    // the endpoint, so the process-wide setting is safe here.)
-    // SAFETY: no other test reads this variable.
-    unsafe { std::env::set_var("MARKETLAB_CUSTOM_TIMEOUT_MS", "0") };
+    s.stop().await;
+    // A calculation slower than the limit answers 504: a server whose limit
+    // is nothing (its own setting; other tests' servers keep theirs).
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("timeout.sqlite"));
+    opts.limits.custom_timeout = std::time::Duration::ZERO;
+    let s = TestServer::start(opts).await;
     let (status, body) = s
         .get("/ws/getUserIndicatorData?url=CUSTOM_TECH_SPREAD", DEMO)
         .await;
-    unsafe { std::env::remove_var("MARKETLAB_CUSTOM_TIMEOUT_MS") };
     assert_eq!(
         (status, body["status"].as_i64()),
         (504, Some(504)),

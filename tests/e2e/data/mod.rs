@@ -471,7 +471,10 @@ async fn errors_trial_truncation_and_legacy_encoding() {
         let (status, body) = s.get(path, trial).await;
         assert_eq!((status, len(&body)), (200, want), "{path}: {body:.200}");
         let (status, full) = s.get(path, DEMO).await;
-        assert!(status == 200 && len(&full) >= want, "{path}");
+        assert!(
+            status == 200 && len(&full) >= want,
+            "{path}: {status} {full:.300}"
+        );
     }
     let (_, bulk) = s.get("/ws/getAllSymbolDataLimitDays?days=90", trial).await;
     assert!(bulk.as_object().unwrap().values().all(|v| len(v) <= 90));

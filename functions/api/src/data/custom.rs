@@ -13,15 +13,6 @@ use services::data::custom;
 use services::data::schemas::*;
 
 /// Longest a custom-indicator calculation may take before the answer is 504:
-/// `MARKETLAB_CUSTOM_TIMEOUT_MS`, 10 seconds by default.
-fn custom_timeout() -> std::time::Duration {
-    let ms = std::env::var("MARKETLAB_CUSTOM_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
-    std::time::Duration::from_millis(ms)
-}
-
 /// The account's custom indicators.
 #[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(UserIndicatorsParams), responses((status = 200, description = "The account's custom indicators", body = Vec<custom::UserIndicator>), (status = 400, description = "`all` or `ordering` invalid", body = DataError), DataErrors))]
 pub(crate) async fn user_indicators(t: Tenant, params: Params) -> Reply {
@@ -56,7 +47,7 @@ pub(crate) async fn user_indicator_data(t: Tenant, params: Params) -> Reply {
     let url = params.required("url")?;
     let calculation = custom::definition(&t.caller.0, url)?;
     let inputs = custom::inputs(&*t.state.market, &t.caller.0, &calculation).await?;
-    let limit = custom_timeout();
+    let limit = t.state.limits.custom_timeout;
     let started = std::time::Instant::now();
     let timed_out = || {
         ApiError::new(

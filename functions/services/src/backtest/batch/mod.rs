@@ -409,12 +409,14 @@ mod check;
 mod jobs;
 mod rows;
 pub mod statistics;
+mod stored;
 pub mod walk_forward;
 
 pub use check::{Defaults, check};
 pub use jobs::*;
 pub use rows::*;
 pub use statistics::{BatchStatistics, StatisticsParams, StatisticsSetting};
+pub use stored::ChunkResult;
 pub use walk_forward::{WalkForwardParams, WalkForwardResult};
 
 #[cfg(test)]
