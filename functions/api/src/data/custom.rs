@@ -12,7 +12,6 @@ use crate::openapi::DataErrors;
 use services::data::custom;
 use services::data::schemas::*;
 
-/// Longest a custom-indicator calculation may take before the answer is 504:
 /// The account's custom indicators.
 #[utoipa::path(get, path = "/getUserIndicators", tag = "data", params(UserIndicatorsParams), responses((status = 200, description = "The account's custom indicators", body = Vec<custom::UserIndicator>), (status = 400, description = "`all` or `ordering` invalid", body = DataError), DataErrors))]
 pub(crate) async fn user_indicators(t: Tenant, params: Params) -> Reply {
