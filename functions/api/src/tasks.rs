@@ -119,8 +119,8 @@ where
 }
 
 /// [`held`] with one read per wake-up for every waiter on `id`
-/// ([`crate::shared_reads::SharedReads`]): a read that started after a waiter woke is its answer
-/// too.
+/// ([`crate::shared_reads::SharedReads`]): a read that started after the
+/// announcement that woke a waiter answers it too.
 #[cfg(feature = "backtest")]
 pub(crate) async fn held_shared<T, F, Fut>(
     state: &AppState,
