@@ -129,13 +129,7 @@ pub(crate) async fn batch_results(
     }
     let s = standing(&state, &caller, &id, batch::Rows::Read).await?;
     let Some(rows) = &s.rows else {
-        return Err(ApiError::new(
-            409,
-            format!(
-                "batch '{id}' is {} ({} of {} done); its results come when it finishes",
-                s.status, s.done, s.total
-            ),
-        ));
+        return Err(unfinished(&id, &s, "results"));
     };
     let file = |ext: &str| format!("attachment; filename=\"batch-{id}.{ext}\"");
     Ok(match format.as_str() {
@@ -200,22 +194,22 @@ pub(crate) async fn batch_rows(
     )? as usize;
     let from = batch::cursor_start(params.get("cursor"))?;
     let record = owned_task(&state, &caller, &id, &[TaskKind::BatchBacktest]).await?;
-    let Some(rows) = batch::rows_page(state.tasks.as_ref(), &record, from, limit).await? else {
+    let Some(page) = batch::rows_page(state.tasks.as_ref(), &record, from, limit).await? else {
         let s = batch::status(state.tasks.as_ref(), None, &record, batch::Rows::Skip).await?;
-        return Err(ApiError::new(
-            409,
-            format!(
-                "batch '{id}' is {} ({} of {} done); its rows come when it finishes",
-                s.status, s.done, s.total
-            ),
-        ));
+        return Err(unfinished(&id, &s, "rows"));
     };
-    let total = record
-        .params
-        .get("total")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or_default() as usize;
-    Ok(Json(batch::RowsPage::new(rows, from, total)))
+    Ok(Json(page))
+}
+
+/// 409 for a batch's `what` (results, rows) asked before it has finished.
+fn unfinished(id: &str, s: &BatchStatus, what: &str) -> ApiError {
+    ApiError::new(
+        409,
+        format!(
+            "batch '{id}' is {} ({} of {} done); its {what} come when it finishes",
+            s.status, s.done, s.total
+        ),
+    )
 }
 
 /// `GET /backtest/batches`: the caller's batches, newest first.

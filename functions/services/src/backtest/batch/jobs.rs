@@ -560,8 +560,8 @@ async fn chunk_rows(
     })
 }
 
-/// Rows of a finished batch from index `from`, at most `limit` of them, in
-/// batch order: only the chunks holding them are read (a chunk holds the
+/// The page of a finished batch's rows from index `from`, at most `limit`
+/// of them, in batch order: only the chunks holding them are read (a chunk holds the
 /// [`CHUNK`] rows from its number times [`CHUNK`]). `None` while the
 /// batch has not finished; an empty page past its end.
 pub async fn rows_page(
@@ -569,7 +569,7 @@ pub async fn rows_page(
     record: &Task,
     from: usize,
     limit: usize,
-) -> Result<Option<Vec<BatchRow>>, platform::PortError> {
+) -> Result<Option<super::RowsPage>, platform::PortError> {
     use platform::tasks::TaskStatus;
     if record.status != TaskStatus::Success {
         return Ok(None);
@@ -598,5 +598,5 @@ pub async fn rows_page(
         }
     }
     rows.sort_by_key(|r| r.index);
-    Ok(Some(rows))
+    Ok(Some(super::RowsPage::new(rows, from, p.total)))
 }
