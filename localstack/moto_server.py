@@ -17,7 +17,9 @@ import threading
 from moto.dynamodb.models import DynamoDBBackend
 from moto.server import main
 
-_writes = threading.Lock()
+# Re-entrant: moto's transact_write_items applies its updates through the
+# other write methods.
+_writes = threading.RLock()
 
 for _name in (
     "put_item",

@@ -1,6 +1,8 @@
 //! A batch followed over HTTP as a notebook follows it: long-polls of its
-//! status answered at its last chunk's end (woken by it, sharing one read),
-//! and its rows read a page at a time, equal to the Parquet export.
+//! status answered at its last chunk's end (woken by it, sharing one read;
+//! on the emulator, with the worker in another process, by the outcomes
+//! counted to the batch), and its rows read a page at a time, equal to the
+//! Parquet export.
 
 use async_trait::async_trait;
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
@@ -38,7 +40,8 @@ impl JobHandler for Gated {
     }
 }
 
-/// 500 strategies: two chunks of 250.
+/// 500 strategies: two chunks of 250, without statistics (their cost,
+/// paid at the first read after the last chunk, is measured apart).
 fn grid() -> Value {
     let periods: Vec<String> = (2..502).map(|p| p.to_string()).collect();
     json!({"name": "waited on", "statistics": false,
@@ -128,40 +131,35 @@ async fn a_batch_s_long_polls_answer_at_its_last_chunk_sharing_one_read_and_its_
         answers.push(p.await.unwrap());
     }
     let reads = s.state.batch_reads.reads() - reads_before;
-    let record = s
-        .state
-        .tasks
-        .get(id.parse().unwrap())
+    let last_chunk = chunk_ends(s.state.tasks.as_ref(), &id)
         .await
-        .unwrap()
+        .into_iter()
+        .max()
         .unwrap();
-    let mut last_chunk = chrono::NaiveDateTime::MIN;
-    for chunk in record.result.as_ref().unwrap()["chunks"]
-        .as_array()
-        .unwrap()
-    {
-        let chunk = s
-            .state
-            .tasks
-            .get(chunk.as_str().unwrap().parse().unwrap())
-            .await
-            .unwrap()
-            .unwrap();
-        last_chunk = last_chunk.max(chunk.finished_at.unwrap());
-    }
+    let mut lates = Vec::new();
     for (status, answered, body) in &answers {
         assert_eq!((*status, body["status"].as_str()), (200, Some("SUCCESS")));
         assert_eq!(body["done"], 500);
-        // Woken by the last chunk's end, not a re-read (15 s): how soon is
-        // measured unloaded by `cargo bench -p tests --bench batch_paths`
-        // (13-20 ms here in a debug build, target 50 ms); a loaded test
-        // machine can delay any wake-up by tens of milliseconds.
-        let late = (*answered - last_chunk).to_std().unwrap_or_default();
-        assert!(
-            late < Duration::from_secs(5),
-            "answered {late:?} after the last chunk's outcome was stored"
-        );
+        lates.push((*answered - last_chunk).to_std().unwrap_or_default());
     }
+    // Woken by the last chunk's end, not a re-read (15 s): half of the
+    // waiters within 50 ms of it (17-28 ms each in this debug build), and
+    // every one within a second, since a loaded machine can hold back a
+    // wake-up that shares two cores with the other tests.
+    lates.sort();
+    println!(
+        "embedded: answered {:?} to {:?} after the last chunk",
+        lates[0],
+        lates[WAITERS - 1]
+    );
+    assert!(
+        lates[WAITERS / 2] < Duration::from_millis(50),
+        "answered {lates:?} after the last chunk's outcome was stored"
+    );
+    assert!(
+        lates[WAITERS - 1] < Duration::from_secs(1),
+        "answered {lates:?} after the last chunk's outcome was stored"
+    );
     assert!(
         reads <= 2,
         "{WAITERS} waiters woken together read the batch {reads} times"
@@ -234,4 +232,98 @@ async fn a_batch_s_long_polls_answer_at_its_last_chunk_sharing_one_read_and_its_
         (Some(0), &Value::Null)
     );
     s.stop().await;
+}
+
+/// The finish times of a batch's chunks, as their worker stored them.
+async fn chunk_ends(
+    tasks: &dyn platform::tasks::TaskStore,
+    id: &str,
+) -> Vec<chrono::NaiveDateTime> {
+    let record = tasks.get(id.parse().unwrap()).await.unwrap().unwrap();
+    let mut ends = Vec::new();
+    for chunk in record.result.as_ref().unwrap()["chunks"]
+        .as_array()
+        .unwrap()
+    {
+        let chunk = tasks
+            .get(chunk.as_str().unwrap().parse().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        ends.push(chunk.finished_at.unwrap());
+    }
+    ends
+}
+
+/// On the emulator with the worker in another process (the poller binary,
+/// as the AWS stack runs it): no announcement reaches the HTTP side, and
+/// full re-reads are 15 s apart, so a long-poll answered soon after the
+/// last chunk heard of it from the outcomes counted to the batch.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_the_emulator_a_batch_s_long_poll_answers_within_50_ms_of_its_last_chunk() {
+    use tests::runtime_api::{Killed, workspace_binaries};
+    let tests::emulator::Deployment {
+        names, mut state, ..
+    } = tests::emulator::deployment().await;
+    state.limits.long_poll_reread = Duration::from_secs(15);
+    assert_eq!(
+        state.limits.long_poll_check,
+        Some(Duration::from_millis(10))
+    );
+    let (base, stop, server) = tests::server::serve_state(&state).await;
+    let [poller] = workspace_binaries(["poller"]).await;
+    let _poller = Killed(
+        std::process::Command::new(poller)
+            .envs(tests::emulator::function_env(&names))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let http = reqwest::Client::new();
+    let sub: Value = http
+        .post(format!("{base}/backtest/batch"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .json(&grid())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = sub["task_id"].as_str().expect("submitted").to_string();
+    let (asked, answered, body) = loop {
+        let asked = chrono::Utc::now().naive_utc();
+        let r = http
+            .get(format!("{base}/backtest/batch/{id}?wait=20"))
+            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+            .send()
+            .await
+            .unwrap();
+        let answered = chrono::Utc::now().naive_utc();
+        let body: Value = r.json().await.unwrap();
+        match body["status"].as_str() {
+            Some("SUCCESS") => break (asked, answered, body),
+            Some("PENDING" | "RUNNING") => {}
+            other => panic!("{other:?}: {body}"),
+        }
+    };
+    assert_eq!(body["done"], 500);
+    let last = chunk_ends(state.tasks.as_ref(), &id)
+        .await
+        .into_iter()
+        .max()
+        .unwrap();
+    assert!(
+        asked < last,
+        "the long-poll was asked at {asked}, after the last chunk ended at {last}"
+    );
+    let late = (answered - last).to_std().unwrap_or_default();
+    println!("emulator: answered {late:?} after the last chunk's outcome was stored");
+    assert!(
+        late < Duration::from_millis(50),
+        "answered {late:?} after the last chunk's outcome was stored"
+    );
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
 }

@@ -290,6 +290,7 @@ async fn jobs_succeed_fail_panic_and_retry() {
         after: None,
         metering: s.state.metering.clone(),
         queue: s.state.queue.clone(),
+        count_ends: false,
     };
     let redelivered = JobMessage {
         task_id: t.id,

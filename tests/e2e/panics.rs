@@ -55,6 +55,12 @@ impl TaskStore for PanicsOnce {
     async fn unfinished(&self) -> PortResult<Vec<Task>> {
         self.inner.unfinished().await
     }
+    async fn count_end(&self, id: Uuid, child: Uuid) -> PortResult<()> {
+        self.inner.count_end(id, child).await
+    }
+    async fn ends(&self, id: Uuid) -> PortResult<u64> {
+        self.inner.ends(id).await
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -28,11 +28,18 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// How long the answer may take once the body is in (503 past it).
     pub request_timeout: Duration,
-    /// How often a long-polled status is read again when no notice comes:
-    /// 250 ms by default (the worker runs in another process); the embedded
-    /// server, whose workers wake waiting reads themselves, reads again
-    /// every 2 s only as a safety net.
+    /// How often a long-polled status is read again in full when no notice
+    /// comes: every 2 s, a safety net under the notices (the embedded
+    /// workers' announcements, or the counts of `long_poll_check`).
     pub long_poll_reread: Duration,
+    /// How often a long-poll reads the outcomes counted to its task
+    /// (`TaskStore::ends`: one small record) and, when they changed, the
+    /// task in full: `MARKETLAB_LONG_POLL_CHECK_MS` when the limits are
+    /// made, else 10 ms, so an answer follows an outcome stored in another
+    /// process (the AWS worker) within about that and one read. `None`
+    /// where the workers' announcements reach the long-polls (the embedded
+    /// server with its workers), or when the setting is 0.
+    pub long_poll_check: Option<Duration>,
     /// Long-polled status reads held at once, per tenant and overall.
     pub long_polls: platform::shares::Limits,
     /// How long a custom indicator's calculation may take (504 past it):
@@ -48,7 +55,15 @@ impl Default for Limits {
             body_bytes: 6 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),
-            long_poll_reread: Duration::from_millis(250),
+            long_poll_reread: Duration::from_secs(2),
+            long_poll_check: match std::env::var("MARKETLAB_LONG_POLL_CHECK_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(10)
+            {
+                0 => None,
+                ms => Some(Duration::from_millis(ms)),
+            },
             long_polls: crate::state::LONG_POLLS,
             custom_timeout: Duration::from_millis(
                 std::env::var("MARKETLAB_CUSTOM_TIMEOUT_MS")

@@ -115,12 +115,14 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
-    hold(state, tenant, id, query, |_| read(), ended).await
+    hold(state, tenant, id, query, |_, _| read(), ended).await
 }
 
 /// [`held`] with one read per wake-up for every waiter on `id`
 /// ([`crate::shared_reads::SharedReads`]): a read that started after the
-/// announcement that woke a waiter answers it too.
+/// announcement that woke a waiter answers it too. `read` is given the
+/// outcomes counted to `id` when the long-poll read them
+/// (`TaskStore::ends`).
 #[cfg(feature = "backtest")]
 pub(crate) async fn held_shared<T, F, Fut>(
     state: &AppState,
@@ -132,24 +134,25 @@ pub(crate) async fn held_shared<T, F, Fut>(
     ended: fn(&T) -> bool,
 ) -> Result<std::sync::Arc<T>, ApiError>
 where
-    F: Fn() -> Fut,
+    F: Fn(Option<u64>) -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
     let reader = shared.reader(tenant, id);
-    let reader = &reader;
+    let (reader, read) = (&reader, &read);
     hold(
         state,
         tenant,
         id,
         query,
-        |since| reader.read(shared, since, &read),
+        |since, counted| reader.read(shared, since, move || read(counted)),
         |t: &std::sync::Arc<T>| ended(t),
     )
     .await
 }
 
 /// The long-poll of [`held`]: `read` is given the instant its answer must
-/// be fresh from (the request's arrival, then each wake-up).
+/// be fresh from (the request's arrival, then each wake-up) and the
+/// outcomes counted to the task, when read.
 async fn hold<T, F, Fut>(
     state: &AppState,
     tenant: &str,
@@ -159,13 +162,13 @@ async fn hold<T, F, Fut>(
     ended: impl Fn(&T) -> bool,
 ) -> Result<T, ApiError>
 where
-    F: FnMut(tokio::time::Instant) -> Fut,
+    F: FnMut(tokio::time::Instant, Option<u64>) -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
     let arrived = tokio::time::Instant::now();
     let wait = wait_param(query)?;
     let (Some(wait), Ok(uuid)) = (wait.filter(|w| !w.is_zero()), Uuid::parse_str(id)) else {
-        return read(arrived).await;
+        return read(arrived, None).await;
     };
     // Refused, the connection closes too: a flood of refused long-polls
     // holds none.
@@ -175,24 +178,87 @@ where
         .map_err(|r| ApiError::from(r).closing())?;
     let deadline = arrived + wait;
     let ends = platform::tasks::finishes::finishes().subscribe(uuid);
+    let mut counted = Counted::new(state, uuid);
     let mut since = arrived;
     loop {
-        // Armed before the read, so an end between the two still wakes it.
+        // Armed before the read, so an end between the two still wakes it;
+        // the count likewise is taken before the read.
         let woken = ends.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
-        let now_read = read(since).await?;
+        counted.take().await;
+        let now_read = read(since, counted.seen).await?;
         let now = tokio::time::Instant::now();
         if ended(&now_read) || now >= deadline {
             return Ok(now_read);
         }
-        let reread = state.limits.long_poll_reread;
-        since = match tokio::time::timeout(reread.min(deadline - now), woken).await {
+        let reread = tokio::time::sleep(state.limits.long_poll_reread.min(deadline - now));
+        since = tokio::select! {
             // What was stored by the announcement: a read started since
             // (another waiter's) is fresh enough.
-            Ok(()) => ends.announced().unwrap_or_else(tokio::time::Instant::now),
-            Err(_) => tokio::time::Instant::now(),
+            () = &mut woken => ends.announced().unwrap_or_else(tokio::time::Instant::now),
+            () = counted.changed() => tokio::time::Instant::now(),
+            () = reread => tokio::time::Instant::now(),
         };
+    }
+}
+
+/// The outcomes counted to a long-polled task, read every
+/// `long_poll_check` (none when unset): how a long-poll hears of an outcome
+/// stored by a worker in another process without reading the whole task.
+struct Counted<'a> {
+    state: &'a AppState,
+    id: Uuid,
+    seen: Option<u64>,
+    /// `seen` was just read by [`Counted::changed`]: no need to take it again.
+    current: bool,
+}
+
+impl<'a> Counted<'a> {
+    fn new(state: &'a AppState, id: Uuid) -> Self {
+        Counted {
+            state,
+            id,
+            seen: None,
+            current: false,
+        }
+    }
+
+    /// Notes the count now, before a full read.
+    async fn take(&mut self) {
+        if self.state.limits.long_poll_check.is_some() && !self.current {
+            self.seen = self.read().await;
+        }
+        self.current = false;
+    }
+
+    /// Resolves once the count differs from the one taken, noting it; never
+    /// when no check is set (the announcement or the full re-read remain).
+    async fn changed(&mut self) {
+        let Some(every) = self.state.limits.long_poll_check else {
+            return std::future::pending().await;
+        };
+        loop {
+            tokio::time::sleep(every).await;
+            if let Some(n) = self.read().await
+                && Some(n) != self.seen
+            {
+                (self.seen, self.current) = (Some(n), true);
+                return;
+            }
+        }
+    }
+
+    /// The count, `None` when it cannot be read (then only a full re-read
+    /// sees the outcome).
+    async fn read(&self) -> Option<u64> {
+        match self.state.tasks.ends(self.id).await {
+            Ok(n) => Some(n),
+            Err(e) => {
+                tracing::debug!(task_id = %self.id, error = %e, "outcome count not read");
+                None
+            }
+        }
     }
 }
 

@@ -57,6 +57,23 @@ pub(crate) fn conditional<E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
         .is_some_and(|c| c == "ConditionalCheckFailedException")
 }
 
+/// Whether a transaction was cancelled because a condition did not hold
+/// (rather than by a conflict or an outage).
+pub(crate) fn canceled_by_condition(
+    e: &aws_sdk_dynamodb::error::SdkError<
+        aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError,
+    >,
+) -> bool {
+    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+    match e.as_service_error() {
+        Some(TransactWriteItemsError::TransactionCanceledException(c)) => c
+            .cancellation_reasons()
+            .iter()
+            .any(|r| r.code() == Some("ConditionalCheckFailed")),
+        _ => false,
+    }
+}
+
 /// Whether a conditional write went through: its condition not holding is
 /// an answer (false), not a fault.
 pub(crate) fn written<T, E>(

@@ -262,12 +262,16 @@ pub async fn start(
         data_legacy_json: config.data_legacy_json,
         limits: api::limits::Limits {
             // Workers here wake waiting reads themselves: a re-read every
-            // 2 s at most often is a safety net.
+            // 2 s at most often is a safety net, and no counts are read.
             long_poll_reread: if config.workers > 0 {
                 config.limits.long_poll_reread.max(Duration::from_secs(2))
             } else {
                 config.limits.long_poll_reread
             },
+            long_poll_check: config
+                .limits
+                .long_poll_check
+                .filter(|_| config.workers == 0),
             ..config.limits
         },
         metering: metering.clone(),
@@ -306,6 +310,8 @@ pub async fn start(
         ))),
         metering: metering.clone(),
         queue: queue.clone(),
+        // Long-polls here hear the announcement.
+        count_ends: false,
     };
     let workers = WorkerPool::start(config.workers, receiver, queue.clone(), deps);
     let recovered = recover(tasks.as_ref(), queue.as_ref()).await?;

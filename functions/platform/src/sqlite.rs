@@ -112,6 +112,13 @@ CREATE TRIGGER IF NOT EXISTS task_counts_delete AFTER DELETE ON tasks BEGIN
     UPDATE task_counts SET n = n - 1
         WHERE owner = OLD.owner AND kind = OLD.kind AND status = OLD.status;
 END;
+-- Outcomes counted to a task (its own and its chunks'), read by
+-- long-polls that cannot hear this process's announcements.
+CREATE TABLE IF NOT EXISTS task_ends (
+    id    TEXT NOT NULL,
+    child TEXT NOT NULL,
+    PRIMARY KEY (id, child)
+) WITHOUT ROWID;
 -- Idempotency keys of submits: the task a key first created, per owner.
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     owner      TEXT NOT NULL,

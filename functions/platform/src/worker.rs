@@ -113,6 +113,10 @@ pub struct WorkerDeps {
     pub metering: Option<Arc<Metering>>,
     /// Where a task waiting for a slot is sent back, delayed.
     pub queue: Arc<dyn JobQueue>,
+    /// Whether each outcome is also counted in the store
+    /// ([`TaskStore::count_end`]), for long-polls in other processes (the
+    /// AWS functions); in one process the announcement reaches them.
+    pub count_ends: bool,
 }
 
 /// How long a task over its owner's concurrent-task limit waits (PENDING)
@@ -247,7 +251,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         Claim::Missing => return Ok(Disposition::Done),
         Claim::Busy => return Ok(Disposition::Retry("task is running elsewhere".into())),
     };
-    let (id, attempt) = (task.id, task.attempts);
+    let (id, attempt, parent) = (task.id, task.attempts, parent_of(&task));
     let waited = (now() - task.created_at).to_std().unwrap_or_default();
     let failed = |msg: String| Finished {
         attempt,
@@ -260,7 +264,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             "gave up after {} attempts: the worker running it stopped each time",
             deps.max_attempts
         );
-        end(deps, id, failed(msg)).await?;
+        end(deps, id, parent, failed(msg)).await?;
         telemetry::task(task.kind.as_str(), telemetry::Outcome::Failed);
         // What it reserved for tasks it never created goes back.
         if let (Some(m), Some(h)) = (&deps.metering, &handler) {
@@ -278,7 +282,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     }
     let Some(handler) = handler else {
         let msg = format!("task kind '{}' is not served by this deployment", task.kind);
-        end(deps, id, failed(msg)).await?;
+        end(deps, id, parent, failed(msg)).await?;
         telemetry::task(task.kind.as_str(), telemetry::Outcome::Failed);
         return Ok(Disposition::Done);
     };
@@ -349,6 +353,7 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     let finished = end(
         deps,
         id,
+        parent,
         Finished {
             attempt,
             outcome,
@@ -378,21 +383,34 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     Ok(Disposition::Done)
 }
 
+/// The batch a chunk belongs to: its readers wait on its chunks' ends.
+fn parent_of(task: &Task) -> Option<uuid::Uuid> {
+    (task.kind == TaskKind::BatchChunk)
+        .then(|| task.params.get("batch").and_then(Value::as_str))
+        .flatten()
+        .and_then(|s| uuid::Uuid::parse_str(s).ok())
+}
+
 /// Stores the task's outcome and, when this attempt still owned it, tells
-/// this process's long-polled status reads at once (a chunk's batch too).
-async fn end(deps: &WorkerDeps, id: uuid::Uuid, done: Finished) -> Result<Option<Task>, PortError> {
-    let stored = deps.tasks.finish(id, done).await?;
-    if let Some(task) = &stored {
+/// this process's long-polled status reads at once (a chunk's batch too),
+/// and counts it for those of other processes when the deployment has them.
+async fn end(
+    deps: &WorkerDeps,
+    id: uuid::Uuid,
+    parent: Option<uuid::Uuid>,
+    done: Finished,
+) -> Result<Option<Task>, PortError> {
+    // A chunk's outcome counts to its batch, whose readers wait on it; any
+    // other task's to itself.
+    let count_to: Vec<uuid::Uuid> = match deps.count_ends {
+        true => vec![parent.unwrap_or(id)],
+        false => Vec::new(),
+    };
+    let stored = deps.tasks.finish_counted(id, done, &count_to).await?;
+    if stored.is_some() {
         let hub = crate::tasks::finishes::finishes();
         hub.announce(id);
-        // A batch's status reads wait on its chunks.
-        if task.kind == TaskKind::BatchChunk
-            && let Some(batch) = task
-                .params
-                .get("batch")
-                .and_then(Value::as_str)
-                .and_then(|s| uuid::Uuid::parse_str(s).ok())
-        {
+        if let Some(batch) = parent {
             hub.announce(batch);
         }
     }

@@ -73,6 +73,8 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
             clients.sqs.clone(),
             &names.queue_url,
         )),
+        // The HTTP functions' long-polls read the counts.
+        count_ends: true,
     }
 }
 

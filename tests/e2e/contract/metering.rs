@@ -91,6 +91,7 @@ pub async fn run_all(state: AppState) {
         after: None,
         metering: Some(metering.clone()),
         queue: state.queue.clone(),
+        count_ends: false,
     };
     let task = state.tasks.get(id).await.unwrap().unwrap();
     let started = std::time::Instant::now();

@@ -14,7 +14,7 @@ use axum::extract::Path;
 use axum::http::header;
 use axum::response::IntoResponse;
 use platform::marketdata::columns;
-use platform::tasks::{Page, TaskFilter, TaskKind};
+use platform::tasks::{Page, Task, TaskFilter, TaskKind, TaskStatus};
 use services::backtest::batch::{self, BatchRow, BatchStatus};
 use services::backtest::batch_files;
 
@@ -52,9 +52,35 @@ async fn standing(
     id: &str,
     rows: batch::Rows,
 ) -> Result<BatchStatus, ApiError> {
-    let record = owned_task(state, caller, id, &[TaskKind::BatchBacktest]).await?;
+    standing_with(state, caller, id, rows, &tokio::sync::OnceCell::new(), None).await
+}
+
+/// [`standing`], keeping the batch's record in `fanned` once it has fanned
+/// out (it no longer changes then): a long-poll's later reads are its
+/// chunks' alone, and none once `counted` (the outcomes counted to the
+/// batch) says they have all ended.
+async fn standing_with(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    rows: batch::Rows,
+    fanned: &tokio::sync::OnceCell<Task>,
+    counted: Option<u64>,
+) -> Result<BatchStatus, ApiError> {
+    let read;
+    let record = match fanned.get() {
+        Some(record) => record,
+        None => {
+            read = owned_task(state, caller, id, &[TaskKind::BatchBacktest]).await?;
+            if read.status == TaskStatus::Success {
+                fanned.get_or_init(|| async { read }).await
+            } else {
+                &read
+            }
+        }
+    };
     let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
-    Ok(batch::status(state.tasks.as_ref(), Some(&returns), &record, rows).await?)
+    Ok(batch::status_counted(state.tasks.as_ref(), Some(&returns), record, rows, counted).await?)
 }
 
 /// `GET /backtest/batch/{batch_id}`: progress, and once finished the
@@ -67,8 +93,11 @@ async fn standing(
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign batch", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_status(t: Tenant, Path(id): Path<String>, query: Params) -> Reply {
-    let read = || async {
-        let status = standing(&t.state, &t.caller, &id, batch::Rows::Skip).await?;
+    let fanned = tokio::sync::OnceCell::new();
+    let (t, id, fanned) = (&t, &id, &fanned);
+    let read = |counted| async move {
+        let status =
+            standing_with(&t.state, &t.caller, id, batch::Rows::Skip, fanned, counted).await?;
         let body = serde_json::to_vec(&status)
             .map_err(|e| ApiError::from(platform::PortError::internal(e)))?;
         Ok(Built {
@@ -81,7 +110,7 @@ pub(crate) async fn batch_status(t: Tenant, Path(id): Path<String>, query: Param
         &t.state,
         &t.state.batch_reads,
         &t.caller.0.email,
-        &id,
+        id,
         &query,
         read,
         ended,

@@ -18,6 +18,17 @@ pub(super) fn key_item_id(owner: &str, key: &str) -> String {
     format!("idem#{}#{owner}#{key}", owner.len())
 }
 
+/// The item id of the outcomes counted to a task (`TaskStore::count_end`):
+/// the set of children counted, apart from the task's own item, which may
+/// be large, so a long-poll's frequent read costs a read unit per 100
+/// chunks counted (one for a task).
+pub(super) fn ends_item_id(id: uuid::Uuid) -> String {
+    format!("ends#{id}")
+}
+
+/// How long a count of outcomes is kept: long past any long-poll on it.
+pub(super) const ENDS_KEPT: chrono::TimeDelta = chrono::TimeDelta::days(1);
+
 pub(super) fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
 }

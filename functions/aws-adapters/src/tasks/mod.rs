@@ -2,12 +2,15 @@
 //! (owner, created; projecting only kind and status) for an owner's tasks
 //! newest first, conditional updates for every status change, and
 //! idempotency keys as items `idem#...`, claimed by a conditional write
-//! before the task they name is stored.
+//! before the task they name is stored, and the outcomes counted to a
+//! task as items `ends#...`.
 
-use crate::{S3Blobs, conditional, sdk_error};
+use crate::{S3Blobs, canceled_by_condition, conditional, sdk_error};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue, Select};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, KeysAndAttributes, ReturnValue, Select, TransactWriteItem, Update,
+};
 use chrono::{NaiveDateTime, TimeDelta};
 use platform::marketdata::BlobStore;
 use platform::tasks::{
@@ -20,7 +23,10 @@ use uuid::Uuid;
 
 mod item;
 pub use item::DAMAGED;
-use item::{Item, corrupt, filter_parts, from_item, key_item_id, n, s, time, to_item};
+use item::{
+    ENDS_KEPT, Item, corrupt, ends_item_id, filter_parts, from_item, key_item_id, n, s, time,
+    to_item,
+};
 
 pub const OWNER_INDEX: &str = "by_owner";
 
@@ -133,6 +139,142 @@ impl DynamoTaskStore {
             item.insert("params_ref".into(), s(key));
         }
         Ok(item)
+    }
+
+    /// Writes an attempt's outcome: the item as it now stands, with a
+    /// result inline (the value just written, not read back from S3), or
+    /// `None` when the task is no longer the attempt's. With `others`, the
+    /// outcome is counted to them in the same transaction
+    /// ([`TaskStore::count_end`]), and the item read back after it.
+    async fn write_outcome(
+        &self,
+        id: Uuid,
+        done: Finished,
+        others: &[Uuid],
+    ) -> PortResult<Option<Item>> {
+        let (attempt, outcome, now) = (done.attempt, done.outcome, done.at);
+        let (status, mut field, mut value) = match outcome {
+            Outcome::Success(v) => ("SUCCESS", "result", v.to_string()),
+            Outcome::Failed(m) => ("FAILED", "error", m),
+        };
+        let mut inline = None;
+        if field == "result"
+            && let ("ref", key) = self.store_json(id, "result", value.clone()).await?
+        {
+            inline = Some(std::mem::replace(&mut value, key));
+            field = "result_ref";
+        }
+        // Finished when the outcome is written, which is after a large
+        // result's upload.
+        let now = now.max(platform::tasks::now());
+        let expression = if self.ttl.is_some() {
+            "SET #status = :status, #field = :value, finished_at = :now, expires_at = :expires REMOVE lease_until, progress"
+        } else {
+            "SET #status = :status, #field = :value, finished_at = :now REMOVE lease_until, progress"
+        };
+        let mut values = Item::new();
+        values.insert(":status".into(), s(status));
+        values.insert(":value".into(), s(value));
+        values.insert(":now".into(), s(time(now)));
+        values.insert(":running".into(), s("RUNNING"));
+        values.insert(":attempt".into(), n(attempt));
+        if let Some(t) = self.ttl {
+            values.insert(":expires".into(), n((now + t).and_utc().timestamp()));
+        }
+        let names = HashMap::from([
+            ("#status".to_string(), "status".to_string()),
+            ("#field".to_string(), field.to_string()),
+        ]);
+        const CONDITION: &str = "#status = :running AND attempts = :attempt";
+        let mut item = if others.is_empty() {
+            let out = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .key("id", s(id.to_string()))
+                .update_expression(expression)
+                .condition_expression(CONDITION)
+                .set_expression_attribute_names(Some(names))
+                .set_expression_attribute_values(Some(values))
+                .return_values(ReturnValue::AllNew)
+                .send()
+                .await;
+            match out {
+                Ok(o) => o
+                    .attributes
+                    .ok_or_else(|| corrupt("no attributes returned"))?,
+                Err(e) if conditional(&e) => return Ok(None),
+                Err(e) => return Err(sdk_error("finish task", e)),
+            }
+        } else {
+            let build = |e: aws_sdk_dynamodb::error::BuildError| {
+                PortError::internal(format!("finish task: {e}"))
+            };
+            let mut items = vec![
+                TransactWriteItem::builder()
+                    .update(
+                        Update::builder()
+                            .table_name(&self.table)
+                            .key("id", s(id.to_string()))
+                            .update_expression(expression)
+                            .condition_expression(CONDITION)
+                            .set_expression_attribute_names(Some(names))
+                            .set_expression_attribute_values(Some(values))
+                            .build()
+                            .map_err(build)?,
+                    )
+                    .build(),
+            ];
+            for &to in others {
+                items.push(
+                    TransactWriteItem::builder()
+                        .update(self.count_update(to, id).build().map_err(build)?)
+                        .build(),
+                );
+            }
+            let out = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items))
+                .send()
+                .await;
+            match out {
+                Ok(_) => {}
+                Err(e) if canceled_by_condition(&e) => return Ok(None),
+                Err(e) => return Err(sdk_error("finish task", e)),
+            }
+            self.client
+                .get_item()
+                .table_name(&self.table)
+                .key("id", s(id.to_string()))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(|e| sdk_error("read a finished task", e))?
+                .item
+                .ok_or_else(|| corrupt("a finished task is gone"))?
+        };
+        if let Some(text) = inline {
+            item.remove("result_ref");
+            item.insert("result".into(), s(text));
+        }
+        Ok(Some(item))
+    }
+
+    /// The update that counts `child`'s outcome to `id`: a set, so adding
+    /// a child again (a retried request) adds nothing.
+    fn count_update(
+        &self,
+        id: Uuid,
+        child: Uuid,
+    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+        let expires = (platform::tasks::now() + ENDS_KEPT).and_utc().timestamp();
+        Update::builder()
+            .table_name(&self.table)
+            .key("id", s(ends_item_id(id)))
+            .update_expression("ADD children :child SET expires_at = :expires")
+            .expression_attribute_values(":child", AttributeValue::Ss(vec![child.to_string()]))
+            .expression_attribute_values(":expires", n(expires))
     }
 
     /// An unexpired idempotency key: the task id it names and when it was
@@ -479,59 +621,28 @@ impl TaskStore for DynamoTaskStore {
     }
 
     async fn finish(&self, id: Uuid, done: Finished) -> PortResult<Option<Task>> {
-        let (attempt, outcome, now) = (done.attempt, done.outcome, done.at);
-        let (status, mut field, mut value) = match outcome {
-            Outcome::Success(v) => ("SUCCESS", "result", v.to_string()),
-            Outcome::Failed(m) => ("FAILED", "error", m),
+        self.finish_counted(id, done, &[]).await
+    }
+
+    /// Counts to other tasks (a chunk's to its batch, whose readers wait on
+    /// it) are written with the outcome, in one transaction: a reader sees
+    /// both or neither, one request sooner. A task's own count follows the
+    /// outcome, before the task is read back (a large params object is one
+    /// more S3 read).
+    async fn finish_counted(
+        &self,
+        id: Uuid,
+        done: Finished,
+        count_to: &[Uuid],
+    ) -> PortResult<Option<Task>> {
+        let others: Vec<Uuid> = count_to.iter().copied().filter(|&to| to != id).collect();
+        let Some(item) = self.write_outcome(id, done, &others).await? else {
+            return Ok(None);
         };
-        if field == "result"
-            && let ("ref", key) = self.store_json(id, "result", value.clone()).await?
-        {
-            (field, value) = ("result_ref", key);
+        if count_to.contains(&id) {
+            platform::tasks::uncounted(self.count_end(id, id).await, id);
         }
-        let expires = self
-            .ttl
-            .map(|t| (now + t).and_utc().timestamp())
-            .unwrap_or(0);
-        let out = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key("id", s(id.to_string()))
-            .update_expression(if self.ttl.is_some() {
-                "SET #status = :status, #field = :value, finished_at = :now, expires_at = :expires REMOVE lease_until, progress"
-            } else {
-                "SET #status = :status, #field = :value, finished_at = :now REMOVE lease_until, progress"
-            })
-            .condition_expression("#status = :running AND attempts = :attempt")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_names("#field", field)
-            .set_expression_attribute_values(Some({
-                let mut v = Item::new();
-                v.insert(":status".into(), s(status));
-                v.insert(":value".into(), s(value));
-                v.insert(":now".into(), s(time(now)));
-                v.insert(":running".into(), s("RUNNING"));
-                v.insert(":attempt".into(), n(attempt));
-                if self.ttl.is_some() {
-                    v.insert(":expires".into(), n(expires));
-                }
-                v
-            }))
-            .return_values(ReturnValue::AllNew)
-            .send()
-            .await;
-        match out {
-            Ok(o) => Ok(Some(
-                self.task(
-                    o.attributes()
-                        .ok_or_else(|| corrupt("no attributes returned"))?,
-                )
-                .await?,
-            )),
-            Err(e) if conditional(&e) => Ok(None),
-            Err(e) => Err(sdk_error("finish task", e)),
-        }
+        Ok(Some(self.task(&item).await?))
     }
 
     async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError> {
@@ -583,5 +694,39 @@ impl TaskStore for DynamoTaskStore {
         }
         out.sort_by_key(|t| (t.created_at, t.id));
         Ok(out)
+    }
+
+    async fn count_end(&self, id: Uuid, child: Uuid) -> Result<(), PortError> {
+        let u = self
+            .count_update(id, child)
+            .build()
+            .map_err(|e| PortError::internal(format!("count a task's outcome: {e}")))?;
+        self.client
+            .update_item()
+            .table_name(u.table_name)
+            .set_key(Some(u.key))
+            .update_expression(u.update_expression)
+            .set_expression_attribute_values(u.expression_attribute_values)
+            .send()
+            .await
+            .map_err(|e| sdk_error("count a task's outcome", e))?;
+        Ok(())
+    }
+
+    async fn ends(&self, id: Uuid) -> Result<u64, PortError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("id", s(ends_item_id(id)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("read a task's outcomes", e))?;
+        Ok(out
+            .item()
+            .and_then(|i| i.get("children"))
+            .and_then(|v| v.as_ss().ok())
+            .map_or(0, |c| c.len() as u64))
     }
 }

@@ -301,6 +301,47 @@ pub trait TaskStore: Send + Sync {
 
     /// Tasks left PENDING or RUNNING, oldest first, for recovery after a restart.
     async fn unfinished(&self) -> Result<Vec<Task>, PortError>;
+
+    /// Counts the outcome of `child` to `id`: a task's own (`child == id`)
+    /// or a batch chunk's to its batch. Counting one child again changes
+    /// nothing, so a retried count never counts twice. Read by readers in
+    /// other processes ([`TaskStore::ends`]); the task itself is unchanged.
+    async fn count_end(&self, id: Uuid, child: Uuid) -> Result<(), PortError>;
+
+    /// [`TaskStore::finish`], then, when this attempt stored the outcome,
+    /// the outcome of `id` counted to each of `count_to`
+    /// ([`TaskStore::count_end`]).
+    /// A store may count before it reads back the task it returns, so a
+    /// reader elsewhere hears of the outcome sooner. A count that fails is
+    /// logged, not returned: the outcome is stored, and a reader that
+    /// missed the count sees it on its next full read.
+    async fn finish_counted(
+        &self,
+        id: Uuid,
+        done: Finished,
+        count_to: &[Uuid],
+    ) -> PortResult<Option<Task>> {
+        let stored = self.finish(id, done).await?;
+        if stored.is_some() {
+            for &to in count_to {
+                uncounted(self.count_end(to, id).await, to);
+            }
+        }
+        Ok(stored)
+    }
+
+    /// The children whose outcomes are counted to `id` (0 for none or an
+    /// unknown id): a long-poll in another process than the worker reads
+    /// this one small record often, and the whole task only when it
+    /// changed; a batch whose count reaches its chunks has ended.
+    async fn ends(&self, id: Uuid) -> Result<u64, PortError>;
+}
+
+/// Logs a count of an outcome that failed ([`TaskStore::finish_counted`]).
+pub fn uncounted(done: Result<(), PortError>, id: Uuid) {
+    if let Err(e) = done {
+        tracing::warn!(task_id = %id, error = %e, "outcome not counted");
+    }
 }
 
 /// The current UTC time truncated to microseconds, the precision every store keeps.

@@ -330,4 +330,27 @@ impl TaskStore for SqliteTaskStore {
             })
             .await
     }
+
+    async fn count_end(&self, id: Uuid, child: Uuid) -> Result<(), PortError> {
+        let (id, child) = (id.to_string(), child.to_string());
+        self.db
+            .run(move |c| {
+                c.prepare_cached("INSERT OR IGNORE INTO task_ends (id, child) VALUES (?1, ?2)")?
+                    .execute([id, child])
+                    .map(drop)
+            })
+            .await
+    }
+
+    async fn ends(&self, id: Uuid) -> Result<u64, PortError> {
+        let id = id.to_string();
+        let n: i64 = self
+            .db
+            .read(move |c| {
+                c.prepare_cached("SELECT count(*) FROM task_ends WHERE id = ?1")?
+                    .query_row([id], |r| r.get(0))
+            })
+            .await?;
+        Ok(n.max(0) as u64)
+    }
 }

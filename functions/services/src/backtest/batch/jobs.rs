@@ -448,6 +448,19 @@ pub async fn status(
     record: &Task,
     read: Rows,
 ) -> Result<BatchStatus, platform::PortError> {
+    status_counted(tasks, returns, record, read, None).await
+}
+
+/// [`status`], given the outcomes counted to the batch when the caller has
+/// read them (`TaskStore::ends`: its own fan-out's and each chunk's): once
+/// they are all counted, the chunks' statuses need no read.
+pub async fn status_counted(
+    tasks: &dyn platform::tasks::TaskStore,
+    returns: Option<&ReturnStore>,
+    record: &Task,
+    read: Rows,
+    counted: Option<u64>,
+) -> Result<BatchStatus, platform::PortError> {
     use platform::tasks::TaskStatus;
     let p: BatchParams = serde_json::from_value(record.params.clone())
         .map_err(|e| platform::PortError::fault("batch record", e))?;
@@ -487,18 +500,23 @@ pub async fn status(
     let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
         .map_err(|e| platform::PortError::fault("batch record", e))?;
     // Progress from the chunks' statuses alone; their rows are read once
-    // every chunk has finished.
-    let standing = tasks.statuses(&fanned.chunks).await?;
-    let size = |k: usize| CHUNK.min(p.total.saturating_sub(k * CHUNK));
-    s.done = standing
-        .iter()
-        .enumerate()
-        .filter(|(_, st)| st.is_some_and(TaskStatus::is_finished))
-        .map(|(k, _)| size(k))
-        .sum();
-    if s.done < p.total || standing.iter().any(Option::is_none) {
-        s.status = "RUNNING";
-        return Ok(s);
+    // every chunk has finished. The fan-out and every chunk counted: all
+    // have ended.
+    if counted.is_some_and(|n| n > fanned.chunks.len() as u64) {
+        s.done = p.total;
+    } else {
+        let standing = tasks.statuses(&fanned.chunks).await?;
+        let size = |k: usize| CHUNK.min(p.total.saturating_sub(k * CHUNK));
+        s.done = standing
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| st.is_some_and(TaskStatus::is_finished))
+            .map(|(k, _)| size(k))
+            .sum();
+        if s.done < p.total || standing.iter().any(Option::is_none) {
+            s.status = "RUNNING";
+            return Ok(s);
+        }
     }
     let mut rows: Vec<BatchRow> = Vec::new();
     for id in fanned.chunks.into_iter().filter(|_| read == Rows::Read) {
