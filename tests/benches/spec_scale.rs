@@ -81,6 +81,7 @@ async fn serve(dir: PathBuf) {
             requests_per_minute: Some(1_000_000),
             concurrent_tasks: None,
             monthly_compute_minutes: None,
+            max_batch: None,
         }),
         &mut std::io::sink(),
     )

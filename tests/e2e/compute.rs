@@ -45,6 +45,7 @@ async fn one_minute(server: &TestServer) {
             requests_per_minute: 100_000,
             concurrent_tasks: 8,
             monthly_compute_minutes: 1,
+            max_batch: None,
         },
     )
     .await;

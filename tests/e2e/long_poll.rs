@@ -213,7 +213,7 @@ async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
         (200, Some("SUCCESS")),
         "{body}"
     );
-    // Read again every 250 ms: seen long before the wait's 20 s.
+    // Read again every 2 s: seen long before the wait's 20 s.
     assert!(
         answered - ended < Duration::from_secs(10),
         "{:?}",

@@ -329,6 +329,7 @@ async fn heavy_reads_are_metered_as_compute_and_refused_once_the_month_is_spent(
             requests_per_minute: 1000,
             concurrent_tasks: 4,
             monthly_compute_minutes: 0,
+            max_batch: None,
         },
     )
     .await;

@@ -62,6 +62,7 @@ async fn a_plan_limit_answers_429_with_retry_after_in_each_envelope_and_recovers
             requests_per_minute: 5,
             concurrent_tasks: 2,
             monthly_compute_minutes: 0,
+            max_batch: None,
         },
     )
     .await;
@@ -200,6 +201,7 @@ async fn a_task_over_the_concurrency_limit_waits_in_pending() {
             requests_per_minute: 1_000,
             concurrent_tasks: 1,
             monthly_compute_minutes: 100,
+            max_batch: None,
         },
     )
     .await;
@@ -373,6 +375,7 @@ async fn operators_set_plan_limits_and_export_usage() {
             requests_per_minute: Some(42),
             concurrent_tasks: None,
             monthly_compute_minutes: Some(7),
+            max_batch: Some(150),
         }),
         &mut out,
     )
@@ -393,8 +396,10 @@ async fn operators_set_plan_limits_and_export_usage() {
             requests_per_minute: 42,
             concurrent_tasks: defaults.concurrent_tasks,
             monthly_compute_minutes: 7,
+            max_batch: Some(150),
         }
     );
+    assert!(said.contains("150 strategies per batch"), "{said}");
     let mut out = Vec::new();
     marketlab::operator::plans(metering.quota_store().as_ref(), None, &mut out)
         .await
@@ -409,6 +414,7 @@ async fn operators_set_plan_limits_and_export_usage() {
             requests_per_minute: Some(1),
             concurrent_tasks: None,
             monthly_compute_minutes: None,
+            max_batch: None,
         }),
         &mut Vec::new(),
     )
@@ -474,6 +480,33 @@ async fn operators_set_plan_limits_and_export_usage() {
         .unwrap();
     assert!(line.split_whitespace().nth(2) == Some("3"), "{line}");
     assert!(summary.contains(marketlab::server::DEMO_EMAIL));
+
+    // The trial's batches may now hold 150 strategies, past its plan's 100.
+    let grid = |n: usize| {
+        let periods: Vec<String> = (2..2 + n).map(|p| p.to_string()).collect();
+        serde_json::json!({"statistics": false,
+            "strategy": {"symbol": "SPX", "risk_control": "//",
+                "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"},
+                    "rule": {"comparison_type": "SVMA", "type_name": "CrossAbove", "comparison_value": "0", "period": "20"}}},
+                "exit": {"rule_type": "RiskControlOnly"}},
+            "grid": {"entry.condition.rule.period": periods}})
+    };
+    let (status, body) = server
+        .post("/backtest/batch", Some(TRIAL), &grid(160))
+        .await;
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (400, Some("grid")),
+        "{body}"
+    );
+    assert!(
+        body["detail"].as_str().unwrap().contains("at most 150"),
+        "{body}"
+    );
+    let (status, body) = server
+        .post("/backtest/batch", Some(TRIAL), &grid(120))
+        .await;
+    assert_eq!(status, 202, "{body}");
     server.stop().await;
 }
 

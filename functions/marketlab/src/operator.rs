@@ -88,6 +88,10 @@ pub enum PlansCommand {
         /// Task compute per calendar month, in minutes.
         #[arg(long)]
         monthly_compute_minutes: Option<u64>,
+        /// Strategies one batch may hold (a grid's combinations), at most
+        /// 1,000,000.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=platform::quota::MAX_BATCH as u64))]
+        max_batch: Option<u64>,
     },
 }
 
@@ -123,12 +127,13 @@ pub async fn plans(
         requests_per_minute,
         concurrent_tasks,
         monthly_compute_minutes,
+        max_batch,
     }) = command
     {
-        if plan(&code).is_none() {
+        let Some(p) = plan(&code) else {
             let codes: Vec<&str> = PLANS.iter().map(|p| p.code).collect();
             bail!("unknown plan '{code}' (one of: {})", codes.join(", "));
-        }
+        };
         let (mut limits, _) = effective(quotas, &code).await?;
         if let Some(n) = requests_per_minute {
             limits.requests_per_minute = n;
@@ -139,34 +144,39 @@ pub async fn plans(
         if let Some(n) = monthly_compute_minutes {
             limits.monthly_compute_minutes = n;
         }
+        if let Some(n) = max_batch {
+            limits.max_batch = Some(n as usize);
+        }
         quotas.set_plan_limits(&code, limits).await?;
         writeln!(
             out,
-            "plan {code}: {} requests/min per service, {} concurrent tasks, {} compute minutes/month (instances apply it within {} s)",
+            "plan {code}: {} requests/min per service, {} concurrent tasks, {} compute minutes/month, {} strategies per batch (instances apply it within {} s)",
             limits.requests_per_minute,
             limits.concurrent_tasks,
             limits.monthly_compute_minutes,
+            limits.batch_size(p),
             platform::metering::PLAN_CACHE.as_secs()
         )?;
         return Ok(());
     }
     writeln!(
         out,
-        "{:<20} {:<46} {:<27} {:>9} {:>6} {:>9}",
-        "plan", "name", "services", "req/min", "tasks", "min/month"
+        "{:<20} {:<46} {:<27} {:>9} {:>6} {:>9} {:>9}",
+        "plan", "name", "services", "req/min", "tasks", "min/month", "batch"
     )?;
     for p in PLANS {
         let (l, set) = effective(quotas, p.code).await?;
         let services: Vec<String> = p.services.iter().map(|s| s.to_string()).collect();
         writeln!(
             out,
-            "{:<20} {:<46} {:<27} {:>9} {:>6} {:>9}{}",
+            "{:<20} {:<46} {:<27} {:>9} {:>6} {:>9} {:>9}{}",
             p.code,
             p.name,
             services.join(","),
             l.requests_per_minute,
             l.concurrent_tasks,
             l.monthly_compute_minutes,
+            l.batch_size(p),
             if set { "  (set)" } else { "" }
         )?;
     }

@@ -103,6 +103,7 @@ pub async fn run_all(store: Arc<dyn QuotaStore>) {
         requests_per_minute: 77,
         concurrent_tasks: 3,
         monthly_compute_minutes: 1_234,
+        max_batch: Some(250_000),
     };
     store.set_plan_limits(&plan, set).await.unwrap();
     assert_eq!(store.plan_limits(&plan).await.unwrap(), Some(set));

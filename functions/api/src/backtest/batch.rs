@@ -33,7 +33,11 @@ use services::backtest::batch_files;
         crate::openapi::BacktestSubmitRefusals))]
 pub(crate) async fn submit_batch(Tenant { state, caller }: Tenant, sent: Submission) -> Reply {
     let market = state.market.as_ref();
-    let params = batch::submission(market, sent.body.clone(), caller.0.plan.max_batch).await?;
+    let cap = match &state.metering {
+        Some(m) => m.batch_size(caller.0.plan).await,
+        None => caller.0.plan.max_batch,
+    };
+    let params = batch::submission(market, sent.body.clone(), cap).await?;
     let total = params.total;
     let params = serde_json::to_value(params)
         .map_err(|e| ApiError::from(platform::PortError::internal(e)))?;

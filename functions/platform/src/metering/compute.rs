@@ -151,6 +151,7 @@ mod tests {
             requests_per_minute: 10,
             concurrent_tasks: 1,
             monthly_compute_minutes: 1,
+            max_batch: None,
         };
         m.quota_store()
             .set_plan_limits("trial", limits)

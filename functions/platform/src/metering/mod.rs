@@ -164,6 +164,11 @@ impl Metering {
             .record(account, self.clock.now().date_naive(), counter, n);
     }
 
+    /// Strategies one batch of `plan` may hold: an operator's limit, else the plan's own.
+    pub async fn batch_size(&self, plan: &crate::accounts::Plan) -> usize {
+        self.limits(plan.code).await.batch_size(plan)
+    }
+
     /// A plan's limits: an operator's, else the defaults; cached per instance.
     pub async fn limits(&self, plan: &str) -> PlanLimits {
         if let Some((at, l)) = self.plans.lock().get(plan)
@@ -435,6 +440,7 @@ mod tests {
             requests_per_minute: 45,
             concurrent_tasks: 1,
             monthly_compute_minutes: 1,
+            max_batch: None,
         };
         quotas.set_plan_limits("pro", limits).await.unwrap();
         let (a, b) = (metering(&db), metering(&db));
@@ -479,6 +485,7 @@ mod tests {
             requests_per_minute: n,
             concurrent_tasks: 1,
             monthly_compute_minutes: 1,
+            max_batch: None,
         };
         m.quota_store()
             .set_plan_limits("pro", set(3))

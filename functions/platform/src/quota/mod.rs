@@ -25,6 +25,22 @@ pub struct PlanLimits {
     pub concurrent_tasks: u32,
     /// Task compute per calendar month (UTC), in minutes; submits past it are refused.
     pub monthly_compute_minutes: u64,
+    /// Strategies one batch may hold, when an operator set it; else the
+    /// plan's own (`accounts::Plan::max_batch`). At most [`MAX_BATCH`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_batch: Option<usize>,
+}
+
+/// The most strategies an operator may let one batch hold: the
+/// million-strategy grid measured in docs/batches.md (memory and time grow
+/// with it).
+pub const MAX_BATCH: usize = 1_000_000;
+
+impl PlanLimits {
+    /// Strategies one batch of `plan` may hold.
+    pub fn batch_size(&self, plan: &crate::accounts::Plan) -> usize {
+        self.max_batch.unwrap_or(plan.max_batch).min(MAX_BATCH)
+    }
 }
 
 /// The limits of each plan unless an operator set others (`marketlab plans set`).
@@ -43,6 +59,7 @@ pub fn default_limits(plan: &str) -> PlanLimits {
         requests_per_minute,
         concurrent_tasks,
         monthly_compute_minutes,
+        max_batch: None,
     }
 }
 

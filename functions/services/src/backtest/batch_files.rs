@@ -151,7 +151,11 @@ async fn submit(
         Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
-    let params = match batch::submission(inbox.market, request, plan.max_batch).await {
+    let cap = match inbox.metering {
+        Some(m) => m.batch_size(plan).await,
+        None => plan.max_batch,
+    };
+    let params = match batch::submission(inbox.market, request, cap).await {
         Ok(p) => p,
         Err(crate::Error::Port(p)) => return Err(p.into()),
         Err(mistake) => return Ok(Err(mistake.to_string())),
