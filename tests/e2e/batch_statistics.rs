@@ -84,6 +84,7 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
     assert_eq!(st["strategies"], 24, "{st}");
     assert_eq!(st["overfitting"]["blocks"], 8);
     assert_eq!(st["overfitting"]["splits"], 70);
+    assert_eq!(st["overfitting"]["splits_total"], 70);
     assert_eq!(st["deflated_sharpe"]["trials"], 40.0);
     assert_eq!(st["notes"], json!([]));
     assert_eq!(
@@ -215,7 +216,7 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
     // Kept once: the note is there, and a second read answers the same.
     assert!(
         store
-            .note(&id, "statistics-v1.json")
+            .note(&id, "statistics-v2.json")
             .await
             .unwrap()
             .is_some()
@@ -263,7 +264,7 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
 
     // Damaged returns: the rows still read, the statistics say why they are missing.
     let kept = market.path().join(format!("batch-results/{id}"));
-    std::fs::remove_file(kept.join("statistics-v1.json")).unwrap();
+    std::fs::remove_file(kept.join("statistics-v2.json")).unwrap();
     let object = kept.join("returns-000000.bin");
     let whole = std::fs::read(&object).unwrap();
     std::fs::write(&object, &whole[..whole.len() - 100]).unwrap();

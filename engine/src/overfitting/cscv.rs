@@ -104,7 +104,10 @@ pub struct Pbo {
     pub pbo: f64,
     pub blocks: usize,
     pub block_len: usize,
-    /// Per split, in the order of the in-sample block combinations
+    /// Every split there is (S choose S/2); more than the logits when a
+    /// sample of them was scored ([`cscv_sampled`]).
+    pub splits_total: usize,
+    /// Per split scored, in the order of the in-sample block combinations
     /// (lexicographic): the in-sample best's Sharpe ratio in and out of
     /// sample and the logit of its out-of-sample relative rank.
     pub in_sample: Vec<f64>,
@@ -141,6 +144,42 @@ pub fn splits(blocks: usize) -> Vec<u32> {
             pick[j] = pick[j - 1] + 1;
         }
     }
+}
+
+/// `count` of the splits of `blocks` (at least two, even; all when as many
+/// or more): half of them drawn from those with block 0 in sample by a
+/// fixed-seed shuffle, and each one's complement, so the sample keeps
+/// CSCV's symmetry (every split's out-of-sample half is another's
+/// in-sample half) and a batch gives the same sample every time. In
+/// lexicographic order, as [`splits`].
+pub fn sampled_splits(blocks: usize, count: usize) -> Vec<u32> {
+    let all = splits(blocks);
+    if count >= all.len() || blocks < 2 {
+        return all;
+    }
+    let full = (1u32 << blocks) - 1;
+    // The combinations holding block 0 come first and are half of them.
+    let mut firsts: Vec<u32> = all.iter().copied().filter(|m| m & 1 == 1).collect();
+    let pairs = (count / 2).max(1).min(firsts.len());
+    let mut state = 0x5EED_C5C5_u64;
+    for i in 0..pairs {
+        // splitmix64: a reproducible draw, not a secret one.
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let j = i + (z % (firsts.len() - i) as u64) as usize;
+        firsts.swap(i, j);
+    }
+    let mut chosen: Vec<u32> = firsts[..pairs]
+        .iter()
+        .flat_map(|&m| [m, !m & full])
+        .collect();
+    let rank: std::collections::HashMap<u32, usize> =
+        all.iter().enumerate().map(|(k, &m)| (m, k)).collect();
+    chosen.sort_by_key(|m| rank[m]);
+    chosen
 }
 
 /// Strategies taken at a time: their subset sums stay in cache.
@@ -313,13 +352,21 @@ fn parted<T: Send>(
 /// two strategies, an odd or zero number of blocks, more than 16 blocks, or
 /// blocks of fewer than two returns.
 pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
+    cscv_sampled(b, threads, usize::MAX)
+}
+
+/// [`cscv`] over at most `max_splits` of the splits ([`sampled_splits`]):
+/// its cost is the strategies times the splits, so a batch of a million
+/// strategies scores a sample of them.
+pub fn cscv_sampled(b: &BlockSums, threads: usize, max_splits: usize) -> Option<Pbo> {
     let s = b.blocks;
     if b.strategies < 2 || s == 0 || s % 2 == 1 || s > 16 || b.len < 2 {
         return None;
     }
     let h = s / 2;
     let half = (1usize << h) - 1;
-    let masks = splits(s);
+    let splits_total = splits(s).len();
+    let masks = sampled_splits(s, max_splits);
     let n = (h * b.len) as f64;
     let halves = |mask: u32| {
         let m = mask as usize;
@@ -330,10 +377,15 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
         .step_by(TILE)
         .map(|f| (f, TILE.min(b.strategies - f)))
         .collect();
+    // Each thread takes a part of the splits over every tile, or, when the
+    // tiles are many and the splits few (a sampled million), a part of
+    // the tiles over every split: each thread builds the subset sums of
+    // every tile it sees, so the larger side is the one divided.
+    let by_tiles = tiles.len() >= 4 * threads.max(1) && tiles.len() > masks.len();
     // Pass 1: each split's in-sample best (the first of equals).
-    let best: Vec<(f64, usize)> = parted(masks.len(), threads, |range| {
+    let best_of = |tiles: &[(usize, usize)], range: std::ops::Range<usize>| {
         let mut best = vec![(f64::NEG_INFINITY, 0usize); range.len()];
-        for &(first, tile) in &tiles {
+        for &(first, tile) in tiles {
             let sums = TileSums::new(b, first, tile);
             for (slot, &mask) in best.iter_mut().zip(&masks[range.clone()]) {
                 let ((lo, hi), _) = halves(mask);
@@ -344,8 +396,28 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
             }
         }
         best
-    })
-    .concat();
+    };
+    let best: Vec<(f64, usize)> = if by_tiles {
+        // Parts in strategy order, each kept only when strictly better: the
+        // first of equals wins, as in one pass.
+        parted(tiles.len(), threads, |part| {
+            best_of(&tiles[part], 0..masks.len())
+        })
+        .into_iter()
+        .fold(
+            vec![(f64::NEG_INFINITY, 0); masks.len()],
+            |mut acc, part| {
+                for (a, p) in acc.iter_mut().zip(part) {
+                    if p.0 > a.0 {
+                        *a = p;
+                    }
+                }
+                acc
+            },
+        )
+    } else {
+        parted(masks.len(), threads, |range| best_of(&tiles, range)).concat()
+    };
     // Its Sharpe ratio in and out of sample, and its score out of sample.
     let (in_sample, (targets, out_of_sample)): (Vec<f64>, (Vec<f64>, Vec<f64>)) = masks
         .iter()
@@ -358,9 +430,9 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
         })
         .unzip();
     // Pass 2: where it ranks out of sample (ties averaged).
-    let counts: Vec<(usize, usize)> = parted(masks.len(), threads, |range| {
+    let count = |tiles: &[(usize, usize)], range: std::ops::Range<usize>| {
         let mut counts = vec![(0usize, 0usize); range.len()];
-        for &(first, tile) in &tiles {
+        for &(first, tile) in tiles {
             let sums = TileSums::new(b, first, tile);
             for ((slot, &mask), &target) in counts
                 .iter_mut()
@@ -374,8 +446,21 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
             }
         }
         counts
-    })
-    .concat();
+    };
+    let counts: Vec<(usize, usize)> = if by_tiles {
+        parted(tiles.len(), threads, |part| {
+            count(&tiles[part], 0..masks.len())
+        })
+        .into_iter()
+        .fold(vec![(0, 0); masks.len()], |mut acc, part| {
+            for (a, p) in acc.iter_mut().zip(part) {
+                (a.0, a.1) = (a.0 + p.0, a.1 + p.1);
+            }
+            acc
+        })
+    } else {
+        parted(masks.len(), threads, |range| count(&tiles, range)).concat()
+    };
     let total = (b.strategies + 1) as f64;
     let logits: Vec<f64> = counts
         .iter()
@@ -390,6 +475,7 @@ pub fn cscv(b: &BlockSums, threads: usize) -> Option<Pbo> {
         pbo: logits.iter().filter(|&&l| l <= 0.0).count() as f64 / splits,
         blocks: s,
         block_len: b.len,
+        splits_total,
         degradation: regression(&in_sample, &out_of_sample),
         prob_loss: out_of_sample.iter().filter(|&&v| v < 0.0).count() as f64 / splits,
         in_sample,
@@ -520,5 +606,53 @@ mod tests {
         assert_eq!(dsr.best, 100);
         assert!(dsr.dsr.unwrap() > 0.95, "edge DSR {:?}", dsr.dsr);
         assert!(pbo.prob_loss < 0.01);
+    }
+
+    #[test]
+    fn a_sample_of_splits_is_fixed_symmetric_and_in_order() {
+        let all = splits(16);
+        let some = sampled_splits(16, 256);
+        assert_eq!(some.len(), 256);
+        assert_eq!(some, sampled_splits(16, 256), "the same every time");
+        let full = (1u32 << 16) - 1;
+        assert!(
+            some.iter().all(|m| some.contains(&(!m & full))),
+            "complements"
+        );
+        let positions: Vec<usize> = some
+            .iter()
+            .map(|m| all.iter().position(|a| a == m).unwrap())
+            .collect();
+        assert!(
+            positions.windows(2).all(|w| w[0] < w[1]),
+            "in order, once each"
+        );
+        assert_eq!(sampled_splits(16, 20_000), all);
+        assert_eq!(sampled_splits(4, 2).len(), 2);
+    }
+
+    #[test]
+    fn a_sampled_cscv_scores_its_splits_as_the_full_one_does_whichever_way_it_is_parted() {
+        // 40 tiles of strategies and 24 splits: parted by tiles; the full
+        // CSCV (12,870 splits) is parted by splits.
+        let series = grid(40 * TILE, 64, Some(0.001), 3);
+        let (skip, len) = block_layout(64, 16);
+        let mut sums = BlockSums::new(series.len(), 16, len);
+        for (k, s) in series.iter().enumerate() {
+            sums.set(k, &s[skip..]);
+        }
+        let full = cscv(&sums, 2).unwrap();
+        let sampled = cscv_sampled(&sums, 2, 24).unwrap();
+        assert_eq!((sampled.logits.len(), sampled.splits_total), (24, 12_870));
+        assert_eq!(full.splits_total, 12_870);
+        let all = splits(16);
+        for (p, m) in sampled_splits(16, 24).iter().enumerate() {
+            let q = all.iter().position(|a| a == m).unwrap();
+            assert_eq!(sampled.logits[p], full.logits[q], "split {m:#b}");
+            assert_eq!(sampled.in_sample[p], full.in_sample[q]);
+            assert_eq!(sampled.out_of_sample[p], full.out_of_sample[q]);
+        }
+        let below = sampled.logits.iter().filter(|&&l| l <= 0.0).count();
+        assert_eq!(sampled.pbo, below as f64 / 24.0);
     }
 }

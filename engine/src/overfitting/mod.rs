@@ -9,7 +9,9 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 mod cscv;
 
-pub use cscv::{BlockSums, Degradation, Pbo, block_layout, cscv, splits};
+pub use cscv::{
+    BlockSums, Degradation, Pbo, block_layout, cscv, cscv_sampled, sampled_splits, splits,
+};
 
 /// The Euler-Mascheroni constant, in the expected maximum of N Sharpe ratios.
 pub const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;

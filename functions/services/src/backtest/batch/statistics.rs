@@ -181,10 +181,16 @@ pub struct Overfitting {
     /// The share of splits in which the in-sample best ranks in the lower
     /// half out of sample (logit <= 0).
     pub pbo: f64,
-    /// S, the returns of each block, and the splits (S choose S/2).
+    /// S, the returns of each block, and the splits scored.
     pub blocks: usize,
     pub block_length: usize,
     pub splits: usize,
+    /// Every split there is (S choose S/2). More than `splits` when the
+    /// batch's strategies times its splits would pass
+    /// [`CSCV_BUDGET`] (20,000 strategies with every split of 16 blocks):
+    /// then a sample of splits is scored, each with its complement, drawn
+    /// by a fixed seed (a million strategies: 256 of 12,870).
+    pub splits_total: usize,
     /// The oldest returns left out so the blocks are equal.
     pub skipped: usize,
     /// Out-of-sample Sharpe ratio of the in-sample best regressed on its
@@ -332,7 +338,7 @@ fn gather(own: &[i64], values: &[f64], wanted: &[i64], out: &mut Vec<f64>) {
 }
 
 /// The note the statistics are kept under.
-const NOTE: &str = "statistics-v1.json";
+const NOTE: &str = "statistics-v2.json";
 
 /// The batch's statistics: kept ones, or computed from its chunks' returns
 /// and kept. `None` for a batch of one strategy.
@@ -411,6 +417,18 @@ async fn compute_and_keep(
 
 /// Chunks read at once: bounded memory, overlapped reads.
 const READ_AHEAD: usize = 4;
+
+/// Strategies times splits CSCV scores at most (each is a score in and
+/// out of sample): every split of 16 blocks for 20,000 strategies.
+pub const CSCV_BUDGET: usize = 20_000 * 12_870;
+
+/// The splits a sampled CSCV scores at least.
+const MIN_SPLITS: usize = 64;
+
+/// The most splits CSCV scores for `strategies`.
+fn max_splits(strategies: usize) -> usize {
+    (CSCV_BUDGET / strategies.max(1)).max(MIN_SPLITS)
+}
 
 /// Two passes over the chunks: their bar times, to find the sample every
 /// strategy shares; then their returns, one chunk at a time, reduced to
@@ -532,10 +550,11 @@ pub async fn compute(
     let sums = BlockSums::concat(parts, blocks, len);
     let trials = params.trials;
     let threads = rayon::current_num_threads();
+    let max_splits = max_splits(strategies);
     let (dsr, pbo) = tokio::task::spawn_blocking(move || {
         (
             overfitting::deflated(&moments, trials),
-            overfitting::cscv(&sums, threads),
+            overfitting::cscv_sampled(&sums, threads, max_splits),
         )
     })
     .await
@@ -563,11 +582,20 @@ pub async fn compute(
                 .into(),
         );
     }
+    if let Some(p) = pbo.as_ref().filter(|p| p.logits.len() < p.splits_total) {
+        s.notes.push(format!(
+            "PBO from {} of the {} splits (each with its complement, a fixed draw): {} strategies are too many to score every split",
+            p.logits.len(),
+            p.splits_total,
+            strategies
+        ));
+    }
     s.overfitting = pbo.map(|p| Overfitting {
         pbo: p.pbo,
         blocks: p.blocks,
         block_length: p.block_len,
         splits: p.logits.len(),
+        splits_total: p.splits_total,
         skipped: skip,
         degradation_slope: p.degradation.slope,
         degradation_intercept: p.degradation.intercept,
@@ -614,6 +642,15 @@ mod tests {
         assert!((sumsq[1] - (0.04 + 0.16)).abs() < 1e-15);
         // Too few bars for the blocks: the returns alone.
         assert_eq!(chunk_returns(series, 252.0, 4).reduced, None);
+    }
+
+    #[test]
+    fn a_plan_sized_batch_scores_every_split_and_a_million_a_sample() {
+        let scored = |n: usize| overfitting::sampled_splits(16, max_splits(n)).len();
+        assert_eq!(scored(20_000), 12_870);
+        assert_eq!(scored(20_001), 12_868);
+        assert_eq!(scored(1_000_000), 256);
+        assert_eq!(scored(100_000_000), 64);
     }
 
     #[test]
