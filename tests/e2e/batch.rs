@@ -607,3 +607,68 @@ async fn a_two_average_crossover_grid_links_entry_and_exit_periods() {
     }
     s.stop().await;
 }
+
+/// A grid past `CHECK_EVERY` points is checked by its probes: a
+/// million-point SMA grid is accepted (its lists, not a million maps), a
+/// value that cannot run is refused naming its path and value, and a path
+/// that changes nothing is refused as for a small grid.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grid_past_20000_points_is_checked_by_its_probes() {
+    use platform::marketdata::{LocalDir, ParquetMarketData};
+    use services::backtest::batch::{self, CHECK_EVERY, Points};
+    let md = ParquetMarketData::new(std::sync::Arc::new(LocalDir::new(
+        tests::server::market_dir(),
+    )));
+    let fast = "entry.condition.signal.params.period,exit.condition.signal.params.period";
+    let slow = "entry.condition.rule.period,exit.condition.rule.period";
+    let periods = |from: usize, n: usize| -> Vec<String> {
+        (from..from + n).map(|p| p.to_string()).collect()
+    };
+    let million = json!({"statistics": false, "strategy": crossover("10", "50"),
+        "grid": {fast: periods(2, 1000), slow: periods(1002, 1000)}});
+    let e = batch::expand(&million, 1_000_000).unwrap();
+    assert_eq!(e.len(), 1_000_000);
+    let Points::Grid(axes) = &e.varied else {
+        panic!("a grid")
+    };
+    assert_eq!(axes.len(), 2);
+    // Each path's 1,000 values (point 0 shared) and the last point.
+    assert_eq!(e.varied.probes().len(), 2_000);
+    let params = batch::submission(&md, million.clone(), 1_000_000)
+        .await
+        .unwrap();
+    assert_eq!(params.total, 1_000_000);
+    assert_eq!(params.paths, vec![fast.to_string(), slow.to_string()]);
+    assert!(batch::submission(&md, million, 999_999).await.is_err());
+
+    // 21,000 points, past CHECK_EVERY; one fast period is not a period.
+    const { assert!(21 * 1000 > CHECK_EVERY) };
+    let mut bad = periods(2, 21);
+    bad[13] = "fourteen".into();
+    let refused = batch::submission(
+        &md,
+        json!({"strategy": crossover("10", "50"), "grid": {fast: bad, slow: periods(100, 1000)}}),
+        1_000_000,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        refused.contains(&format!("grid.{fast}")) && refused.contains("'fourteen'"),
+        "{refused}"
+    );
+    // A strategy's name read by no backtest: the same strategy twice.
+    let names: Vec<String> = (0..21).map(|k| format!("run {k}")).collect();
+    let refused = batch::submission(
+        &md,
+        json!({"strategy": crossover("10", "50"), "grid": {slow: periods(100, 1000), "name": names}}),
+        1_000_000,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        refused.contains("grid.name") && refused.contains("give the same strategy"),
+        "{refused}"
+    );
+}

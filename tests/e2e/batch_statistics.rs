@@ -104,7 +104,7 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
     assert!(refused.contains("reduction only"), "{refused}");
     let expanded = batch::expand(&body, 100).unwrap();
     let items = (0..expanded.len())
-        .map(|k| (k, expanded.strategy(k).unwrap(), expanded.varied[k].clone()))
+        .map(|k| (k, expanded.strategy(k).unwrap(), expanded.varied.get(k)))
         .collect();
     let keep = batch::Keep {
         blocks: 8,

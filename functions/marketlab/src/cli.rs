@@ -536,11 +536,7 @@ async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
     let _ = std::fs::remove_dir_all(&scratch);
     let rows = ran.map_err(|e| anyhow::anyhow!("the batch stopped: {e}"))?;
     let stats = stats.transpose()?;
-    let paths: Vec<String> = expanded
-        .varied
-        .first()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
+    let paths: Vec<String> = expanded.varied.paths();
     let base = file.with_extension("");
     let csv = base.with_extension("results.csv");
     let parquet = base.with_extension("results.parquet");

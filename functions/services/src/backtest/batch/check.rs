@@ -9,16 +9,29 @@ use crate::{Error, FieldError, Result};
 use platform::marketdata::MarketData;
 use serde_json::{Map, Value};
 
-/// Checks every strategy; the first invalid one names its index and field,
-/// or for a grid the path and value that made it invalid. A grid whose
-/// points are not all different strategies is refused, naming the path
-/// that changes nothing: its rows would repeat one strategy and the
-/// overfitting statistics would count the copies as trials.
+/// Grids of up to this many points have every point checked; a larger one
+/// its probes ([`super::Points::probes`]: every value of every path, the
+/// other paths at their first, and the last point), so a million-point
+/// grid is checked in the time of its lists; a point that still fails runs
+/// as its row's error, as a list batch's strategy would.
+pub const CHECK_EVERY: usize = 20_000;
+
+/// Checks every strategy (a grid past [`CHECK_EVERY`] points: its probes);
+/// the first invalid one names its index and field, or for a grid the path
+/// and value that made it invalid. A grid whose points are not all
+/// different strategies is refused, naming the path that changes nothing:
+/// its rows would repeat one strategy and the overfitting statistics would
+/// count the copies as trials.
 pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Defaults> {
     // Fingerprint hash -> the first point with it.
     let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     let mut defaults = Defaults::default();
-    for i in 0..e.len() {
+    let points: Vec<usize> = match e.base {
+        Some(_) if e.len() > CHECK_EVERY => e.varied.probes(),
+        _ => (0..e.len()).collect(),
+    };
+    let probed = points.len() < e.len();
+    for i in points {
         let s = e.strategy(i)?;
         let prepared = prepare(market, &s).await.map_err(|err| match err {
             Error::Invalid(f) => e.locate(i, f).into(),
@@ -39,6 +52,9 @@ pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Defaults> {
         if fingerprint(&earlier) == print {
             return Err(e.repeated(j, i).into());
         }
+    }
+    if probed {
+        defaults.stand_for(e.len());
     }
     Ok(defaults)
 }
@@ -61,6 +77,19 @@ impl Defaults {
         self.holding += usize::from(applied.contains_key("risk_control"));
         self.strategies += 1;
         self.applied.extend(applied);
+    }
+
+    /// Probes' defaults made to stand for a grid's `points`: a default the
+    /// probes all took, every point took (the path that would change it
+    /// is not varied); one only some took, about as many.
+    fn stand_for(&mut self, points: usize) {
+        let probes = self.strategies.max(1);
+        self.holding = if self.holding == probes {
+            points
+        } else {
+            (self.holding as f64 / probes as f64 * points as f64).round() as usize
+        };
+        self.strategies = points;
     }
 
     /// The warning a batch carries when the default maximum holding is in
@@ -133,7 +162,8 @@ impl Expanded {
         if self.base.is_none() {
             return f.within(&format!("strategies[{i}]"));
         }
-        for (key, value) in &self.varied[i] {
+        let point = self.varied.get(i);
+        for (key, value) in &point {
             for path in key.split(',').map(str::trim) {
                 let inside = f.field.strip_prefix(path);
                 let reason = match inside {
@@ -147,10 +177,10 @@ impl Expanded {
                 return FieldError::new(format!("grid.{key}"), reason);
             }
         }
-        if self.varied[i].is_empty() {
+        if point.is_empty() {
             return f.within("strategy");
         }
-        let point = serde_json::to_string(&self.varied[i]).unwrap_or_default();
+        let point = serde_json::to_string(&point).unwrap_or_default();
         FieldError::new(
             format!("strategy.{}", f.field),
             format!("{} (at the grid's point {point})", f.reason),
@@ -160,7 +190,7 @@ impl Expanded {
     /// Points `j` and `i` (`j < i`) of a grid are one strategy: the first
     /// path whose values differ between them changes nothing.
     fn repeated(&self, j: usize, i: usize) -> FieldError {
-        let (a, b) = (&self.varied[j], &self.varied[i]);
+        let (a, b) = (&self.varied.get(j), &self.varied.get(i));
         let key = a
             .iter()
             .find(|(k, v)| b.get(*k) != Some(*v))

@@ -234,7 +234,7 @@ pub async fn run_chunks(
         let done = &done;
         async move {
             let items = (first..(first + CHUNK).min(total))
-                .map(|k| Ok((k, e.strategy(k)?, e.varied[k].clone())))
+                .map(|k| Ok((k, e.strategy(k)?, e.varied.get(k))))
                 .collect::<Result<Vec<Item>, crate::FieldError>>()
                 .map_err(|e| JobError::Permanent(e.to_string()))?;
             let n = items.len();
@@ -357,8 +357,8 @@ impl JobHandler for BatchJob {
         let walk_forward = super::WalkForwardParams::of_request(&p.request);
         let raw_returns = statistics.is_some() && !e.same_bars();
         let mut chunks = Vec::new();
-        for (k, varied) in e.varied.chunks(CHUNK).enumerate() {
-            let first = k * CHUNK;
+        for (k, first) in (0..e.len()).step_by(CHUNK).enumerate() {
+            let varied = e.varied.range(first..(first + CHUNK).min(e.len()));
             let params = ChunkParams {
                 batch: task.id.to_string(),
                 first,
@@ -367,7 +367,7 @@ impl JobHandler for BatchJob {
                     None => e.strategies[first..first + varied.len()].to_vec(),
                 },
                 base: e.base.clone(),
-                varied: varied.to_vec(),
+                varied,
                 strategy_us: p.strategy_us,
                 reserved: p.reserved,
                 blocks,
@@ -536,7 +536,8 @@ pub async fn status_counted(
                 })?),
             };
             let varied = |k: usize| match &grid {
-                Some(g) => g.varied.get(k).cloned().unwrap_or_default(),
+                Some(g) if k < g.len() => g.varied.get(k),
+                Some(_) => Map::new(),
                 None => rows.get(k).map(|r| r.params.clone()).unwrap_or_default(),
             };
             s.walk_forward =

@@ -111,10 +111,10 @@ pub struct Expanded {
     pub name: String,
     /// A list batch's strategies (empty for a grid).
     pub strategies: Vec<Value>,
-    /// A grid's base strategy: strategy k is it with `varied[k]` set.
+    /// A grid's base strategy: strategy k is it with `varied.get(k)` set.
     pub base: Option<Value>,
     /// Per strategy: grid key -> value (empty for a list batch).
-    pub varied: Vec<Map<String, Value>>,
+    pub varied: Points,
 }
 
 impl Expanded {
@@ -137,8 +137,8 @@ impl Expanded {
         match &self.base {
             Some(_) => !self
                 .varied
+                .paths()
                 .iter()
-                .flat_map(|v| v.keys())
                 .any(|key| key.split(',').any(chooses_bars)),
             None => self
                 .strategies
@@ -150,7 +150,7 @@ impl Expanded {
     /// Strategy `k` as it runs.
     pub fn strategy(&self, k: usize) -> Result<Value, FieldError> {
         match &self.base {
-            Some(base) => apply(base, &self.varied[k]),
+            Some(base) => apply(base, &self.varied.get(k)),
             None => Ok(self.strategies[k].clone()),
         }
     }
@@ -283,7 +283,7 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
                 name,
                 strategies: list,
                 base: None,
-                varied: vec![Map::new(); n],
+                varied: Points::List(n),
             })
         }
         (None, Some(base), grid) => {
@@ -323,24 +323,13 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
             if total > cap {
                 return Err(too_many("grid", total));
             }
-            let mut varied = Vec::with_capacity(total);
-            for k in 0..total {
-                // Mixed radix, the first path slowest.
-                let (mut rest, mut m) = (k, Map::new());
-                let mut picks = vec![0; axes.len()];
-                for (a, (_, values)) in axes.iter().enumerate().rev() {
-                    picks[a] = rest % values.len();
-                    rest /= values.len();
-                }
-                for (a, (path, values)) in axes.iter().enumerate() {
-                    m.insert((*path).clone(), values[picks[a]].clone());
-                }
-                varied.push(m);
-            }
+            let varied = Points::Grid(
+                axes.into_iter()
+                    .map(|(path, values)| (path.clone(), values.clone()))
+                    .collect(),
+            );
             // Every path must be settable; the first combination shows it.
-            if let Some(first) = varied.first() {
-                apply(&base, first)?;
-            }
+            apply(&base, &varied.get(0))?;
             Ok(Expanded {
                 name,
                 strategies: Vec::new(),
@@ -389,11 +378,7 @@ pub async fn submission(
 ) -> Result<BatchParams> {
     let expanded = expand(&request, cap)?;
     let defaults = check(market, &expanded).await?;
-    let paths = expanded
-        .varied
-        .first()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
+    let paths = expanded.varied.paths();
     Ok(BatchParams {
         total: expanded.len(),
         paths,
@@ -407,13 +392,15 @@ pub async fn submission(
 
 mod check;
 mod jobs;
+mod points;
 mod rows;
 pub mod statistics;
 mod stored;
 pub mod walk_forward;
 
-pub use check::{Defaults, check};
+pub use check::{CHECK_EVERY, Defaults, check};
 pub use jobs::*;
+pub use points::Points;
 pub use rows::*;
 pub use statistics::{BatchStatistics, StatisticsParams, StatisticsSetting};
 pub use stored::ChunkResult;
@@ -468,7 +455,7 @@ mod tests {
             30
         );
         assert_eq!(
-            e.varied[3],
+            e.varied.get(3),
             json!({"entry.condition.rule.comparison_value": 25, "risk_control": "-5/10/21"})
                 .as_object()
                 .unwrap()
