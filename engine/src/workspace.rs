@@ -7,9 +7,9 @@ use crate::fired::{Fired, Sides};
 use crate::rules::{self, MaKind, Op, Target, Transform};
 use crate::strategy::{Block, BlockKind, Column, Comparison, Condition, Source};
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A source by identity: a series supplied by the caller is the same source
 /// when it is the same allocation (the caller shares it with `Arc`).
@@ -69,11 +69,89 @@ struct ConditionKey {
 /// The signal against its target series, bar by bar.
 type SidesKey = (ValuesKey, TargetKey);
 
+/// An average's key: what it averages, how, over how many bars.
+type AverageKey = (ValuesKey, MaKind, usize);
+
+/// Moving averages shared by the workspaces of one process over the same
+/// bars: a grid's chunks, run one after another, each ask for the averages
+/// the others computed (a 1,000 x 1,000 grid of two periods needs 2,000;
+/// chunks of 250 consecutive points computed 251 each). At most
+/// `max_bytes` of series, the oldest out first. Keyed by the bars'
+/// allocation, which the cache keeps alive while it holds averages of
+/// them, so a key never names other bars; a caller's own series (by
+/// allocation too) are not shared.
+pub struct SharedAverages {
+    max_bytes: usize,
+    inner: Mutex<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    /// Per set of bars: the bars, kept alive, and its averages held.
+    bars: HashMap<usize, (Arc<Bars>, usize)>,
+    averages: HashMap<(usize, AverageKey), Arc<Vec<f64>>>,
+    order: VecDeque<(usize, AverageKey)>,
+    bytes: usize,
+}
+
+impl SharedAverages {
+    pub fn new(max_bytes: usize) -> Self {
+        SharedAverages {
+            max_bytes,
+            inner: Mutex::new(Shared::default()),
+        }
+    }
+
+    /// Averages held, and their bytes.
+    pub fn held(&self) -> (usize, usize) {
+        let s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        (s.averages.len(), s.bytes)
+    }
+
+    fn get(&self, bars: &Arc<Bars>, key: &AverageKey) -> Option<Arc<Vec<f64>>> {
+        let s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        s.averages
+            .get(&(Arc::as_ptr(bars) as usize, key.clone()))
+            .cloned()
+    }
+
+    fn put(&self, bars: &Arc<Bars>, key: AverageKey, v: Arc<Vec<f64>>) {
+        let size = v.len() * std::mem::size_of::<f64>();
+        if size > self.max_bytes {
+            return;
+        }
+        let at = Arc::as_ptr(bars) as usize;
+        let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if s.averages.insert((at, key.clone()), v).is_some() {
+            return;
+        }
+        s.bars.entry(at).or_insert_with(|| (bars.clone(), 0)).1 += 1;
+        s.order.push_back((at, key));
+        s.bytes += size;
+        while s.bytes > self.max_bytes {
+            let Some(old) = s.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = s.averages.remove(&old) {
+                s.bytes -= gone.len() * std::mem::size_of::<f64>();
+            }
+            if let Some(entry) = s.bars.get_mut(&old.0) {
+                entry.1 -= 1;
+                if entry.1 == 0 {
+                    s.bars.remove(&old.0);
+                }
+            }
+        }
+    }
+}
+
 /// The series and firings computed so far over one set of bars.
 pub struct Workspace<'a> {
     bars: &'a Bars,
+    /// The process's averages, and the bars as they are shared.
+    shared: Option<(&'a SharedAverages, &'a Arc<Bars>)>,
     values: HashMap<ValuesKey, Rc<Vec<f64>>>,
-    averages: HashMap<(ValuesKey, MaKind, usize), Rc<Vec<f64>>>,
+    averages: HashMap<AverageKey, Arc<Vec<f64>>>,
     sides: HashMap<SidesKey, Rc<Sides>>,
     fired: HashMap<ConditionKey, Rc<Fired>>,
 }
@@ -89,10 +167,19 @@ impl<'a> Workspace<'a> {
     pub fn new(bars: &'a Bars) -> Self {
         Workspace {
             bars,
+            shared: None,
             values: HashMap::new(),
             averages: HashMap::new(),
             sides: HashMap::new(),
             fired: HashMap::new(),
+        }
+    }
+
+    /// A workspace whose averages come from, and go to, `shared`.
+    pub fn sharing(bars: &'a Arc<Bars>, shared: &'a SharedAverages) -> Self {
+        Workspace {
+            shared: Some((shared, bars)),
+            ..Workspace::new(bars)
         }
     }
 
@@ -126,12 +213,24 @@ impl<'a> Workspace<'a> {
     }
 
     /// The moving average of the values under `key`.
-    fn average(&mut self, key: ValuesKey, x: &[f64], kind: MaKind, period: usize) -> Rc<Vec<f64>> {
+    fn average(&mut self, key: ValuesKey, x: &[f64], kind: MaKind, period: usize) -> Arc<Vec<f64>> {
         let k = (key, kind, period);
         if let Some(v) = self.averages.get(&k) {
             return v.clone();
         }
-        let v = Rc::new(rules::moving_average(x, kind, period));
+        let shared = self
+            .shared
+            .filter(|_| !matches!(k.0.source, SourceKey::Series(_)));
+        let v = match shared.and_then(|(cache, bars)| cache.get(bars, &k)) {
+            Some(v) => v,
+            None => {
+                let v = Arc::new(rules::moving_average(x, kind, period));
+                if let Some((cache, bars)) = shared {
+                    cache.put(bars, k.clone(), v.clone());
+                }
+                v
+            }
+        };
         self.averages.insert(k, v.clone());
         v
     }
@@ -186,16 +285,16 @@ impl<'a> Workspace<'a> {
     }
 
     /// The series the condition's signal is compared with.
-    fn target(&mut self, c: &Condition, values: ValuesKey, x: &[f64]) -> Rc<Vec<f64>> {
-        let shifted = |ma: Rc<Vec<f64>>, offset_pct: f64| {
+    fn target(&mut self, c: &Condition, values: ValuesKey, x: &[f64]) -> Arc<Vec<f64>> {
+        let shifted = |ma: Arc<Vec<f64>>, offset_pct: f64| {
             if offset_pct == 0.0 {
                 ma
             } else {
-                Rc::new(ma.iter().map(|m| m * (1.0 + offset_pct / 100.0)).collect())
+                Arc::new(ma.iter().map(|m| m * (1.0 + offset_pct / 100.0)).collect())
             }
         };
         match &c.comparison {
-            Comparison::Value(v) => Rc::new(vec![*v; x.len()]),
+            Comparison::Value(v) => Arc::new(vec![*v; x.len()]),
             Comparison::OwnAverage {
                 kind,
                 period,
@@ -358,5 +457,55 @@ mod tests {
         // Two fast series, three slow averages, six comparisons: each once.
         assert_eq!((ws.values.len(), ws.averages.len()), (2, 3));
         assert_eq!((ws.sides.len(), ws.fired.len()), (6, 0));
+    }
+
+    #[test]
+    fn workspaces_sharing_averages_compute_each_once_and_stay_within_their_bytes() {
+        let b = Arc::new(bars(500));
+        let shared = SharedAverages::new(3 * 500 * 8);
+        let crossing = |fast: usize, slow: usize| Condition {
+            source: Source::Technical(Technical::Sma(fast)),
+            transform: None,
+            op: Op::CrossAbove,
+            comparison: Comparison::CloseAverage {
+                kind: MaKind::Simple,
+                period: slow,
+                offset_pct: 0.0,
+            },
+        };
+        for fast in [5, 10] {
+            // A chunk of its own per fast period: the slow averages are
+            // the first chunk's.
+            let mut ws = Workspace::sharing(&b, &shared);
+            for slow in [20, 30, 40] {
+                let want = rules::evaluate(
+                    &sma(&b.close, fast),
+                    Op::CrossAbove,
+                    &Target::Series(sma(&b.close, slow)),
+                );
+                assert_eq!(ws.condition(&crossing(fast, slow)).to_bools(), want);
+            }
+        }
+        assert_eq!(shared.held(), (3, 3 * 500 * 8));
+        let first = shared
+            .get(&b, &(close_key(), MaKind::Simple, 20))
+            .expect("held");
+        let mut ws = Workspace::sharing(&b, &shared);
+        ws.condition(&crossing(5, 20));
+        assert!(Arc::ptr_eq(
+            &ws.averages[&(close_key(), MaKind::Simple, 20)],
+            &first
+        ));
+        // A fourth average pushes the oldest out; other bars never read these.
+        let mut ws = Workspace::sharing(&b, &shared);
+        ws.condition(&crossing(5, 50));
+        assert_eq!(shared.held(), (3, 3 * 500 * 8));
+        assert!(shared.get(&b, &(close_key(), MaKind::Simple, 20)).is_none());
+        let other = Arc::new(bars(500));
+        assert!(
+            shared
+                .get(&other, &(close_key(), MaKind::Simple, 30))
+                .is_none()
+        );
     }
 }

@@ -80,6 +80,12 @@ impl ChunkParams {
     }
 }
 
+/// The moving averages a process's batch chunks share
+/// ([`engine::workspace::SharedAverages`]): 256 MiB holds 4,000 averages of
+/// 8,000 sessions, the two lists of a 1,000 x 1,000 grid twice over.
+pub static AVERAGES: std::sync::LazyLock<engine::workspace::SharedAverages> =
+    std::sync::LazyLock::new(|| engine::workspace::SharedAverages::new(256 << 20));
+
 /// Strategies' rows, the per-bar returns of those that ran and their
 /// walk-forward picks.
 pub struct Ran {
@@ -101,7 +107,8 @@ pub struct Keep {
 /// Runs strategies into their rows, sharing what they read: each is
 /// prepared and planned (the bars, readings and benchmark loaded once for
 /// all), then the engine runs them on the blocking pool with one workspace
-/// per set of bars, so a grid computes each average and crossing once. A
+/// per set of bars, so a grid computes each crossing once and each average
+/// once per process ([`AVERAGES`]). A
 /// strategy's own mistake is its row's error; a dependency failing fails
 /// the whole run (a chunk is then retried).
 pub async fn run_strategies(
@@ -139,7 +146,7 @@ pub async fn run_strategies(
                 Ok((symbol, pl)) => {
                     let ws = spaces
                         .entry(Arc::as_ptr(&pl.bars) as usize)
-                        .or_insert_with(|| Workspace::new(&pl.bars));
+                        .or_insert_with(|| Workspace::sharing(&pl.bars, &AVERAGES));
                     let r = report(pl, ws);
                     let times = axes
                         .entry((Arc::as_ptr(&pl.bars) as usize, pl.settings.start))
