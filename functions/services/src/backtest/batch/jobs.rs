@@ -81,10 +81,12 @@ impl ChunkParams {
 }
 
 /// The moving averages a process's batch chunks share
-/// ([`engine::workspace::SharedAverages`]): 256 MiB holds 4,000 averages of
-/// 8,000 sessions, the two lists of a 1,000 x 1,000 grid twice over.
+/// ([`engine::workspace::SharedAverages`]): 128 MiB holds 1,700 averages of
+/// SPX's 9,300 sessions, so the 1,000 slow averages a 1,000 x 1,000 grid's
+/// chunks take turns with stay in, and the million-strategy grid's peak
+/// memory under 2 GB.
 pub static AVERAGES: std::sync::LazyLock<engine::workspace::SharedAverages> =
-    std::sync::LazyLock::new(|| engine::workspace::SharedAverages::new(256 << 20));
+    std::sync::LazyLock::new(|| engine::workspace::SharedAverages::new(128 << 20));
 
 /// Strategies' rows, the per-bar returns of those that ran and their
 /// walk-forward picks.
