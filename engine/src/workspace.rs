@@ -76,10 +76,12 @@ type AverageKey = (ValuesKey, MaKind, usize);
 /// bars: a grid's chunks, run one after another, each ask for the averages
 /// the others computed (a 1,000 x 1,000 grid of two periods needs 2,000;
 /// chunks of 250 consecutive points computed 251 each). At most
-/// `max_bytes` of series, the oldest out first. Keyed by the bars'
-/// allocation, which the cache keeps alive while it holds averages of
-/// them, so a key never names other bars; a caller's own series (by
-/// allocation too) are not shared.
+/// `max_bytes` of series, the oldest out first. Each chunk reads its own
+/// copy of the bars, so a workspace first finds the copy the cache holds
+/// with the same values ([`SharedAverages::canonical`]); averages are keyed
+/// by that copy's allocation, which the cache keeps alive while it holds
+/// averages of it, so a key never names other bars. A caller's own series
+/// (keyed by allocation too) are not shared.
 pub struct SharedAverages {
     max_bytes: usize,
     inner: Mutex<Shared>,
@@ -106,6 +108,32 @@ impl SharedAverages {
     pub fn held(&self) -> (usize, usize) {
         let s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         (s.averages.len(), s.bytes)
+    }
+
+    /// The bars the cache holds with the same values as `bars` (another
+    /// chunk's copy), or `bars` itself. Compared in full, outside the lock.
+    pub fn canonical(&self, bars: &Arc<Bars>) -> Arc<Bars> {
+        let print = |b: &Bars| {
+            (
+                b.len(),
+                b.time.first().copied(),
+                b.time.last().copied(),
+                b.close.last().map(|c| c.to_bits()),
+            )
+        };
+        let candidates: Vec<Arc<Bars>> = {
+            let s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            s.bars
+                .values()
+                .map(|(held, _)| held)
+                .filter(|held| print(held) == print(bars))
+                .cloned()
+                .collect()
+        };
+        candidates
+            .into_iter()
+            .find(|held| Arc::ptr_eq(held, bars) || **held == **bars)
+            .unwrap_or_else(|| bars.clone())
     }
 
     fn get(&self, bars: &Arc<Bars>, key: &AverageKey) -> Option<Arc<Vec<f64>>> {
@@ -148,8 +176,8 @@ impl SharedAverages {
 /// The series and firings computed so far over one set of bars.
 pub struct Workspace<'a> {
     bars: &'a Bars,
-    /// The process's averages, and the bars as they are shared.
-    shared: Option<(&'a SharedAverages, &'a Arc<Bars>)>,
+    /// The process's averages, and the copy of the bars they are kept for.
+    shared: Option<(&'a SharedAverages, Arc<Bars>)>,
     values: HashMap<ValuesKey, Rc<Vec<f64>>>,
     averages: HashMap<AverageKey, Arc<Vec<f64>>>,
     sides: HashMap<SidesKey, Rc<Sides>>,
@@ -178,7 +206,7 @@ impl<'a> Workspace<'a> {
     /// A workspace whose averages come from, and go to, `shared`.
     pub fn sharing(bars: &'a Arc<Bars>, shared: &'a SharedAverages) -> Self {
         Workspace {
-            shared: Some((shared, bars)),
+            shared: Some((shared, shared.canonical(bars))),
             ..Workspace::new(bars)
         }
     }
@@ -220,6 +248,7 @@ impl<'a> Workspace<'a> {
         }
         let shared = self
             .shared
+            .as_ref()
             .filter(|_| !matches!(k.0.source, SourceKey::Series(_)));
         let v = match shared.and_then(|(cache, bars)| cache.get(bars, &k)) {
             Some(v) => v,
@@ -474,9 +503,10 @@ mod tests {
             },
         };
         for fast in [5, 10] {
-            // A chunk of its own per fast period: the slow averages are
-            // the first chunk's.
-            let mut ws = Workspace::sharing(&b, &shared);
+            // A chunk of its own per fast period, reading its own copy of
+            // the bars: the slow averages are the first chunk's.
+            let copy = Arc::new((*b).clone());
+            let mut ws = Workspace::sharing(&copy, &shared);
             for slow in [20, 30, 40] {
                 let want = rules::evaluate(
                     &sma(&b.close, fast),
@@ -487,8 +517,10 @@ mod tests {
             }
         }
         assert_eq!(shared.held(), (3, 3 * 500 * 8));
+        let held = shared.canonical(&b);
+        assert!(!Arc::ptr_eq(&held, &b), "the first chunk's copy");
         let first = shared
-            .get(&b, &(close_key(), MaKind::Simple, 20))
+            .get(&held, &(close_key(), MaKind::Simple, 20))
             .expect("held");
         let mut ws = Workspace::sharing(&b, &shared);
         ws.condition(&crossing(5, 20));
@@ -500,8 +532,16 @@ mod tests {
         let mut ws = Workspace::sharing(&b, &shared);
         ws.condition(&crossing(5, 50));
         assert_eq!(shared.held(), (3, 3 * 500 * 8));
-        assert!(shared.get(&b, &(close_key(), MaKind::Simple, 20)).is_none());
-        let other = Arc::new(bars(500));
+        assert!(
+            shared
+                .get(&held, &(close_key(), MaKind::Simple, 20))
+                .is_none()
+        );
+        // Bars that differ in one value are other bars.
+        let mut other = (*b).clone();
+        other.close[499] += 1.0;
+        let other = Arc::new(other);
+        assert!(Arc::ptr_eq(&shared.canonical(&other), &other));
         assert!(
             shared
                 .get(&other, &(close_key(), MaKind::Simple, 30))
