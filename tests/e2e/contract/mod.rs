@@ -11,6 +11,7 @@ pub mod queue;
 pub mod quota;
 pub mod scanner;
 pub mod task_attempts;
+pub mod task_ends;
 pub mod tasks;
 pub mod usage;
 pub mod webhooks;
