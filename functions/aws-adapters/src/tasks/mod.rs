@@ -42,6 +42,9 @@ pub struct DynamoTaskStore {
     ttl: Option<TimeDelta>,
 }
 
+/// The condition of every write by a RUNNING attempt (`:running`, `:attempt`).
+const RUNNING_ATTEMPT: &str = "#status = :running AND attempts = :attempt";
+
 impl DynamoTaskStore {
     /// An update of the task's RUNNING attempt `attempt`; false when the
     /// task is no longer that attempt's.
@@ -59,7 +62,7 @@ impl DynamoTaskStore {
             .table_name(&self.table)
             .key("id", s(id.to_string()))
             .update_expression(expression)
-            .condition_expression("#status = :running AND attempts = :attempt")
+            .condition_expression(RUNNING_ATTEMPT)
             .expression_attribute_names("#status", "status")
             .expression_attribute_values(name, value)
             .expression_attribute_values(":running", s("RUNNING"))

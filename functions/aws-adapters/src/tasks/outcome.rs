@@ -1,8 +1,8 @@
 //! How an attempt's outcome is written: alone, or with the counts of it
 //! to other tasks in one transaction.
 
-use super::DynamoTaskStore;
 use super::item::{ENDS_KEPT, Item, corrupt, ends_item_id, n, s, time};
+use super::{DynamoTaskStore, RUNNING_ATTEMPT};
 use crate::{canceled_by_condition, conditional, sdk_error};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Update};
 use platform::PortError;
@@ -56,7 +56,6 @@ impl DynamoTaskStore {
             ("#status".to_string(), "status".to_string()),
             ("#field".to_string(), field.to_string()),
         ]);
-        const CONDITION: &str = "#status = :running AND attempts = :attempt";
         let mut item = if others.is_empty() {
             let out = self
                 .client
@@ -64,7 +63,7 @@ impl DynamoTaskStore {
                 .table_name(&self.table)
                 .key("id", s(id.to_string()))
                 .update_expression(expression)
-                .condition_expression(CONDITION)
+                .condition_expression(RUNNING_ATTEMPT)
                 .set_expression_attribute_names(Some(names))
                 .set_expression_attribute_values(Some(values))
                 .return_values(ReturnValue::AllNew)
@@ -88,7 +87,7 @@ impl DynamoTaskStore {
                             .table_name(&self.table)
                             .key("id", s(id.to_string()))
                             .update_expression(expression)
-                            .condition_expression(CONDITION)
+                            .condition_expression(RUNNING_ATTEMPT)
                             .set_expression_attribute_names(Some(names))
                             .set_expression_attribute_values(Some(values))
                             .build()
