@@ -101,7 +101,15 @@ fn main() {
         .map(|_| {
             let t = Instant::now();
             let s = rt
-                .block_on(statistics::compute(&store, "bench", STRATEGIES, &params))
+                .block_on(statistics::compute(
+                    &store,
+                    "bench",
+                    services::backtest::batch::Layout {
+                        total: STRATEGIES,
+                        chunk: CHUNK,
+                    },
+                    &params,
+                ))
                 .unwrap();
             assert_eq!(s.overfitting.as_ref().unwrap().splits, 12_870);
             t.elapsed()

@@ -139,10 +139,14 @@ async fn dsr_psr_expected_max_and_pbo_equal_the_papers_formulas_on_a_1024_strate
         store.put("raw", first, raw).await.unwrap();
     }
     let params = StatisticsParams::default();
-    let st = statistics::compute(&store, "grid", series.len(), &params)
+    let layout = services::backtest::batch::Layout {
+        total: series.len(),
+        chunk: 250,
+    };
+    let st = statistics::compute(&store, "grid", layout, &params)
         .await
         .unwrap();
-    let from_returns = statistics::compute(&store, "raw", series.len(), &params)
+    let from_returns = statistics::compute(&store, "raw", layout, &params)
         .await
         .unwrap();
     assert_eq!(st, from_returns);
@@ -194,7 +198,7 @@ async fn dsr_psr_expected_max_and_pbo_equal_the_papers_formulas_on_a_1024_strate
         ..params
     };
     store.put_note("grid", "unused", "{}".into()).await.unwrap();
-    let st = statistics::compute(&store, "grid", series.len(), &params)
+    let st = statistics::compute(&store, "grid", layout, &params)
         .await
         .unwrap();
     let d = st.deflated_sharpe.unwrap();

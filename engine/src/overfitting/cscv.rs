@@ -68,6 +68,14 @@ impl BlockSums {
         (&self.sum[at.clone()], &self.sumsq[at])
     }
 
+    /// Adds a strategy from its returns over the sample (as [`Self::set`]).
+    pub fn add(&mut self, sample: &[f64]) {
+        self.strategies += 1;
+        self.sum.resize(self.strategies * self.blocks, 0.0);
+        self.sumsq.resize(self.strategies * self.blocks, 0.0);
+        self.set(self.strategies - 1, sample);
+    }
+
     /// Adds a strategy from its block sums and sums of squares (as kept).
     pub fn push(&mut self, sum: &[f64], sumsq: &[f64]) {
         debug_assert!(sum.len() == self.blocks && sumsq.len() == self.blocks);

@@ -529,7 +529,11 @@ async fn batch_run(data_dir: &Path, file: &Path) -> Result<()> {
     let ran_for = started.elapsed();
     let stats = match (&ran, &statistics) {
         (Ok(rows), Some(settings)) if rows.len() >= 2 => {
-            Some(batch::statistics::compute(&returns, &id, rows.len(), settings).await)
+            let layout = batch::Layout {
+                total: rows.len(),
+                chunk: batch::chunk_size(&expanded),
+            };
+            Some(batch::statistics::compute(&returns, &id, layout, settings).await)
         }
         _ => None,
     };

@@ -137,7 +137,7 @@ pub fn batch_backtest(params: &Value, _: NaiveDate) -> Reserved {
     else {
         return Reserved::default();
     };
-    let chunk = crate::backtest::batch::CHUNK;
+    let chunk = p.chunk.max(1);
     let (full, rest) = (p.total / chunk, p.total % chunk);
     let mut children = full as u64 * chunk_ms(chunk, p.strategy_us);
     if rest > 0 {

@@ -139,7 +139,9 @@ pub async fn run_strategies(
         let n = planned.len();
         let mut spaces: HashMap<usize, Workspace> = HashMap::new();
         let mut rows = Vec::with_capacity(n);
-        let mut series = Vec::with_capacity(n);
+        let mut gather = super::statistics::Gather::new(keep.blocks, keep.raw);
+        // One buffer for the returns of every strategy reduced as it ran.
+        let mut scratch = Vec::new();
         // Bar times once per set of bars and window start.
         let mut axes: HashMap<(usize, usize), Arc<Vec<i64>>> = HashMap::new();
         let mut periods_per_year = 252.0;
@@ -163,14 +165,16 @@ pub async fn run_strategies(
                         })
                         .clone();
                     if keep.blocks > 0 || keep.raw {
-                        let mut returns = Vec::with_capacity(times.len());
+                        scratch.reserve(times.len());
                         engine::backtest::bar_returns(
                             &pl.bars,
                             &r.trades,
                             &pl.settings,
-                            &mut returns,
+                            &mut scratch,
                         );
-                        series.push((*index as u32, times, returns));
+                        gather
+                            .push(*index as u32, &times, &mut scratch)
+                            .map_err(JobError::Permanent)?;
                     }
                     periods_per_year = pl.settings.bars_per_year;
                     BatchRow::ran(*index, varied.clone(), symbol, &r.metrics)
@@ -202,23 +206,18 @@ pub async fn run_strategies(
                 .collect();
             super::walk_forward::chunk_walk(&ran, &params)
         });
-        let returns = super::statistics::chunk_returns(series, periods_per_year, keep.blocks);
-        Ran {
+        Ok(Ran {
             rows,
-            returns: if keep.raw {
-                returns
-            } else {
-                returns.reduction_only()
-            },
+            returns: gather.finish(periods_per_year),
             walk,
-        }
+        })
     })
     .await
-    .map_err(|e| JobError::Permanent(format!("internal error while running the batch: {e}")))
+    .map_err(|e| JobError::Permanent(format!("internal error while running the batch: {e}")))?
 }
 
 /// Runs every strategy of a batch here (the command line's batch) as the
-/// workers run it: in chunks of [`CHUNK`], as many at once as there are
+/// workers run it: in chunks of [`super::chunk_size`], as many at once as there are
 /// cores, each keeping its returns in `returns` under `batch` as a chunk
 /// job does, so the statistics that follow are the service's own
 /// ([`super::statistics::compute`]). Without `statistics` nothing is kept.
@@ -237,12 +236,13 @@ pub async fn run_chunks(
         walk_forward: None,
     };
     let total = e.len();
+    let chunk = super::chunk_size(e);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let parallel = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunks = futures::stream::iter((0..total).step_by(CHUNK).map(|first| {
+    let chunks = futures::stream::iter((0..total).step_by(chunk).map(|first| {
         let done = &done;
         async move {
-            let items = (first..(first + CHUNK).min(total))
+            let items = (first..(first + chunk).min(total))
                 .map(|k| Ok((k, e.strategy(k)?, e.varied.get(k))))
                 .collect::<Result<Vec<Item>, crate::FieldError>>()
                 .map_err(|e| JobError::Permanent(e.to_string()))?;
@@ -312,6 +312,10 @@ impl JobHandler for BatchChunkJob {
 pub struct BatchParams {
     pub request: Value,
     pub total: usize,
+    /// Strategies per chunk ([`super::chunk_size`]; [`CHUNK`] in records
+    /// written before chunks grew with their batch).
+    #[serde(default = "chunk")]
+    pub chunk: usize,
     /// The grid's paths, in order: the varied columns of the table.
     pub paths: Vec<String>,
     /// The longest of its strategies' estimated engine time
@@ -330,6 +334,19 @@ pub struct BatchParams {
     pub warnings: Vec<String>,
 }
 
+fn chunk() -> usize {
+    CHUNK
+}
+
+impl BatchParams {
+    pub fn layout(&self) -> super::Layout {
+        super::Layout {
+            total: self.total,
+            chunk: self.chunk,
+        }
+    }
+}
+
 /// A batch record's result once fanned out.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FannedOut {
@@ -337,7 +354,7 @@ pub struct FannedOut {
 }
 
 /// Fans a batch out on the workers: one chunk task and one queue message per
-/// `CHUNK` strategies. Chunks are created under per-batch keys, so a retried
+/// `chunk` strategies. Chunks are created under per-batch keys, so a retried
 /// fan-out finds them rather than duplicating them.
 pub struct BatchJob {
     pub tasks: Arc<dyn platform::tasks::TaskStore>,
@@ -366,8 +383,8 @@ impl JobHandler for BatchJob {
         let walk_forward = super::WalkForwardParams::of_request(&p.request);
         let raw_returns = statistics.is_some() && !e.same_bars();
         let mut chunks = Vec::new();
-        for (k, first) in (0..e.len()).step_by(CHUNK).enumerate() {
-            let varied = e.varied.range(first..(first + CHUNK).min(e.len()));
+        for (k, first) in (0..e.len()).step_by(p.chunk.max(1)).enumerate() {
+            let varied = e.varied.range(first..(first + p.chunk).min(e.len()));
             let params = ChunkParams {
                 batch: task.id.to_string(),
                 first,
@@ -515,7 +532,7 @@ pub async fn status_counted(
         s.done = p.total;
     } else {
         let standing = tasks.statuses(&fanned.chunks).await?;
-        let size = |k: usize| CHUNK.min(p.total.saturating_sub(k * CHUNK));
+        let size = |k: usize| p.chunk.min(p.total.saturating_sub(k * p.chunk));
         s.done = standing
             .iter()
             .enumerate()
@@ -534,7 +551,7 @@ pub async fn status_counted(
     rows.sort_by_key(|r| r.index);
     if let Some(store) = returns {
         if let Some(settings) = super::StatisticsParams::of_request(&p.request) {
-            s.statistics = super::statistics::of(store, &s.batch_id, p.total, &settings).await?;
+            s.statistics = super::statistics::of(store, &s.batch_id, p.layout(), &settings).await?;
         }
         if let Some(w) = super::WalkForwardParams::of_request(&p.request) {
             // The rows' grid values, or the grid's own when they were not read.
@@ -550,7 +567,7 @@ pub async fn status_counted(
                 None => rows.get(k).map(|r| r.params.clone()).unwrap_or_default(),
             };
             s.walk_forward =
-                Some(super::walk_forward::of(store, &s.batch_id, p.total, &w, varied).await?);
+                Some(super::walk_forward::of(store, &s.batch_id, p.layout(), &w, varied).await?);
         }
     }
     s.status = "SUCCESS";
@@ -590,7 +607,7 @@ async fn chunk_rows(
 
 /// The page of a finished batch's rows from index `from`, at most `limit`
 /// of them, in batch order: only the chunks holding them are read (a chunk holds the
-/// [`CHUNK`] rows from its number times [`CHUNK`]). `None` while the
+/// batch's `chunk` rows from its number times `chunk`). `None` while the
 /// batch has not finished; an empty page past its end.
 pub async fn rows_page(
     tasks: &dyn platform::tasks::TaskStore,
@@ -616,7 +633,7 @@ pub async fn rows_page(
     let to = from.saturating_add(limit).min(p.total);
     let mut rows = Vec::with_capacity(to.saturating_sub(from));
     if from < to {
-        for &id in &fanned.chunks[from / CHUNK..to.div_ceil(CHUNK)] {
+        for &id in &fanned.chunks[from / p.chunk..to.div_ceil(p.chunk)] {
             rows.extend(
                 chunk_rows(tasks, id)
                     .await?

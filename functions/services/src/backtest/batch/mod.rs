@@ -17,6 +17,37 @@ use utoipa::ToSchema;
 /// Strategies per chunk: one queue message, run by one worker.
 pub const CHUNK: usize = 250;
 
+/// Chunks a batch on one set of bars is split in at most: past
+/// `CHUNK * MAX_CHUNKS` strategies its chunks grow instead, so a million
+/// strategies make 256 chunks, not 4,000 (each a task, a message, a claim,
+/// a result and a wake-up of the batch's long-polls, whose reads grow with
+/// the chunks). Strategies on different bars keep `CHUNK`: each of their
+/// chunks holds its strategies' raw returns at once.
+pub const MAX_CHUNKS: usize = 256;
+
+/// Where a batch's chunks start: `chunk` strategies each, of `total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub total: usize,
+    pub chunk: usize,
+}
+
+impl Layout {
+    /// The first strategy of each chunk.
+    pub fn firsts(self) -> std::iter::StepBy<std::ops::Range<usize>> {
+        (0..self.total).step_by(self.chunk.max(1))
+    }
+}
+
+/// Strategies per chunk of the batch [`expand`] gave.
+pub fn chunk_size(e: &Expanded) -> usize {
+    if e.same_bars() {
+        CHUNK.max(e.len().div_ceil(MAX_CHUNKS))
+    } else {
+        CHUNK
+    }
+}
+
 /// Bounds on a grid, checked before any path is walked: a strategy is 5
 /// fields deep, so longer paths can only build deep structures for nothing.
 pub const MAX_AXES: usize = 16;
@@ -381,6 +412,7 @@ pub async fn submission(
     let paths = expanded.varied.paths();
     Ok(BatchParams {
         total: expanded.len(),
+        chunk: chunk_size(&expanded),
         paths,
         strategy_us: expanded.strategy_us(chrono::Utc::now().date_naive()),
         reserved: true,

@@ -3,7 +3,7 @@
 //! from the returns its chunks kept (`platform::returns`). Computed once,
 //! by the first reader after the last chunk, and kept with the batch.
 
-use super::CHUNK;
+use super::Layout;
 use crate::{Error, Result};
 use engine::overfitting::{self, BlockSums, Moments, block_layout};
 use futures::{FutureExt, StreamExt};
@@ -287,6 +287,91 @@ pub fn chunk_returns(
     r
 }
 
+/// A chunk's returns gathered strategy by strategy into the object
+/// [`chunk_returns`] makes. Kept raw, every series is held until the end. Reduced only (the
+/// strategies of a batch on one set of bars, which all share their bar
+/// times), each series is reduced as it comes and its buffer given back,
+/// so a chunk's memory does not grow with its strategies' returns.
+pub struct Gather {
+    blocks: usize,
+    raw: bool,
+    series: Vec<(u32, Arc<Vec<i64>>, Vec<f64>)>,
+    streamed: Option<Streamed>,
+}
+
+struct Streamed {
+    times: Arc<Vec<i64>>,
+    indices: Vec<u32>,
+    skip: usize,
+    reduced: Reduced,
+}
+
+impl Gather {
+    /// Reduced in `blocks` (0: not), and kept `raw` too or not.
+    pub fn new(blocks: usize, raw: bool) -> Self {
+        Gather {
+            blocks,
+            raw,
+            series: Vec::new(),
+            streamed: None,
+        }
+    }
+
+    /// Strategy `index`'s returns on `times`; `returns` is left empty, to
+    /// be filled again.
+    pub fn push(
+        &mut self,
+        index: u32,
+        times: &Arc<Vec<i64>>,
+        returns: &mut Vec<f64>,
+    ) -> std::result::Result<(), String> {
+        let t = times.len();
+        let streams = !self.raw && self.blocks > 0 && t >= 2 * self.blocks;
+        if streams && self.series.is_empty() && self.streamed.is_none() {
+            let (skip, reduced) = reduction(0, t, self.blocks);
+            self.streamed = Some(Streamed {
+                times: times.clone(),
+                indices: Vec::new(),
+                skip,
+                reduced,
+            });
+        }
+        match &mut self.streamed {
+            Some(s) => {
+                if !(Arc::ptr_eq(&s.times, times) || s.times == *times) {
+                    return Err("strategies of one set of bars ran on different bars".into());
+                }
+                s.indices.push(index);
+                s.reduced.moments.push(Moments::of(returns));
+                s.reduced.sums.add(&returns[s.skip..]);
+                returns.clear();
+            }
+            None => self
+                .series
+                .push((index, times.clone(), std::mem::take(returns))),
+        }
+        Ok(())
+    }
+
+    /// The chunk's object: as [`chunk_returns`] makes it, reduced alone
+    /// unless kept raw.
+    pub fn finish(self, periods_per_year: f64) -> ChunkReturns {
+        match self.streamed {
+            Some(s) => ChunkReturns {
+                indices: s.indices,
+                times: s.times.to_vec(),
+                values: Vec::new(),
+                periods_per_year,
+                reduced: Some(s.reduced),
+            },
+            None => {
+                let r = chunk_returns(self.series, periods_per_year, self.blocks);
+                if self.raw { r } else { r.reduction_only() }
+            }
+        }
+    }
+}
+
 /// An empty reduction of `strategies` over `observations` returns in
 /// `blocks` blocks, and the oldest returns its blocks leave out.
 fn reduction(strategies: usize, observations: usize, blocks: usize) -> (usize, Reduced) {
@@ -345,10 +430,10 @@ const NOTE: &str = "statistics-v2.json";
 pub async fn of(
     store: &ReturnStore,
     batch: &str,
-    total: usize,
+    layout: Layout,
     params: &StatisticsParams,
 ) -> std::result::Result<Option<BatchStatistics>, PortError> {
-    if total < 2 {
+    if layout.total < 2 {
         return Ok(None);
     }
     let kept = || async {
@@ -371,7 +456,7 @@ pub async fn of(
     let _turn = flight.lock().await;
     let answer = match kept().await? {
         Some(s) => Ok(Some(s)),
-        None => compute_and_keep(store, batch, total, params).await,
+        None => compute_and_keep(store, batch, layout, params).await,
     };
     let mut running = IN_FLIGHT.lock();
     if Arc::strong_count(&flight) <= 2 {
@@ -388,10 +473,10 @@ static IN_FLIGHT: std::sync::LazyLock<
 async fn compute_and_keep(
     store: &ReturnStore,
     batch: &str,
-    total: usize,
+    layout: Layout,
     params: &StatisticsParams,
 ) -> std::result::Result<Option<BatchStatistics>, PortError> {
-    let s = match compute(store, batch, total, params).await {
+    let s = match compute(store, batch, layout, params).await {
         Ok(s) => s,
         // Damaged returns leave the rows readable: the statistics say why
         // they are missing (and are not kept, so a repair shows).
@@ -436,10 +521,10 @@ fn max_splits(strategies: usize) -> usize {
 pub async fn compute(
     store: &ReturnStore,
     batch: &str,
-    total: usize,
+    layout: Layout,
     params: &StatisticsParams,
 ) -> std::result::Result<BatchStatistics, PortError> {
-    let firsts: Vec<usize> = (0..total).step_by(CHUNK).collect();
+    let firsts: Vec<usize> = layout.firsts().collect();
     // Streams of owned futures: borrowing ones are not `Send` for every lifetime.
     let (own_store, own_batch) = (store.clone(), batch.to_string());
     let mut heads = futures::stream::iter(firsts.clone().into_iter().map(move |f| {

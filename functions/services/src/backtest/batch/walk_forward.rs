@@ -4,7 +4,6 @@
 //! keeps, per window, the best of the chunks' bests (the grid's best) and
 //! chains their out-of-sample runs.
 
-use super::CHUNK;
 use crate::{Error, Result};
 use engine::backtest::Metrics;
 use engine::backtest::walk_forward::{self as wf, Layout, Pick, Step, Window};
@@ -362,7 +361,7 @@ fn moment(t: i64) -> String {
 pub async fn of(
     store: &ReturnStore,
     batch: &str,
-    total: usize,
+    layout: super::Layout,
     params: &WalkForwardParams,
     varied: impl Fn(usize) -> Map<String, Value>,
 ) -> Result<WalkForwardResult, PortError> {
@@ -373,7 +372,7 @@ pub async fn of(
     }
     let mut parts = Vec::new();
     let mut notes = Vec::new();
-    for first in (0..total).step_by(CHUNK) {
+    for first in layout.firsts() {
         let Some(data) = store.note(batch, &part(first)).await? else {
             continue;
         };
