@@ -13,7 +13,7 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::header;
 use axum::response::IntoResponse;
-use platform::marketdata::columns;
+use platform::marketdata::interchange::TableFormat;
 use platform::tasks::{Page, Task, TaskFilter, TaskKind, TaskStatus};
 use services::backtest::batch::{self, BatchRow, BatchStatus};
 use services::backtest::batch_files;
@@ -160,11 +160,44 @@ pub(crate) async fn batch_results(
             format!("must be json, csv, parquet or arrow, got '{format}'"),
         ));
     }
+    let file = |ext: &str| format!("attachment; filename=\"batch-{id}.{ext}\"");
+    // The files are written a chunk at a time: the rows are never all held.
+    if let Some((table, media)) = match format.as_str() {
+        "parquet" => Some((TableFormat::Parquet, "application/vnd.apache.parquet")),
+        "arrow" => Some((
+            TableFormat::ArrowStream,
+            platform::marketdata::interchange::ARROW_STREAM,
+        )),
+        _ => None,
+    } {
+        let record = tokio::sync::OnceCell::new();
+        let s = standing_with(&state, &caller, &id, batch::Rows::Skip, &record, None).await?;
+        let bytes = match record.get() {
+            Some(record) => {
+                let metadata = batch_files::summary(&s);
+                batch::export(state.tasks.as_ref(), record, table, metadata).await?
+            }
+            None => None,
+        };
+        let Some(bytes) = bytes else {
+            return Err(unfinished(&id, &s, "results"));
+        };
+        let mut response = ([(header::CONTENT_TYPE, media)], bytes).into_response();
+        if table == TableFormat::Parquet {
+            let disposition = header::HeaderValue::from_str(&file("parquet"))
+                .map_err(|_| ApiError::internal())?;
+            response
+                .headers_mut()
+                .insert(header::CONTENT_DISPOSITION, disposition);
+        } else {
+            response = crate::arrow::vary(response);
+        }
+        return Ok(response);
+    }
     let s = standing(&state, &caller, &id, batch::Rows::Read).await?;
     let Some(rows) = &s.rows else {
         return Err(unfinished(&id, &s, "results"));
     };
-    let file = |ext: &str| format!("attachment; filename=\"batch-{id}.{ext}\"");
     Ok(match format.as_str() {
         "csv" => (
             [
@@ -174,27 +207,6 @@ pub(crate) async fn batch_results(
             batch::to_csv(&s.paths, rows),
         )
             .into_response(),
-        "parquet" => {
-            let bytes = columns::to_parquet_with(
-                batch_files::table(&s.paths, rows),
-                batch_files::summary(&s),
-            )?;
-            (
-                [
-                    (
-                        header::CONTENT_TYPE,
-                        "application/vnd.apache.parquet".to_string(),
-                    ),
-                    (header::CONTENT_DISPOSITION, file("parquet")),
-                ],
-                bytes,
-            )
-                .into_response()
-        }
-        "arrow" => crate::arrow::respond_columns(
-            batch_files::table(&s.paths, rows),
-            batch_files::summary(&s),
-        )?,
         _ => crate::arrow::vary(Json(rows).into_response()),
     })
 }

@@ -42,13 +42,17 @@ fn from_micros(us: i64) -> NaiveDateTime {
 
 use chrono::Datelike;
 
-/// Serialises one batch as a Snappy-compressed Parquet file.
-pub fn to_parquet(batch: &RecordBatch) -> Result<Bytes, PortError> {
-    let props = WriterProperties::builder()
+/// How every table handed out as Parquet is written: Snappy.
+pub fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by("marketlab".into())
-        .build();
-    to_parquet_with(batch, props)
+        .build()
+}
+
+/// Serialises one batch as a Snappy-compressed Parquet file.
+pub fn to_parquet(batch: &RecordBatch) -> Result<Bytes, PortError> {
+    to_parquet_with(batch, writer_properties())
 }
 
 /// Serialises one batch as a Parquet file written with `props`.

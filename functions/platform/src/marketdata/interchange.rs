@@ -77,6 +77,87 @@ pub fn to_arrow_stream(
 /// Named columns, as a table holds them.
 pub type Table = Vec<(String, Column)>;
 
+/// A file format a table is handed out in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    Parquet,
+    ArrowStream,
+}
+
+/// A table written a part at a time, so a large one's rows are never all
+/// held at once: each part has the first part's columns, in order and of
+/// the same types (otherwise [`PartsWriter::write`] refuses it). Read
+/// back, it is the table written at once.
+pub struct PartsWriter {
+    format: TableFormat,
+    metadata: HashMap<String, String>,
+    writer: Option<(arrow_schema::SchemaRef, Writer)>,
+}
+
+enum Writer {
+    Parquet(parquet::arrow::ArrowWriter<Vec<u8>>),
+    Arrow(arrow_ipc::writer::StreamWriter<Vec<u8>>),
+}
+
+impl PartsWriter {
+    pub fn new(format: TableFormat, metadata: HashMap<String, String>) -> Self {
+        PartsWriter {
+            format,
+            metadata,
+            writer: None,
+        }
+    }
+
+    /// Appends the part's rows.
+    pub fn write(&mut self, part: Table) -> Result<(), PortError> {
+        let batch = to_batch_with(part, self.metadata.clone())?;
+        let (schema, writer) = match self.writer.take() {
+            Some(w) => w,
+            None => {
+                let schema = batch.schema();
+                let writer = match self.format {
+                    TableFormat::Parquet => Writer::Parquet(
+                        parquet::arrow::ArrowWriter::try_new(
+                            Vec::new(),
+                            schema.clone(),
+                            Some(super::codec::writer_properties()),
+                        )
+                        .map_err(PortError::internal)?,
+                    ),
+                    TableFormat::ArrowStream => Writer::Arrow(
+                        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema)
+                            .map_err(PortError::internal)?,
+                    ),
+                };
+                (schema, writer)
+            }
+        };
+        let (schema, writer) = self.writer.insert((schema, writer));
+        if **schema != *batch.schema() {
+            return Err(PortError::internal(
+                "a part of a table differs from its first part in its columns",
+            ));
+        }
+        match writer {
+            Writer::Parquet(w) => w.write(&batch).map_err(PortError::internal),
+            Writer::Arrow(w) => w.write(&batch).map_err(PortError::internal),
+        }
+    }
+
+    /// The file; `None` when no part was written.
+    pub fn finish(self) -> Result<Option<bytes::Bytes>, PortError> {
+        let bytes = match self.writer {
+            None => return Ok(None),
+            Some((_, Writer::Parquet(w))) => w.into_inner().map_err(PortError::internal)?,
+            Some((_, Writer::Arrow(mut w))) => {
+                w.finish().map_err(PortError::internal)?;
+                w.into_inner().map_err(PortError::internal)?
+            }
+        };
+        Ok(Some(bytes::Bytes::from(bytes)))
+    }
+}
+
 /// An Arrow IPC stream's batches as one table, with its schema metadata.
 pub fn from_arrow_stream(data: &[u8]) -> Result<(Table, HashMap<String, String>), PortError> {
     let reader = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(data), None)
@@ -143,6 +224,60 @@ pub fn json_column(values: &[Option<&Value>]) -> Column {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_table_written_in_parts_reads_back_as_the_whole_and_refuses_other_columns() {
+        let part = |from: i64, n: i64| -> Table {
+            vec![
+                (
+                    "k".into(),
+                    Column::Integer((from..from + n).map(Some).collect()),
+                ),
+                (
+                    "x".into(),
+                    Column::Number((from..from + n).map(|k| Some(k as f64 / 4.0)).collect()),
+                ),
+                (
+                    "s".into(),
+                    Column::Text(
+                        (from..from + n)
+                            .map(|k| (k % 3 != 0).then(|| k.to_string()))
+                            .collect(),
+                    ),
+                ),
+            ]
+        };
+        let meta: HashMap<String, String> = [("m".to_string(), "v".to_string())].into();
+        let whole = part(0, 25);
+        for format in [TableFormat::Parquet, TableFormat::ArrowStream] {
+            let mut w = PartsWriter::new(format, meta.clone());
+            for (from, n) in [(0, 10), (10, 1), (11, 14)] {
+                w.write(part(from, n)).unwrap();
+            }
+            let bytes = w.finish().unwrap().unwrap();
+            let (cols, metadata) = match format {
+                TableFormat::Parquet => {
+                    let b = super::super::codec::from_parquet(bytes).unwrap();
+                    let m: HashMap<String, String> = b.schema().metadata().clone().into();
+                    (super::super::columns::all(&b), m)
+                }
+                TableFormat::ArrowStream => from_arrow_stream(&bytes).unwrap(),
+            };
+            assert_eq!(cols, whole, "{format:?}");
+            assert_eq!(metadata, meta);
+            let mut w = PartsWriter::new(format, HashMap::new());
+            w.write(part(0, 2)).unwrap();
+            let mut other = part(2, 2);
+            other[1].1 = Column::Text(vec![Some("a".into()), None]);
+            assert!(w.write(other).is_err(), "a column of another type");
+        }
+        assert!(
+            PartsWriter::new(TableFormat::Parquet, HashMap::new())
+                .finish()
+                .unwrap()
+                .is_none()
+        );
+    }
 
     #[test]
     fn json_rows_become_typed_columns_and_round_trip_an_arrow_stream() {

@@ -9,7 +9,7 @@
 //! sweeps its inbox directory every few seconds; on AWS an S3 event on the
 //! bucket's `batches/` prefix runs a sweep on the worker.
 
-use super::batch::{self, BatchRow, METRICS};
+use super::batch::{self, BatchRow};
 use crate::error::Result;
 use crate::submit::{SubmitError, Submitter};
 use bytes::Bytes;
@@ -60,38 +60,14 @@ pub fn parse_lines(name: &str, text: &str) -> std::result::Result<Value, String>
     Ok(serde_json::json!({"name": name, "strategies": strategies}))
 }
 
-/// The results table's columns: index, the grid's paths, the symbol, the
-/// metrics, the error.
+/// The results table's columns: index, the grid's paths (typed by their
+/// values in `rows`), the symbol, the metrics, the error.
 pub fn table(paths: &[String], rows: &[BatchRow]) -> Vec<(String, Column)> {
-    let mut cols = vec![(
-        "index".to_string(),
-        Column::Integer(rows.iter().map(|r| Some(r.index as i64)).collect()),
-    )];
-    for p in paths {
-        let values: Vec<Option<&Value>> = rows.iter().map(|r| r.params.get(p)).collect();
-        cols.push((
-            p.clone(),
-            platform::marketdata::interchange::json_column(&values),
-        ));
-    }
-    cols.push((
-        "Symbol".into(),
-        Column::Text(rows.iter().map(|r| r.symbol.clone()).collect()),
-    ));
-    for (k, m) in METRICS.iter().enumerate() {
-        // Counts are integers here as in a single run's answer.
-        let column = if BatchRow::is_count(k) {
-            Column::Integer(rows.iter().map(|r| r.count(k)).collect())
-        } else {
-            Column::Number(rows.iter().map(|r| r.metric(k)).collect())
-        };
-        cols.push((m.to_string(), column));
-    }
-    cols.push((
-        "error".into(),
-        Column::Text(rows.iter().map(|r| r.error.clone()).collect()),
-    ));
-    cols
+    let typed: Vec<(String, batch::Kind)> = paths
+        .iter()
+        .map(|p| (p.clone(), batch::Kind::of_rows(p, rows)))
+        .collect();
+    batch::table(&typed, rows)
 }
 
 /// The table's metadata: the batch's statistics as JSON, under

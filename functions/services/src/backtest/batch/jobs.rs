@@ -577,7 +577,7 @@ pub async fn status_counted(
 
 /// A finished chunk's rows: its result's, or one row per strategy with the
 /// chunk's error when it failed for good.
-async fn chunk_rows(
+pub(super) async fn chunk_rows(
     tasks: &dyn platform::tasks::TaskStore,
     id: uuid::Uuid,
 ) -> Result<Vec<BatchRow>, platform::PortError> {

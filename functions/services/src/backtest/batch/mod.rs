@@ -423,6 +423,7 @@ pub async fn submission(
 }
 
 mod check;
+mod export;
 mod jobs;
 mod points;
 mod rows;
@@ -431,6 +432,7 @@ mod stored;
 pub mod walk_forward;
 
 pub use check::{CHECK_EVERY, Defaults, check};
+pub use export::{Kind, export, table, typed_paths};
 pub use jobs::*;
 pub use points::Points;
 pub use rows::*;
@@ -442,6 +444,32 @@ pub use walk_forward::{WalkForwardParams, WalkForwardResult};
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn chunks_grow_past_256_only_for_strategies_on_one_set_of_bars() {
+        let base = json!({"symbol": "SPY", "start_date": "2010-01-04"});
+        let grid = |axis: &str, n: usize| {
+            let values: Vec<Value> = (0..n).map(|k| json!(k.to_string())).collect();
+            let request = json!({"strategy": base, "grid": {axis: values}});
+            expand(&request, usize::MAX).unwrap()
+        };
+        let periods = "entry.condition.rule.period";
+        assert_eq!(chunk_size(&grid(periods, 1_000)), CHUNK);
+        assert_eq!(chunk_size(&grid(periods, CHUNK * MAX_CHUNKS)), CHUNK);
+        let million = grid(periods, 1_000_000);
+        let size = chunk_size(&million);
+        assert_eq!(size, 3_907);
+        let layout = Layout {
+            total: million.len(),
+            chunk: size,
+        };
+        let firsts: Vec<usize> = layout.firsts().collect();
+        assert_eq!(firsts.len(), MAX_CHUNKS);
+        assert_eq!(firsts[1], 3_907);
+        assert!(*firsts.last().unwrap() < 1_000_000);
+        // Different bars: each chunk holds its raw returns, so they stay small.
+        assert_eq!(chunk_size(&grid("symbol", 100_000)), CHUNK);
+    }
 
     #[test]
     fn strategies_share_their_bars_unless_a_field_choosing_them_differs() {

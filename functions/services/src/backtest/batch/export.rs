@@ -1,0 +1,175 @@
+//! A finished batch's results table as a file (Parquet, Arrow), written a
+//! chunk at a time: a million-row table never has all its rows in memory,
+//! only the file being written.
+
+use super::{BatchParams, BatchRow, FannedOut, METRICS};
+use platform::PortError;
+use platform::marketdata::columns::Column;
+use platform::marketdata::interchange::{PartsWriter, Table, TableFormat};
+use platform::tasks::{Task, TaskStatus, TaskStore};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// How a grid path's column is typed, from every value the grid gives it
+/// as [`platform::marketdata::interchange::json_column`] types a column:
+/// whole numbers, numbers, or text. Typed by the grid rather than by each
+/// chunk's rows, every part of the file has the same columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Integer,
+    Number,
+    Text,
+}
+
+impl Kind {
+    pub fn of(values: &[Value]) -> Kind {
+        Kind::of_any(values.iter())
+    }
+
+    /// The kind of `path`'s column of `rows` (their values, absent ones aside).
+    pub fn of_rows(path: &str, rows: &[BatchRow]) -> Kind {
+        Kind::of_any(rows.iter().filter_map(|r| r.params.get(path)))
+    }
+
+    fn of_any<'a>(values: impl Iterator<Item = &'a Value> + Clone) -> Kind {
+        if values.clone().all(Value::is_i64) {
+            Kind::Integer
+        } else if values.clone().all(Value::is_number) {
+            Kind::Number
+        } else {
+            Kind::Text
+        }
+    }
+
+    fn column(self, values: &[Option<&Value>]) -> Column {
+        match self {
+            Kind::Integer => {
+                Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect())
+            }
+            Kind::Number => {
+                Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
+            }
+            Kind::Text => Column::Text(
+                values
+                    .iter()
+                    .map(|v| {
+                        v.map(|v| match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// The results table's columns: index, the grid's paths (typed by `kinds`),
+/// the symbol, the metrics, the error.
+pub fn table(paths: &[(String, Kind)], rows: &[BatchRow]) -> Table {
+    let mut cols = vec![(
+        "index".to_string(),
+        Column::Integer(rows.iter().map(|r| Some(r.index as i64)).collect()),
+    )];
+    for (p, kind) in paths {
+        let values: Vec<Option<&Value>> = rows.iter().map(|r| r.params.get(p)).collect();
+        cols.push((p.clone(), kind.column(&values)));
+    }
+    cols.push((
+        "Symbol".into(),
+        Column::Text(rows.iter().map(|r| r.symbol.clone()).collect()),
+    ));
+    for (k, m) in METRICS.iter().enumerate() {
+        // Counts are integers here as in a single run's answer.
+        let column = if BatchRow::is_count(k) {
+            Column::Integer(rows.iter().map(|r| r.count(k)).collect())
+        } else {
+            Column::Number(rows.iter().map(|r| r.metric(k)).collect())
+        };
+        cols.push((m.to_string(), column));
+    }
+    cols.push((
+        "error".into(),
+        Column::Text(rows.iter().map(|r| r.error.clone()).collect()),
+    ));
+    cols
+}
+
+/// The grid's paths of a batch with the type of each one's column.
+pub fn typed_paths(p: &BatchParams) -> Result<Vec<(String, Kind)>, PortError> {
+    let grid = super::expand(&p.request, usize::MAX)
+        .map_err(|e| PortError::fault("batch record", std::io::Error::other(e.to_string())))?;
+    Ok(match grid.varied {
+        super::Points::List(_) => Vec::new(),
+        super::Points::Grid(axes) => axes
+            .into_iter()
+            .map(|(path, values)| {
+                let kind = Kind::of(&values);
+                (path, kind)
+            })
+            .collect(),
+    })
+}
+
+/// The finished batch's table in `format` with `metadata`, a chunk at a
+/// time; `None` while it has not finished.
+pub async fn export(
+    tasks: &dyn TaskStore,
+    record: &Task,
+    format: TableFormat,
+    metadata: HashMap<String, String>,
+) -> Result<Option<bytes::Bytes>, PortError> {
+    if record.status != TaskStatus::Success {
+        return Ok(None);
+    }
+    let p: BatchParams = serde_json::from_value(record.params.clone())
+        .map_err(|e| PortError::fault("batch record", e))?;
+    let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
+        .map_err(|e| PortError::fault("batch record", e))?;
+    let standing = tasks.statuses(&fanned.chunks).await?;
+    if standing
+        .iter()
+        .any(|st| !st.is_some_and(TaskStatus::is_finished))
+    {
+        return Ok(None);
+    }
+    let paths = typed_paths(&p)?;
+    let mut out = PartsWriter::new(format, metadata);
+    for id in fanned.chunks {
+        let mut rows = super::jobs::chunk_rows(tasks, id).await?;
+        rows.sort_by_key(|r| r.index);
+        out.write(table(&paths, &rows))?;
+    }
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Map, json};
+
+    #[test]
+    fn a_path_s_column_is_typed_by_the_grid_as_by_the_rows() {
+        assert_eq!(Kind::of(&[json!(5), json!(-2)]), Kind::Integer);
+        assert_eq!(Kind::of(&[json!(5), json!(2.5)]), Kind::Number);
+        assert_eq!(Kind::of(&[json!(5), json!("10")]), Kind::Text);
+        assert_eq!(Kind::of(&[json!(null)]), Kind::Text);
+        let row = |v: Value| {
+            let mut params = Map::new();
+            params.insert("p".into(), v);
+            BatchRow::failed(0, params, "x".into())
+        };
+        let rows = [row(json!(5)), row(json!(2.5))];
+        assert_eq!(Kind::of_rows("p", &rows), Kind::Number);
+        let cols = table(&[("p".into(), Kind::Number)], &rows);
+        assert_eq!(cols[1].1, Column::Number(vec![Some(5.0), Some(2.5)]));
+        let cols = table(
+            &[("p".into(), Kind::Text)],
+            &[row(json!("//21")), row(json!(true))],
+        );
+        assert_eq!(
+            cols[1].1,
+            Column::Text(vec![Some("//21".into()), Some("true".into())])
+        );
+    }
+}
