@@ -3,20 +3,26 @@
 //! 1002..=2001, entry and exit linked) on the last 20 years of SPX,
 //! submitted over HTTP by the demo account with its plan's batch size set
 //! to 1,000,000 (`plans set pro --max-batch`), run by the embedded server's
-//! 2 workers (release, in this process), followed with the long-poll the
-//! Python package uses, its results exported as Parquet. Prints the wall
-//! time of each step, the statistics (DSR, sampled PBO) and this process's
-//! peak resident memory (the server's, with the client's small share).
+//! 2 workers, followed with the long-poll the Python package uses, its
+//! results exported as Parquet. The server runs in a process of its own as
+//! the `marketlab` binary runs it (release, its allocator and runtime, the
+//! sample data generated at its start). Prints the wall time of each step,
+//! the statistics (DSR, sampled PBO) and the server's peak resident memory.
 //!
 //! `-- N` runs an N x N grid instead (a quicker look).
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
+use std::io::BufRead;
 use std::time::Instant;
-use tests::server::{Options, TestServer};
 
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+/// As the `marketlab` binary allocates.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// A process's peak resident memory, in MiB.
+fn peak_rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -24,34 +30,73 @@ fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// `marketlab` with these arguments, in this process, on the binary's runtime.
+fn marketlab(args: &[&str]) {
+    let cli = <marketlab::cli::Cli as clap::Parser>::parse_from(
+        std::iter::once("marketlab").chain(args.iter().copied()),
+    );
+    marketlab::runtime()
+        .unwrap()
+        .block_on(marketlab::cli::run(cli))
+        .unwrap();
+}
+
+/// The server, in a child process (this binary again, as `serve-child DIR
+/// PORT`), once it listens.
+fn start_server(dir: &str) -> (std::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["serve-child", dir, &port.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in out.by_ref() {
+        if line.unwrap().starts_with("marketlab listening on") {
+            // The rest is read as it comes, so the server never writes to
+            // a closed pipe.
+            std::thread::spawn(move || out.for_each(drop));
+            return (child, format!("http://127.0.0.1:{port}"));
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the server stopped before it listened");
+}
+
 fn main() {
-    let side: usize = std::env::args()
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("serve-child") {
+        let (dir, port) = (&args[2], &args[3]);
+        return marketlab(&["--data-dir", dir, "serve", "--port", port]);
+    }
+    let side: usize = args
+        .iter()
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(1000);
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().to_str().unwrap().to_string();
+    let most = platform::quota::MAX_BATCH.to_string();
+    marketlab(&[
+        "--data-dir",
+        &dir,
+        "plans",
+        "set",
+        "pro",
+        "--max-batch",
+        &most,
+    ]);
+    let (mut server, base) = start_server(&dir);
+    let url = |path: &str| format!("{base}{path}");
+    let market = data.path().join("market");
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let data = tempfile::tempdir().unwrap();
-        let market = data.path().join("market");
-        tests::server::sample_into(&market);
-        let mut opts = Options::new(data.path().join("bench.sqlite"));
-        opts.market_dir = market.clone();
-        opts.scan.at_start = false;
-        let s = TestServer::start(opts).await;
-        let metering = s.state.metering.clone().expect("metering on");
-        marketlab::operator::plans(
-            metering.quota_store().as_ref(),
-            Some(marketlab::operator::PlansCommand::Set {
-                code: "pro".into(),
-                requests_per_minute: None,
-                concurrent_tasks: None,
-                monthly_compute_minutes: None,
-                max_batch: Some(platform::quota::MAX_BATCH as u64),
-            }),
-            &mut std::io::sink(),
-        )
-        .await
-        .unwrap();
         let spx = {
             use platform::marketdata::{LocalDir, MarketData, ParquetMarketData};
             let md = ParquetMarketData::new(std::sync::Arc::new(LocalDir::new(&market)));
@@ -76,10 +121,9 @@ fn main() {
             .timeout(std::time::Duration::from_secs(60))
             .build()
             .unwrap();
-        let before = peak_rss_mib();
         let started = Instant::now();
         let sub: Value = http
-            .post(s.url("/backtest/batch"))
+            .post(url("/backtest/batch"))
             .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
             .json(&grid)
             .send()
@@ -92,7 +136,7 @@ fn main() {
         let id = sub["task_id"].as_str().unwrap_or_else(|| panic!("{sub}"));
         let status = loop {
             let st: Value = http
-                .get(s.url(&format!("/backtest/batch/{id}?wait=20")))
+                .get(url(&format!("/backtest/batch/{id}?wait=20")))
                 .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
                 .send()
                 .await
@@ -112,7 +156,7 @@ fn main() {
         };
         let finished = started.elapsed();
         let parquet = http
-            .get(s.url(&format!("/backtest/batch/{id}/results?format=parquet")))
+            .get(url(&format!("/backtest/batch/{id}/results?format=parquet")))
             .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
             .send()
             .await
@@ -143,10 +187,10 @@ fn main() {
             stats["overfitting"]["splits_total"]
         );
         println!(
-            "  peak resident memory {:.0} MiB ({:.0} MiB before the submit)",
-            peak_rss_mib(),
-            before
+            "  the server's peak resident memory {:.0} MiB",
+            peak_rss_mib(server.id())
         );
-        s.stop().await;
     });
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

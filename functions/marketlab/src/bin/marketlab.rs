@@ -9,18 +9,8 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Threads for blocking work (file and database reads, the engine's
-/// runs), at most: tokio's default of 512 let the start-up's reads of
-/// every symbol make two hundred threads, each then holding memory of its
-/// own for as long as it lived.
-const BLOCKING_THREADS: usize = 32;
-
 fn main() -> std::process::ExitCode {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(BLOCKING_THREADS)
-        .build()
-    {
+    match marketlab::runtime() {
         Ok(runtime) => runtime.block_on(run()),
         Err(e) => {
             eprintln!("Error: the runtime did not start: {e}");
