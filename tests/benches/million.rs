@@ -5,8 +5,8 @@
 //! to 1,000,000 (`plans set pro --max-batch`), run by the embedded server's
 //! 2 workers, followed with the long-poll the Python package uses, its
 //! results exported as Parquet. The server runs in a process of its own as
-//! the `marketlab` binary runs it (release, its allocator and runtime, the
-//! sample data generated at its start). Prints the wall time of each step,
+//! the `marketlab` binary runs it (release, its runtime, the sample data
+//! generated at its start). Prints the wall time of each step,
 //! the statistics (DSR, sampled PBO) and the server's peak resident memory.
 //!
 //! `-- N` runs an N x N grid instead (a quicker look).
@@ -15,10 +15,6 @@ use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
 use std::io::BufRead;
 use std::time::Instant;
-
-/// As the `marketlab` binary allocates.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// A process's peak resident memory, in MiB.
 fn peak_rss_mib(pid: u32) -> f64 {
@@ -30,12 +26,13 @@ fn peak_rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// `marketlab` with these arguments, in this process, on the binary's runtime.
+/// `marketlab` with these arguments, in this process, on a runtime as the
+/// binary's.
 fn marketlab(args: &[&str]) {
     let cli = <marketlab::cli::Cli as clap::Parser>::parse_from(
         std::iter::once("marketlab").chain(args.iter().copied()),
     );
-    marketlab::runtime()
+    tokio::runtime::Runtime::new()
         .unwrap()
         .block_on(marketlab::cli::run(cli))
         .unwrap();

@@ -2,21 +2,9 @@
 
 use clap::Parser;
 
-/// mimalloc rather than the C library's: a batch allocates and frees
-/// millions of small series, strings and maps across its workers' threads,
-/// where glibc's arenas cost a fifth of the CPU and leave memory behind
-/// (docs/batches.md#speed).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn main() -> std::process::ExitCode {
-    match marketlab::runtime() {
-        Ok(runtime) => runtime.block_on(run()),
-        Err(e) => {
-            eprintln!("Error: the runtime did not start: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    run().await
 }
 
 async fn run() -> std::process::ExitCode {

@@ -139,7 +139,7 @@ pub async fn run_strategies(
         let n = planned.len();
         let mut spaces: HashMap<usize, Workspace> = HashMap::new();
         let mut rows = Vec::with_capacity(n);
-        let mut gather = super::statistics::Gather::new(keep.blocks, keep.raw);
+        let mut gather = super::Gather::new(keep.blocks, keep.raw);
         // One buffer for the returns of every strategy reduced as it ran.
         let mut scratch = Vec::new();
         // Bar times once per set of bars and window start.

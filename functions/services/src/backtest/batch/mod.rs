@@ -424,6 +424,7 @@ pub async fn submission(
 
 mod check;
 mod export;
+mod gather;
 mod jobs;
 mod points;
 mod rows;
@@ -433,6 +434,7 @@ pub mod walk_forward;
 
 pub use check::{CHECK_EVERY, Defaults, check};
 pub use export::{Kind, export, table, typed_paths};
+pub use gather::Gather;
 pub use jobs::*;
 pub use points::Points;
 pub use rows::*;

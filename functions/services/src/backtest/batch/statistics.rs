@@ -287,94 +287,9 @@ pub fn chunk_returns(
     r
 }
 
-/// A chunk's returns gathered strategy by strategy into the object
-/// [`chunk_returns`] makes. Kept raw, every series is held until the end. Reduced only (the
-/// strategies of a batch on one set of bars, which all share their bar
-/// times), each series is reduced as it comes and its buffer given back,
-/// so a chunk's memory does not grow with its strategies' returns.
-pub struct Gather {
-    blocks: usize,
-    raw: bool,
-    series: Vec<(u32, Arc<Vec<i64>>, Vec<f64>)>,
-    streamed: Option<Streamed>,
-}
-
-struct Streamed {
-    times: Arc<Vec<i64>>,
-    indices: Vec<u32>,
-    skip: usize,
-    reduced: Reduced,
-}
-
-impl Gather {
-    /// Reduced in `blocks` (0: not), and kept `raw` too or not.
-    pub fn new(blocks: usize, raw: bool) -> Self {
-        Gather {
-            blocks,
-            raw,
-            series: Vec::new(),
-            streamed: None,
-        }
-    }
-
-    /// Strategy `index`'s returns on `times`; `returns` is left empty, to
-    /// be filled again.
-    pub fn push(
-        &mut self,
-        index: u32,
-        times: &Arc<Vec<i64>>,
-        returns: &mut Vec<f64>,
-    ) -> std::result::Result<(), String> {
-        let t = times.len();
-        let streams = !self.raw && self.blocks > 0 && t >= 2 * self.blocks;
-        if streams && self.series.is_empty() && self.streamed.is_none() {
-            let (skip, reduced) = reduction(0, t, self.blocks);
-            self.streamed = Some(Streamed {
-                times: times.clone(),
-                indices: Vec::new(),
-                skip,
-                reduced,
-            });
-        }
-        match &mut self.streamed {
-            Some(s) => {
-                if !(Arc::ptr_eq(&s.times, times) || s.times == *times) {
-                    return Err("strategies of one set of bars ran on different bars".into());
-                }
-                s.indices.push(index);
-                s.reduced.moments.push(Moments::of(returns));
-                s.reduced.sums.add(&returns[s.skip..]);
-                returns.clear();
-            }
-            None => self
-                .series
-                .push((index, times.clone(), std::mem::take(returns))),
-        }
-        Ok(())
-    }
-
-    /// The chunk's object: as [`chunk_returns`] makes it, reduced alone
-    /// unless kept raw.
-    pub fn finish(self, periods_per_year: f64) -> ChunkReturns {
-        match self.streamed {
-            Some(s) => ChunkReturns {
-                indices: s.indices,
-                times: s.times.to_vec(),
-                values: Vec::new(),
-                periods_per_year,
-                reduced: Some(s.reduced),
-            },
-            None => {
-                let r = chunk_returns(self.series, periods_per_year, self.blocks);
-                if self.raw { r } else { r.reduction_only() }
-            }
-        }
-    }
-}
-
 /// An empty reduction of `strategies` over `observations` returns in
 /// `blocks` blocks, and the oldest returns its blocks leave out.
-fn reduction(strategies: usize, observations: usize, blocks: usize) -> (usize, Reduced) {
+pub(super) fn reduction(strategies: usize, observations: usize, blocks: usize) -> (usize, Reduced) {
     let (skip, len) = block_layout(observations, blocks);
     let r = Reduced {
         moments: Vec::with_capacity(strategies),
