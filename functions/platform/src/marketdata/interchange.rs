@@ -200,24 +200,54 @@ pub fn from_json_rows(rows: &[Map<String, Value>]) -> Vec<(String, Column)> {
 /// integer, `Number` when every one is a number,
 /// otherwise `Text` (other values as their JSON text); `None` is null.
 pub fn json_column(values: &[Option<&Value>]) -> Column {
-    // Integers stay integers: a grid's `5` is not `5.0` in any format.
-    if values.iter().flatten().all(|v| v.is_i64()) {
-        return Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect());
+    JsonKind::of(values.iter().flatten().copied()).column(values)
+}
+
+/// The type [`json_column`] gives JSON values, decided once for values
+/// written in parts (a table written a chunk at a time types each part by
+/// every value the whole will hold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonKind {
+    Integer,
+    Number,
+    Text,
+}
+
+impl JsonKind {
+    pub fn of<'a>(values: impl Iterator<Item = &'a Value> + Clone) -> JsonKind {
+        // Integers stay integers: a grid's `5` is not `5.0` in any format.
+        if values.clone().all(Value::is_i64) {
+            JsonKind::Integer
+        } else if values.clone().all(Value::is_number) {
+            JsonKind::Number
+        } else {
+            JsonKind::Text
+        }
     }
-    if values.iter().flatten().all(|v| v.is_number()) {
-        return Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect());
+
+    /// The values as a column of this type (a value of another type is
+    /// null in a number column).
+    pub fn column(self, values: &[Option<&Value>]) -> Column {
+        match self {
+            JsonKind::Integer => {
+                Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect())
+            }
+            JsonKind::Number => {
+                Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
+            }
+            JsonKind::Text => Column::Text(
+                values
+                    .iter()
+                    .map(|v| {
+                        v.map(|v| match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                    })
+                    .collect(),
+            ),
+        }
     }
-    Column::Text(
-        values
-            .iter()
-            .map(|v| {
-                v.map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-            })
-            .collect(),
-    )
 }
 
 #[cfg(test)]

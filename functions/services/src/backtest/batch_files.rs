@@ -65,7 +65,7 @@ pub fn parse_lines(name: &str, text: &str) -> std::result::Result<Value, String>
 pub fn table(paths: &[String], rows: &[BatchRow]) -> Vec<(String, Column)> {
     let typed: Vec<(String, batch::Kind)> = paths
         .iter()
-        .map(|p| (p.clone(), batch::Kind::of_rows(p, rows)))
+        .map(|p| (p.clone(), batch::kind_of_rows(p, rows)))
         .collect();
     batch::table(&typed, rows)
 }

@@ -10,58 +10,15 @@ use platform::tasks::{Task, TaskStatus, TaskStore};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// How a grid path's column is typed, from every value the grid gives it
-/// as [`platform::marketdata::interchange::json_column`] types a column:
-/// whole numbers, numbers, or text. Typed by the grid rather than by each
-/// chunk's rows, every part of the file has the same columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Integer,
-    Number,
-    Text,
-}
+/// How a grid path's column is typed: by every value the grid gives it,
+/// as [`json_column`](platform::marketdata::interchange::json_column) types
+/// a column, so every part of a file written a chunk at a time has the
+/// same columns.
+pub type Kind = platform::marketdata::interchange::JsonKind;
 
-impl Kind {
-    pub fn of(values: &[Value]) -> Kind {
-        Kind::of_any(values.iter())
-    }
-
-    /// The kind of `path`'s column of `rows` (their values, absent ones aside).
-    pub fn of_rows(path: &str, rows: &[BatchRow]) -> Kind {
-        Kind::of_any(rows.iter().filter_map(|r| r.params.get(path)))
-    }
-
-    fn of_any<'a>(values: impl Iterator<Item = &'a Value> + Clone) -> Kind {
-        if values.clone().all(Value::is_i64) {
-            Kind::Integer
-        } else if values.clone().all(Value::is_number) {
-            Kind::Number
-        } else {
-            Kind::Text
-        }
-    }
-
-    fn column(self, values: &[Option<&Value>]) -> Column {
-        match self {
-            Kind::Integer => {
-                Column::Integer(values.iter().map(|v| v.and_then(Value::as_i64)).collect())
-            }
-            Kind::Number => {
-                Column::Number(values.iter().map(|v| v.and_then(Value::as_f64)).collect())
-            }
-            Kind::Text => Column::Text(
-                values
-                    .iter()
-                    .map(|v| {
-                        v.map(|v| match v {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        })
-                    })
-                    .collect(),
-            ),
-        }
-    }
+/// The kind of `path`'s column of `rows` (their values, absent ones aside).
+pub fn kind_of_rows(path: &str, rows: &[BatchRow]) -> Kind {
+    Kind::of(rows.iter().filter_map(|r| r.params.get(path)))
 }
 
 /// The results table's columns: index, the grid's paths (typed by `kinds`),
@@ -104,7 +61,7 @@ pub fn typed_paths(p: &BatchParams) -> Result<Vec<(String, Kind)>, PortError> {
         super::Points::Grid(axes) => axes
             .into_iter()
             .map(|(path, values)| {
-                let kind = Kind::of(&values);
+                let kind = Kind::of(values.iter());
                 (path, kind)
             })
             .collect(),
@@ -150,17 +107,18 @@ mod tests {
 
     #[test]
     fn a_path_s_column_is_typed_by_the_grid_as_by_the_rows() {
-        assert_eq!(Kind::of(&[json!(5), json!(-2)]), Kind::Integer);
-        assert_eq!(Kind::of(&[json!(5), json!(2.5)]), Kind::Number);
-        assert_eq!(Kind::of(&[json!(5), json!("10")]), Kind::Text);
-        assert_eq!(Kind::of(&[json!(null)]), Kind::Text);
+        let kind = |values: &[Value]| Kind::of(values.iter());
+        assert_eq!(kind(&[json!(5), json!(-2)]), Kind::Integer);
+        assert_eq!(kind(&[json!(5), json!(2.5)]), Kind::Number);
+        assert_eq!(kind(&[json!(5), json!("10")]), Kind::Text);
+        assert_eq!(kind(&[json!(null)]), Kind::Text);
         let row = |v: Value| {
             let mut params = Map::new();
             params.insert("p".into(), v);
             BatchRow::failed(0, params, "x".into())
         };
         let rows = [row(json!(5)), row(json!(2.5))];
-        assert_eq!(Kind::of_rows("p", &rows), Kind::Number);
+        assert_eq!(kind_of_rows("p", &rows), Kind::Number);
         let cols = table(&[("p".into(), Kind::Number)], &rows);
         assert_eq!(cols[1].1, Column::Number(vec![Some(5.0), Some(2.5)]));
         let cols = table(

@@ -433,7 +433,7 @@ mod stored;
 pub mod walk_forward;
 
 pub use check::{CHECK_EVERY, Defaults, check};
-pub use export::{Kind, export, table, typed_paths};
+pub use export::{Kind, export, kind_of_rows, table, typed_paths};
 pub use gather::Gather;
 pub use jobs::*;
 pub use points::Points;
