@@ -198,8 +198,11 @@ impl ParquetMarketData {
     }
 
     /// Reads an object's footer, then its column chunks, with ranged reads.
+    /// Each row group is fetched here and decoded on the blocking pool, so
+    /// no blocking thread ever waits for a fetch (which, from a local
+    /// directory, needs a blocking thread of its own: a pool full of such
+    /// waits would wait forever).
     async fn load(&self, key: &str, what: String) -> Result<RecordBatch, PortError> {
-        use futures::TryStreamExt;
         use parquet::arrow::ParquetRecordBatchStreamBuilder;
         let size = self
             .blobs
@@ -207,42 +210,37 @@ impl ParquetMarketData {
             .await?
             .ok_or_else(|| PortError::NotFound(what.clone()))?;
         let reader = super::ranged::RangedReader::new(self.blobs.clone(), key, size);
-        // Decoding is CPU work: the whole read runs on the blocking pool, its
-        // ranged fetches driven there through the runtime handle.
-        let handle = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || {
-            let bad = |e: parquet::errors::ParquetError| match e {
-                parquet::errors::ParquetError::External(inner) => {
-                    match inner.downcast::<PortError>() {
-                        Ok(port) => *port,
-                        Err(other) => PortError::internal(format!("{what}: {other}")),
-                    }
-                }
-                other => PortError::internal(format!("{what}: {other}")),
-            };
-            handle.block_on(async {
-                let builder = ParquetRecordBatchStreamBuilder::new(reader)
-                    .await
-                    .map_err(bad)?;
-                let schema = builder.schema().clone();
-                // One batch of every row: no second copy to concatenate
-                // (a table of millions of rows would briefly take twice its size).
-                let rows = builder.metadata().file_metadata().num_rows().max(1) as usize;
-                let mut batches: Vec<RecordBatch> = builder
-                    .with_batch_size(rows)
-                    .build()
-                    .map_err(bad)?
-                    .try_collect()
-                    .await
-                    .map_err(bad)?;
-                if batches.len() == 1 {
-                    return Ok(batches.remove(0));
-                }
-                arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)
+        let bad = |e: parquet::errors::ParquetError| match e {
+            parquet::errors::ParquetError::External(inner) => match inner.downcast::<PortError>() {
+                Ok(port) => *port,
+                Err(other) => PortError::internal(format!("{what}: {other}")),
+            },
+            other => PortError::internal(format!("{what}: {other}")),
+        };
+        let builder = ParquetRecordBatchStreamBuilder::new(reader)
+            .await
+            .map_err(bad)?;
+        let schema = builder.schema().clone();
+        // One batch of every row of a group: no second copy to concatenate
+        // (a table of millions of rows would briefly take twice its size).
+        let rows = builder.metadata().file_metadata().num_rows().max(1) as usize;
+        let mut groups = builder.with_batch_size(rows).build().map_err(bad)?;
+        let mut batches: Vec<RecordBatch> = Vec::new();
+        while let Some(group) = groups.next_row_group().await.map_err(bad)? {
+            let decoded = tokio::task::spawn_blocking(move || {
+                group.collect::<Result<Vec<RecordBatch>, arrow_schema::ArrowError>>()
             })
-        })
-        .await
-        .map_err(PortError::internal)?
+            .await
+            .map_err(PortError::internal)?
+            .map_err(|e| PortError::internal(format!("{what}: {e}")))?;
+            batches.extend(decoded);
+        }
+        match batches.len() {
+            1 => Ok(batches.remove(0)),
+            _ => {
+                arrow_select::concat::concat_batches(&schema, &batches).map_err(PortError::internal)
+            }
+        }
     }
 
     /// Reads a whole object in one request and decodes it on the blocking
@@ -474,5 +472,57 @@ mod tests {
         let cached = md.daily("AAA").await.unwrap();
         assert_eq!(md.bars.held().1, 1);
         assert!(Arc::ptr_eq(&md.daily_once("AAA").await.unwrap(), &cached));
+    }
+
+    /// Reads from a local directory need blocking threads of their own: a
+    /// pool of two, with eight reads at once, serves every one (the read
+    /// waited for its fetches on a blocking thread, and two such waits
+    /// left none for the fetches).
+    #[test]
+    fn reads_at_once_beyond_the_blocking_threads_all_finish() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let md = Arc::new(ParquetMarketData::new(Arc::new(
+                super::super::LocalDir::new(dir.path()),
+            )));
+            let mut bars = Bars::default();
+            for i in 0..30u32 {
+                let t = chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap()
+                    + chrono::Days::new(i.into());
+                let x = 10.0 + f64::from(i);
+                bars.push(
+                    t.and_hms_opt(0, 0, 0).unwrap(),
+                    x,
+                    x + 1.0,
+                    x - 1.0,
+                    x,
+                    100.0,
+                );
+            }
+            let symbols: Vec<String> = (0..8).map(|k| format!("S{k}")).collect();
+            for s in &symbols {
+                md.write_daily(s, &bars).await.unwrap();
+            }
+            let reads = symbols.iter().map(|s| {
+                let (md, s) = (md.clone(), s.clone());
+                tokio::spawn(async move { md.daily(&s).await })
+            });
+            // Bounded only so that a regression fails rather than hangs.
+            let all = tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                futures::future::join_all(reads),
+            )
+            .await
+            .expect("every read finished");
+            for read in all {
+                assert_eq!(*read.unwrap().unwrap(), bars);
+            }
+        });
     }
 }
