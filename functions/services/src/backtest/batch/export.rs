@@ -2,11 +2,11 @@
 //! chunk at a time: a million-row table never has all its rows in memory,
 //! only the file being written.
 
-use super::{BatchParams, BatchRow, FannedOut, METRICS};
+use super::{BatchParams, BatchRow, METRICS};
 use platform::PortError;
 use platform::marketdata::columns::Column;
 use platform::marketdata::interchange::{PartsWriter, Table, TableFormat};
-use platform::tasks::{Task, TaskStatus, TaskStore};
+use platform::tasks::{Task, TaskStore};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -76,20 +76,9 @@ pub async fn export(
     format: TableFormat,
     metadata: HashMap<String, String>,
 ) -> Result<Option<bytes::Bytes>, PortError> {
-    if record.status != TaskStatus::Success {
+    let Some((p, fanned)) = super::jobs::finished(tasks, record).await? else {
         return Ok(None);
-    }
-    let p: BatchParams = serde_json::from_value(record.params.clone())
-        .map_err(|e| PortError::fault("batch record", e))?;
-    let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
-        .map_err(|e| PortError::fault("batch record", e))?;
-    let standing = tasks.statuses(&fanned.chunks).await?;
-    if standing
-        .iter()
-        .any(|st| !st.is_some_and(TaskStatus::is_finished))
-    {
-        return Ok(None);
-    }
+    };
     let paths = typed_paths(&p)?;
     let mut out = PartsWriter::new(format, metadata);
     for id in fanned.chunks {

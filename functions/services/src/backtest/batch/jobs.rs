@@ -605,6 +605,27 @@ pub(super) async fn chunk_rows(
     })
 }
 
+/// A batch's parameters and chunks once it and every chunk have finished
+/// (the rows can be read); `None` before.
+pub(super) async fn finished(
+    tasks: &dyn platform::tasks::TaskStore,
+    record: &Task,
+) -> Result<Option<(BatchParams, FannedOut)>, platform::PortError> {
+    use platform::tasks::TaskStatus;
+    if record.status != TaskStatus::Success {
+        return Ok(None);
+    }
+    let p: BatchParams = serde_json::from_value(record.params.clone())
+        .map_err(|e| platform::PortError::fault("batch record", e))?;
+    let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
+        .map_err(|e| platform::PortError::fault("batch record", e))?;
+    let standing = tasks.statuses(&fanned.chunks).await?;
+    Ok(standing
+        .iter()
+        .all(|st| st.is_some_and(TaskStatus::is_finished))
+        .then_some((p, fanned)))
+}
+
 /// The page of a finished batch's rows from index `from`, at most `limit`
 /// of them, in batch order: only the chunks holding them are read (a chunk holds the
 /// batch's `chunk` rows from its number times `chunk`). `None` while the
@@ -615,21 +636,9 @@ pub async fn rows_page(
     from: usize,
     limit: usize,
 ) -> Result<Option<super::RowsPage>, platform::PortError> {
-    use platform::tasks::TaskStatus;
-    if record.status != TaskStatus::Success {
+    let Some((p, fanned)) = finished(tasks, record).await? else {
         return Ok(None);
-    }
-    let p: BatchParams = serde_json::from_value(record.params.clone())
-        .map_err(|e| platform::PortError::fault("batch record", e))?;
-    let fanned: FannedOut = serde_json::from_value(record.result.clone().unwrap_or_default())
-        .map_err(|e| platform::PortError::fault("batch record", e))?;
-    let standing = tasks.statuses(&fanned.chunks).await?;
-    if standing
-        .iter()
-        .any(|st| !st.is_some_and(TaskStatus::is_finished))
-    {
-        return Ok(None);
-    }
+    };
     let to = from.saturating_add(limit).min(p.total);
     let mut rows = Vec::with_capacity(to.saturating_sub(from));
     if from < to {
