@@ -134,13 +134,31 @@ pub struct Sides {
 
 impl Sides {
     pub fn of(x: &[f64], y: &[f64]) -> Sides {
+        Sides::of_from(x, y, 0)
+    }
+
+    /// [`Sides::of`] where only the bars from `from` on are read: those
+    /// before are neither above, below nor known, so nothing fires there.
+    /// A backtest's window is often half its bars (the rest warm its
+    /// averages up), and these sides are most of a grid's engine time.
+    /// Whole words from the one holding bar `from - 1`, which a crossing
+    /// at `from` reads.
+    pub fn of_from(x: &[f64], y: &[f64], from: usize) -> Sides {
         assert_eq!(x.len(), y.len(), "compared series have one length");
+        let skip = from.saturating_sub(1).min(x.len()) / 64;
+        let mut s = Sides::with_capacity(x.len());
+        for _ in 0..skip {
+            s.push(0, 0, 0);
+        }
+        let (x, y) = (&x[skip * 64..], &y[skip * 64..]);
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is present.
-            return unsafe { avx2::sides(x, y) };
+            unsafe { avx2::extend(&mut s, x, y) };
+            return s;
         }
-        Sides::portable(x, y)
+        s.extend_portable(x, y);
+        s
     }
 
     fn with_capacity(len: usize) -> Sides {
@@ -159,8 +177,15 @@ impl Sides {
         self.known.push(known);
     }
 
+    #[cfg(test)]
     fn portable(x: &[f64], y: &[f64]) -> Sides {
         let mut s = Sides::with_capacity(x.len());
+        s.extend_portable(x, y);
+        s
+    }
+
+    /// Appends the sides of `x` and `y`'s bars, 64 a word.
+    fn extend_portable(&mut self, x: &[f64], y: &[f64]) {
         // Byte flags first (the compiler vectorises these loops), packed
         // eight at a time into bits.
         let (mut gt, mut lt, mut ok) = ([0u8; 64], [0u8; 64], [0u8; 64]);
@@ -175,9 +200,8 @@ impl Sides {
             for f in [&mut gt, &mut lt, &mut ok] {
                 f[m..].fill(0);
             }
-            s.push(pack(&gt), pack(&lt), pack(&ok));
+            self.push(pack(&gt), pack(&lt), pack(&ok));
         }
-        s
     }
 
     fn words(&self, want: Ordering) -> &[u64] {
@@ -220,8 +244,7 @@ mod avx2 {
 
     /// Four bars a compare, their signs gathered straight into bits.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn sides(x: &[f64], y: &[f64]) -> Sides {
-        let mut s = Sides::with_capacity(x.len());
+    pub unsafe fn extend(s: &mut Sides, x: &[f64], y: &[f64]) {
         let full = x.len() / 64 * 64;
         for base in (0..full).step_by(64) {
             let (mut above, mut below, mut known) = (0u64, 0u64, 0u64);
@@ -241,10 +264,8 @@ mod avx2 {
             s.push(above, below, known);
         }
         if full < x.len() {
-            let tail = Sides::portable(&x[full..], &y[full..]);
-            s.push(tail.above[0], tail.below[0], tail.known[0]);
+            s.extend_portable(&x[full..], &y[full..]);
         }
-        s
     }
 }
 
@@ -326,6 +347,29 @@ mod tests {
             assert_eq!(Fired::compare(&x, &y, Ordering::Less).to_bools(), lt);
             assert_eq!(Fired::cross(&x, &y, Ordering::Greater).to_bools(), up);
             assert_eq!(Fired::cross(&x, &y, Ordering::Less).to_bools(), down);
+        }
+    }
+
+    #[test]
+    fn sides_from_a_bar_fire_as_the_whole_sides_from_there_and_nowhere_before() {
+        let n = 300;
+        let (x, y) = (series(3, n), series(103, n));
+        let whole = Sides::of(&x, &y);
+        for from in [0, 1, 2, 63, 64, 65, 66, 128, 129, 200, 299, 300, 400] {
+            let part = Sides::of_from(&x, &y, from);
+            for want in [Ordering::Greater, Ordering::Less] {
+                for (got, all) in [
+                    (part.compare(want), whole.compare(want)),
+                    (part.cross(want), whole.cross(want)),
+                ] {
+                    assert_eq!(got.len(), n);
+                    let (got, all) = (got.to_bools(), all.to_bools());
+                    assert_eq!(got[from.min(n)..], all[from.min(n)..], "from {from}");
+                    // Before the word holding bar from - 1 nothing fires.
+                    let skipped = from.saturating_sub(1).min(n) / 64 * 64;
+                    assert!(got[..skipped].iter().all(|f| !f), "from {from}");
+                }
+            }
         }
     }
 }

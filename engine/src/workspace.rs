@@ -182,6 +182,8 @@ pub struct Workspace<'a> {
     averages: HashMap<AverageKey, Arc<Vec<f64>>>,
     sides: HashMap<SidesKey, Rc<Sides>>,
     fired: HashMap<ConditionKey, Rc<Fired>>,
+    /// The first bar whose firing is read ([`Workspace::from_bar`]).
+    from: usize,
 }
 
 fn close_key() -> ValuesKey {
@@ -200,7 +202,17 @@ impl<'a> Workspace<'a> {
             averages: HashMap::new(),
             sides: HashMap::new(),
             fired: HashMap::new(),
+            from: 0,
         }
+    }
+
+    /// A workspace whose firings are read from bar `from` on only (a
+    /// backtest's window, less its blocks' delays): comparisons and
+    /// crossings are computed from there ([`Sides::of_from`]) and never
+    /// fire before it.
+    pub fn from_bar(mut self, from: usize) -> Self {
+        self.from = from;
+        self
     }
 
     /// A workspace whose averages come from, and go to, `shared`.
@@ -264,10 +276,35 @@ impl<'a> Workspace<'a> {
         v
     }
 
-    /// Where the condition holds.
-    pub fn condition(&mut self, c: &Condition) -> Rc<Fired> {
-        let values = Self::values_key(&c.source, c.transform);
-        let target = match &c.comparison {
+    /// Computes the sides the blocks' comparisons and crossings read, one
+    /// compared-with series at a time: a grid's chunk compares a few
+    /// signals with each of many averages, and visited in their own order
+    /// each average would be read from memory once per signal (the sides
+    /// are most of a grid's engine time, and they wait on memory). Later
+    /// asks for these blocks find their sides computed.
+    pub fn warm<'b>(&mut self, blocks: impl IntoIterator<Item = &'b Block>) {
+        let mut by_target: HashMap<TargetKey, Vec<&Condition>> = HashMap::new();
+        for c in blocks.into_iter().flat_map(|b| &b.conditions) {
+            if Self::side(c.op).is_some() {
+                by_target.entry(Self::target_key(c)).or_default().push(c);
+            }
+        }
+        for c in by_target.into_values().flatten() {
+            let values = Self::values_key(&c.source, c.transform);
+            self.sides(c, values, Self::target_key(c));
+        }
+    }
+
+    fn side(op: Op) -> Option<Ordering> {
+        match op {
+            Op::Gt | Op::CrossAbove => Some(Ordering::Greater),
+            Op::Lt | Op::CrossBelow => Some(Ordering::Less),
+            _ => None,
+        }
+    }
+
+    fn target_key(c: &Condition) -> TargetKey {
+        match &c.comparison {
             Comparison::Value(v) => TargetKey::Value(v.to_bits()),
             Comparison::OwnAverage {
                 kind,
@@ -279,13 +316,14 @@ impl<'a> Workspace<'a> {
                 period,
                 offset_pct,
             } => TargetKey::CloseAverage(*kind, *period, offset_pct.to_bits()),
-        };
-        let side = match c.op {
-            Op::Gt | Op::CrossAbove => Some(Ordering::Greater),
-            Op::Lt | Op::CrossBelow => Some(Ordering::Less),
-            _ => None,
-        };
-        if let Some(want) = side {
+        }
+    }
+
+    /// Where the condition holds.
+    pub fn condition(&mut self, c: &Condition) -> Rc<Fired> {
+        let values = Self::values_key(&c.source, c.transform);
+        let target = Self::target_key(c);
+        if let Some(want) = Self::side(c.op) {
             // A few word operations on the shared sides: not worth keeping.
             let sides = self.sides(c, values, target);
             return Rc::new(if matches!(c.op, Op::Gt | Op::Lt) {
@@ -348,7 +386,7 @@ impl<'a> Workspace<'a> {
         }
         let x = self.values(&c.source, c.transform);
         let y = self.target(c, values, &x);
-        let s = Rc::new(Sides::of(&x, &y));
+        let s = Rc::new(Sides::of_from(&x, &y, self.from));
         self.sides.insert(key, s.clone());
         s
     }
@@ -486,6 +524,51 @@ mod tests {
         // Two fast series, three slow averages, six comparisons: each once.
         assert_eq!((ws.values.len(), ws.averages.len()), (2, 3));
         assert_eq!((ws.sides.len(), ws.fired.len()), (6, 0));
+    }
+
+    #[test]
+    fn warmed_from_a_bar_a_grid_fires_as_a_plain_workspace_does_from_there() {
+        let b = bars(500);
+        let block = |fast: usize, slow: usize, op: Op, delay_bars: usize| Block {
+            kind: BlockKind::Single,
+            conditions: vec![Condition {
+                source: Source::Technical(Technical::Sma(fast)),
+                transform: None,
+                op,
+                comparison: Comparison::CloseAverage {
+                    kind: MaKind::Simple,
+                    period: slow,
+                    offset_pct: 0.0,
+                },
+            }],
+            delay_bars,
+        };
+        let grid: Vec<Block> = [3, 5, 8]
+            .into_iter()
+            .flat_map(|f| [12, 20, 31].map(move |s| (f, s)))
+            .flat_map(|(f, s)| {
+                [
+                    block(f, s, Op::CrossAbove, 0),
+                    block(f, s, Op::CrossBelow, 2),
+                    block(f, s, Op::Gt, 0),
+                ]
+            })
+            .collect();
+        for from in [0usize, 1, 64, 130, 257, 470] {
+            let mut plain = Workspace::new(&b);
+            let mut warmed = Workspace::new(&b).from_bar(from.saturating_sub(2));
+            warmed.warm(&grid);
+            // Each pair of series compared once, by all three blocks.
+            assert_eq!(warmed.sides.len(), 9);
+            let mut fired = 0;
+            for g in &grid {
+                let (want, got) = (plain.block(g).to_bools(), warmed.block(g).to_bools());
+                assert_eq!(got[from..], want[from..], "from {from}: {g:?}");
+                fired += want[from..].iter().filter(|f| **f).count();
+            }
+            assert!(fired > 0, "the case fires after {from}");
+            assert_eq!(warmed.sides.len(), 9, "the blocks found their sides");
+        }
     }
 
     #[test]

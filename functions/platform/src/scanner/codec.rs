@@ -395,10 +395,11 @@ pub fn from_batch(date: chrono::NaiveDate, b: &RecordBatch) -> Result<ScanDay, P
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use chrono::NaiveDate;
 
+    /// A day of two rows, one with two trades.
     pub(crate) fn day() -> ScanDay {
         let d = |s: &str| s.parse::<NaiveDate>().unwrap();
         let row = |symbol: &str, signal: &str, trades: Vec<ScanTrade>| ScanRow {

@@ -107,7 +107,6 @@ async fn read(
     columns: Columns,
     rows: Option<(&[usize], usize)>,
 ) -> Result<Option<RecordBatch>, PortError> {
-    use futures::TryStreamExt;
     use parquet::arrow::arrow_reader::{ArrowReaderOptions, RowSelection};
     use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
     use parquet::file::metadata::PageIndexPolicy;
@@ -133,51 +132,52 @@ async fn read(
         },
         other => PortError::internal(format!("{key}: {other}")),
     };
-    // Decoding is CPU work: the read runs on the blocking pool, its ranged
-    // fetches driven there through the runtime handle.
-    let handle = tokio::runtime::Handle::current();
-    let batch = tokio::task::spawn_blocking(move || {
-        handle.block_on(async {
-            let options = if selection.is_some() {
-                ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional)
-            } else {
-                ArrowReaderOptions::new()
-            };
-            let mut builder = ParquetRecordBatchStreamBuilder::new_with_options(reader, options)
-                .await
-                .map_err(&bad)?;
-            let wanted: Vec<usize> = builder
-                .schema()
-                .fields()
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| {
-                    let list = codec::TRADE_COLUMNS.contains(&f.name().as_str());
-                    match columns {
-                        Columns::Summary => !list,
-                        Columns::Trades => list || f.name() == "symbol" || f.name() == "signal",
-                    }
-                })
-                .map(|(i, _)| i)
-                .collect();
-            let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
-            builder = builder.with_projection(mask).with_batch_size(64 * 1024);
-            if let Some(s) = selection {
-                builder = builder.with_row_selection(s);
+    // Decoding is CPU work: each row group is fetched here and decoded on
+    // the blocking pool. (Driving the fetches from a blocking thread would
+    // hold it while they wait, and with the pool full of such waits none
+    // would be left for them.)
+    let options = if selection.is_some() {
+        ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional)
+    } else {
+        ArrowReaderOptions::new()
+    };
+    let mut builder = ParquetRecordBatchStreamBuilder::new_with_options(reader, options)
+        .await
+        .map_err(&bad)?;
+    let wanted: Vec<usize> = builder
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            let list = codec::TRADE_COLUMNS.contains(&f.name().as_str());
+            match columns {
+                Columns::Summary => !list,
+                Columns::Trades => list || f.name() == "symbol" || f.name() == "signal",
             }
-            let schema = builder.schema().clone();
-            let batches: Vec<RecordBatch> = builder
-                .build()
-                .map_err(&bad)?
-                .try_collect()
-                .await
-                .map_err(&bad)?;
-            let projected = batches.first().map(|b| b.schema()).unwrap_or(schema);
-            arrow_select::concat::concat_batches(&projected, &batches).map_err(PortError::internal)
         })
-    })
-    .await
-    .map_err(PortError::internal)??;
+        .map(|(i, _)| i)
+        .collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
+    builder = builder.with_projection(mask).with_batch_size(64 * 1024);
+    if let Some(s) = selection {
+        builder = builder.with_row_selection(s);
+    }
+    let schema = builder.schema().clone();
+    let mut groups = builder.build().map_err(&bad)?;
+    let mut batches: Vec<RecordBatch> = Vec::new();
+    while let Some(group) = groups.next_row_group().await.map_err(&bad)? {
+        let decoded = tokio::task::spawn_blocking(move || {
+            group.collect::<Result<Vec<RecordBatch>, arrow_schema::ArrowError>>()
+        })
+        .await
+        .map_err(PortError::internal)?
+        .map_err(PortError::internal)?;
+        batches.extend(decoded);
+    }
+    let projected = batches.first().map(|b| b.schema()).unwrap_or(schema);
+    let batch =
+        arrow_select::concat::concat_batches(&projected, &batches).map_err(PortError::internal)?;
     Ok(Some(batch))
 }
 
@@ -351,5 +351,57 @@ mod tests {
         assert_eq!(date_of("scanner/notes.txt"), None);
         assert_eq!(history_key(d), "scanner/history/2026-11.parquet");
         assert_eq!(date_of(&history_key(d)), None);
+    }
+
+    /// As the market data's reads: two blocking threads serve eight reads
+    /// at once of days and their trades (each read held a blocking thread
+    /// while its fetches waited for one).
+    #[test]
+    fn reads_at_once_beyond_the_blocking_threads_all_finish() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let blobs: Arc<dyn BlobStore> = Arc::new(crate::marketdata::LocalDir::new(dir.path()));
+            let day = super::super::codec::tests::day();
+            let dates: Vec<NaiveDate> = (0..8).map(|k| day.date - chrono::Days::new(k)).collect();
+            let writer = ParquetScannerStore::new(blobs.clone(), Duration::from_secs(60));
+            for d in &dates {
+                writer
+                    .put(ScanDay {
+                        date: *d,
+                        ..day.clone()
+                    })
+                    .await
+                    .unwrap();
+            }
+            // A store of its own: nothing decoded is remembered yet.
+            let store = Arc::new(ParquetScannerStore::new(blobs, Duration::from_secs(60)));
+            let reads = dates.iter().map(|d| {
+                let (store, d) = (store.clone(), *d);
+                tokio::spawn(async move {
+                    let got = store.day(d).await?.expect("the day was written");
+                    let trades = store.trades(&got, &[0, 1]).await?;
+                    Ok::<_, PortError>((got, trades))
+                })
+            });
+            // Bounded only so that a regression fails rather than hangs.
+            let all =
+                tokio::time::timeout(Duration::from_secs(60), futures::future::join_all(reads))
+                    .await
+                    .expect("every read finished");
+            for (read, d) in all.into_iter().zip(&dates) {
+                let (got, trades) = read.unwrap().unwrap();
+                assert_eq!(got.date, *d);
+                assert_eq!(got.rows.len(), day.rows.len());
+                assert!(got.rows.iter().all(|r| r.trades.is_empty()), "a summary");
+                let want: Vec<_> = day.rows.iter().map(|r| r.trades.clone()).collect();
+                assert_eq!(trades, want);
+            }
+        });
     }
 }

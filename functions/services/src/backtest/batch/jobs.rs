@@ -2,7 +2,7 @@
 //! that runs a chunk, and where a batch stands.
 
 use super::super::prepare::prepare;
-use super::super::run::{Inputs, plan, report};
+use super::super::run::{Inputs, Planned, plan, report};
 use super::{BatchRow, CHUNK, ChunkResult, Expanded, apply, expand};
 use async_trait::async_trait;
 use engine::workspace::Workspace;
@@ -137,7 +137,7 @@ pub async fn run_strategies(
     let progress = progress.clone();
     tokio::task::spawn_blocking(move || {
         let n = planned.len();
-        let mut spaces: HashMap<usize, Workspace> = HashMap::new();
+        let mut spaces = workspaces(planned.iter().filter_map(|(_, _, r)| r.as_ref().ok()));
         let mut rows = Vec::with_capacity(n);
         let mut gather = super::Gather::new(keep.blocks, keep.raw);
         // One buffer for the returns of every strategy reduced as it ran.
@@ -149,8 +149,8 @@ pub async fn run_strategies(
             rows.push(match ready {
                 Ok((symbol, pl)) => {
                     let ws = spaces
-                        .entry(Arc::as_ptr(&pl.bars) as usize)
-                        .or_insert_with(|| Workspace::sharing(&pl.bars, &AVERAGES));
+                        .get_mut(&space(pl))
+                        .expect("a workspace per set of bars and window");
                     let r = report(pl, ws);
                     let times = axes
                         .entry((Arc::as_ptr(&pl.bars) as usize, pl.settings.start))
@@ -189,8 +189,8 @@ pub async fn run_strategies(
                 .filter_map(|(index, _, ready)| ready.as_ref().ok().map(|(_, pl)| (*index, pl)))
                 .map(|(index, pl)| {
                     let ws = spaces
-                        .get_mut(&(Arc::as_ptr(&pl.bars) as usize))
-                        .expect("a workspace per set of bars that ran");
+                        .get_mut(&space(pl))
+                        .expect("a workspace per set of bars and window");
                     (index, pl, ws.block(&pl.entry), ws.block(&pl.exit))
                 })
                 .collect();
@@ -214,6 +214,38 @@ pub async fn run_strategies(
     })
     .await
     .map_err(|e| JobError::Permanent(format!("internal error while running the batch: {e}")))?
+}
+
+/// A workspace's strategies: their bars, and the first bar whose firing
+/// they read (their window's start less their blocks' delays).
+fn space(pl: &Planned) -> (usize, usize) {
+    let delay = pl.entry.delay_bars.max(pl.exit.delay_bars);
+    (
+        Arc::as_ptr(&pl.bars) as usize,
+        pl.settings.start.saturating_sub(delay),
+    )
+}
+
+/// One workspace per set of bars and window, its sides computed for all
+/// the strategies at once ([`Workspace::warm`]: averages read once each).
+fn workspaces<'a>(
+    ready: impl Iterator<Item = &'a (String, Planned)> + Clone,
+) -> HashMap<(usize, usize), Workspace<'a>> {
+    let mut spaces = HashMap::new();
+    for (_, pl) in ready.clone() {
+        spaces
+            .entry(space(pl))
+            .or_insert_with(|| Workspace::sharing(&pl.bars, &AVERAGES).from_bar(space(pl).1));
+    }
+    for (key, ws) in &mut spaces {
+        ws.warm(
+            ready
+                .clone()
+                .filter(|(_, pl)| space(pl) == *key)
+                .flat_map(|(_, pl)| [&pl.entry, &pl.exit]),
+        );
+    }
+    spaces
 }
 
 /// Runs every strategy of a batch here (the command line's batch) as the
