@@ -67,6 +67,8 @@ async fn a_batch_tells_batch_finished_once_with_its_best_row_and_its_status_long
         })
         .unwrap();
     assert_eq!(p["data"]["best"]["index"], best["index"]);
+    let failed = rows.iter().filter(|r| !r["error"].is_null()).count();
+    assert_eq!(p["data"]["failed_rows"], json!(failed));
     for key in [
         "Total Return (%)",
         "CAGR",

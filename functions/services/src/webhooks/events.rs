@@ -131,24 +131,22 @@ impl TaskEvents {
 
     /// `batch.finished`, when the batch has.
     async fn batch(&self, record: &Task) -> Result<()> {
-        use crate::backtest::batch::{Rows, status};
+        use crate::backtest::batch::{Rows, outcome, status};
         let s = status(
             self.tasks.as_ref(),
             self.returns.as_ref(),
             record,
-            Rows::Read,
+            Rows::Skip,
         )
         .await?;
         if s.status != "SUCCESS" && s.status != "FAILED" {
             return Ok(());
         }
-        let rows = s.rows.as_deref().unwrap_or_default();
-        let failed = rows.iter().filter(|r| r.error.is_some()).count();
-        let best = rows
-            .iter()
-            .filter_map(|r| r.total_return.map(|m| (r, m)))
-            .filter(|(_, m)| m.is_finite())
-            .max_by(|a, b| a.1.total_cmp(&b.1));
+        // A chunk's rows at a time: a million rows at once took a gigabyte.
+        let o = outcome(self.tasks.as_ref(), record)
+            .await?
+            .unwrap_or_default();
+        let (failed, best) = (o.failed, o.best.as_ref());
         let mut data = json!({
             "batch_id": s.batch_id,
             "name": s.name,
@@ -157,7 +155,7 @@ impl TaskEvents {
             "failed_rows": failed,
             "links": links(record),
         });
-        if let Some((row, _)) = best {
+        if let Some(row) = best {
             // The row of the highest total return, with its figures under
             // the names of the results table.
             let mut best = json!({"index": row.index, "params": row.params});

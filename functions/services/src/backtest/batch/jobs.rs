@@ -658,6 +658,39 @@ pub(super) async fn finished(
         .then_some((p, fanned)))
 }
 
+/// What the end of a batch tells: its failed rows and its row of the
+/// highest total return (the last of equals), read a chunk at a time; `None`
+/// while the batch has not finished.
+pub async fn outcome(
+    tasks: &dyn platform::tasks::TaskStore,
+    record: &Task,
+) -> Result<Option<Outcome>, platform::PortError> {
+    let Some((_, fanned)) = finished(tasks, record).await? else {
+        return Ok(None);
+    };
+    let mut o = Outcome::default();
+    let mut top = f64::NEG_INFINITY;
+    for id in fanned.chunks {
+        for row in chunk_rows(tasks, id).await? {
+            o.failed += usize::from(row.error.is_some());
+            if let Some(m) = row.total_return.filter(|m| m.is_finite())
+                && m >= top
+            {
+                top = m;
+                o.best = Some(row);
+            }
+        }
+    }
+    Ok(Some(o))
+}
+
+/// A finished batch's failed rows and best row ([`outcome`]).
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub failed: usize,
+    pub best: Option<BatchRow>,
+}
+
 /// The page of a finished batch's rows from index `from`, at most `limit`
 /// of them, in batch order: only the chunks holding them are read (a chunk holds the
 /// batch's `chunk` rows from its number times `chunk`). `None` while the
