@@ -6,4 +6,5 @@
 pub mod cli;
 pub mod metrics;
 pub mod operator;
+pub mod runtime;
 pub mod server;

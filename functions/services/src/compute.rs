@@ -156,7 +156,7 @@ pub fn batch_chunk(params: &Value, _: NaiveDate) -> Reserved {
     else {
         return Reserved::default();
     };
-    own(chunk_ms(p.varied.len(), p.strategy_us))
+    own(chunk_ms(p.len(), p.strategy_us))
 }
 
 #[cfg(test)]

@@ -8,17 +8,8 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Threads for blocking work (SQLite, file reads, decoding, the engine's
-/// chunks): tokio's own bound is 512, and each thread that ever ran keeps
-/// the allocator's memory of its own for a while.
-const BLOCKING_THREADS: usize = 64;
-
 fn main() -> std::process::ExitCode {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(BLOCKING_THREADS)
-        .build()
-    {
+    match marketlab::runtime::build() {
         Ok(runtime) => runtime.block_on(run()),
         Err(e) => {
             eprintln!("Error: the runtime did not start: {e}");

@@ -141,12 +141,12 @@ pub trait MarketData: Send + Sync {
     }
 
     /// The latest date present in the price store: the platform's "today".
+    /// Found once per list of symbols: every strategy of a grid asks.
     async fn latest_date(&self) -> Result<NaiveDate, PortError> {
-        self.symbols()
-            .await?
-            .iter()
-            .map(|s| s.last_date)
-            .max()
-            .ok_or_else(|| PortError::NotFound("market data (the store is empty)".into()))
+        let symbols = self.symbols().await?;
+        let latest = self.memo().get_or_make("latest date", &symbols, || {
+            (symbols.iter().map(|s| s.last_date).max(), 16)
+        });
+        latest.ok_or_else(|| PortError::NotFound("market data (the store is empty)".into()))
     }
 }

@@ -20,6 +20,18 @@ pub struct Events {
 }
 
 impl Events {
+    /// Whether any of `account`'s endpoints wants `event`: an event costly
+    /// to describe (a batch's best row, read from all its chunks) is not
+    /// described for nobody.
+    pub async fn wanted(&self, account: &str, event: EventType) -> PortResult<bool> {
+        Ok(self
+            .store
+            .endpoints(account)
+            .await?
+            .iter()
+            .any(|e| e.wants(event)))
+    }
+
     /// Tells `account`'s endpoints (every account's, for `None`) that want
     /// `event` about `subject`; the deliveries created.
     pub async fn emit(

@@ -56,7 +56,7 @@ impl Prepared {
 
 fn block(
     b: &params::RuleBlock,
-    catalog: &[platform::marketdata::IndicatorMeta],
+    catalog: &signals::Catalog,
     csv: bool,
     warnings: &mut Vec<String>,
     frequency: &str,
@@ -117,7 +117,7 @@ pub async fn prepare_with(
     };
     let parsed = params::parse_with(body, upload)?;
     let p = &parsed.params;
-    let catalog = market.indicator_catalog().await?;
+    let catalog = signals::Catalog::of(market.memo(), market.indicator_catalog().await?);
     let latest = market.latest_date().await?;
     let mut warnings = parsed.warnings.clone();
     let csv = p.csv.is_some();

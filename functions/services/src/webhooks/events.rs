@@ -142,6 +142,13 @@ impl TaskEvents {
         if s.status != "SUCCESS" && s.status != "FAILED" {
             return Ok(());
         }
+        if !self
+            .events
+            .wanted(&record.owner, EventType::BatchFinished)
+            .await?
+        {
+            return Ok(());
+        }
         // A chunk's rows at a time: a million rows at once took a gigabyte.
         let o = outcome(self.tasks.as_ref(), record)
             .await?

@@ -3,7 +3,7 @@
 
 use super::super::prepare::prepare;
 use super::super::run::{Inputs, Planned, plan, report};
-use super::{BatchRow, CHUNK, ChunkResult, Expanded, apply, expand};
+use super::{BatchRow, CHUNK, ChunkParams, ChunkResult, Expanded, Item, expand};
 use async_trait::async_trait;
 use engine::workspace::Workspace;
 use platform::PortError;
@@ -18,67 +18,6 @@ use std::sync::Arc;
 
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
-
-/// A chunk task's parameters: its strategies (a list batch), or the grid's
-/// base strategy and each strategy's values (a grid batch: a few bytes per
-/// strategy instead of a whole copy).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChunkParams {
-    pub batch: String,
-    /// Index of its first strategy in the batch.
-    pub first: usize,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub strategies: Vec<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base: Option<Value>,
-    pub varied: Vec<Map<String, Value>>,
-    /// The batch's estimate of one strategy's engine time and whether its
-    /// submit reserved compute for it (`crate::compute`).
-    #[serde(default)]
-    pub strategy_us: u64,
-    #[serde(default)]
-    pub reserved: bool,
-    /// S of the batch's statistics, to reduce the chunk's returns in.
-    #[serde(default = "super::statistics::default_blocks")]
-    pub blocks: usize,
-    /// The batch's walk-forward, run on the chunk's strategies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub walk_forward: Option<super::WalkForwardParams>,
-    /// Whether the chunk keeps its raw returns besides their reduction:
-    /// only when the batch's strategies may run on different bars (the
-    /// statistics then reduce the raw returns on the bars all share).
-    #[serde(default = "kept")]
-    pub raw_returns: bool,
-}
-
-fn kept() -> bool {
-    true
-}
-
-/// A strategy of a batch: its index, itself, and the grid's values for it.
-pub type Item = (usize, Value, Map<String, Value>);
-
-impl ChunkParams {
-    /// The chunk's strategies with their index and varied values.
-    fn items(self) -> Result<Vec<Item>, crate::FieldError> {
-        let first = self.first;
-        match self.base {
-            None => Ok(self
-                .strategies
-                .into_iter()
-                .zip(self.varied)
-                .enumerate()
-                .map(|(k, (s, v))| (first + k, s, v))
-                .collect()),
-            Some(base) => self
-                .varied
-                .into_iter()
-                .enumerate()
-                .map(|(k, v)| Ok((first + k, apply(&base, &v)?, v)))
-                .collect(),
-        }
-    }
-}
 
 /// The moving averages a process's batch chunks share
 /// ([`engine::workspace::SharedAverages`]): 128 MiB holds 1,700 averages of
@@ -416,16 +355,22 @@ impl JobHandler for BatchJob {
         let raw_returns = statistics.is_some() && !e.same_bars();
         let mut chunks = Vec::new();
         for (k, first) in (0..e.len()).step_by(p.chunk.max(1)).enumerate() {
-            let varied = e.varied.range(first..(first + p.chunk).min(e.len()));
+            let count = (first + p.chunk).min(e.len()) - first;
+            let (varied, axes) = match &e.varied {
+                super::Points::Grid(axes) => (Vec::new(), Some(axes.clone())),
+                list => (list.range(first..first + count), None),
+            };
             let params = ChunkParams {
                 batch: task.id.to_string(),
                 first,
                 strategies: match e.base {
                     Some(_) => Vec::new(),
-                    None => e.strategies[first..first + varied.len()].to_vec(),
+                    None => e.strategies[first..first + count].to_vec(),
                 },
                 base: e.base.clone(),
                 varied,
+                axes,
+                count,
                 strategy_us: p.strategy_us,
                 reserved: p.reserved,
                 blocks,
@@ -625,10 +570,10 @@ pub(super) async fn chunk_rows(
             r.rows
         }
         _ => {
-            let c: ChunkParams = serde_json::from_value(chunk.params)
+            let mut c: ChunkParams = serde_json::from_value(chunk.params)
                 .map_err(|e| platform::PortError::fault("chunk", e))?;
             let why = chunk.error.unwrap_or_else(|| "the chunk failed".into());
-            c.varied
+            c.varied()
                 .into_iter()
                 .enumerate()
                 .map(|(k, v)| BatchRow::failed(c.first + k, v, why.clone()))

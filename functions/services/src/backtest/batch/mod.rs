@@ -423,6 +423,7 @@ pub async fn submission(
 }
 
 mod check;
+mod chunk;
 mod export;
 mod gather;
 mod jobs;
@@ -433,6 +434,7 @@ mod stored;
 pub mod walk_forward;
 
 pub use check::{CHECK_EVERY, Defaults, check};
+pub use chunk::{ChunkParams, Item};
 pub use export::{Kind, export, kind_of_rows, table, typed_paths};
 pub use gather::Gather;
 pub use jobs::*;
