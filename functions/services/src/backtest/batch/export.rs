@@ -79,12 +79,28 @@ pub async fn export(
     let Some((p, fanned)) = super::jobs::finished(tasks, record).await? else {
         return Ok(None);
     };
-    let paths = typed_paths(&p)?;
+    use futures::StreamExt;
+    let paths = std::sync::Arc::new(typed_paths(&p)?);
     let mut out = PartsWriter::new(format, metadata);
-    for id in fanned.chunks {
-        let mut rows = super::jobs::chunk_rows(tasks, id).await?;
-        rows.sort_by_key(|r| r.index);
-        out.write(table(&paths, &rows))?;
+    // Two chunks read and made tables on the blocking pool while the
+    // last is written: a million rows are 256 chunks of JSON.
+    let mut parts = futures::stream::iter(fanned.chunks)
+        .map(|id| {
+            let paths = paths.clone();
+            async move {
+                let chunk = super::jobs::chunk_task(tasks, id).await?;
+                tokio::task::spawn_blocking(move || {
+                    let mut rows = super::jobs::rows_of(chunk)?;
+                    rows.sort_by_key(|r| r.index);
+                    Ok::<_, PortError>(table(&paths, &rows))
+                })
+                .await
+                .map_err(PortError::internal)?
+            }
+        })
+        .buffered(2);
+    while let Some(part) = parts.next().await {
+        out.write(part?)?;
     }
     out.finish()
 }

@@ -558,11 +558,23 @@ pub(super) async fn chunk_rows(
     tasks: &dyn platform::tasks::TaskStore,
     id: uuid::Uuid,
 ) -> Result<Vec<BatchRow>, platform::PortError> {
-    use platform::tasks::TaskStatus;
-    let chunk = tasks
+    rows_of(chunk_task(tasks, id).await?)
+}
+
+/// A finished chunk's task.
+pub(super) async fn chunk_task(
+    tasks: &dyn platform::tasks::TaskStore,
+    id: uuid::Uuid,
+) -> Result<Task, platform::PortError> {
+    tasks
         .get(id)
         .await?
-        .ok_or_else(|| platform::PortError::internal(format!("chunk {id} vanished")))?;
+        .ok_or_else(|| platform::PortError::internal(format!("chunk {id} vanished")))
+}
+
+/// A finished chunk's rows from its task ([`chunk_rows`]).
+pub(super) fn rows_of(chunk: Task) -> Result<Vec<BatchRow>, platform::PortError> {
+    use platform::tasks::TaskStatus;
     Ok(match chunk.status {
         TaskStatus::Success => {
             let r: ChunkResult = serde_json::from_value(chunk.result.unwrap_or_default())
