@@ -12,5 +12,6 @@ pub fn build() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
+        .thread_keep_alive(std::time::Duration::from_millis(500))
         .build()
 }
