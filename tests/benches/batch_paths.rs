@@ -44,7 +44,7 @@ fn cli_child(args: &str) {
     let (dir, file) = args.split_once('\n').expect("DIR and FILE");
     let cli =
         marketlab::cli::Cli::parse_from(["marketlab", "--data-dir", dir, "batch", "run", file]);
-    tokio::runtime::Runtime::new()
+    marketlab::runtime::build()
         .unwrap()
         .block_on(marketlab::cli::run(cli))
         .unwrap();
@@ -184,11 +184,16 @@ fn vectorbt(bars: Option<&Bars>, start: usize) -> (Option<f64>, Option<Bars>) {
     (r["whole_seconds"].as_f64(), goog)
 }
 
+/// The allocator of the `marketlab` binary, for both paths.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
+    marketlab::runtime::return_memory_soon();
     if let Ok(args) = std::env::var(CHILD) {
         return cli_child(&args);
     }
-    let rt = tokio::runtime::Runtime::new().unwrap();
+    let rt = marketlab::runtime::build().unwrap();
     rt.block_on(async {
         let data = tempfile::tempdir().unwrap();
         let market = data.path().join("market");

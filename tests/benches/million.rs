@@ -71,6 +71,7 @@ fn start_server(dir: &str) -> (std::process::Child, String) {
 }
 
 fn main() {
+    marketlab::runtime::return_memory_soon();
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("serve-child") {
         let (dir, port) = (&args[2], &args[3]);
