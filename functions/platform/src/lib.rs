@@ -28,3 +28,15 @@ pub mod webhooks;
 pub mod worker;
 
 pub use error::{PortError, PortResult};
+
+/// Two workers and two blocking threads: for tests of reads that must not
+/// wait on a blocking thread for another (eight at once would hang).
+#[cfg(test)]
+pub(crate) fn two_blocking_threads() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}

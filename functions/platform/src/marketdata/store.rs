@@ -480,12 +480,7 @@ mod tests {
     /// left none for the fetches).
     #[test]
     fn reads_at_once_beyond_the_blocking_threads_all_finish() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .max_blocking_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = crate::two_blocking_threads();
         runtime.block_on(async {
             let dir = tempfile::tempdir().unwrap();
             let md = Arc::new(ParquetMarketData::new(Arc::new(

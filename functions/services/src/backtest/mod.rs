@@ -4,6 +4,7 @@
 pub mod answers;
 pub mod batch;
 pub mod batch_files;
+mod catalog;
 pub mod chart;
 pub mod csv;
 pub mod encode;
