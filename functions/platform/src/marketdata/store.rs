@@ -447,6 +447,22 @@ mod tests {
     async fn a_sweep_reads_once_and_keeps_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let md = ParquetMarketData::new(Arc::new(super::super::LocalDir::new(dir.path())));
+        let bars = thirty_days();
+        md.write_daily("AAA", &bars).await.unwrap();
+        let once = md.daily_once("AAA").await.unwrap();
+        assert_eq!(*once, bars);
+        assert_eq!(md.bars.held(), (0, 0), "a sweep keeps nothing");
+        assert!(matches!(
+            md.daily_once("NONE").await,
+            Err(PortError::NotFound(_))
+        ));
+        let cached = md.daily("AAA").await.unwrap();
+        assert_eq!(md.bars.held().1, 1);
+        assert!(Arc::ptr_eq(&md.daily_once("AAA").await.unwrap(), &cached));
+    }
+
+    /// Thirty daily bars from 2024-01-01, rising by one a day.
+    fn thirty_days() -> Bars {
         let mut bars = Bars::default();
         for i in 0..30u32 {
             let t =
@@ -461,17 +477,7 @@ mod tests {
                 100.0,
             );
         }
-        md.write_daily("AAA", &bars).await.unwrap();
-        let once = md.daily_once("AAA").await.unwrap();
-        assert_eq!(*once, bars);
-        assert_eq!(md.bars.held(), (0, 0), "a sweep keeps nothing");
-        assert!(matches!(
-            md.daily_once("NONE").await,
-            Err(PortError::NotFound(_))
-        ));
-        let cached = md.daily("AAA").await.unwrap();
-        assert_eq!(md.bars.held().1, 1);
-        assert!(Arc::ptr_eq(&md.daily_once("AAA").await.unwrap(), &cached));
+        bars
     }
 
     /// Reads from a local directory need blocking threads of their own: a
@@ -486,20 +492,7 @@ mod tests {
             let md = Arc::new(ParquetMarketData::new(Arc::new(
                 super::super::LocalDir::new(dir.path()),
             )));
-            let mut bars = Bars::default();
-            for i in 0..30u32 {
-                let t = chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap()
-                    + chrono::Days::new(i.into());
-                let x = 10.0 + f64::from(i);
-                bars.push(
-                    t.and_hms_opt(0, 0, 0).unwrap(),
-                    x,
-                    x + 1.0,
-                    x - 1.0,
-                    x,
-                    100.0,
-                );
-            }
+            let bars = thirty_days();
             let symbols: Vec<String> = (0..8).map(|k| format!("S{k}")).collect();
             for s in &symbols {
                 md.write_daily(s, &bars).await.unwrap();
