@@ -111,10 +111,15 @@ async fn a_grid_s_statistics_come_from_its_kept_returns_and_reach_every_form_of_
         raw: true,
         walk_forward: None,
     };
-    let chunk = batch::run_strategies(s.state.market.as_ref(), items, keep, &Default::default())
-        .await
-        .unwrap()
-        .returns;
+    let chunk = batch::run_strategies(
+        s.state.market.as_ref(),
+        batch::Strategies::Listed(items),
+        keep,
+        &Default::default(),
+    )
+    .await
+    .unwrap()
+    .returns;
     let (indices, _, reduced) = store.reduced(&id, 0).await.unwrap().unwrap();
     assert_eq!(
         (indices, Some(reduced)),

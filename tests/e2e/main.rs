@@ -42,6 +42,7 @@ mod screens;
 mod shapes;
 mod strict_inputs;
 mod submit_faults;
+mod typed_grid;
 mod usage;
 mod walk_forward;
 mod webhooks;

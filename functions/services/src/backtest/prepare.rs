@@ -54,7 +54,8 @@ impl Prepared {
     }
 }
 
-fn block(
+/// A rule block's conditions resolved against the catalog and compiled.
+pub(crate) fn block(
     b: &params::RuleBlock,
     catalog: &signals::Catalog,
     csv: bool,

@@ -133,8 +133,35 @@ pub async fn plan(
     prepared: &Prepared,
     inputs: &mut Inputs,
 ) -> Result<Planned, PortError> {
-    let p = prepared.params();
-    let end = prepared.end_date();
+    let ready = Ready {
+        params: prepared.params(),
+        entry: &prepared.entry,
+        exit: &prepared.exit,
+        end: prepared.end_date(),
+    };
+    plan_ready(market, ready, inputs).await
+}
+
+/// What [`plan`] reads of a prepared strategy: a grid's points prepared as
+/// typed values (`batch::typed`) are planned from these without a whole
+/// [`Prepared`] each.
+#[derive(Clone, Copy)]
+pub struct Ready<'a> {
+    pub params: &'a super::params::StrategyParams,
+    pub entry: &'a Block,
+    pub exit: &'a Block,
+    /// The last date the backtest reads.
+    pub end: NaiveDate,
+}
+
+/// [`plan`] of its parts.
+pub async fn plan_ready(
+    market: &dyn MarketData,
+    ready: Ready<'_>,
+    inputs: &mut Inputs,
+) -> Result<Planned, PortError> {
+    let p = ready.params;
+    let end = ready.end;
     let intraday = p.frequency == BtFrequency::Hourly;
     let bars = match &p.csv {
         Some(upload) => Arc::new(upload.bars.slice_dates(None, Some(end))),
@@ -155,8 +182,8 @@ pub async fn plan(
         }
     };
     let csv = p.csv.as_deref();
-    let entry_sources = sources(market, &prepared.entry, &bars, csv, intraday, inputs).await?;
-    let exit_sources = sources(market, &prepared.exit, &bars, csv, intraday, inputs).await?;
+    let entry_sources = sources(market, ready.entry, &bars, csv, intraday, inputs).await?;
+    let exit_sources = sources(market, ready.exit, &bars, csv, intraday, inputs).await?;
     let start = bars.time.partition_point(|t| t.date() < p.start_date);
     let window = (start < bars.len()).then(|| (bars.date(start), bars.date(bars.len() - 1)));
     let benchmark_return = match window {
@@ -175,8 +202,8 @@ pub async fn plan(
         }
     };
     Ok(Planned {
-        entry: engine_block(&prepared.entry, &entry_sources),
-        exit: engine_block(&prepared.exit, &exit_sources),
+        entry: engine_block(ready.entry, &entry_sources),
+        exit: engine_block(ready.exit, &exit_sources),
         settings: Settings {
             direction: p.direction,
             trade_price: p.trade_price,

@@ -1,6 +1,6 @@
 //! A chunk task's parameters: what a chunk of a batch runs.
 
-use super::{Points, apply};
+use super::Points;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -73,22 +73,23 @@ impl ChunkParams {
     }
 
     /// The chunk's strategies with their index and varied values.
-    pub(super) fn items(mut self) -> Result<Vec<Item>, crate::FieldError> {
+    pub(super) fn strategies(mut self) -> super::Strategies {
         let first = self.first;
         let varied = self.varied();
         match self.base {
-            None => Ok(self
-                .strategies
-                .into_iter()
-                .zip(varied)
-                .enumerate()
-                .map(|(k, (s, v))| (first + k, s, v))
-                .collect()),
-            Some(base) => varied
-                .into_iter()
-                .enumerate()
-                .map(|(k, v)| Ok((first + k, apply(&base, &v)?, v)))
-                .collect(),
+            None => super::Strategies::Listed(
+                self.strategies
+                    .into_iter()
+                    .zip(varied)
+                    .enumerate()
+                    .map(|(k, (s, v))| (first + k, s, v))
+                    .collect(),
+            ),
+            Some(base) => super::Strategies::Grid {
+                base,
+                first,
+                varied,
+            },
         }
     }
 }
@@ -133,16 +134,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!((by_axes.len(), by_list.len()), (3, 3));
-        let (a, b) = (by_axes.items().unwrap(), by_list.items().unwrap());
+        let grid = |c: ChunkParams| match c.strategies() {
+            super::super::Strategies::Grid {
+                base,
+                first,
+                varied,
+            } => (base, first, varied),
+            super::super::Strategies::Listed(_) => panic!("a grid chunk runs its points"),
+        };
+        let (a, b) = (grid(by_axes), grid(by_list));
+        assert_eq!((&a.0, a.1), (&base, 2));
         assert_eq!(a, b);
-        assert_eq!(a.iter().map(|i| i.0).collect::<Vec<_>>(), vec![2, 3, 4]);
         assert_eq!(
-            a[0].2,
+            a.2[0],
             json!({"entry.condition.rule.period": "20", "risk_control": "//"})
                 .as_object()
                 .unwrap()
                 .clone()
         );
-        assert_eq!(a[1].1["risk_control"], "//21");
+        assert_eq!(a.2[1]["risk_control"], "//21");
     }
 }

@@ -2,7 +2,7 @@
 //! that runs a chunk, and where a batch stands.
 
 use super::super::prepare::prepare;
-use super::super::run::{Inputs, Planned, plan, report};
+use super::super::run::{Inputs, Planned, plan, plan_ready, report};
 use super::{BatchRow, CHUNK, ChunkParams, ChunkResult, Expanded, Item, expand};
 use async_trait::async_trait;
 use engine::workspace::Workspace;
@@ -45,6 +45,19 @@ pub struct Keep {
     pub walk_forward: Option<super::WalkForwardParams>,
 }
 
+/// A chunk's strategies: each as sent (a list batch), or a grid's base
+/// with each point's values ([`super::typed`] prepares those it can from
+/// the base prepared once).
+pub enum Strategies {
+    Listed(Vec<Item>),
+    Grid {
+        base: Value,
+        /// The index of the first point in the batch.
+        first: usize,
+        varied: Vec<Map<String, Value>>,
+    },
+}
+
 /// Runs strategies into their rows, sharing what they read: each is
 /// prepared and planned (the bars, readings and benchmark loaded once for
 /// all), then the engine runs them on the blocking pool with one workspace
@@ -54,21 +67,61 @@ pub struct Keep {
 /// the whole run (a chunk is then retried).
 pub async fn run_strategies(
     market: &dyn MarketData,
-    items: Vec<Item>,
+    strategies: Strategies,
     keep: Keep,
     progress: &Progress,
 ) -> Result<Ran, JobError> {
     let mut inputs = Inputs::default();
+    let (typed, base, items) = match strategies {
+        Strategies::Listed(items) => (
+            None,
+            None,
+            items.into_iter().map(|(k, s, v)| (k, Some(s), v)).collect(),
+        ),
+        Strategies::Grid {
+            base,
+            first,
+            varied,
+        } => {
+            let keys = varied.first().map(|v| v.keys()).into_iter().flatten();
+            let typed = super::typed::TypedGrid::new(market, &base, keys).await?;
+            let items: Vec<_> = varied
+                .into_iter()
+                .enumerate()
+                .map(|(k, v)| (first + k, None, v))
+                .collect();
+            (typed, Some(base), items)
+        }
+    };
     let mut planned = Vec::with_capacity(items.len());
     for (index, s, varied) in items {
-        let ready = match prepare(market, &s).await {
-            Ok(p) => match plan(market, &p, &mut inputs).await {
-                Ok(pl) => Ok((p.params().symbol.clone(), pl)),
+        if let Some(point) = typed.as_ref().and_then(|t| t.point(&varied)) {
+            let ready = match plan_ready(market, point.ready(), &mut inputs).await {
+                Ok(pl) => Ok((point.params.symbol, pl)),
                 Err(e @ PortError::Unavailable { .. }) => return Err(e.into()),
                 Err(e) => Err(e.to_string()),
-            },
-            Err(crate::Error::Port(e @ PortError::Unavailable { .. })) => return Err(e.into()),
+            };
+            planned.push((index, varied, ready));
+            continue;
+        }
+        let s = match (s, &base) {
+            (Some(s), _) => Ok(s),
+            (None, Some(base)) => super::apply(base, &varied),
+            (None, None) => unreachable!("a listed strategy is sent whole"),
+        };
+        let ready = match s {
             Err(e) => Err(e.to_string()),
+            Ok(s) => match prepare(market, &s).await {
+                Ok(p) => match plan(market, &p, &mut inputs).await {
+                    Ok(pl) => Ok((p.params().symbol.clone(), pl)),
+                    Err(e @ PortError::Unavailable { .. }) => return Err(e.into()),
+                    Err(e) => Err(e.to_string()),
+                },
+                Err(crate::Error::Port(e @ PortError::Unavailable { .. })) => {
+                    return Err(e.into());
+                }
+                Err(e) => Err(e.to_string()),
+            },
         };
         planned.push((index, varied, ready));
     }
@@ -213,12 +266,21 @@ pub async fn run_chunks(
     let chunks = futures::stream::iter((0..total).step_by(chunk).map(|first| {
         let done = &done;
         async move {
-            let items = (first..(first + chunk).min(total))
-                .map(|k| Ok((k, e.strategy(k)?, e.varied.get(k))))
-                .collect::<Result<Vec<Item>, crate::FieldError>>()
-                .map_err(|e| JobError::Permanent(e.to_string()))?;
-            let n = items.len();
-            let ran = run_strategies(market, items, keep, &Progress::default()).await?;
+            let points = first..(first + chunk).min(total);
+            let n = points.len();
+            let strategies = match &e.base {
+                Some(base) => Strategies::Grid {
+                    base: base.clone(),
+                    first,
+                    varied: points.map(|k| e.varied.get(k)).collect(),
+                },
+                None => Strategies::Listed(
+                    points
+                        .map(|k| (k, e.strategies[k].clone(), e.varied.get(k)))
+                        .collect(),
+                ),
+            };
+            let ran = run_strategies(market, strategies, keep, &Progress::default()).await?;
             if keep.blocks > 0 || keep.raw {
                 returns.put(batch, first, ran.returns).await?;
             }
@@ -257,13 +319,12 @@ impl JobHandler for BatchChunkJob {
             raw: p.raw_returns,
             walk_forward: p.walk_forward,
         };
-        let items = p.items().map_err(|e| JobError::Permanent(e.to_string()))?;
         let started = std::time::Instant::now();
         let Ran {
             rows,
             returns,
             walk,
-        } = run_strategies(self.market.as_ref(), items, keep, &progress).await?;
+        } = run_strategies(self.market.as_ref(), p.strategies(), keep, &progress).await?;
         // Kept before the rows are: a finished chunk always has its returns
         // (unless its batch wants no statistics) and its walk-forward picks.
         if keep.blocks > 0 || keep.raw {

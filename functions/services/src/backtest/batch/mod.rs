@@ -431,6 +431,7 @@ mod points;
 mod rows;
 pub mod statistics;
 mod stored;
+pub mod typed;
 pub mod walk_forward;
 
 pub use check::{CHECK_EVERY, Defaults, check};
