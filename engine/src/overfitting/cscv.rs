@@ -218,22 +218,28 @@ impl TileSums {
         };
         // Row by row (a mask's sums for every strategy of the tile): a mask's
         // row is its row without its lowest block plus that block, so its
-        // blocks are added highest first, as `sums_direct` adds them.
-        let mut block = vec![0.0; tile];
+        // blocks are added highest first, as `sums_direct` adds them. The
+        // half's blocks are laid out a row per block first, so each mask's
+        // row is two contiguous rows added.
+        let mut blocks = vec![0.0; h * tile];
         for (src, half, dst) in [
             (&b.sum, 0, &mut t.lo_s),
             (&b.sumsq, 0, &mut t.lo_q),
             (&b.sum, h, &mut t.hi_s),
             (&b.sumsq, h, &mut t.hi_q),
         ] {
+            for k in 0..tile {
+                let at = (first + k) * b.blocks + half;
+                for (blk, v) in src[at..at + h].iter().enumerate() {
+                    blocks[blk * tile + k] = *v;
+                }
+            }
             for mask in 1usize..m {
                 let blk = mask.trailing_zeros() as usize;
-                for (k, v) in block.iter_mut().enumerate() {
-                    *v = src[(first + k) * b.blocks + half + blk];
-                }
+                let block = &blocks[blk * tile..][..tile];
                 let (done, rest) = dst.split_at_mut(mask * tile);
                 let from = &done[(mask & (mask - 1)) * tile..][..tile];
-                for ((out, a), c) in rest[..tile].iter_mut().zip(from).zip(&block) {
+                for ((out, a), c) in rest[..tile].iter_mut().zip(from).zip(block) {
                     *out = a + c;
                 }
             }

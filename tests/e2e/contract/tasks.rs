@@ -284,9 +284,22 @@ async fn large_payloads(store: &dyn TaskStore) {
     );
     let back = store.get(t.id).await.unwrap().unwrap();
     assert!(
-        back.params == params && back.result == Some(result),
+        back.params == params && back.result == Some(result.clone()),
         "both read back whole"
     );
+    let (task, text) = store.get_with_result_text(t.id).await.unwrap().unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&text.expect("a result")).unwrap();
+    assert!(
+        task.result.is_none() && task.params == params && parsed == result,
+        "the result read back as its text"
+    );
+    let pending = store
+        .create(new(&unique("owner"), TaskKind::StrategyBacktest, 1))
+        .await
+        .unwrap();
+    let (task, text) = store.get_with_result_text(pending.id).await.unwrap().unwrap();
+    assert_eq!((task.status, text), (TaskStatus::Pending, None));
+    assert!(store.get_with_result_text(uuid::Uuid::new_v4()).await.unwrap().is_none());
 }
 
 pub(super) fn new(owner: &str, kind: TaskKind, n: i64) -> NewTask {

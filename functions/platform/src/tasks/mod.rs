@@ -261,6 +261,19 @@ pub trait TaskStore: Send + Sync {
     /// Any task by id; only workers and recovery use this.
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError>;
 
+    /// [`TaskStore::get`] with the result as its stored JSON text, not
+    /// parsed (`task.result` is `None`): a batch chunk's rows are read
+    /// straight into their own type instead of through JSON values.
+    async fn get_with_result_text(
+        &self,
+        id: Uuid,
+    ) -> Result<Option<(Task, Option<String>)>, PortError> {
+        Ok(self.get(id).await?.map(|mut t| {
+            let text = t.result.take().map(|v| v.to_string());
+            (t, text)
+        }))
+    }
+
     /// Where each task stands (`None` for an unknown id), without reading
     /// parameters or results: progress over many tasks stays cheap.
     async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {

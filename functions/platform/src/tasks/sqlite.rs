@@ -42,21 +42,28 @@ fn conversion(e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Er
 }
 
 fn row_to_task(r: &Row<'_>) -> rusqlite::Result<Task> {
+    let (mut task, result) = row_to_task_text(r)?;
+    task.result = result
+        .map(|s| serde_json::from_str(&s))
+        .transpose()
+        .map_err(conversion)?;
+    Ok(task)
+}
+
+/// A row's task with its result left as the stored text.
+fn row_to_task_text(r: &Row<'_>) -> rusqlite::Result<(Task, Option<String>)> {
     let id: String = r.get(0)?;
     let kind: String = r.get(2)?;
     let status: String = r.get(3)?;
     let params: String = r.get(4)?;
     let result: Option<String> = r.get(5)?;
-    Ok(Task {
+    let task = Task {
         id: Uuid::parse_str(&id).map_err(conversion)?,
         owner: r.get(1)?,
         kind: kind.parse().map_err(conversion)?,
         status: status.parse().map_err(conversion)?,
         params: serde_json::from_str(&params).map_err(conversion)?,
-        result: result
-            .map(|s| serde_json::from_str(&s))
-            .transpose()
-            .map_err(conversion)?,
+        result: None,
         error: r.get(6)?,
         attempts: r.get(7)?,
         created_at: parse_time(r.get(8)?)?.unwrap_or_default(),
@@ -64,7 +71,8 @@ fn row_to_task(r: &Row<'_>) -> rusqlite::Result<Task> {
         finished_at: parse_time(r.get(10)?)?,
         lease_until: parse_time(r.get(11)?)?,
         progress: r.get(12)?,
-    })
+    };
+    Ok((task, result))
 }
 
 fn select_one(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<Task>> {
@@ -161,6 +169,20 @@ impl TaskStore for SqliteTaskStore {
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
         let id = id.to_string();
         self.db.read(move |c| select_one(c, &id)).await
+    }
+
+    async fn get_with_result_text(
+        &self,
+        id: Uuid,
+    ) -> Result<Option<(Task, Option<String>)>, PortError> {
+        let id = id.to_string();
+        self.db
+            .read(move |c| {
+                c.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?
+                    .query_row([id], row_to_task_text)
+                    .optional()
+            })
+            .await
     }
 
     async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {

@@ -88,9 +88,9 @@ pub async fn export(
         .map(|id| {
             let paths = paths.clone();
             async move {
-                let chunk = super::jobs::chunk_task(tasks, id).await?;
+                let (chunk, result) = super::jobs::chunk_task(tasks, id).await?;
                 tokio::task::spawn_blocking(move || {
-                    let mut rows = super::jobs::rows_of(chunk)?;
+                    let mut rows = super::jobs::rows_of(chunk, result)?;
                     rows.sort_by_key(|r| r.index);
                     Ok::<_, PortError>(table(&paths, &rows))
                 })
