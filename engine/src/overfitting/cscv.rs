@@ -84,16 +84,19 @@ impl BlockSums {
         self.sumsq.extend_from_slice(sumsq);
     }
 
-    /// Parts' strategies one after the other (parts of one block layout).
-    pub fn concat(parts: Vec<BlockSums>, blocks: usize, len: usize) -> BlockSums {
-        let mut all = BlockSums::new(0, blocks, len);
-        for p in parts {
-            debug_assert_eq!((p.blocks, p.len), (blocks, len));
-            all.strategies += p.strategies;
-            all.sum.extend(p.sum);
-            all.sumsq.extend(p.sumsq);
-        }
-        all
+    /// Room for `more` strategies: a batch's parts appended as they are
+    /// read fill one allocation instead of being held and copied again.
+    pub fn reserve(&mut self, more: usize) {
+        self.sum.reserve_exact(more * self.blocks);
+        self.sumsq.reserve_exact(more * self.blocks);
+    }
+
+    /// A part's strategies after these (a part of the same block layout).
+    pub fn append(&mut self, part: &BlockSums) {
+        debug_assert_eq!((part.blocks, part.len), (self.blocks, self.len));
+        self.strategies += part.strategies;
+        self.sum.extend_from_slice(&part.sum);
+        self.sumsq.extend_from_slice(&part.sumsq);
     }
 }
 

@@ -297,9 +297,19 @@ async fn large_payloads(store: &dyn TaskStore) {
         .create(new(&unique("owner"), TaskKind::StrategyBacktest, 1))
         .await
         .unwrap();
-    let (task, text) = store.get_with_result_text(pending.id).await.unwrap().unwrap();
+    let (task, text) = store
+        .get_with_result_text(pending.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((task.status, text), (TaskStatus::Pending, None));
-    assert!(store.get_with_result_text(uuid::Uuid::new_v4()).await.unwrap().is_none());
+    assert!(
+        store
+            .get_with_result_text(uuid::Uuid::new_v4())
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 pub(super) fn new(owner: &str, kind: TaskKind, n: i64) -> NewTask {

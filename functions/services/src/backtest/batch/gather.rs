@@ -1,7 +1,7 @@
 //! A chunk's returns kept as its strategies run.
 
 use super::statistics::{chunk_returns, reduction};
-use engine::overfitting::Moments;
+use engine::overfitting;
 use platform::returns::{ChunkReturns, Reduced};
 use std::sync::Arc;
 
@@ -60,8 +60,8 @@ impl Gather {
                     return Err("strategies of one set of bars ran on different bars".into());
                 }
                 s.indices.push(index);
-                s.reduced.moments.push(Moments::of(returns));
-                s.reduced.sums.add(&returns[s.skip..]);
+                let m = overfitting::moments_and_block_sums(returns, s.skip, &mut s.reduced.sums);
+                s.reduced.moments.push(m);
                 returns.clear();
             }
             None => self

@@ -528,7 +528,10 @@ pub async fn compute(
         .boxed()
     }))
     .buffered(READ_AHEAD);
-    let mut parts = Vec::new();
+    // Appended as they come, into one allocation (a million strategies'
+    // block sums are 256 MB).
+    let mut sums = BlockSums::new(0, blocks, len);
+    sums.reserve(strategies);
     let mut indices = Vec::with_capacity(strategies);
     let mut moments = Vec::with_capacity(strategies);
     while let Some(reduced) = chunks.next().await {
@@ -544,10 +547,9 @@ pub async fn compute(
         s.periods_per_year = ppy;
         indices.extend(ix);
         moments.extend(part.moments);
-        parts.push(part.sums);
+        sums.append(&part.sums);
     }
     drop(chunks);
-    let sums = BlockSums::concat(parts, blocks, len);
     let trials = params.trials;
     let threads = rayon::current_num_threads();
     let max_splits = max_splits(strategies);
