@@ -6,7 +6,8 @@
 //!   query pays for every item its key condition reads), write request units
 //!   by the larger of the item's size before and after the write (1 KB
 //!   steps), and for each global secondary index whose entry the write
-//!   changes, its entry's units too. Item sizes follow DynamoDB's rules
+//!   changes, its entry's units too; a transaction's writes (and condition
+//!   checks) two units per KB each. Item sizes follow DynamoDB's rules
 //!   (attribute names plus values; numbers by their significant digits).
 //! - S3: GET/HEAD requests and the bytes they return; PUT/POST/COPY/LIST
 //!   requests and the bytes they send.
@@ -162,21 +163,27 @@ async fn forward(State(p): State<Proxy>, req: Request) -> Response {
         .unwrap_or_else(|| "/".into());
     if let Some(op) = target.strip_prefix("DynamoDB_20120810.") {
         let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let write = p.write_key(op, &request, &parts.headers).await;
-        let before = match &write {
-            Some((table, key)) => p.item(table, key, &parts.headers).await,
-            None => None,
-        };
+        let writes = p.write_keys(op, &request, &parts.headers).await;
+        let mut before = Vec::new();
+        for (table, key) in writes.iter().flatten() {
+            before.push(p.item(table, key, &parts.headers).await);
+        }
         let (status, headers, answer) = p
             .send(&parts.method, &path_and_query, &parts.headers, body)
             .await;
-        let units = match &write {
-            Some((table, key)) => {
-                let after = p.item(table, key, &parts.headers).await;
-                let size = |i: &Option<Value>| i.as_ref().map_or(0, item_size);
-                let mut w = write_units(size(&before).max(size(&after)));
-                for index in &p.table(table, &parts.headers).await.indexes {
-                    w += index.write_units(before.as_ref(), after.as_ref());
+        // A transaction's writes are billed twice over (two units per KB).
+        let times = if op == "TransactWriteItems" { 2.0 } else { 1.0 };
+        let units = match &writes {
+            Some(keys) => {
+                let mut w = 0.0;
+                for ((table, key), before) in keys.iter().zip(&before) {
+                    let after = p.item(table, key, &parts.headers).await;
+                    let size = |i: Option<&Value>| i.map_or(0, item_size);
+                    let mut units = write_units(size(before.as_ref()).max(size(after.as_ref())));
+                    for index in &p.table(table, &parts.headers).await.indexes {
+                        units += index.write_units(before.as_ref(), after.as_ref());
+                    }
+                    w += times * units;
                 }
                 Units::Write(w)
             }
@@ -311,28 +318,41 @@ impl Proxy {
         t
     }
 
-    /// The table and key a write names, or `None` for a read.
-    async fn write_key(
+    /// The tables and keys a write names (a transaction's actions, each
+    /// condition check billed as a write of its item), or `None` for a read.
+    async fn write_keys(
         &self,
         op: &str,
         request: &Value,
         headers: &HeaderMap,
-    ) -> Option<(String, Value)> {
+    ) -> Option<Vec<(String, Value)>> {
         match op {
-            "UpdateItem" | "DeleteItem" => Some((
-                request["TableName"].as_str()?.to_string(),
-                request["Key"].clone(),
-            )),
-            "PutItem" => {
-                let table = request["TableName"].as_str()?.to_string();
-                let keys = self.table(&table, headers).await.keys;
-                Some((table, pick(&request["Item"], &keys)))
+            "UpdateItem" | "DeleteItem" | "PutItem" => {
+                Some(vec![self.write_key(request, headers).await?])
             }
-            "BatchWriteItem" | "TransactWriteItems" | "TransactGetItems" => {
+            "TransactWriteItems" => {
+                let mut keys = Vec::new();
+                for action in request["TransactItems"].as_array()? {
+                    let (_, write) = action.as_object()?.iter().next()?;
+                    keys.push(self.write_key(write, headers).await?);
+                }
+                Some(keys)
+            }
+            "BatchWriteItem" | "TransactGetItems" => {
                 panic!("the meter does not count DynamoDB {op} yet")
             }
             _ => None,
         }
+    }
+
+    /// The table and key of one write: a `PutItem`'s from its item.
+    async fn write_key(&self, write: &Value, headers: &HeaderMap) -> Option<(String, Value)> {
+        let table = write["TableName"].as_str()?.to_string();
+        if write.get("Key").is_some() {
+            return Some((table, write["Key"].clone()));
+        }
+        let keys = self.table(&table, headers).await.keys;
+        Some((table, pick(&write["Item"], &keys)))
     }
 
     /// The whole item at `key`, read consistently.

@@ -124,6 +124,46 @@ async fn calls_through_the_meter_are_billed_as_aws_bills_them() {
         .unwrap();
     assert_eq!(meter.take().dynamo_write_units, 5.0);
 
+    // A transaction: each action is a write billed twice over. The 5,009-
+    // byte item updated in place (5 units, so 10) and a new 1,500-byte
+    // item put (2, so 4).
+    use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
+    dynamo
+        .transact_write_items()
+        .transact_items(
+            TransactWriteItem::builder()
+                .update(
+                    Update::builder()
+                        .table_name(&table)
+                        .key("pk", s("a"))
+                        .key("sk", s("1"))
+                        .update_expression("SET body = :b")
+                        .expression_attribute_values(":b", s(&"z".repeat(5_000)))
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .transact_items(
+            TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&table)
+                        .item("pk", s("a"))
+                        .item("sk", s("2"))
+                        .item("body", s(&"x".repeat(1_490)))
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let u = meter.take();
+    assert_eq!(u.dynamo_write_units, 14.0, "{u:?}");
+    assert_eq!(u.calls.get("dynamodb:TransactWriteItems"), Some(&1));
+
     // A 5,009-byte item read: 2 units consistent, 1 eventually consistent.
     for (consistent, units) in [(true, 2.0), (false, 1.0)] {
         dynamo

@@ -157,6 +157,8 @@ impl Function {
             )
             .route("/2018-06-01/runtime/invocation/{id}/error", post(failed))
             .route("/2018-06-01/runtime/init/error", post(init_failed))
+            // Lambda takes answers of up to 6 MB (axum's default stops at 2).
+            .layer(axum::extract::DefaultBodyLimit::max(6 * 1024 * 1024))
             .with_state(runtime.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -311,7 +313,10 @@ impl Function {
                 .as_mut()
                 .and_then(|c| c.try_wait().ok().flatten())
             {
-                panic!("the function exited ({status}) before answering {id}");
+                panic!(
+                    "the function exited ({status}) before answering {id}\n{}",
+                    self.log_tail()
+                );
             }
             assert!(t.elapsed() < Duration::from_secs(900), "no answer to {id}");
             let _ = tokio::time::timeout(Duration::from_millis(20), notified).await;

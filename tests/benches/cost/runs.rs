@@ -97,7 +97,11 @@ impl Bench {
                 if status.done().await {
                     return;
                 }
-                assert!(t0.elapsed().as_secs() < 600, "the task did not end");
+                assert!(
+                    t0.elapsed().as_secs() < 300,
+                    "the task did not end: {}",
+                    status.last
+                );
                 continue;
             };
             let answer = self
@@ -120,6 +124,8 @@ pub struct StatusRead<'a> {
     pub bench: &'a Bench,
     pub function: &'a mut Function,
     pub path: String,
+    /// The last answer read.
+    pub last: Value,
 }
 
 impl StatusRead<'_> {
@@ -130,6 +136,7 @@ impl StatusRead<'_> {
             .await;
         // Polls are not the task's cost: one read of the result is.
         self.bench.meter.take();
+        self.last = inv.answer.clone();
         let s = answer_json(&inv.answer)["status"]
             .as_str()
             .unwrap_or_default()
@@ -188,6 +195,7 @@ pub async fn task_kind(
             bench: b,
             function: &mut http.0,
             path: status(&id),
+            last: Value::Null,
         };
         b.drain(&mut worker, wmem, &mut on_worker, &mut read).await;
         w.add(&on_worker);
