@@ -8,9 +8,6 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 
 mod cscv;
-mod reduce;
-
-pub use reduce::moments_and_block_sums;
 
 pub use cscv::{
     BlockSums, Degradation, Pbo, block_layout, cscv, cscv_sampled, sampled_splits, splits,
@@ -58,12 +55,6 @@ impl Moments {
                 c4[l] += d2 * d2;
             }
         }
-        Moments::of_central(n, mean, [c2, c3, c4])
-    }
-
-    /// The moments from the central sums' lanes (d², d³, d⁴ of `n` returns
-    /// about `mean`), as [`Moments::of`] adds them up.
-    fn of_central(n: usize, mean: f64, [c2, c3, c4]: [[f64; 4]; 3]) -> Moments {
         let lanes = |c: [f64; 4]| (c[0] + c[1]) + (c[2] + c[3]);
         let (m2, m3, m4) = (lanes(c2), lanes(c3), lanes(c4));
         let sd = if n > 1 {

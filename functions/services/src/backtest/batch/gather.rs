@@ -60,8 +60,8 @@ impl Gather {
                     return Err("strategies of one set of bars ran on different bars".into());
                 }
                 s.indices.push(index);
-                let m = overfitting::moments_and_block_sums(returns, s.skip, &mut s.reduced.sums);
-                s.reduced.moments.push(m);
+                s.reduced.moments.push(overfitting::Moments::of(returns));
+                s.reduced.sums.add(&returns[s.skip..]);
                 returns.clear();
             }
             None => self
