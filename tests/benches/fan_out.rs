@@ -26,7 +26,7 @@ mod model;
 #[path = "cost/runs.rs"]
 mod runs;
 
-use model::{Cost, PARTS, Work, prices};
+use model::{Cost, PARTS, Work, prices, usd};
 use runs::{Bench, StatusRead};
 use serde_json::{Value, json};
 use tests::aws_meter::Meter;
@@ -36,16 +36,6 @@ const FAST: usize = 100;
 const SLOW: usize = 1_000;
 /// Rows a page of `GET /backtest/batch/{id}/rows` (its largest).
 const PAGE: usize = 10_000;
-
-fn usd(x: f64) -> String {
-    if x >= 1.0 {
-        format!("${x:.2}")
-    } else if x >= 0.01 {
-        format!("${x:.3}")
-    } else {
-        format!("${x:.5}")
-    }
-}
 
 /// The worker's compute `k` times over, its requests as they were.
 fn compute_times(w: &Work, k: f64) -> Work {

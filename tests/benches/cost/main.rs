@@ -13,7 +13,7 @@
 mod model;
 mod runs;
 
-use model::{COLD_SHARE, Cost, PARTS, Prices, Work, expected, prices};
+use model::{COLD_SHARE, Cost, PARTS, Prices, Work, expected, prices, usd};
 use runs::{Bench, requests, task_kind};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -23,18 +23,6 @@ use tests::runtime_api::template_memory_mb;
 
 /// Strategies in the measured batch backtest.
 const BATCH: usize = 20;
-
-fn usd(x: f64) -> String {
-    if x >= 100.0 {
-        format!("${x:.0}")
-    } else if x >= 1.0 {
-        format!("${x:.2}")
-    } else if x >= 0.01 {
-        format!("${x:.3}")
-    } else {
-        format!("${x:.5}")
-    }
-}
 
 fn kb(bytes: f64) -> String {
     format!("{:.1}", bytes / 1024.0)

@@ -207,3 +207,16 @@ pub fn expected(warm: &Work, cold_extra: &Work) -> Work {
     w.add(&cold_extra.scaled(COLD_SHARE));
     w
 }
+
+/// Dollars as the tables print them: cents and fractions of cents legible.
+pub fn usd(x: f64) -> String {
+    if x >= 100.0 {
+        format!("${x:.0}")
+    } else if x >= 1.0 {
+        format!("${x:.2}")
+    } else if x >= 0.01 {
+        format!("${x:.3}")
+    } else {
+        format!("${x:.5}")
+    }
+}

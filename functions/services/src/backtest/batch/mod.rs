@@ -431,6 +431,7 @@ mod points;
 mod rows;
 pub mod statistics;
 mod stored;
+mod strategies;
 pub mod typed;
 pub mod walk_forward;
 
@@ -443,6 +444,7 @@ pub use points::Points;
 pub use rows::*;
 pub use statistics::{BatchStatistics, StatisticsParams, StatisticsSetting};
 pub use stored::ChunkResult;
+pub use strategies::*;
 pub use walk_forward::{WalkForwardParams, WalkForwardResult};
 
 #[cfg(test)]
