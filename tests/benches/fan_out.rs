@@ -26,7 +26,7 @@ mod model;
 #[path = "cost/runs.rs"]
 mod runs;
 
-use model::{Cost, PARTS, Work, prices, usd};
+use model::{Cost, PARTS, Work, cost_row, prices, usd};
 use runs::{Bench, StatusRead};
 use serde_json::{Value, json};
 use tests::aws_meter::Meter;
@@ -106,14 +106,7 @@ fn main() {
             .await
             .unwrap();
         let meter = Meter::start(&tests::emulator::endpoint()).await;
-        let mut env = tests::emulator::function_env(&d.names);
-        for (k, v) in env.iter_mut() {
-            match *k {
-                "AWS_ENDPOINT_URL" => *v = meter.endpoint.clone(),
-                "RUST_LOG" => *v = "info".into(),
-                _ => {}
-            }
-        }
+        let env = runs::metered_env(&d.names, &meter);
         let b = Bench {
             prices,
             meter,
@@ -235,16 +228,8 @@ fn main() {
         println!();
         println!("| work | {} | total |", PARTS.join(" | "));
         println!("|{}", "---|".repeat(PARTS.len() + 2));
-        for (label, w) in [("100,000 strategies (measured)", &measured), ("1,000,000 strategies (estimated)", &million)] {
-            let c = Cost::of(w, p);
-            let t = c.total();
-            let cells: Vec<String> = c
-                .parts()
-                .iter()
-                .map(|x| format!("{} ({:.0}%)", usd(*x), 100.0 * x / t.max(1e-12)))
-                .collect();
-            println!("| {label} | {} | **{}** |", cells.join(" | "), usd(t));
-        }
+        cost_row("100,000 strategies (measured)", 1.0, &measured, p);
+        cost_row("1,000,000 strategies (estimated)", 1.0, &million, p);
         println!(
             "\nper 1,000 strategies: {} measured at 100,000, {} estimated at 1,000,000",
             usd(total / (FAST * SLOW) as f64 * 1e3),

@@ -13,7 +13,7 @@
 mod model;
 mod runs;
 
-use model::{COLD_SHARE, Cost, PARTS, Prices, Work, expected, prices, usd};
+use model::{COLD_SHARE, Cost, PARTS, Prices, Work, cost_row, expected, prices, usd};
 use runs::{Bench, requests, task_kind};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -49,19 +49,6 @@ fn inputs_row(label: &str, memory: &str, w: &Work, p: &Prices) {
 
 const INPUTS_HEAD: &str = "| work | memory MB | invocations | wall ms | CPU ms | billed ms (est.) | DynamoDB RRU | DynamoDB WRU | S3 GETs | S3 GET KB | S3 PUT/LIST | SQS requests | log KB | out KB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
-/// A row of the breakdown table: `n` units of `w`.
-fn cost_row(label: &str, n: f64, w: &Work, p: &Prices) -> f64 {
-    let c = Cost::of(&w.scaled(n), p);
-    let total = c.total();
-    let cells: Vec<String> = c
-        .parts()
-        .iter()
-        .map(|x| format!("{} ({:.0}%)", usd(*x), 100.0 * x / total.max(1e-12)))
-        .collect();
-    println!("| {label} | {} | **{}** |", cells.join(" | "), usd(total));
-    total
-}
-
 fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -81,15 +68,7 @@ fn main() {
         demo.custom_indicators = marketlab::server::demo_custom_indicators();
         accounts.put(demo).await.unwrap();
         let meter = Meter::start(&tests::emulator::endpoint()).await;
-        let mut env = tests::emulator::function_env(&d.names);
-        for (k, v) in env.iter_mut() {
-            match *k {
-                "AWS_ENDPOINT_URL" => *v = meter.endpoint.clone(),
-                // As the template deploys them.
-                "RUST_LOG" => *v = "info".into(),
-                _ => {}
-            }
-        }
+        let env = runs::metered_env(&d.names, &meter);
         let auth = tests::runtime_api::basic(
             marketlab::server::DEMO_EMAIL,
             marketlab::server::DEMO_PASSWORD,

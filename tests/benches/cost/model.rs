@@ -220,3 +220,16 @@ pub fn usd(x: f64) -> String {
         format!("${x:.5}")
     }
 }
+
+/// A row of the breakdown table: `n` units of `w`, each part's share; the total.
+pub fn cost_row(label: &str, n: f64, w: &Work, p: &Prices) -> f64 {
+    let c = Cost::of(&w.scaled(n), p);
+    let total = c.total();
+    let cells: Vec<String> = c
+        .parts()
+        .iter()
+        .map(|x| format!("{} ({:.0}%)", usd(*x), 100.0 * x / total.max(1e-12)))
+        .collect();
+    println!("| {label} | {} | **{}** |", cells.join(" | "), usd(total));
+    total
+}

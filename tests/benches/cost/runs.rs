@@ -28,6 +28,20 @@ pub fn function_of(path: &str) -> &'static str {
     }
 }
 
+/// The functions' environment as the template deploys it (`info` logs),
+/// their AWS calls through the meter.
+pub fn metered_env(names: &aws_adapters::Names, meter: &Meter) -> Vec<(&'static str, String)> {
+    let mut env = tests::emulator::function_env(names);
+    for (k, v) in env.iter_mut() {
+        match *k {
+            "AWS_ENDPOINT_URL" => *v = meter.endpoint.clone(),
+            "RUST_LOG" => *v = "info".into(),
+            _ => {}
+        }
+    }
+    env
+}
+
 pub struct Bench {
     pub prices: Prices,
     pub meter: Meter,
