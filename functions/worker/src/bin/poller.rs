@@ -88,7 +88,7 @@ impl Drop for AbortOnDrop {
 }
 
 /// Keeps a batch's messages hidden while it runs: every third of the
-/// visibility timeout, each is hidden for another whole one. A message
+/// visibility timeout, all are hidden for another whole one. A message
 /// already deleted is not found; that is expected and ignored.
 async fn keep_hidden(
     queue: aws_adapters::SqsQueue,
@@ -97,10 +97,12 @@ async fn keep_hidden(
 ) {
     loop {
         tokio::time::sleep(visibility / 3).await;
-        for h in &handles {
-            if let Err(e) = queue.keep(h, visibility).await {
-                tracing::debug!(error = %e, "visibility not extended (the message may be done)");
+        match queue.keep(&handles, visibility).await {
+            Ok(0) => {}
+            Ok(missed) => {
+                tracing::debug!(missed, "visibility not extended (the messages may be done)")
             }
+            Err(e) => tracing::warn!(error = %e, "visibility not extended"),
         }
     }
 }
