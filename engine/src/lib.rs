@@ -12,6 +12,7 @@ pub mod custom;
 pub mod event_days;
 pub mod fired;
 pub mod indicators;
+mod lanes;
 pub mod options;
 pub mod overfitting;
 pub mod patterns;

@@ -121,14 +121,22 @@ impl EquityStats {
         }
     }
 
-    fn visit(&mut self, seg: Segment) {
+    /// Takes a stretch; with `out`, also appends its per-bar returns as
+    /// [`bar_returns`] gives them (the same divisions, copied).
+    fn visit(&mut self, seg: Segment, out: Option<&mut Vec<f64>>) {
+        let from = self.steps.len();
         match seg {
             Segment::Flat(e, k) => {
                 if !std::mem::take(&mut self.first) {
                     self.steps.push(e / self.prev - 1.0);
                 }
+                let nan = !(e.is_finite() && e != 0.0);
+                if let Some(out) = out {
+                    out.extend_from_slice(&self.steps[from..]);
+                    out.extend(std::iter::repeat_n(if nan { f64::NAN } else { 0.0 }, k - 1));
+                }
                 self.flat += k - 1;
-                self.flat_nan |= k > 1 && !(e.is_finite() && e != 0.0);
+                self.flat_nan |= k > 1 && nan;
                 self.prev = e;
                 self.drawdown(&[e]);
                 if k > 1 && (e.is_nan() || e < self.peak) {
@@ -141,7 +149,10 @@ impl EquityStats {
                 if !std::mem::take(&mut self.first) {
                     self.steps.push(es[0] / self.prev - 1.0);
                 }
-                self.steps.extend(es.windows(2).map(|w| w[1] / w[0] - 1.0));
+                crate::lanes::ratios(es, &mut self.steps);
+                if let Some(out) = out {
+                    out.extend_from_slice(&self.steps[from..]);
+                }
                 self.prev = es[es.len() - 1];
                 self.drawdown(es);
             }
@@ -207,7 +218,14 @@ impl EquityStats {
     }
 }
 
-pub(super) fn metrics(bars: &Bars, trades: &[Trade], s: &Settings) -> Metrics {
+/// The run's metrics; with `returns`, its per-bar returns appended there
+/// too, as [`bar_returns`] gives them, from the same walk of the equity.
+pub(super) fn metrics(
+    bars: &Bars,
+    trades: &[Trade],
+    s: &Settings,
+    mut returns: Option<&mut Vec<f64>>,
+) -> Metrics {
     let n = bars.len();
     let start = s.start.min(n);
     let pct = |v: f64| v * 100.0;
@@ -240,7 +258,7 @@ pub(super) fn metrics(bars: &Bars, trades: &[Trade], s: &Settings) -> Metrics {
         (0.0, 0.0)
     };
     let mut eq = EquityStats::new(window);
-    walk_equity(bars, trades, s, |seg| eq.visit(seg));
+    walk_equity(bars, trades, s, |seg| eq.visit(seg, returns.as_deref_mut()));
     let returns = window.saturating_sub(1);
     let (mean_ret, sd) = eq.mean_sd(returns);
     let annual = s.bars_per_year.sqrt();

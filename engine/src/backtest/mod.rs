@@ -159,12 +159,25 @@ pub fn run(bars: &Bars, entry: &[bool], exit: &[bool], s: &Settings) -> Report {
 /// `run` on the bars where the rules fire: the simulation jumps from one
 /// firing to the next, and the metrics walk only the bars in the market.
 pub fn simulate(bars: &Bars, entry: &Fired, exit: &Fired, s: &Settings) -> Report {
+    simulate_keeping(bars, entry, exit, s, None)
+}
+
+/// [`simulate`], with the run's per-bar returns appended to `returns` as
+/// [`bar_returns`] gives them: a batch keeps them for its statistics, and
+/// taking them from the metrics' own walk of the equity saves a second.
+pub fn simulate_keeping(
+    bars: &Bars,
+    entry: &Fired,
+    exit: &Fired,
+    s: &Settings,
+    returns: Option<&mut Vec<f64>>,
+) -> Report {
     assert!(
         entry.len() == bars.len() && exit.len() == bars.len(),
         "signals match the bars"
     );
     let trades = trades(bars, entry, exit, s);
-    let metrics = metrics(bars, &trades, s);
+    let metrics = metrics(bars, &trades, s, returns);
     Report { trades, metrics }
 }
 
@@ -630,6 +643,20 @@ mod tests {
             assert!(
                 kept.iter()
                     .zip(&rets)
+                    .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())),
+                "seed {seed}"
+            );
+            // And the same returns taken from the metrics' walk, with the same report.
+            let mut walked = vec![0.5];
+            let (fe, fx) = (Fired::from_bools(&entry), Fired::from_bools(&exit));
+            let kept_too = simulate_keeping(&b, &fe, &fx, &s, Some(&mut walked));
+            assert_eq!(format!("{kept_too:?}"), format!("{r:?}"), "seed {seed}");
+            assert_eq!(walked[0], 0.5, "appended after what was there");
+            assert_eq!(walked.len() - 1, kept.len(), "seed {seed}");
+            assert!(
+                walked[1..]
+                    .iter()
+                    .zip(&kept)
                     .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())),
                 "seed {seed}"
             );

@@ -3,22 +3,7 @@
 //! way to take half of S blocks of returns as in-sample, the in-sample
 //! best's rank out of sample.
 
-/// Sums of values and of squares, in four lanes each.
-fn sum_and_squares(x: &[f64]) -> (f64, f64) {
-    let (mut s, mut q) = ([0.0; 4], [0.0; 4]);
-    let quads = x.chunks_exact(4);
-    for (l, v) in quads.remainder().iter().enumerate() {
-        s[l] += v;
-        q[l] += v * v;
-    }
-    for c in quads {
-        for l in 0..4 {
-            s[l] += c[l];
-            q[l] += c[l] * c[l];
-        }
-    }
-    ((s[0] + s[1]) + (s[2] + s[3]), (q[0] + q[1]) + (q[2] + q[3]))
-}
+use crate::lanes::sum_and_squares;
 
 /// How `observations` returns split into `blocks` equal blocks: the oldest
 /// `skip` returns are left out so every block has `len`.
@@ -206,30 +191,44 @@ struct TileSums {
     lo_q: Vec<f64>,
     hi_s: Vec<f64>,
     hi_q: Vec<f64>,
+    /// The half's blocks, a row per block.
+    blocks: Vec<f64>,
 }
 
 impl TileSums {
-    fn new(b: &BlockSums, first: usize, tile: usize) -> Self {
+    /// Room for a tile of `TILE` strategies of `blocks` blocks; filled by
+    /// [`Self::fill`]. One per thread, filled tile after tile: a buffer
+    /// made per tile (a million strategies make 2,000 tiles of 4 MB, twice)
+    /// spent more time having its fresh pages zeroed than being summed.
+    fn with_room(blocks: usize) -> Self {
+        let m = 1 << (blocks / 2);
+        TileSums {
+            tile: 0,
+            lo_s: vec![0.0; m * TILE],
+            lo_q: vec![0.0; m * TILE],
+            hi_s: vec![0.0; m * TILE],
+            hi_q: vec![0.0; m * TILE],
+            blocks: vec![0.0; blocks / 2 * TILE],
+        }
+    }
+
+    /// The subset sums of the `tile` strategies from `first` (at most `TILE`).
+    fn fill(&mut self, b: &BlockSums, first: usize, tile: usize) {
+        assert!(tile <= TILE, "a tile of at most {TILE}");
         let h = b.blocks / 2;
         let m = 1 << h;
-        let mut t = TileSums {
-            tile,
-            lo_s: vec![0.0; m * tile],
-            lo_q: vec![0.0; m * tile],
-            hi_s: vec![0.0; m * tile],
-            hi_q: vec![0.0; m * tile],
-        };
+        self.tile = tile;
         // Row by row (a mask's sums for every strategy of the tile): a mask's
         // row is its row without its lowest block plus that block, so its
         // blocks are added highest first, as `sums_direct` adds them. The
         // half's blocks are laid out a row per block first, so each mask's
         // row is two contiguous rows added.
-        let mut blocks = vec![0.0; h * tile];
+        let blocks = &mut self.blocks;
         for (src, half, dst) in [
-            (&b.sum, 0, &mut t.lo_s),
-            (&b.sumsq, 0, &mut t.lo_q),
-            (&b.sum, h, &mut t.hi_s),
-            (&b.sumsq, h, &mut t.hi_q),
+            (&b.sum, 0, &mut self.lo_s),
+            (&b.sumsq, 0, &mut self.lo_q),
+            (&b.sum, h, &mut self.hi_s),
+            (&b.sumsq, h, &mut self.hi_q),
         ] {
             for k in 0..tile {
                 let at = (first + k) * b.blocks + half;
@@ -237,6 +236,8 @@ impl TileSums {
                     blocks[blk * tile + k] = *v;
                 }
             }
+            // The empty set's row: nothing summed.
+            dst[..tile].fill(0.0);
             for mask in 1usize..m {
                 let blk = mask.trailing_zeros() as usize;
                 let block = &blocks[blk * tile..][..tile];
@@ -247,7 +248,6 @@ impl TileSums {
                 }
             }
         }
-        t
     }
 
     /// The sums over the blocks of `lo` (lower half) and `hi` (upper half).
@@ -402,8 +402,9 @@ pub fn cscv_sampled(b: &BlockSums, threads: usize, max_splits: usize) -> Option<
     // Pass 1: each split's in-sample best (the first of equals).
     let best_of = |tiles: &[(usize, usize)], range: std::ops::Range<usize>| {
         let mut best = vec![(f64::NEG_INFINITY, 0usize); range.len()];
+        let mut sums = TileSums::with_room(s);
         for &(first, tile) in tiles {
-            let sums = TileSums::new(b, first, tile);
+            sums.fill(b, first, tile);
             for (slot, &mask) in best.iter_mut().zip(&masks[range.clone()]) {
                 let ((lo, hi), _) = halves(mask);
                 let (v, k) = sums.best(lo, hi, n);
@@ -449,8 +450,9 @@ pub fn cscv_sampled(b: &BlockSums, threads: usize, max_splits: usize) -> Option<
     // Pass 2: where it ranks out of sample (ties averaged).
     let count = |tiles: &[(usize, usize)], range: std::ops::Range<usize>| {
         let mut counts = vec![(0usize, 0usize); range.len()];
+        let mut sums = TileSums::with_room(s);
         for &(first, tile) in tiles {
-            let sums = TileSums::new(b, first, tile);
+            sums.fill(b, first, tile);
             for ((slot, &mask), &target) in counts
                 .iter_mut()
                 .zip(&masks[range.clone()])
@@ -609,6 +611,37 @@ mod tests {
             let w = 1.0 / (1.0 + (-l).exp());
             let r = w * 5.0;
             assert!((r * 2.0 - (r * 2.0).round()).abs() < 1e-9, "{r}");
+        }
+    }
+
+    #[test]
+    fn a_tile_filled_after_a_full_one_equals_its_blocks_summed() {
+        let series = grid(TILE + 37, 64, Some(0.001), 5);
+        let (skip, len) = block_layout(64, 16);
+        let mut sums = BlockSums::new(series.len(), 16, len);
+        for (k, s) in series.iter().enumerate() {
+            sums.set(k, &s[skip..]);
+        }
+        let mut tile = TileSums::with_room(16);
+        tile.fill(&sums, 0, TILE);
+        tile.fill(&sums, TILE, 37);
+        // Highest block first, as the rows are built.
+        let by_hand = |k: usize, half: usize, mask: usize, of: &[f64]| {
+            (0..8)
+                .rev()
+                .filter(|b| mask & (1 << b) != 0)
+                .fold(0.0, |acc, b| acc + of[k * 16 + half + b])
+        };
+        for (lo, hi) in [(0, 0), (1, 128), (0b1011_0110, 0b0100_1001), (255, 255)] {
+            let [ls, lq, hs, hq] = tile.rows(lo, hi);
+            assert_eq!(ls.len(), 37);
+            for k in 0..37 {
+                let at = TILE + k;
+                assert_eq!(ls[k], by_hand(at, 0, lo, &sums.sum), "{lo:#b} {k}");
+                assert_eq!(lq[k], by_hand(at, 0, lo, &sums.sumsq), "{lo:#b} {k}");
+                assert_eq!(hs[k], by_hand(at, 8, hi, &sums.sum), "{hi:#b} {k}");
+                assert_eq!(hq[k], by_hand(at, 8, hi, &sums.sumsq), "{hi:#b} {k}");
+            }
         }
     }
 

@@ -30,51 +30,9 @@ pub struct Moments {
 
 impl Moments {
     /// Two passes: the mean, then the central sums (each summed in four
-    /// lanes, so the additions overlap).
+    /// lanes, so the additions overlap: `crate::lanes`).
     pub fn of(x: &[f64]) -> Moments {
-        let n = x.len();
-        if n == 0 {
-            return Moments::default();
-        }
-        let mean = crate::stats::sum(x) / n as f64;
-        let (mut c2, mut c3, mut c4) = ([0.0; 4], [0.0; 4], [0.0; 4]);
-        let quads = x.chunks_exact(4);
-        for (l, &v) in quads.remainder().iter().enumerate() {
-            let d = v - mean;
-            let d2 = d * d;
-            c2[l] += d2;
-            c3[l] += d2 * d;
-            c4[l] += d2 * d2;
-        }
-        for q in quads {
-            for l in 0..4 {
-                let d = q[l] - mean;
-                let d2 = d * d;
-                c2[l] += d2;
-                c3[l] += d2 * d;
-                c4[l] += d2 * d2;
-            }
-        }
-        let lanes = |c: [f64; 4]| (c[0] + c[1]) + (c[2] + c[3]);
-        let (m2, m3, m4) = (lanes(c2), lanes(c3), lanes(c4));
-        let sd = if n > 1 {
-            (m2 / (n - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
-        let (m2n, m3n, m4n) = (m2 / n as f64, m3 / n as f64, m4 / n as f64);
-        let (skew, kurtosis) = if m2n > 0.0 {
-            (m3n / m2n.powf(1.5), m4n / (m2n * m2n))
-        } else {
-            (0.0, 3.0)
-        };
-        Moments {
-            n,
-            mean,
-            sd,
-            skew,
-            kurtosis,
-        }
+        moments(x)
     }
 
     /// Mean over standard deviation; 0 for a series that never moves.
@@ -84,6 +42,34 @@ impl Moments {
         } else {
             0.0
         }
+    }
+}
+
+/// [`Moments::of`].
+fn moments(x: &[f64]) -> Moments {
+    let n = x.len();
+    if n == 0 {
+        return Moments::default();
+    }
+    let mean = crate::lanes::sum(x) / n as f64;
+    let (m2, m3, m4) = crate::lanes::central_sums(x, mean);
+    let sd = if n > 1 {
+        (m2 / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let (m2n, m3n, m4n) = (m2 / n as f64, m3 / n as f64, m4 / n as f64);
+    let (skew, kurtosis) = if m2n > 0.0 {
+        (m3n / m2n.powf(1.5), m4n / (m2n * m2n))
+    } else {
+        (0.0, 3.0)
+    };
+    Moments {
+        n,
+        mean,
+        sd,
+        skew,
+        kurtosis,
     }
 }
 

@@ -8,7 +8,7 @@ use super::prepare::{Block, Prepared};
 use super::signals::Origin;
 use chrono::{NaiveDate, NaiveDateTime};
 use engine::Bars;
-use engine::backtest::{ExitReason, Report, Settings, simulate};
+use engine::backtest::{ExitReason, Report, Settings};
 use engine::strategy::{self, BlockKind, Source};
 use engine::workspace::Workspace;
 use platform::PortError;
@@ -235,8 +235,18 @@ pub fn benchmark_change(bench: &Bars, first: NaiveDate, last: NaiveDate) -> f64 
 /// The engine's run of a planned strategy; `ws` holds its bars' signals
 /// computed so far (pure and synchronous).
 pub fn report(planned: &Planned, ws: &mut Workspace) -> Report {
+    report_keeping(planned, ws, None)
+}
+
+/// [`report`], with the run's per-bar returns appended to `returns` (a
+/// batch's statistics keep them).
+pub fn report_keeping(
+    planned: &Planned,
+    ws: &mut Workspace,
+    returns: Option<&mut Vec<f64>>,
+) -> Report {
     let (e, x) = (ws.block(&planned.entry), ws.block(&planned.exit));
-    simulate(&planned.bars, &e, &x, &planned.settings)
+    engine::backtest::simulate_keeping(&planned.bars, &e, &x, &planned.settings, returns)
 }
 
 fn day(t: NaiveDateTime) -> String {

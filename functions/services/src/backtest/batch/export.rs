@@ -81,9 +81,17 @@ pub async fn export(
     };
     use futures::StreamExt;
     let paths = std::sync::Arc::new(typed_paths(&p)?);
-    let mut out = PartsWriter::new(format, metadata);
-    // Two chunks read and made tables on the blocking pool while the
-    // last is written: a million rows are 256 chunks of JSON.
+    // The file is written on the blocking pool too, a part at a time as
+    // they come, while the next two chunks are read and made tables there:
+    // a million rows are 256 chunks of JSON.
+    let (send, mut parts_in) = tokio::sync::mpsc::channel::<Table>(1);
+    let writer = tokio::task::spawn_blocking(move || {
+        let mut out = PartsWriter::new(format, metadata);
+        while let Some(part) = parts_in.blocking_recv() {
+            out.write(part)?;
+        }
+        out.finish()
+    });
     let mut parts = futures::stream::iter(fanned.chunks)
         .map(|id| {
             let paths = paths.clone();
@@ -100,9 +108,13 @@ pub async fn export(
         })
         .buffered(2);
     while let Some(part) = parts.next().await {
-        out.write(part?)?;
+        // A closed channel: the writer failed, and says why below.
+        if send.send(part?).await.is_err() {
+            break;
+        }
     }
-    out.finish()
+    drop(send);
+    writer.await.map_err(PortError::internal)?
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! bars.
 
 use super::super::prepare::prepare;
-use super::super::run::{Inputs, Planned, plan, plan_ready, report};
+use super::super::run::{Inputs, Planned, plan, plan_ready, report_keeping};
 use super::{BatchRow, Item};
 use engine::workspace::Workspace;
 use platform::PortError;
@@ -139,7 +139,11 @@ pub async fn run_strategies(
                     let ws = spaces
                         .get_mut(&space(pl))
                         .expect("a workspace per set of bars and window");
-                    let r = report(pl, ws);
+                    let keeps = keep.blocks > 0 || keep.raw;
+                    if keeps {
+                        scratch.reserve(pl.bars.len().saturating_sub(pl.settings.start));
+                    }
+                    let r = report_keeping(pl, ws, keeps.then_some(&mut scratch));
                     let times = axes
                         .entry((Arc::as_ptr(&pl.bars) as usize, pl.settings.start))
                         .or_insert_with(|| {
@@ -152,14 +156,7 @@ pub async fn run_strategies(
                             )
                         })
                         .clone();
-                    if keep.blocks > 0 || keep.raw {
-                        scratch.reserve(times.len());
-                        engine::backtest::bar_returns(
-                            &pl.bars,
-                            &r.trades,
-                            &pl.settings,
-                            &mut scratch,
-                        );
+                    if keeps {
                         gather
                             .push(*index as u32, &times, &mut scratch)
                             .map_err(JobError::Permanent)?;
