@@ -32,7 +32,30 @@ impl Moments {
     /// Two passes: the mean, then the central sums (each summed in four
     /// lanes, so the additions overlap: `crate::lanes`).
     pub fn of(x: &[f64]) -> Moments {
-        moments(x)
+        let n = x.len();
+        if n == 0 {
+            return Moments::default();
+        }
+        let mean = crate::lanes::sum(x) / n as f64;
+        let (m2, m3, m4) = crate::lanes::central_sums(x, mean);
+        let sd = if n > 1 {
+            (m2 / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        let (m2n, m3n, m4n) = (m2 / n as f64, m3 / n as f64, m4 / n as f64);
+        let (skew, kurtosis) = if m2n > 0.0 {
+            (m3n / m2n.powf(1.5), m4n / (m2n * m2n))
+        } else {
+            (0.0, 3.0)
+        };
+        Moments {
+            n,
+            mean,
+            sd,
+            skew,
+            kurtosis,
+        }
     }
 
     /// Mean over standard deviation; 0 for a series that never moves.
@@ -42,34 +65,6 @@ impl Moments {
         } else {
             0.0
         }
-    }
-}
-
-/// [`Moments::of`].
-fn moments(x: &[f64]) -> Moments {
-    let n = x.len();
-    if n == 0 {
-        return Moments::default();
-    }
-    let mean = crate::lanes::sum(x) / n as f64;
-    let (m2, m3, m4) = crate::lanes::central_sums(x, mean);
-    let sd = if n > 1 {
-        (m2 / (n - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
-    let (m2n, m3n, m4n) = (m2 / n as f64, m3 / n as f64, m4 / n as f64);
-    let (skew, kurtosis) = if m2n > 0.0 {
-        (m3n / m2n.powf(1.5), m4n / (m2n * m2n))
-    } else {
-        (0.0, 3.0)
-    };
-    Moments {
-        n,
-        mean,
-        sd,
-        skew,
-        kurtosis,
     }
 }
 
