@@ -3,6 +3,7 @@
 mod analytics;
 mod arrow_answers;
 mod aws_faults;
+mod aws_hangs;
 mod backtest;
 mod batch;
 mod batch_statistics;

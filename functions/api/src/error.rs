@@ -85,7 +85,8 @@ impl From<PortError> for ApiError {
             PortError::Invalid(m) => ApiError::bad_request(m),
             PortError::Unavailable { .. } => {
                 tracing::warn!(error = %platform::error::chain(&e), "dependency unavailable");
-                ApiError::new(503, UNAVAILABLE)
+                // Most outages are a dependency's blip or timeout: ask for a retry soon.
+                ApiError::new(503, UNAVAILABLE).with_retry_after(1)
             }
             PortError::Internal { .. } => {
                 tracing::error!(error = %platform::error::chain(&e), "internal error");

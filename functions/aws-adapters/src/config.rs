@@ -42,11 +42,38 @@ pub struct Clients {
     pub s3: aws_sdk_s3::Client,
 }
 
+/// How long one AWS call may take, from `MARKETLAB_AWS_CONNECT_TIMEOUT_MS`,
+/// `MARKETLAB_AWS_ATTEMPT_TIMEOUT_MS` and `MARKETLAB_AWS_OPERATION_TIMEOUT_MS`
+/// (3 s to connect, 3 s an attempt, 6 s with its retries): a hung DynamoDB,
+/// S3 or SQS ends each call that waits on it, so a request answers 503
+/// instead of being held, and a worker's attempt ends and its message comes
+/// back. The SDK sets no attempt or operation timeout of its own. The bound
+/// is per call: a submit makes up to four calls before the one that fails,
+/// 24 s at most, inside API Gateway's 29 s. SQS's long polls get their wait
+/// on top ([`crate::SqsQueue::receive`]).
+pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
+    let ms = |k: &str, default: u64| {
+        std::time::Duration::from_millis(
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|&v: &u64| v > 0)
+                .unwrap_or(default),
+        )
+    };
+    aws_config::timeout::TimeoutConfig::builder()
+        .connect_timeout(ms("MARKETLAB_AWS_CONNECT_TIMEOUT_MS", 3_000))
+        .operation_attempt_timeout(ms("MARKETLAB_AWS_ATTEMPT_TIMEOUT_MS", 3_000))
+        .operation_timeout(ms("MARKETLAB_AWS_OPERATION_TIMEOUT_MS", 6_000))
+        .build()
+}
+
 impl Clients {
-    /// Loads the shared configuration. An overridden endpoint (an emulator)
-    /// gets path-style S3 addressing.
+    /// Loads the shared configuration, with [`timeouts`]. An overridden
+    /// endpoint (an emulator) gets path-style S3 addressing.
     pub async fn from_env() -> Clients {
         let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .timeout_config(timeouts())
             .load()
             .await;
         let mut s3 = aws_sdk_s3::config::Builder::from(&sdk);

@@ -36,6 +36,24 @@ pub struct Received {
     pub receipt_handle: String,
 }
 
+/// A long poll's timeouts: the configured ones with its wait on top, so
+/// an empty queue's answer after the wait is not cut short.
+fn long_poll(wait: u64) -> aws_sdk_sqs::config::Builder {
+    let base = crate::config::timeouts();
+    let wait = Duration::from_secs(wait);
+    let mut t = aws_config::timeout::TimeoutConfig::builder();
+    if let Some(c) = base.connect_timeout() {
+        t = t.connect_timeout(c);
+    }
+    if let Some(a) = base.operation_attempt_timeout() {
+        t = t.operation_attempt_timeout(a + wait);
+    }
+    if let Some(o) = base.operation_timeout() {
+        t = t.operation_timeout(o + wait);
+    }
+    aws_sdk_sqs::config::Builder::default().timeout_config(t.build())
+}
+
 impl SqsQueue {
     pub fn new(client: Client, queue_url: impl Into<String>) -> Self {
         SqsQueue {
@@ -58,6 +76,8 @@ impl SqsQueue {
             .message_system_attribute_names(
                 aws_sdk_sqs::types::MessageSystemAttributeName::AwsTraceHeader,
             )
+            .customize()
+            .config_override(long_poll(wait_seconds.clamp(0, 20) as u64))
             .send()
             .await
             .map_err(|e| PortError::unavailable_by("receive from SQS", e))?;

@@ -1,0 +1,147 @@
+//! A dependency that takes connections and never answers (an emulator
+//! paused, as `kill -STOP` pauses it): the functions answer 503 within their
+//! AWS timeouts instead of holding the request, and 200 once it answers
+//! again.
+
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tests::emulator::{Deployment, deployment, endpoint, function_env};
+use tests::runtime_api::{Function, answer_json, basic, http_event, workspace_binaries};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// A loopback proxy to the emulator that can be paused: paused, it takes
+/// connections and holds them without a byte either way (and drops those
+/// it was forwarding); resumed, it forwards again.
+struct Gate {
+    url: String,
+    open: watch::Sender<bool>,
+    forwarding: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    accept: JoinHandle<()>,
+}
+
+impl Gate {
+    async fn start(upstream: String) -> Gate {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (open, _) = watch::channel(true);
+        let forwarding: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let (gate, held) = (open.clone(), forwarding.clone());
+        let upstream = upstream.trim_start_matches("http://").to_string();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let (mut opened, upstream) = (gate.subscribe(), upstream.clone());
+                held.lock().unwrap().push(tokio::spawn(async move {
+                    // Held, silent, until the gate opens.
+                    if opened.wait_for(|o| *o).await.is_err() {
+                        return;
+                    }
+                    if let Ok(mut server) = TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                }));
+            }
+        });
+        Gate {
+            url,
+            open,
+            forwarding,
+            accept,
+        }
+    }
+
+    fn pause(&self) {
+        self.open.send_replace(false);
+        for t in self.forwarding.lock().unwrap().drain(..) {
+            t.abort();
+        }
+    }
+
+    fn resume(&self) {
+        self.open.send_replace(true);
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.accept.abort();
+        for t in self.forwarding.lock().unwrap().drain(..) {
+            t.abort();
+        }
+    }
+}
+
+/// The function's answer to `event` and how long it took.
+async fn timed(http: &mut Function, event: Value) -> (Value, Duration) {
+    let t0 = Instant::now();
+    let answer = tokio::time::timeout(Duration::from_secs(120), http.invoke(event))
+        .await
+        .expect("the function answered")
+        .answer;
+    (answer, t0.elapsed())
+}
+
+/// With the AWS timeouts set to 1 s an attempt and 2.5 s an operation, a
+/// read and a submit through the backtest function answer 503 (with the
+/// generic message and a Retry-After) within the operation timeout of each
+/// call they wait on while the emulator is paused, and 200/202 once it is
+/// resumed. Without the timeouts the read was held past 40 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answers() {
+    const OPERATION_MS: u64 = 2_500;
+    let Deployment { names, .. } = deployment().await;
+    let gate = Gate::start(endpoint()).await;
+    let mut env = function_env(&names);
+    for (k, v) in env.iter_mut() {
+        if *k == "AWS_ENDPOINT_URL" {
+            *v = gate.url.clone();
+        }
+    }
+    env.push(("MARKETLAB_AWS_ATTEMPT_TIMEOUT_MS", "1000".into()));
+    env.push((
+        "MARKETLAB_AWS_OPERATION_TIMEOUT_MS",
+        OPERATION_MS.to_string(),
+    ));
+    let [backtest] = workspace_binaries(["backtest"]).await;
+    let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
+    let auth = basic(DEMO_EMAIL, DEMO_PASSWORD);
+    let read = || http_event("GET", "/backtest/tasks", None, Some(&auth));
+    let submit = || {
+        http_event(
+            "POST",
+            "/backtest/start_backtest",
+            Some(&tests::server::optix_strategy()),
+            Some(&auth),
+        )
+    };
+    let (answer, _) = timed(&mut http, read()).await;
+    assert_eq!(answer["statusCode"], 200, "{answer}");
+
+    gate.pause();
+    // The timeouts bound each call: the read waits on two in turn (the
+    // second fails it), the submit on four; a margin for the rest.
+    for (event, calls) in [(read(), 2), (submit(), 4)] {
+        let bound = Duration::from_millis(calls * OPERATION_MS + 3_000);
+        let (answer, took) = timed(&mut http, event).await;
+        println!("paused: {} in {took:?}", answer["statusCode"]);
+        assert_eq!(answer["statusCode"], 503, "{answer}");
+        assert!(took < bound, "{took:?} (bound {bound:?})");
+        assert!(answer["headers"]["retry-after"].is_string(), "{answer}");
+        // The generic message and the request id; the SDK's words only in the log.
+        let detail = answer_json(&answer)["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(detail.starts_with(api::error::UNAVAILABLE), "{detail}");
+        assert!(!detail.contains("timed out"), "{detail}");
+    }
+
+    gate.resume();
+    let (answer, _) = timed(&mut http, read()).await;
+    assert_eq!(answer["statusCode"], 200, "{answer}");
+    let (answer, _) = timed(&mut http, submit()).await;
+    assert_eq!(answer["statusCode"], 202, "{answer}");
+}
