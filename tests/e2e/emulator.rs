@@ -57,6 +57,15 @@ pub fn endpoint() -> String {
         .clone()
 }
 
+/// The AWS call timeouts on the emulator: one Python process shared by
+/// every test on a loaded machine answers far slower than AWS, and a slow
+/// answer there is not the outage the production timeouts are for
+/// (`aws_hangs` sets its own to test those).
+pub const EMULATOR_TIMEOUTS: [(&str, &str); 2] = [
+    ("MARKETLAB_AWS_ATTEMPT_TIMEOUT_MS", "30000"),
+    ("MARKETLAB_AWS_OPERATION_TIMEOUT_MS", "60000"),
+];
+
 /// SDK clients pointed at the emulator, with test credentials.
 pub async fn clients() -> Clients {
     let url = endpoint();
@@ -75,6 +84,9 @@ pub async fn clients() -> Clients {
             "AWS_REGION",
             std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".into()),
         );
+        for (k, v) in EMULATOR_TIMEOUTS {
+            std::env::set_var(k, v);
+        }
     }
     Clients::from_env().await
 }
@@ -134,6 +146,9 @@ pub fn function_env(names: &aws_adapters::Names) -> Vec<(&'static str, String)> 
         ),
         ("RUST_LOG", "warn".into()),
     ]
+    .into_iter()
+    .chain(EMULATOR_TIMEOUTS.map(|(k, v)| (k, v.to_string())))
+    .collect()
 }
 
 /// A deployment on the emulator with its own tables and job queue (the sample
