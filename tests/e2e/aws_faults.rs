@@ -348,12 +348,7 @@ async fn a_storage_outage_answers_503_without_its_cause_through_the_lambda_runti
         .local_addr()
         .unwrap()
         .port();
-    let mut env = function_env(&names);
-    for (k, v) in env.iter_mut() {
-        if *k == "AWS_ENDPOINT_URL" {
-            *v = format!("http://127.0.0.1:{closed}");
-        }
-    }
+    let env = tests::emulator::function_env_at(&names, format!("http://127.0.0.1:{closed}"));
     let [backtest] = workspace_binaries(["backtest"]).await;
     let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
     for path in ["/backtest/tasks", "/usage"] {

@@ -7,7 +7,7 @@ use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tests::emulator::{Deployment, deployment, endpoint, function_env};
+use tests::emulator::{Deployment, deployment, endpoint, function_env_at};
 use tests::runtime_api::{Function, answer_json, basic, http_event, workspace_binaries};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -94,12 +94,7 @@ async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answe
     const OPERATION_MS: u64 = 2_500;
     let Deployment { names, .. } = deployment().await;
     let gate = Gate::start(endpoint()).await;
-    let mut env = function_env(&names);
-    for (k, v) in env.iter_mut() {
-        if *k == "AWS_ENDPOINT_URL" {
-            *v = gate.url.clone();
-        }
-    }
+    let mut env = function_env_at(&names, gate.url.clone());
     env.push(("MARKETLAB_AWS_ATTEMPT_TIMEOUT_MS", "1000".into()));
     env.push((
         "MARKETLAB_AWS_OPERATION_TIMEOUT_MS",

@@ -128,8 +128,13 @@ pub async fn bucket_of(c: &Clients, dir: &std::path::Path) -> String {
 /// The environment the template gives a function, for a deployment's names
 /// on the emulator (a function started as a process of its own).
 pub fn function_env(names: &aws_adapters::Names) -> Vec<(&'static str, String)> {
+    function_env_at(names, endpoint())
+}
+
+/// [`function_env`] with its AWS endpoint at `url` (a closed port, a proxy).
+pub fn function_env_at(names: &aws_adapters::Names, url: String) -> Vec<(&'static str, String)> {
     vec![
-        ("AWS_ENDPOINT_URL", endpoint()),
+        ("AWS_ENDPOINT_URL", url),
         ("AWS_ACCESS_KEY_ID", "testing".into()),
         ("AWS_SECRET_ACCESS_KEY", "testing".into()),
         ("AWS_REGION", "us-east-1".into()),
