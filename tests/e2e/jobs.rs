@@ -287,6 +287,7 @@ async fn jobs_succeed_fail_panic_and_retry() {
         }),
         lease: chrono::TimeDelta::minutes(15),
         max_attempts: 3,
+        stall: std::time::Duration::from_secs(15 * 60),
         after: None,
         metering: s.state.metering.clone(),
         queue: s.state.queue.clone(),

@@ -8,6 +8,7 @@ pub mod emf;
 pub mod emulator;
 pub mod operations;
 pub mod plan_costs;
+pub mod pollers;
 pub mod reference;
 pub mod runtime_api;
 pub mod server;

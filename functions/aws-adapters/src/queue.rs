@@ -34,6 +34,8 @@ pub struct SqsQueue {
 pub struct Received {
     pub message: JobMessage,
     pub receipt_handle: String,
+    /// How many times SQS has handed the message out, this time included.
+    pub receives: u32,
 }
 
 /// A long poll's timeouts: the configured ones with its wait on top, so
@@ -76,6 +78,9 @@ impl SqsQueue {
             .message_system_attribute_names(
                 aws_sdk_sqs::types::MessageSystemAttributeName::AwsTraceHeader,
             )
+            .message_system_attribute_names(
+                aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount,
+            )
             .customize()
             .config_override(long_poll(wait_seconds.clamp(0, 20) as u64))
             .send()
@@ -100,9 +105,17 @@ impl SqsQueue {
                             })
                             .map(String::as_str),
                     );
+                    let receives = m
+                        .attributes()
+                        .and_then(|a| {
+                            a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount)
+                        })
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(1);
                     got.push(Received {
                         message,
                         receipt_handle: handle.to_string(),
+                        receives,
                     })
                 }
                 Err(e) => {
@@ -199,6 +212,20 @@ impl SqsQueue {
             missed += out.failed().len();
         }
         Ok(missed)
+    }
+
+    /// Makes a received message visible again now, for any worker to take:
+    /// its job stalled or never started.
+    pub async fn give_back(&self, receipt_handle: &str) -> Result<(), PortError> {
+        self.client
+            .change_message_visibility()
+            .queue_url(&self.queue_url)
+            .receipt_handle(receipt_handle)
+            .visibility_timeout(0)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| PortError::unavailable_by("give a message back to SQS", e))
     }
 
     /// Acknowledges a message so it is not delivered again.

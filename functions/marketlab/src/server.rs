@@ -286,6 +286,7 @@ pub async fn start(
         handlers: Arc::new(registry(&state)),
         lease: TimeDelta::minutes(15),
         max_attempts: 3,
+        stall: std::time::Duration::from_secs(15 * 60),
         // A batch dropped in the inbox gets its table as its last chunk
         // ends; then the owner's webhooks are told.
         after: Some(Arc::new(platform::worker::AfterEach(

@@ -11,7 +11,7 @@ use chrono::TimeDelta;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
@@ -55,31 +55,11 @@ pub trait JobHandler: Send + Sync {
     }
 }
 
-/// How far a running job has come, 0-100: set from any thread (the engine's
-/// blocking loops too) without waiting; `run_job` copies the latest value to
-/// the task store at most once per [`PROGRESS_INTERVAL`].
-#[derive(Debug, Clone, Default)]
-pub struct Progress(Arc<AtomicU8>);
+mod progress;
+pub use progress::Progress;
 
 /// How often a changed progress is written to the task store.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
-
-impl Progress {
-    pub fn set(&self, percent: u8) {
-        self.0.store(percent.min(100), Ordering::Relaxed);
-    }
-
-    /// `done` of `total` steps, rounded down.
-    pub fn steps(&self, done: usize, total: usize) {
-        if let Some(percent) = (done.min(total) * 100).checked_div(total) {
-            self.set(percent as u8);
-        }
-    }
-
-    pub fn get(&self) -> u8 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
 
 /// Handlers by task kind; each service group registers its own.
 #[derive(Default, Clone)]
@@ -95,6 +75,17 @@ impl JobRegistry {
     pub fn get(&self, kind: TaskKind) -> Option<Arc<dyn JobHandler>> {
         self.handlers.get(&kind).cloned()
     }
+
+    /// Every handler replaced by `wrap` of it (fault drills wrap them all).
+    pub fn wrapped(self, wrap: impl Fn(Arc<dyn JobHandler>) -> Arc<dyn JobHandler>) -> Self {
+        JobRegistry {
+            handlers: self
+                .handlers
+                .into_iter()
+                .map(|(kind, h)| (kind, wrap(h)))
+                .collect(),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -102,8 +93,13 @@ pub struct WorkerDeps {
     pub tasks: Arc<dyn TaskStore>,
     pub handlers: Arc<JobRegistry>,
     /// How long a claim protects a RUNNING task from other workers; renewed
-    /// every third of it while the job runs.
+    /// every third of it while the job runs and reports.
     pub lease: TimeDelta,
+    /// How long a running job may report nothing ([`Progress`]) before it
+    /// is taken to have stopped: its task is released for another worker
+    /// and `run_job` answers [`Disposition::Stalled`]. A job that may run
+    /// longer than this reports progress.
+    pub stall: Duration,
     /// Claims after which a task is failed instead of run again.
     pub max_attempts: u32,
     /// Told of every task that ends (SUCCESS or FAILED), after it is stored.
@@ -150,6 +146,12 @@ pub enum Disposition {
     /// The owner's running tasks are at the plan's limit: the task stays
     /// PENDING and its message was sent back for later.
     Waiting,
+    /// The job reported nothing for [`WorkerDeps::stall`]: its task was
+    /// released (PENDING again, the attempt counted) and the job aborted,
+    /// so its message should be given back at once. The job's
+    /// [`Progress::ended`] tells whether it has stopped: one stuck on its
+    /// thread cannot be.
+    Stalled(String),
 }
 
 /// Claims the task, runs its handler and records the outcome. Redelivery of a
@@ -160,13 +162,26 @@ pub enum Disposition {
 /// queued it (a new one when the message carries none), so every line it
 /// logs names that trace, and the messages it queues carry it on.
 pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
+    run_job_watched(deps, message, Progress::default()).await
+}
+
+/// [`run_job`] with the job's [`Progress`] in the caller's hands: the
+/// poller keeps the message hidden only while it reports.
+pub async fn run_job_watched(
+    deps: &WorkerDeps,
+    message: &JobMessage,
+    progress: Progress,
+) -> Result<Disposition, PortError> {
     let trace = message.trace.map(|t| t.child()).unwrap_or_default();
     let span = tracing::info_span!("task", trace_id = %trace.id(), task_id = %message.task_id, kind = %message.kind);
     telemetry::worker_busy(1.0);
     let start = std::time::SystemTime::now();
-    let done = trace::scope(trace, run_slotted(deps, message).instrument(span)).await;
+    let done = trace::scope(trace, run_slotted(deps, message, progress).instrument(span)).await;
     telemetry::worker_busy(-1.0);
-    if matches!(done, Err(_) | Ok(Disposition::Retry(_))) {
+    if matches!(
+        done,
+        Err(_) | Ok(Disposition::Retry(_) | Disposition::Stalled(_))
+    ) {
         telemetry::task(message.kind.as_str(), telemetry::Outcome::Retry);
     }
     if telemetry::otlp::enabled() {
@@ -175,6 +190,7 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
             Ok(Disposition::Done) => "done",
             Ok(Disposition::Waiting) => "waiting",
             Ok(Disposition::Retry(_)) | Err(_) => "retry",
+            Ok(Disposition::Stalled(_)) => "stalled",
         };
         record(Span {
             name: format!("task {}", message.kind.as_str()),
@@ -196,9 +212,13 @@ pub async fn run_job(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     done
 }
 
-async fn run_slotted(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
+async fn run_slotted(
+    deps: &WorkerDeps,
+    message: &JobMessage,
+    progress: Progress,
+) -> Result<Disposition, PortError> {
     let Some(metering) = &deps.metering else {
-        return run_claimed(deps, message).await;
+        return run_claimed(deps, message, progress).await;
     };
     let owner = match &message.owner {
         Some(o) => o.clone(),
@@ -223,10 +243,10 @@ async fn run_slotted(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         // not stop the work: the task runs unlimited, and it is logged.
         Err(e) => {
             tracing::warn!(task_id = %message.task_id, error = %e, "task slots unavailable; running without one");
-            return run_claimed(deps, message).await;
+            return run_claimed(deps, message, progress).await;
         }
     }
-    let done = run_claimed(deps, message).await;
+    let done = run_claimed(deps, message, progress).await;
     if let Err(e) = metering.release_slot(&owner, message.task_id).await {
         // The hold ends with its lease anyway.
         tracing::warn!(task_id = %message.task_id, error = %e, "task slot not released");
@@ -234,7 +254,11 @@ async fn run_slotted(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
     done
 }
 
-async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposition, PortError> {
+async fn run_claimed(
+    deps: &WorkerDeps,
+    message: &JobMessage,
+    progress: Progress,
+) -> Result<Disposition, PortError> {
     let task = match deps.tasks.claim(message.task_id, now(), deps.lease).await? {
         Claim::Claimed(t) => *t,
         // A finished task delivered again: its message may have outlived
@@ -287,27 +311,53 @@ async fn run_claimed(deps: &WorkerDeps, message: &JobMessage) -> Result<Disposit
         return Ok(Disposition::Done);
     };
     tracing::info!(task_id = %id, kind = %task.kind, attempt, "job started");
-    let progress = Progress::default();
+    progress.beat();
+    let (stalled, stall) = tokio::sync::oneshot::channel();
     let reporter = tokio::spawn(
         heartbeat(
-            deps.tasks.clone(),
-            id,
-            attempt,
-            progress.clone(),
-            deps.lease,
+            Beat {
+                tasks: deps.tasks.clone(),
+                id,
+                attempt,
+                progress: progress.clone(),
+                lease: deps.lease,
+                stall: deps.stall,
+            },
+            stalled,
         )
         .instrument(tracing::Span::current()),
     );
     let (owner, kind, created) = (task.owner.clone(), task.kind, task.created_at.date());
     let reserved = handler.reserved(&task);
     let started = std::time::Instant::now();
-    let job = tokio::spawn(
+    let ending = progress.ending();
+    let mut running = tokio::spawn(
         trace::scope(trace::current().unwrap_or_default(), async move {
+            let _ending = ending;
             handler.run(task, progress).await
         })
         .instrument(tracing::Span::current()),
-    )
-    .await;
+    );
+    // The job's end, or its silence: then the heartbeat has released the
+    // task, and the job is aborted and left (one stuck on its thread
+    // cannot be stopped; its caller decides what becomes of the process).
+    let job = tokio::select! {
+        job = &mut running => job,
+        Ok(silent) = stall => {
+            running.abort();
+            let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
+            if let Some(m) = &deps.metering {
+                m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
+                let back = if attempt == 1 { reserved.own_ms } else { 0 };
+                m.settle_compute(&owner, ms, back, created, chrono::Utc::now()).await;
+            }
+            telemetry::task_timing(kind.as_str(), waited, started.elapsed(), None);
+            return Ok(Disposition::Stalled(format!(
+                "the job reported nothing for {:.1} s",
+                silent.as_secs_f64()
+            )));
+        }
+    };
     reporter.abort();
     let ran = started.elapsed();
     // The compute ledger is settled once the task's outcome is written, so
@@ -417,38 +467,60 @@ async fn end(
     Ok(stored)
 }
 
-/// While a job runs: copies its progress to its task when it changes, and
-/// renews the claim's lease every third of it, so a long job keeps its task
-/// while one whose worker died is taken over once its lease runs out. Stops
-/// when the attempt no longer owns the task (or when `run_job` aborts it).
-async fn heartbeat(
+/// What the heartbeat of one attempt watches and writes.
+struct Beat {
     tasks: Arc<dyn TaskStore>,
     id: uuid::Uuid,
     attempt: u32,
     progress: Progress,
     lease: TimeDelta,
-) {
-    let renew_every = (lease / 3).to_std().unwrap_or(PROGRESS_INTERVAL);
+    stall: Duration,
+}
+
+/// While a job runs: copies its progress to its task when it changes, and
+/// renews the claim's lease every third of it while the job reports, so a
+/// long job keeps its task while one whose worker died is taken over once
+/// its lease runs out. A job silent for the stall bound has its task
+/// released (logged with the task's id) and `stalled` told how long it was
+/// silent. Stops when the attempt no longer owns the task (or when
+/// `run_job` aborts it).
+async fn heartbeat(b: Beat, stalled: tokio::sync::oneshot::Sender<Duration>) {
+    let renew_every = (b.lease / 3).to_std().unwrap_or(PROGRESS_INTERVAL);
+    let tick = PROGRESS_INTERVAL.min(renew_every).min(b.stall / 4);
     let mut renewed = tokio::time::Instant::now();
     let mut written = 0;
     loop {
-        tokio::time::sleep(PROGRESS_INTERVAL.min(renew_every)).await;
+        tokio::time::sleep(tick).await;
+        let silent = b.progress.silent_for();
+        if silent >= b.stall {
+            match b.tasks.release(b.id, b.attempt).await {
+                Ok(_) => {
+                    tracing::warn!(task_id = %b.id, attempt = b.attempt, silent_s = silent.as_secs_f64(), "job stopped reporting; its task is released for another worker")
+                }
+                // Its lease, no longer renewed, runs out instead.
+                Err(e) => {
+                    tracing::warn!(task_id = %b.id, attempt = b.attempt, error = %e, "job stopped reporting; its task not released")
+                }
+            }
+            let _ = stalled.send(silent);
+            return;
+        }
         if renewed.elapsed() >= renew_every {
-            match tasks.renew(id, attempt, now() + lease).await {
+            match b.tasks.renew(b.id, b.attempt, now() + b.lease).await {
                 Ok(true) => renewed = tokio::time::Instant::now(),
                 Ok(false) => return,
-                Err(e) => tracing::warn!(task_id = %id, error = %e, "lease not renewed"),
+                Err(e) => tracing::warn!(task_id = %b.id, error = %e, "lease not renewed"),
             }
         }
-        let now = progress.get();
+        let now = b.progress.get();
         if now == written {
             continue;
         }
-        match tasks.set_progress(id, attempt, now).await {
+        match b.tasks.set_progress(b.id, b.attempt, now).await {
             Ok(true) => written = now,
             Ok(false) => return,
             // A missed update is harmless: the next one carries the latest value.
-            Err(e) => tracing::warn!(task_id = %id, error = %e, "progress not recorded"),
+            Err(e) => tracing::warn!(task_id = %b.id, error = %e, "progress not recorded"),
         }
     }
 }
@@ -499,7 +571,7 @@ impl WorkerPool {
                         idle.clone().job_ended();
                         match done {
                             Ok(Disposition::Done | Disposition::Waiting) => {}
-                            Ok(Disposition::Retry(_)) | Err(_) => {
+                            Ok(Disposition::Retry(_) | Disposition::Stalled(_)) | Err(_) => {
                                 // Back off, then deliver again, as a queue's visibility timeout would.
                                 let queue = queue.clone();
                                 tokio::spawn(async move {

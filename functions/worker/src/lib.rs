@@ -8,6 +8,8 @@ use platform::queue::JobMessage;
 use platform::worker::{Disposition, WorkerDeps, run_job};
 use std::sync::Arc;
 
+pub mod fault;
+
 /// How long one job may hold its task without a heartbeat: the worker
 /// function's timeout (`MARKETLAB_JOB_TIMEOUT_SECONDS`, the template's
 /// `WorkerTimeout`, 120 s by default). The queue's visibility timeout is six
@@ -24,8 +26,21 @@ pub fn job_timeout() -> std::time::Duration {
         )
 }
 
+/// How long a running job may report nothing before its task and message
+/// are given back (`MARKETLAB_JOB_STALL_SECONDS`, the job timeout by
+/// default: a job that may run longer reports its progress).
+pub fn stall_bound() -> std::time::Duration {
+    std::env::var("MARKETLAB_JOB_STALL_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .map_or_else(job_timeout, std::time::Duration::from_secs_f64)
+}
+
 /// Worker settings over the AWS ports: a claim's lease is the job timeout
-/// (renewed while the job runs); three attempts, then FAILED.
+/// (renewed while the job runs and reports); three attempts, then FAILED.
+/// `MARKETLAB_FAULT_STALL_JOBS=n` makes the first `n` jobs stall for good
+/// ([`fault::StallFirst`]), for trying recovery.
 pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
     let tasks: Arc<dyn platform::tasks::TaskStore> = Arc::new(wiring::task_store(clients, names));
     let returns =
@@ -54,7 +69,7 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
             }))
             .collect(),
         ))),
-        handlers: Arc::new(services::jobs::registry(
+        handlers: Arc::new(fault::StallFirst::from_env().wrap(services::jobs::registry(
             Arc::new(wiring::market_data(clients, names)),
             Arc::new(wiring::scanner_store(clients, names)),
             tasks,
@@ -64,8 +79,9 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
                 &names.queue_url,
             )),
             wiring::uploads(clients, names),
-        )),
+        ))),
         lease: TimeDelta::from_std(job_timeout()).unwrap_or(TimeDelta::minutes(2)),
+        stall: stall_bound(),
         max_attempts: 3,
         metering: Some(Arc::new(wiring::metering(clients, names))),
         // A task waiting for a slot goes back to the queue, delayed.
@@ -204,7 +220,7 @@ pub async fn handle_batch(
         );
         let retry = match run_job(deps, &message).await {
             Ok(Disposition::Done | Disposition::Waiting) => false,
-            Ok(Disposition::Retry(reason)) => {
+            Ok(Disposition::Retry(reason) | Disposition::Stalled(reason)) => {
                 tracing::warn!(task_id = %message.task_id, %reason, "returning the message to the queue");
                 true
             }

@@ -88,6 +88,7 @@ pub async fn run_all(state: AppState) {
         handlers: Arc::new(api::jobs::registry(&state)),
         lease: TimeDelta::minutes(5),
         max_attempts: 3,
+        stall: std::time::Duration::from_secs(5 * 60),
         after: None,
         metering: Some(metering.clone()),
         queue: state.queue.clone(),

@@ -1,58 +1,134 @@
 //! Long-running worker for jobs longer than a Lambda may run (ECS, Fargate, a
-//! plain host): long-polls SQS, runs each job, deletes what is done and leaves
-//! the rest to reappear after the visibility timeout. While a batch runs its
-//! messages are kept hidden (a heartbeat every third of the visibility
-//! timeout) and each job renews its task's lease, so a job may run for hours
-//! while a crashed poller's work comes back within one visibility timeout.
+//! plain host): long-polls SQS for one message at a time, runs its job,
+//! deletes it when done and leaves it to reappear otherwise. A message is
+//! kept hidden only while its job reports (a heartbeat from the job, every
+//! third of the visibility timeout), so a job may run for hours while a
+//! crashed poller's work comes back within one visibility timeout, and a
+//! job that stops reporting, or never starts, is given back at once.
 
-use platform::worker::{Disposition, run_job};
+use platform::worker::{Disposition, Progress, run_job_watched};
+use std::time::Duration;
+
+const HELP: &str = "\
+poller: runs queued tasks from the SQS job queue until SIGTERM or Ctrl-C.
+
+Usage: poller [--help]
+
+Settings (environment; localstack/start writes them for the emulator):
+  MARKETLAB_QUEUE_URL                 the job queue (required)
+  MARKETLAB_TASKS_TABLE, MARKETLAB_ACCOUNTS_TABLE, MARKETLAB_LIMITS_TABLE,
+  MARKETLAB_USAGE_TABLE, MARKETLAB_BUCKET, MARKETLAB_WEBHOOKS_TABLE,
+  MARKETLAB_WEBHOOK_QUEUE_URL         the other resources (infra/names.env)
+  AWS_REGION, AWS_ENDPOINT_URL, credentials   the standard AWS environment
+  MARKETLAB_JOB_TIMEOUT_SECONDS       a claim's lease (120)
+  MARKETLAB_JOB_STALL_SECONDS         silence after which a job is given back
+                                      (the job timeout)
+  MARKETLAB_AWS_OPERATION_TIMEOUT_MS  one AWS call's bound (6000; see docs/deploy.md)
+  MARKETLAB_FAULT_STALL_JOBS          the first n jobs stall for good (recovery drills)
+  RUST_LOG                            log level (info)
+
+A job that stops reporting is given back; if it cannot be stopped (stuck on
+its thread) the poller exits with status 1 for its supervisor to start a
+clean one.
+";
+
+/// How long a stalled job, aborted, may take to end before the process
+/// exits instead: an aborted job ends at its next await at once.
+const ABORT_GRACE: Duration = Duration::from_secs(5);
 
 #[tokio::main]
 async fn main() {
+    match std::env::args().nth(1).as_deref() {
+        None => {}
+        Some("-h" | "--help") => {
+            print!("{HELP}");
+            return;
+        }
+        Some(other) => {
+            eprintln!("poller: unknown argument '{other}' (see poller --help)");
+            std::process::exit(2);
+        }
+    }
+    if std::env::var("MARKETLAB_QUEUE_URL")
+        .unwrap_or_default()
+        .is_empty()
+    {
+        eprintln!(
+            "poller: MARKETLAB_QUEUE_URL is not set: source the environment file localstack/start writes, or see poller --help"
+        );
+        std::process::exit(2);
+    }
     platform::logging::init();
     platform::memory::return_large_blocks();
     let (clients, names) = (
         aws_adapters::Clients::from_env().await,
         aws_adapters::Names::from_env(),
     );
-    let deps = worker::deps(&clients, &names);
-    let _spans = platform::telemetry::otlp::install("poller")
-        .then(|| AbortOnDrop(tokio::spawn(platform::telemetry::otlp::export_forever())));
     let queue = aws_adapters::SqsQueue::new(clients.sqs.clone(), &names.queue_url);
     let visibility = match queue.visibility().await {
         Ok(v) => v,
         Err(e) => {
-            tracing::warn!(error = %e, "visibility timeout unknown; assuming 12 minutes");
-            std::time::Duration::from_secs(720)
+            eprintln!(
+                "poller: cannot read the job queue {}: {e} (check AWS_ENDPOINT_URL, AWS_REGION and the credentials)",
+                names.queue_url
+            );
+            std::process::exit(1);
         }
     };
+    let deps = worker::deps(&clients, &names);
+    let _spans = platform::telemetry::otlp::install("poller")
+        .then(|| AbortOnDrop(tokio::spawn(platform::telemetry::otlp::export_forever())));
+    tracing::info!(queue = %names.queue_url, visibility_s = visibility.as_secs(), stall_s = deps.stall.as_secs_f64(), "poller started");
     let stop = platform::worker::shutdown_signal();
     tokio::pin!(stop);
     loop {
         let batch = tokio::select! {
             _ = &mut stop => break,
-            b = queue.receive(10, 20) => b,
+            b = queue.receive(1, 20) => b,
         };
         let received = match batch {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(error = %e, "receive failed; retrying shortly");
-                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                tokio::time::sleep(Duration::from_secs(5)).await;
                 continue;
             }
         };
         let ran = !received.is_empty();
-        let _keeper = AbortOnDrop(tokio::spawn(keep_hidden(
-            queue.clone(),
-            received.iter().map(|r| r.receipt_handle.clone()).collect(),
-            visibility,
-        )));
         for r in received {
             let task_id = r.message.task_id;
-            match run_job(&deps, &r.message).await {
+            tracing::info!(%task_id, kind = %r.message.kind, receives = r.receives, "message received");
+            let progress = Progress::default();
+            let keeper = AbortOnDrop(tokio::spawn(keep_while_reporting(
+                queue.clone(),
+                r.receipt_handle.clone(),
+                task_id,
+                progress.clone(),
+                visibility,
+                deps.stall,
+            )));
+            let done = run_job_watched(&deps, &r.message, progress.clone()).await;
+            drop(keeper);
+            match done {
                 Ok(Disposition::Done | Disposition::Waiting) => {
                     if let Err(e) = queue.delete(&r.receipt_handle).await {
-                        tracing::warn!(error = %e, "could not delete a finished message; its redelivery is a no-op");
+                        tracing::warn!(%task_id, error = %e, "could not delete a finished message; its redelivery is a no-op");
+                    }
+                }
+                Ok(Disposition::Stalled(reason)) => {
+                    match queue.give_back(&r.receipt_handle).await {
+                        Ok(()) => tracing::warn!(%task_id, %reason, "message given back"),
+                        Err(e) => {
+                            tracing::warn!(%task_id, %reason, error = %e, "message not given back; it comes back after the visibility timeout")
+                        }
+                    }
+                    if tokio::time::timeout(ABORT_GRACE, progress.ended())
+                        .await
+                        .is_err()
+                    {
+                        tracing::error!(%task_id, "a stalled job could not be stopped; exiting so that a clean poller takes over");
+                        flush(&deps).await;
+                        std::process::exit(1);
                     }
                 }
                 Ok(Disposition::Retry(reason)) => {
@@ -63,18 +139,20 @@ async fn main() {
                 }
             }
         }
-        // The batch's compute is written before the next (long) receive.
-        if ran
-            && let Some(m) = &deps.metering
-            && let Err(e) = m.flush().await
-        {
-            tracing::warn!(error = %e, "task compute not written; kept for the next batch");
+        // The task's compute is written before the next (long) receive.
+        if ran {
+            flush(&deps).await;
         }
     }
+    flush(&deps).await;
+}
+
+/// Writes the compute counted so far; what fails is kept for the next try.
+async fn flush(deps: &platform::worker::WorkerDeps) {
     if let Some(m) = &deps.metering
         && let Err(e) = m.flush().await
     {
-        tracing::warn!(error = %e, "task compute not written at shutdown");
+        tracing::warn!(error = %e, "task compute not written; kept for the next flush");
     }
 }
 
@@ -87,22 +165,47 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Keeps a batch's messages hidden while it runs: every third of the
-/// visibility timeout, all are hidden for another whole one. A message
-/// already deleted is not found; that is expected and ignored.
-async fn keep_hidden(
+/// Keeps a received message hidden while its job reports: every third of
+/// the visibility timeout it is hidden for another whole one, as long as
+/// the job reported within the stall bound. A message whose job has not
+/// started within the bound is given back now; one whose started job went
+/// silent is left to `run_job`, which releases the task first.
+async fn keep_while_reporting(
     queue: aws_adapters::SqsQueue,
-    handles: Vec<String>,
-    visibility: std::time::Duration,
+    handle: String,
+    task_id: uuid::Uuid,
+    progress: Progress,
+    visibility: Duration,
+    stall: Duration,
 ) {
+    let extend_every = visibility / 3;
+    let tick = extend_every.min(stall / 4);
+    let mut extended = tokio::time::Instant::now();
     loop {
-        tokio::time::sleep(visibility / 3).await;
-        match queue.keep(&handles, visibility).await {
-            Ok(0) => {}
-            Ok(missed) => {
-                tracing::debug!(missed, "visibility not extended (the messages may be done)")
+        tokio::time::sleep(tick).await;
+        if progress.silent_for() >= stall {
+            if progress.has_started() {
+                return;
             }
-            Err(e) => tracing::warn!(error = %e, "visibility not extended"),
+            match queue.give_back(&handle).await {
+                Ok(()) => {
+                    tracing::warn!(%task_id, stall_s = stall.as_secs_f64(), "job not started within the stall bound; message given back")
+                }
+                Err(e) => {
+                    tracing::warn!(%task_id, error = %e, "message not given back; it comes back after the visibility timeout")
+                }
+            }
+            return;
+        }
+        if extended.elapsed() < extend_every {
+            continue;
+        }
+        match queue.keep(std::slice::from_ref(&handle), visibility).await {
+            Ok(0) => extended = tokio::time::Instant::now(),
+            Ok(_) => {
+                tracing::debug!(%task_id, "visibility not extended (the message may be done)")
+            }
+            Err(e) => tracing::warn!(%task_id, error = %e, "visibility not extended"),
         }
     }
 }
