@@ -160,3 +160,49 @@ async fn a_poison_job_reaches_the_dead_letter_queue_is_listed_redriven_and_then_
         "drained"
     );
 }
+
+/// The dead-letter queues the provisioning tool creates keep a message as
+/// long as the template's do (14 days), for an operator to read and redrive.
+#[tokio::test(flavor = "multi_thread")]
+async fn provisioned_dead_letter_queues_keep_messages_as_long_as_the_template_s() {
+    use aws_sdk_sqs::types::QueueAttributeName;
+    let template = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../infra/template.yaml"
+    ))
+    .unwrap();
+    let kept: Vec<u32> = template
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("MessageRetentionPeriod:"))
+        .map(|v| v.trim().parse().unwrap())
+        .collect();
+    assert_eq!(kept.len(), 2, "the two dead-letter queues");
+    let c = clients().await;
+    let name = tests::contract::unique("kept");
+    aws_adapters::provision::queue(&c, &name, 5, 60)
+        .await
+        .unwrap();
+    let dlq = c
+        .sqs
+        .get_queue_url()
+        .queue_name(format!("{name}-dlq"))
+        .send()
+        .await
+        .unwrap();
+    let attributes = c
+        .sqs
+        .get_queue_attributes()
+        .queue_url(dlq.queue_url().unwrap())
+        .attribute_names(QueueAttributeName::MessageRetentionPeriod)
+        .send()
+        .await
+        .unwrap();
+    let seconds: u32 = attributes.attributes().unwrap()
+        [&QueueAttributeName::MessageRetentionPeriod]
+        .parse()
+        .unwrap();
+    for template_s in kept {
+        assert_eq!(seconds, template_s);
+    }
+    assert_eq!(seconds, 14 * 24 * 3600);
+}

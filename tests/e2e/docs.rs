@@ -76,16 +76,24 @@ fn a_path_that_does_not_exist_is_found() {
     assert_eq!(links, ["gone.md"]);
 }
 
-/// docs/deploy.md "Local AWS", its shell block run as written: the emulator
-/// started by `localstack/start`, the functions under `cargo lambda watch`
-/// with only the environment file it wrote (no AWS variables of the test's
-/// own), a signed-in request answered, everything stopped. Ports and the
-/// state directory come through the variables the block reads.
-#[test]
-fn local_aws_by_the_deploy_guide_s_commands_alone() {
+/// What a shell block of docs/deploy.md did, run as written.
+struct Ran {
+    success: bool,
+    stdout: String,
+    stderr: String,
+    /// The state directory the block's `localstack/start` wrote.
+    state: tempfile::TempDir,
+}
+
+/// Runs the first shell block under `heading` of docs/deploy.md as written,
+/// with free ports and its own state directory through the variables the
+/// block reads, the reference venv on `PATH` (where `pip install
+/// cargo-lambda` put it) and no AWS variables of the test's own; whatever
+/// it leaves running is killed.
+fn run_deploy_block(heading: &str) -> Ran {
     use std::os::unix::process::CommandExt;
     let guide = std::fs::read_to_string(root().join("docs/deploy.md")).unwrap();
-    let section = &guide[guide.find("## Local AWS").expect("a Local AWS section")..];
+    let section = &guide[guide.find(heading).expect("the section")..];
     let block = section
         .split("```sh\n")
         .nth(1)
@@ -113,7 +121,6 @@ fn local_aws_by_the_deploy_guide_s_commands_alone() {
         .env("MOTO_PORT", free())
         .env("MARKETLAB_EMULATOR_DIR", state.path())
         .env("MARKETLAB_VENV", &venv)
-        // Where `pip install cargo-lambda` put it.
         .env(
             "PATH",
             format!(
@@ -142,17 +149,63 @@ fn local_aws_by_the_deploy_guide_s_commands_alone() {
     let _ = std::process::Command::new("kill")
         .args(["-KILL", "--", &format!("-{group}")])
         .status();
-    let stdout = std::fs::read_to_string(&stdout).unwrap();
-    assert!(
-        status.success(),
-        "{stdout}\n{}",
-        std::fs::read_to_string(&stderr).unwrap()
-    );
-    let answer: serde_json::Value = stdout
+    Ran {
+        success: status.success(),
+        stdout: std::fs::read_to_string(&stdout).unwrap(),
+        stderr: std::fs::read_to_string(&stderr).unwrap(),
+        state,
+    }
+}
+
+/// docs/deploy.md "Local AWS", its shell block run as written: the emulator
+/// and the poller started by `localstack/start`, the functions under `cargo
+/// lambda watch` with only the environment file it wrote, a signed-in
+/// request answered, everything stopped.
+#[test]
+fn local_aws_by_the_deploy_guide_s_commands_alone() {
+    let ran = run_deploy_block("## Local AWS");
+    assert!(ran.success, "{}\n{}", ran.stdout, ran.stderr);
+    let answer: serde_json::Value = ran
+        .stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .find(|v| v.get("total").is_some())
-        .unwrap_or_else(|| panic!("no JSON answer in {stdout}"));
+        .unwrap_or_else(|| panic!("no JSON answer in {}", ran.stdout));
     assert!(answer["tasks"].is_array(), "{answer}");
-    assert!(stdout.contains("emulator stopped"), "{stdout}");
+    assert!(ran.stdout.contains("poller stopped"), "{}", ran.stdout);
+    assert!(ran.stdout.contains("emulator stopped"), "{}", ran.stdout);
+    // The poller came up with the file's environment and stopped cleanly.
+    let log = std::fs::read_to_string(ran.state.path().join("poller.log")).unwrap();
+    assert!(log.contains("poller started"), "{log}");
+    assert!(!log.contains("starting another"), "{log}");
+}
+
+/// docs/deploy.md "Try recovery", its shell block run as written: with the
+/// recovery settings scaled down, a poller killed (SIGKILL) while a
+/// 1,000-strategy batch runs is started again by its supervisor and the
+/// batch has every row once; a message that is not a job reaches the
+/// dead-letter queue, is listed and redriven; everything stopped.
+#[test]
+fn trying_recovery_by_the_deploy_guide_s_commands_alone() {
+    let ran = run_deploy_block("### Try recovery");
+    assert!(ran.success, "{}\n{}", ran.stdout, ran.stderr);
+    for printed in [
+        "1000 rows, each once",
+        "times\tnot a job",
+        "sent 1 messages from ",
+        "poller stopped",
+        "emulator stopped",
+    ] {
+        assert!(
+            ran.stdout.contains(printed),
+            "{printed:?} in {}",
+            ran.stdout
+        );
+    }
+    let log = std::fs::read_to_string(ran.state.path().join("poller.log")).unwrap();
+    assert!(
+        log.contains("poller exited (137); starting another"),
+        "{log}"
+    );
+    assert!(log.contains("a message that is not a job message"), "{log}");
 }

@@ -161,8 +161,12 @@ pub const VISIBILITY_SECONDS: u32 = 720;
 /// one still comes and fails the task.
 pub const MAX_RECEIVES: u32 = 5;
 
-/// The job queue and its dead-letter queue (after `max_receives` deliveries);
-/// returns the job queue's URL.
+/// How long a dead-letter queue keeps a message: SQS's longest, 14 days, as
+/// the template's (infra/template.yaml), for an operator to read and redrive.
+pub const DEAD_LETTER_RETENTION_SECONDS: u32 = 1_209_600;
+
+/// The job queue and its dead-letter queue (after `max_receives` deliveries,
+/// kept [`DEAD_LETTER_RETENTION_SECONDS`]); returns the job queue's URL.
 pub async fn queue(
     c: &Clients,
     name: &str,
@@ -173,6 +177,10 @@ pub async fn queue(
         .sqs
         .create_queue()
         .queue_name(format!("{name}-dlq"))
+        .attributes(
+            QueueAttributeName::MessageRetentionPeriod,
+            DEAD_LETTER_RETENTION_SECONDS.to_string(),
+        )
         .send()
         .await
         .map_err(|e| PortError::unavailable_by(format!("create queue {name}-dlq"), e))?;

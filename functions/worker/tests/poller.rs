@@ -96,3 +96,64 @@ async fn poller_runs_queued_tasks_and_stops_on_sigterm() {
         .sum();
     assert!(compute >= 3, "{days:?}");
 }
+
+/// `poller --help` prints its settings; missing or wrong configuration is
+/// one line on stderr and an exit, not a loop of SDK errors.
+#[test]
+fn the_poller_helps_and_says_in_one_line_what_configuration_is_missing() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_poller"));
+        c.args(args)
+            .env_remove("MARKETLAB_QUEUE_URL")
+            .env_remove("RUST_LOG");
+        for (k, _) in std::env::vars() {
+            if k.starts_with("AWS_") {
+                c.env_remove(k);
+            }
+        }
+        let out = c.envs(env.iter().copied()).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, stdout, _) = run(&["--help"], &[]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("Usage: poller"), "{stdout}");
+    assert!(stdout.contains("MARKETLAB_JOB_STALL_SECONDS"), "{stdout}");
+
+    let (code, _, stderr) = run(&["--bogus"], &[]);
+    assert_eq!((code, stderr.lines().count()), (Some(2), 1), "{stderr}");
+    assert!(stderr.contains("'--bogus'"), "{stderr}");
+
+    let (code, stdout, stderr) = run(&[], &[]);
+    assert_eq!((code, stderr.lines().count()), (Some(2), 1), "{stderr}");
+    assert!(
+        stderr.contains("MARKETLAB_QUEUE_URL is not set"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty(), "{stdout}");
+
+    // A queue nobody answers for: a closed port on loopback.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{closed}");
+    let queue = format!("{endpoint}/123456789012/jobs");
+    let (code, stdout, stderr) = run(
+        &[],
+        &[
+            ("MARKETLAB_QUEUE_URL", &queue),
+            ("AWS_ENDPOINT_URL", &endpoint),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ACCESS_KEY_ID", "testing"),
+            ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ],
+    );
+    assert_eq!((code, stderr.lines().count()), (Some(1), 1), "{stderr}");
+    assert!(stderr.contains("cannot read the job queue"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+}

@@ -21,6 +21,18 @@ struct Args {
     /// Do not create the demo account.
     #[arg(long)]
     no_demo: bool,
+    /// The job queue's visibility timeout for a queue this creates (scaled
+    /// down to try recovery in minutes).
+    #[arg(long, default_value_t = provision::VISIBILITY_SECONDS)]
+    visibility_seconds: u32,
+    /// Deliveries of a message before its queue's redrive moves it to the
+    /// dead-letter queue, for queues this creates.
+    #[arg(long, default_value_t = provision::MAX_RECEIVES)]
+    max_receives: u32,
+    /// Adds `MARKETLAB_JOB_TIMEOUT_SECONDS` (a claim's lease and the stall
+    /// bound) to the environment printed, scaled down with the visibility.
+    #[arg(long)]
+    job_timeout_seconds: Option<f64>,
 }
 
 #[tokio::main]
@@ -45,8 +57,8 @@ async fn main() -> Result<()> {
     let queue_url = provision::queue(
         &clients,
         &queue_name,
-        provision::MAX_RECEIVES,
-        provision::VISIBILITY_SECONDS,
+        args.max_receives,
+        args.visibility_seconds,
     )
     .await
     .context("queue")?;
@@ -77,10 +89,23 @@ async fn main() -> Result<()> {
         }
         let s3 = S3Blobs::new(clients.s3.clone(), &names.bucket);
         let keys = local.list("").await?;
-        for key in &keys {
-            let data = local.get(key).await?.context("object vanished")?;
-            s3.put(key, data).await?;
-        }
+        // Eight PUTs at a time: one after another, a round trip each, the
+        // sample set's thousand objects took most of a minute.
+        use futures::StreamExt;
+        futures::stream::iter(&keys)
+            .map(|key| {
+                let (local, s3) = (&local, &s3);
+                async move {
+                    let data = local.get(key).await?.context("object vanished")?;
+                    s3.put(key, data).await?;
+                    anyhow::Ok(())
+                }
+            })
+            .buffer_unordered(8)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect::<Result<()>>()?;
         eprintln!(
             "uploaded {} objects from {} to s3://{}",
             keys.len(),
@@ -121,6 +146,9 @@ async fn main() -> Result<()> {
     println!("export MARKETLAB_BUCKET={}", names.bucket);
     println!("export MARKETLAB_WEBHOOKS_TABLE={}", names.webhooks_table);
     println!("export MARKETLAB_WEBHOOK_QUEUE_URL={webhook_queue_url}");
+    if let Some(seconds) = args.job_timeout_seconds {
+        println!("export MARKETLAB_JOB_TIMEOUT_SECONDS={seconds}");
+    }
     // The key webhook secrets derive from: kept if set, else a new one,
     // in hex so every env-file reader takes it (on AWS the template
     // generates it in Secrets Manager).
