@@ -42,6 +42,7 @@ mod scanner;
 mod scanner_backtest;
 mod screens;
 mod shapes;
+mod sqlite_locks;
 mod strict_inputs;
 mod submit_faults;
 mod typed_grid;

@@ -314,7 +314,7 @@ impl From<services::submit::SubmitError> for ApiError {
             SubmitError::KeyReused { .. } => ApiError::new(422, e.to_string()),
             SubmitError::StoreUnavailable(_) => {
                 tracing::warn!(error = %platform::error::chain(&e), "task store unavailable");
-                ApiError::new(503, format!("{e}; retry shortly"))
+                ApiError::new(503, format!("{e}; retry shortly")).with_retry_after(1)
             }
             SubmitError::NotQueued(_) => ApiError::new(500, e.to_string()),
             SubmitError::Store(p) => p.into(),

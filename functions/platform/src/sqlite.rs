@@ -28,6 +28,13 @@ pub struct Database {
 struct Handle {
     conn: Arc<Mutex<Connection>>,
     turn: Arc<tokio::sync::Semaphore>,
+    /// When a call on this connection last found the file locked by
+    /// another process past [`busy_timeout`]: for [`BLOCKED_FOR`] after it,
+    /// calls try the lock for [`BUSY_AGAIN`] only, so a request making
+    /// several calls answers 503 after one busy wait instead of one per
+    /// call. (A call that succeeds may only have read: it does not show the
+    /// lock was let go.)
+    blocked: Arc<Mutex<Option<std::time::Instant>>>,
 }
 
 impl Handle {
@@ -35,9 +42,31 @@ impl Handle {
         Handle {
             conn: Arc::new(Mutex::new(conn)),
             turn: Arc::new(tokio::sync::Semaphore::new(1)),
+            blocked: Arc::default(),
         }
     }
 }
+
+/// How long a call waits for a lock another process holds on the file
+/// (`MARKETLAB_DB_BUSY_TIMEOUT_MS`, 2 s): in one process the turn orders the
+/// calls, so only another process (a CLI command, a second server, a tool
+/// holding a transaction) makes one wait; past this the call fails and the
+/// request answers 503 with `Retry-After`.
+pub fn busy_timeout() -> std::time::Duration {
+    std::time::Duration::from_millis(
+        std::env::var("MARKETLAB_DB_BUSY_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&ms: &u64| ms > 0)
+            .unwrap_or(2_000),
+    )
+}
+
+/// How long a call tries a lock that a call found held within [`BLOCKED_FOR`].
+pub const BUSY_AGAIN: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How long after a call found the lock held the next calls wait only [`BUSY_AGAIN`].
+pub const BLOCKED_FOR: std::time::Duration = std::time::Duration::from_secs(5);
 
 const SCHEMA: &str = "
 -- Usage counters per account, day and counter (platform::usage).
@@ -215,7 +244,7 @@ impl Database {
         let reader = Connection::open(path)
             .map_err(|e| PortError::unavailable_by(format!("database {}", path.display()), e))?;
         reader
-            .busy_timeout(std::time::Duration::from_secs(5))
+            .busy_timeout(busy_timeout())
             .map_err(PortError::internal)?;
         reader.set_prepared_statement_cache_capacity(64);
         db.reader = Handle::new(reader);
@@ -228,7 +257,7 @@ impl Database {
     }
 
     fn init(conn: Connection) -> Result<Self, PortError> {
-        conn.busy_timeout(std::time::Duration::from_secs(5))
+        conn.busy_timeout(busy_timeout())
             .map_err(PortError::internal)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(PortError::internal)?;
@@ -293,21 +322,33 @@ impl Database {
             .acquire_owned()
             .await
             .map_err(|_| PortError::internal("the database turn closed"))?;
-        let conn = handle.conn;
+        let (conn, blocked) = (handle.conn, handle.blocked);
         tokio::task::spawn_blocking(move || {
             let _turn = turn;
             // A panic in `f` unwinds through rusqlite's transaction guard
             // (rolled back) and leaves the connection usable: no poison.
             let mut guard = conn.lock();
-            f(&mut guard).map_err(|e| match e {
-                rusqlite::Error::SqliteFailure(code, _)
+            let recently = blocked.lock().is_some_and(|t| t.elapsed() < BLOCKED_FOR);
+            let _ = guard.busy_timeout(if recently { BUSY_AGAIN } else { busy_timeout() });
+            let done = f(&mut guard);
+            let busy = matches!(
+                &done,
+                Err(rusqlite::Error::SqliteFailure(code, _))
                     if matches!(
                         code.code,
                         rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                    ) =>
-                {
-                    PortError::unavailable("task database")
+                    )
+            );
+            if busy {
+                if !recently {
+                    tracing::warn!(
+                        "the database file is locked by another process; calls answer unavailable"
+                    );
                 }
+                *blocked.lock() = Some(std::time::Instant::now());
+            }
+            done.map_err(|e| match e {
+                _ if busy => PortError::unavailable("task database"),
                 other => PortError::internal(other),
             })
         })
