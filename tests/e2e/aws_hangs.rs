@@ -85,10 +85,15 @@ async fn timed(http: &mut Function, event: Value) -> (Value, Duration) {
 }
 
 /// With the AWS timeouts set to 1 s an attempt and 2.5 s an operation, a
-/// read and a submit through the backtest function answer 503 (with the
-/// generic message and a Retry-After) within the operation timeout of each
-/// call they wait on while the emulator is paused, and 200/202 once it is
-/// resumed. Without the timeouts the read was held past 40 s.
+/// read and a submit through the backtest function, each on an instance
+/// that has not yet seen the outage, answer 503 (with the generic message
+/// and a Retry-After) within one operation timeout per service they call
+/// while the emulator is paused: a service's first call times out and its
+/// breaker fails the request's other calls to it at once. Once it is resumed, an instance answers
+/// 200 and 202, and one that saw the outage answers 200 again once its
+/// breaker's window (one operation timeout) has passed. Without the
+/// timeouts the read was held past 40 s; without the breaker the submit
+/// took 10 s, one timeout per call.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answers() {
     const OPERATION_MS: u64 = 2_500;
@@ -101,7 +106,7 @@ async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answe
         OPERATION_MS.to_string(),
     ));
     let [backtest] = workspace_binaries(["backtest"]).await;
-    let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
+    let instance = || Function::new(&backtest, "backtest", 1024, &env);
     let auth = basic(DEMO_EMAIL, DEMO_PASSWORD);
     let read = || http_event("GET", "/backtest/tasks", None, Some(&auth));
     let submit = || {
@@ -112,15 +117,19 @@ async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answe
             Some(&auth),
         )
     };
-    let (answer, _) = timed(&mut http, read()).await;
-    assert_eq!(answer["statusCode"], 200, "{answer}");
+    let mut first = instance().await;
+    let mut second = instance().await;
+    for http in [&mut first, &mut second] {
+        let (answer, _) = timed(http, read()).await;
+        assert_eq!(answer["statusCode"], 200, "{answer}");
+    }
 
     gate.pause();
-    // The timeouts bound each call: the read waits on two in turn (the
-    // second fails it), the submit on four; a margin for the rest.
-    for (event, calls) in [(read(), 2), (submit(), 4)] {
-        let bound = Duration::from_millis(calls * OPERATION_MS + 3_000);
-        let (answer, took) = timed(&mut http, event).await;
+    // One timeout per service the request calls (the submit reaches a
+    // second), then their breakers; a margin for the rest on a loaded machine.
+    for (http, event, services) in [(&mut first, read(), 1), (&mut second, submit(), 2)] {
+        let bound = Duration::from_millis(services * OPERATION_MS + 3_000);
+        let (answer, took) = timed(http, event).await;
         println!("paused: {} in {took:?}", answer["statusCode"]);
         assert_eq!(answer["statusCode"], 503, "{answer}");
         assert!(took < bound, "{took:?} (bound {bound:?})");
@@ -135,8 +144,26 @@ async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answe
     }
 
     gate.resume();
-    let (answer, _) = timed(&mut http, read()).await;
+    let resumed = Instant::now();
+    let mut fresh = instance().await;
+    let (answer, _) = timed(&mut fresh, read()).await;
     assert_eq!(answer["statusCode"], 200, "{answer}");
-    let (answer, _) = timed(&mut http, submit()).await;
+    let (answer, _) = timed(&mut fresh, submit()).await;
     assert_eq!(answer["statusCode"], 202, "{answer}");
+    // An instance that saw the outage calls again once its breaker's
+    // window has passed (what is retried here is the behaviour tested).
+    let window = Duration::from_millis(OPERATION_MS);
+    loop {
+        let (answer, _) = timed(&mut first, read()).await;
+        if answer["statusCode"] == 200 {
+            break;
+        }
+        assert_eq!(answer["statusCode"], 503, "{answer}");
+        assert!(
+            resumed.elapsed() < window + Duration::from_secs(5),
+            "still refused {:?} after the resume",
+            resumed.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -114,6 +114,15 @@ async fn a_stuck_job_is_given_back_within_the_stall_bound_and_another_poller_run
     assert_eq!(names_task(logged(&stuck_log, "message given back")), 1);
     assert_eq!(names_task(logged(&stuck_log, "job finished")), 0);
     assert_eq!(names_task(logged(&other_log, "message received")), 1);
+    // The other poller logs the end once it has stored it: its line may
+    // follow the stored outcome by a moment.
+    while names_task(logged(&other_log, "job finished")) == 0 {
+        assert!(
+            claimed.elapsed() < Duration::from_secs(300),
+            "no end logged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(names_task(logged(&other_log, "job finished")), 1);
     // Its job cannot be stopped (it holds its thread): the stuck poller
     // exits with status 1 for its supervisor to start a clean one.

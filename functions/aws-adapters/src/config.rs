@@ -47,10 +47,11 @@ pub struct Clients {
 /// (3 s to connect, 3 s an attempt, 6 s with its retries): a hung DynamoDB,
 /// S3 or SQS ends each call that waits on it, so a request answers 503
 /// instead of being held, and a worker's attempt ends and its message comes
-/// back. The SDK sets no attempt or operation timeout of its own. The bound
-/// is per call: a submit makes up to four calls before the one that fails,
-/// 24 s at most, inside API Gateway's 29 s. SQS's long polls get their wait
-/// on top ([`crate::SqsQueue::receive`]).
+/// back. The SDK sets no attempt or operation timeout of its own. After one
+/// call times out, the service's [`crate::breaker::Breaker`] fails the next
+/// ones at once for an operation timeout, so a request that makes several
+/// calls answers within about one. SQS's long polls get their wait on top
+/// ([`crate::SqsQueue::receive`]).
 pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
     let ms = |k: &str, default: u64| {
         std::time::Duration::from_millis(
@@ -69,20 +70,35 @@ pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
 }
 
 impl Clients {
-    /// Loads the shared configuration, with [`timeouts`]. An overridden
-    /// endpoint (an emulator) gets path-style S3 addressing.
+    /// Loads the shared configuration, with [`timeouts`] and a
+    /// [`crate::breaker::Breaker`] per service (open for one operation
+    /// timeout after a call timed out). An overridden endpoint (an
+    /// emulator) gets path-style S3 addressing.
     pub async fn from_env() -> Clients {
+        let timeouts = timeouts();
         let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .timeout_config(timeouts())
+            .timeout_config(timeouts.clone())
             .load()
             .await;
-        let mut s3 = aws_sdk_s3::config::Builder::from(&sdk);
+        let open_for = timeouts
+            .operation_timeout()
+            .unwrap_or(std::time::Duration::from_secs(6));
+        let breaker = |service| crate::breaker::Breaker::new(service, open_for);
+        let mut s3 = aws_sdk_s3::config::Builder::from(&sdk).interceptor(breaker("S3"));
         if sdk.endpoint_url().is_some() {
             s3 = s3.force_path_style(true);
         }
         Clients {
-            dynamodb: aws_sdk_dynamodb::Client::new(&sdk),
-            sqs: aws_sdk_sqs::Client::new(&sdk),
+            dynamodb: aws_sdk_dynamodb::Client::from_conf(
+                aws_sdk_dynamodb::config::Builder::from(&sdk)
+                    .interceptor(breaker("DynamoDB"))
+                    .build(),
+            ),
+            sqs: aws_sdk_sqs::Client::from_conf(
+                aws_sdk_sqs::config::Builder::from(&sdk)
+                    .interceptor(breaker("SQS"))
+                    .build(),
+            ),
             s3: aws_sdk_s3::Client::from_conf(s3.build()),
         }
     }

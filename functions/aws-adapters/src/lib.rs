@@ -3,6 +3,7 @@
 
 mod accounts;
 mod blobs;
+pub mod breaker;
 mod config;
 pub mod dead_letters;
 mod keyed;
