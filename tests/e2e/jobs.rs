@@ -363,3 +363,84 @@ async fn a_running_task_shows_its_progress() {
     assert!(body.get("progress").is_none(), "{body}");
     s.stop().await;
 }
+
+/// A job that never returns and never reports, run by the worker's own
+/// step with a 200 ms stall bound over the embedded store: once the bound
+/// passes, `run_job` releases the task (PENDING again, the attempt
+/// counted), aborts the job (its progress shows it ended) and answers
+/// Stalled; the next run claims it as attempt 2 and it succeeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_job_is_released_aborted_and_answered_stalled() {
+    struct SilentOnce(Arc<AtomicUsize>);
+    #[async_trait]
+    impl JobHandler for SilentOnce {
+        async fn run(&self, _task: Task, _progress: Progress) -> Result<Value, JobError> {
+            if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+                std::future::pending::<()>().await;
+            }
+            Ok(json!({"attempt": 2}))
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.workers = 0;
+    let s = TestServer::start(opts).await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let stall = Duration::from_millis(200);
+    let deps = platform::worker::WorkerDeps {
+        tasks: s.state.tasks.clone(),
+        handlers: Arc::new({
+            let mut r = JobRegistry::default();
+            r.register(
+                TaskKind::ScannerBacktest,
+                Arc::new(SilentOnce(calls.clone())),
+            );
+            r
+        }),
+        lease: chrono::TimeDelta::minutes(15),
+        max_attempts: 3,
+        stall,
+        after: None,
+        metering: None,
+        queue: s.state.queue.clone(),
+        count_ends: false,
+    };
+    let task = s
+        .state
+        .tasks
+        .create(NewTask {
+            owner: DEMO_EMAIL.into(),
+            kind: TaskKind::ScannerBacktest,
+            params: json!({}),
+        })
+        .await
+        .unwrap();
+    let message = JobMessage::for_task(&task);
+    let progress = Progress::default();
+    let started = std::time::Instant::now();
+    let done = platform::worker::run_job_watched(&deps, &message, progress.clone())
+        .await
+        .unwrap();
+    assert!(
+        matches!(done, platform::worker::Disposition::Stalled(_)),
+        "{done:?}"
+    );
+    assert!(started.elapsed() >= stall);
+    let released = s.state.tasks.get(task.id).await.unwrap().unwrap();
+    assert_eq!(
+        (released.status, released.attempts),
+        (TaskStatus::Pending, 1)
+    );
+    assert!(progress.has_started());
+    progress.ended().await;
+
+    let again = platform::worker::run_job(&deps, &message).await.unwrap();
+    assert_eq!(again, platform::worker::Disposition::Done);
+    let finished = s.state.tasks.get(task.id).await.unwrap().unwrap();
+    assert_eq!(
+        (finished.status, finished.attempts, finished.result),
+        (TaskStatus::Success, 2, Some(json!({"attempt": 2})))
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    s.stop().await;
+}

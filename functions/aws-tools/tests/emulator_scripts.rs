@@ -22,6 +22,30 @@ async fn start_provisions_and_stop_stops() {
         var("AWS_ENDPOINT_URL"),
         Some(format!("http://127.0.0.1:{port}"))
     );
+    // boto3 and the AWS CLI read the default region.
+    assert_eq!(var("AWS_DEFAULT_REGION"), var("AWS_REGION"));
+    // The worker path runs: the poller, with the file's environment.
+    let (log, pid_file) = (
+        emulator.state.path().join("poller.log"),
+        emulator.state.path().join("poller.pid"),
+    );
+    let waited = std::time::Instant::now();
+    while !(pid_file.exists()
+        && std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("poller started"))
+    {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(60),
+            "{:?}",
+            std::fs::read_to_string(&log)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
 
     // The resources exist under the shared names, with the sample data in the bucket.
     // SAFETY: this test binary has no other test touching the environment.
@@ -60,8 +84,15 @@ async fn start_provisions_and_stop_stops() {
         queues.queue_urls()
     );
 
-    // stop returns once moto has exited.
+    // stop returns once the poller and moto have exited.
     emulator.stop();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z")),
+        "poller stopped"
+    );
+    assert!(!emulator.state.path().join("poller.pid").exists());
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
         "moto stopped"

@@ -24,10 +24,30 @@ impl Emulator {
         }
     }
 
-    /// `localstack/<name>` with this emulator's settings.
+    /// `localstack/<name>` with this emulator's settings, without the
+    /// variables cargo sets for a test: `start` runs cargo, and a build
+    /// script that reads one (ring's `CARGO_PKG_NAME`) would be rebuilt,
+    /// and with it everything above it, in the shared target directory.
     pub fn script(&self, name: &str) -> Command {
         let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut c = Command::new(repo.join("localstack").join(name));
+        for (key, _) in std::env::vars_os() {
+            let Some(key) = key.to_str() else { continue };
+            if key == "OUT_DIR"
+                || key.starts_with("CARGO_PKG_")
+                || key.starts_with("CARGO_BIN_EXE_")
+                || key.starts_with("CARGO_MANIFEST_")
+                || matches!(
+                    key,
+                    "CARGO_CRATE_NAME"
+                        | "CARGO_BIN_NAME"
+                        | "CARGO_PRIMARY_PACKAGE"
+                        | "CARGO_TARGET_TMPDIR"
+                )
+            {
+                c.env_remove(key);
+            }
+        }
         c.env("MARKETLAB_EMULATOR_DIR", self.state.path())
             .env("MARKETLAB_DATA_DIR", self.data.path())
             .env("MARKETLAB_PROVISION_BIN", env!("CARGO_BIN_EXE_provision"))
