@@ -338,6 +338,22 @@ async fn run_claimed(
         })
         .instrument(tracing::Span::current()),
     );
+    // The attempt's compute (its run time), settled once its outcome is
+    // written, so its owner sees the outcome without waiting for the ledger.
+    let settle = |failed: bool, ran: Duration| {
+        let ms = (ran.as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
+        async move {
+            if let Some(m) = &deps.metering {
+                m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
+                // The first attempt settles the task's own reservation; a failure
+                // gives back what was reserved for the tasks it would have created.
+                let back = if attempt == 1 { reserved.own_ms } else { 0 }
+                    + if failed { reserved.children_ms } else { 0 };
+                m.settle_compute(&owner, ms, back, created, chrono::Utc::now())
+                    .await;
+            }
+        }
+    };
     // The job's end, or its silence: then the heartbeat has released the
     // task, and the job is aborted and left (one stuck on its thread
     // cannot be stopped; its caller decides what becomes of the process).
@@ -345,12 +361,7 @@ async fn run_claimed(
         job = &mut running => job,
         Ok(silent) = stall => {
             running.abort();
-            let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
-            if let Some(m) = &deps.metering {
-                m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
-                let back = if attempt == 1 { reserved.own_ms } else { 0 };
-                m.settle_compute(&owner, ms, back, created, chrono::Utc::now()).await;
-            }
+            settle(false, started.elapsed()).await;
             telemetry::task_timing(kind.as_str(), waited, started.elapsed(), None);
             return Ok(Disposition::Stalled(format!(
                 "the job reported nothing for {:.1} s",
@@ -360,20 +371,6 @@ async fn run_claimed(
     };
     reporter.abort();
     let ran = started.elapsed();
-    // The compute ledger is settled once the task's outcome is written, so
-    // its owner sees the outcome without waiting for the ledger.
-    let ms = (started.elapsed().as_millis() as u64).max(MIN_ATTEMPT_COMPUTE_MS);
-    let settle = |failed: bool| async move {
-        if let Some(m) = &deps.metering {
-            m.record(&owner, &format!("{COMPUTE_PREFIX}{kind}"), ms);
-            // The first attempt settles the task's own reservation; a failure
-            // gives back what was reserved for the tasks it would have created.
-            let back = if attempt == 1 { reserved.own_ms } else { 0 }
-                + if failed { reserved.children_ms } else { 0 };
-            m.settle_compute(&owner, ms, back, created, chrono::Utc::now())
-                .await;
-        }
-    };
     let failed = matches!(job, Ok(Err(JobError::Permanent(_))) | Err(_));
     let outcome = match job {
         Ok(Ok(value)) => Outcome::Success(value),
@@ -381,7 +378,7 @@ async fn run_claimed(
         Ok(Err(JobError::Retryable(msg))) if attempt < deps.max_attempts => {
             tracing::warn!(task_id = %id, error = %msg, "job will be retried");
             deps.tasks.release(id, attempt).await?;
-            settle(failed).await;
+            settle(failed, ran).await;
             telemetry::task_timing(kind.as_str(), waited, ran, None);
             return Ok(Disposition::Retry(msg));
         }
@@ -411,7 +408,7 @@ async fn run_claimed(
         },
     )
     .await;
-    settle(failed).await;
+    settle(failed, ran).await;
     telemetry::task_timing(kind.as_str(), waited, ran, Some(attempt));
     telemetry::task(
         kind.as_str(),
