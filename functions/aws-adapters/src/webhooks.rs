@@ -9,7 +9,9 @@ use crate::{query_all, sdk_error, written};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
-use platform::webhooks::{Alert, Delivery, DeliveryJob, Endpoint, EventType, Outbox, WebhookStore};
+use platform::webhooks::{
+    Alert, Delivery, DeliveryJob, Endpoint, EndpointChange, EventType, Outbox, WebhookStore,
+};
 use platform::{PortError, PortResult};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -18,6 +20,8 @@ use std::time::Duration;
 pub const KIND_INDEX: &str = "by_kind";
 /// Days a delivery is kept after its last write.
 const DELIVERY_DAYS: i64 = 30;
+/// Reads of an endpoint an update makes while other writes change it.
+const UPDATE_TRIES: usize = 5;
 
 #[derive(Clone)]
 pub struct DynamoWebhooks {
@@ -155,6 +159,55 @@ impl WebhookStore for DynamoWebhooks {
             .map(body)
             .collect::<PortResult<_>>()?;
         Ok(all.into_iter().filter(|e| e.wants(event)).collect())
+    }
+
+    /// Read, changed and written back on the condition that the stored
+    /// record is still the one read (optimistic: a concurrent write makes
+    /// it read again, at most [`UPDATE_TRIES`] times).
+    async fn update_endpoint(
+        &self,
+        account: &str,
+        id: &str,
+        change: EndpointChange,
+    ) -> PortResult<Option<Endpoint>> {
+        for _ in 0..UPDATE_TRIES {
+            let got = self
+                .client
+                .get_item()
+                .table_name(&self.table)
+                .key("account", s(account))
+                .key("key", s(endpoint_key(id)))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(|e| sdk_error("read webhooks", e))?;
+            let Some(old) = got.item else {
+                return Ok(None);
+            };
+            let read = old.get("body").cloned();
+            let mut e: Endpoint = body(&old)?;
+            change(&mut e);
+            let mut it = item(account, endpoint_key(id), &e)?;
+            it.insert("kind".into(), s("endpoint"));
+            let put = self
+                .client
+                .put_item()
+                .table_name(&self.table)
+                .set_item(Some(it))
+                .condition_expression("#b = :read")
+                .expression_attribute_names("#b", "body")
+                .set_expression_attribute_values(
+                    read.map(|r| HashMap::from([(":read".to_string(), r)])),
+                )
+                .send()
+                .await;
+            if written(put, "write webhooks")? {
+                return Ok(Some(e));
+            }
+        }
+        Err(PortError::unavailable(format!(
+            "webhook endpoint '{id}' kept changing: not updated after {UPDATE_TRIES} tries"
+        )))
     }
 
     /// The endpoint goes; its deliveries are unreachable (every read checks

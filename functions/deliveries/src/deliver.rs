@@ -94,9 +94,16 @@ impl Deliverer {
             d.status = DeliveryStatus::Delivered;
             d.next_attempt = None;
             self.store.put_delivery(&d).await?;
-            if let Some(mut e) = endpoint {
-                e.last_success = Some(at);
-                self.store.put_endpoint(&e).await?;
+            if endpoint.is_some() {
+                // The record as stored now: a rotation or deletion during
+                // the attempt stands.
+                self.store
+                    .update_endpoint(
+                        &d.account,
+                        &d.endpoint,
+                        Box::new(move |e| e.last_success = Some(at)),
+                    )
+                    .await?;
             }
             return Ok(d);
         }
@@ -117,20 +124,37 @@ impl Deliverer {
                 d.status = DeliveryStatus::Failed;
                 d.next_attempt = None;
                 self.store.put_delivery(&d).await?;
-                if let Some(mut e) = endpoint.filter(|e| e.disabled.is_none()) {
+                if endpoint.is_some_and(|e| e.disabled.is_none()) {
                     // Nothing got through since this delivery began: the
-                    // endpoint has failed for the whole schedule.
-                    if e.last_success.is_none_or(|s| s < d.created_at) {
-                        let last = d.attempts.last().map(describe).unwrap_or_default();
-                        e.disabled = Some(format!(
-                            "disabled {}: delivery {} failed all {} attempts since {} (last: {last}); fix the receiver, then enable the endpoint",
-                            at.format("%Y-%m-%dT%H:%M:%SZ"),
-                            d.id,
-                            d.tries,
-                            d.created_at.format("%Y-%m-%dT%H:%M:%SZ"),
-                        ));
+                    // endpoint has failed for the whole schedule. Judged on
+                    // the record as stored now (another delivery may have
+                    // got through meanwhile).
+                    let last = d.attempts.last().map(describe).unwrap_or_default();
+                    let why = format!(
+                        "disabled {}: delivery {} failed all {} attempts since {} (last: {last}); fix the receiver, then enable the endpoint",
+                        at.format("%Y-%m-%dT%H:%M:%SZ"),
+                        d.id,
+                        d.tries,
+                        d.created_at.format("%Y-%m-%dT%H:%M:%SZ"),
+                    );
+                    let since = d.created_at;
+                    let changed = self
+                        .store
+                        .update_endpoint(
+                            &d.account,
+                            &d.endpoint,
+                            Box::new(move |e| {
+                                if e.disabled.is_none() && e.last_success.is_none_or(|s| s < since)
+                                {
+                                    e.disabled = Some(why.clone());
+                                }
+                            }),
+                        )
+                        .await?;
+                    if let Some(e) =
+                        changed.filter(|e| e.disabled.as_deref().is_some_and(|w| w.contains(&d.id)))
+                    {
                         tracing::warn!(endpoint = %e.id, "webhook endpoint disabled");
-                        self.store.put_endpoint(&e).await?;
                     }
                 }
             }

@@ -76,6 +76,40 @@ pub async fn run_all(store: Arc<dyn WebhookStore>) {
             .secret_version,
         2
     );
+    // Updated on the record as stored now: a change made meanwhile (a
+    // rotation) stands; another account's id, or a deleted endpoint, is
+    // not written (a late update never brings one back).
+    let stale_success = now();
+    let updated = store
+        .update_endpoint(
+            &me,
+            &mine.id,
+            Box::new(move |e| e.last_success = Some(stale_success)),
+        )
+        .await
+        .unwrap()
+        .expect("the endpoint is there");
+    assert_eq!(
+        (updated.secret_version, updated.last_success),
+        (2, Some(stale_success))
+    );
+    assert_eq!(store.endpoint(&me, &mine.id).await.unwrap(), Some(updated));
+    let touch = || Box::new(|e: &mut Endpoint| e.secret_version += 10);
+    assert_eq!(
+        store
+            .update_endpoint(&you, &mine.id, touch())
+            .await
+            .unwrap(),
+        None
+    );
+    let gone = endpoint(&me, vec![]);
+    store.put_endpoint(&gone).await.unwrap();
+    assert!(store.delete_endpoint(&me, &gone.id).await.unwrap());
+    assert_eq!(
+        store.update_endpoint(&me, &gone.id, touch()).await.unwrap(),
+        None
+    );
+    assert_eq!(store.endpoint(&me, &gone.id).await.unwrap(), None);
     // Across accounts, for the nightly scan's events.
     let scan: Vec<String> = store
         .subscribed(EventType::ScanCompleted)

@@ -243,6 +243,10 @@ impl DeliveryJob {
     }
 }
 
+/// A change to an endpoint's stored record (see
+/// [`WebhookStore::update_endpoint`]).
+pub type EndpointChange = Box<dyn Fn(&mut Endpoint) + Send + Sync>;
+
 /// Endpoints and their delivery logs. Every read takes the account, so one
 /// tenant's id never reaches another's records.
 #[async_trait]
@@ -250,6 +254,16 @@ pub trait WebhookStore: Send + Sync {
     /// Creates or replaces an endpoint.
     async fn put_endpoint(&self, endpoint: &Endpoint) -> PortResult<()>;
     async fn endpoints(&self, account: &str) -> PortResult<Vec<Endpoint>>;
+    /// Applies `change` to the endpoint as stored now, atomically with
+    /// respect to other writes of it: a deletion or a rotation meanwhile
+    /// is never undone by a write from an older copy. The endpoint as
+    /// written; `None`, and nothing written, when there is no such endpoint.
+    async fn update_endpoint(
+        &self,
+        account: &str,
+        id: &str,
+        change: EndpointChange,
+    ) -> PortResult<Option<Endpoint>>;
     /// Removes the endpoint and its log; false when there was none.
     async fn delete_endpoint(&self, account: &str, id: &str) -> PortResult<bool>;
     /// Records a new delivery; false (and nothing written) when the

@@ -5,8 +5,8 @@
 //! lives only in memory.
 
 use super::{
-    Alert, Delivery, DeliveryJob, DeliveryStatus, Endpoint, EventType, LOG_KEPT, Outbox,
-    WebhookStore,
+    Alert, Delivery, DeliveryJob, DeliveryStatus, Endpoint, EndpointChange, EventType, LOG_KEPT,
+    Outbox, WebhookStore,
 };
 use crate::sqlite::Database;
 use crate::{PortError, PortResult};
@@ -227,6 +227,47 @@ impl WebhookStore for SqliteWebhooks {
             .map(|b| from_json(b))
             .collect::<PortResult<_>>()?;
         Ok(all.into_iter().filter(|e| e.wants(event)).collect())
+    }
+
+    async fn update_endpoint(
+        &self,
+        account: &str,
+        id: &str,
+        change: EndpointChange,
+    ) -> PortResult<Option<Endpoint>> {
+        let (account, id) = (account.to_string(), id.to_string());
+        // Read and written in one transaction on the one writer.
+        self.db
+            .run(move |c| {
+                let tx = c.transaction()?;
+                let body: Option<String> = tx
+                    .query_row(
+                        "SELECT body FROM webhook_endpoints WHERE account = ?1 AND id = ?2",
+                        params![account, id],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                let Some(body) = body else {
+                    return Ok(None);
+                };
+                let mut e: Endpoint = serde_json::from_str(&body).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        e.into(),
+                    )
+                })?;
+                change(&mut e);
+                let body = serde_json::to_string(&e)
+                    .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+                tx.execute(
+                    "UPDATE webhook_endpoints SET body = ?3 WHERE account = ?1 AND id = ?2",
+                    params![account, id, body],
+                )?;
+                tx.commit()?;
+                Ok(Some(e))
+            })
+            .await
     }
 
     async fn delete_endpoint(&self, account: &str, id: &str) -> PortResult<bool> {

@@ -258,6 +258,20 @@ async fn owned(hooks: &Hooks, account: &str, id: &str) -> Result<Endpoint> {
         .ok_or_else(|| Error::NotFound(format!("webhook endpoint '{id}' not found")))
 }
 
+/// The caller's endpoint changed by `change` as stored now (404 when none).
+async fn updated(
+    hooks: &Hooks,
+    account: &str,
+    id: &str,
+    change: impl Fn(&mut Endpoint) + Send + Sync + 'static,
+) -> Result<Endpoint> {
+    hooks
+        .store
+        .update_endpoint(account, id, Box::new(change))
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("webhook endpoint '{id}' not found")))
+}
+
 pub async fn list(hooks: &Hooks, account: &str) -> Result<Vec<EndpointView>> {
     Ok(hooks
         .store
@@ -296,11 +310,12 @@ pub async fn rotate(hooks: &Hooks, account: &str, id: &str, body: Value) -> Resu
             format!("must be between 0 and 168, got {hours}"),
         ));
     }
-    let mut e = owned(hooks, account, id).await?;
-    e.secret_version += 1;
-    e.previous_until =
-        Some(now() + chrono::TimeDelta::milliseconds((hours * 3_600_000.0).round() as i64));
-    hooks.store.put_endpoint(&e).await?;
+    let until = now() + chrono::TimeDelta::milliseconds((hours * 3_600_000.0).round() as i64);
+    let e = updated(hooks, account, id, move |e| {
+        e.secret_version += 1;
+        e.previous_until = Some(until);
+    })
+    .await?;
     let secret = hooks.keys.whsec(&e.id, e.secret_version);
     Ok(EndpointView::of(&e, Some(secret)))
 }
@@ -308,10 +323,7 @@ pub async fn rotate(hooks: &Hooks, account: &str, id: &str, body: Value) -> Resu
 /// Turns a disabled endpoint back on (its failed deliveries stay failed;
 /// redeliver the ones wanted).
 pub async fn enable(hooks: &Hooks, account: &str, id: &str) -> Result<EndpointView> {
-    let mut e = owned(hooks, account, id).await?;
-    if e.disabled.take().is_some() {
-        hooks.store.put_endpoint(&e).await?;
-    }
+    let e = updated(hooks, account, id, |e| e.disabled = None).await?;
     Ok(EndpointView::of(&e, None))
 }
 
