@@ -42,10 +42,6 @@ impl JobHandler for Held {
     }
 }
 
-async fn server(returned: Arc<Mutex<Vec<Instant>>>) -> (TestServer, tempfile::TempDir) {
-    server_rereading(returned, api::limits::Limits::default().long_poll_reread).await
-}
-
 async fn server_rereading(
     returned: Arc<Mutex<Vec<Instant>>>,
     reread: Duration,
@@ -224,29 +220,53 @@ async fn an_end_written_by_another_process_is_seen_on_the_next_read() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn many_long_polls_on_one_task_all_answer_at_its_end_and_past_the_share_are_refused() {
-    let (s, _dir) = server(Arc::new(Mutex::new(Vec::new()))).await;
-    let t = submit(
-        &s,
-        DEMO_EMAIL,
-        TaskKind::StrategyBacktest,
-        json!({"ms": 500}),
-    )
-    .await;
-    let share = api::state::LONG_POLLS.per_tenant;
-    let http = reqwest::Client::new();
-    let polls = (0..share + 20).map(|_| {
-        let req = http
-            .get(s.url(&format!("/backtest/status/{}?wait=15", t.id)))
-            .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
-        async move {
-            let r = req.send().await.unwrap();
-            let (status, headers) = (r.status().as_u16(), r.headers().clone());
-            (status, headers, r.json::<Value>().await.unwrap())
-        }
+    // The task ends when the test lets it: once every poll past the share
+    // has been refused (so the share is held), however slowly they arrive.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    let held = gate.clone();
+    opts.registry = Arc::new(move |_| {
+        let mut r = JobRegistry::default();
+        r.register(TaskKind::StrategyBacktest, Arc::new(Held(held.clone())));
+        r
     });
+    let s = TestServer::start(opts).await;
+    let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({})).await;
+    let share = api::state::LONG_POLLS.per_tenant;
+    let past = 20;
+    let http = reqwest::Client::new();
+    let (refused_tx, mut refused_rx) = tokio::sync::mpsc::unbounded_channel();
+    let polls: Vec<_> = (0..share + past)
+        .map(|_| {
+            let req = http
+                .get(s.url(&format!("/backtest/status/{}?wait=15", t.id)))
+                .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
+            let refused = refused_tx.clone();
+            tokio::spawn(async move {
+                let r = req.send().await.unwrap();
+                let (status, headers) = (r.status().as_u16(), r.headers().clone());
+                if status != 200 {
+                    let _ = refused.send(());
+                }
+                (status, headers, r.json::<Value>().await.unwrap())
+            })
+        })
+        .collect();
+    for _ in 0..past {
+        refused_rx
+            .recv()
+            .await
+            .expect("a poll past the share is refused");
+    }
     let t0 = Instant::now();
-    let answers = futures::future::join_all(polls).await;
-    // At the task's end (0.5 s), not at their 15 s wait.
+    gate.add_permits(1);
+    let answers: Vec<_> = futures::future::join_all(polls)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    // At the task's end, not at their 15 s wait.
     assert!(t0.elapsed() < Duration::from_secs(14), "{:?}", t0.elapsed());
     let ended = answers
         .iter()

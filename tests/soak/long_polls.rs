@@ -67,14 +67,21 @@ pub async fn long_poll_flood(bin: &Path, data: &Path, port: u16) -> Check {
             .send();
         let tx = tx.clone();
         polls.spawn(async move {
-            let status = request.await.map(|r| r.status().as_u16()).unwrap_or(0);
-            let _ = tx.send(status);
+            let answer = request.await.map(|r| r.status().as_u16()).map_err(|e| {
+                // What broke, for the check's detail: the chain's last cause.
+                let mut cause: &dyn std::error::Error = &e;
+                while let Some(next) = cause.source() {
+                    cause = next;
+                }
+                format!("{cause}")
+            });
+            let _ = tx.send(answer);
         });
     }
     drop(tx);
     // Every long-poll past the tenant's share is refused at once.
     let share = 100;
-    let mut answers: Vec<u16> = Vec::new();
+    let mut answers: Vec<Result<u16, String>> = Vec::new();
     let settled = tokio::time::timeout(Duration::from_secs(30), async {
         while answers.len() < FLOOD - share {
             match rx.recv().await {
@@ -122,8 +129,20 @@ pub async fn long_poll_flood(bin: &Path, data: &Path, port: u16) -> Check {
     let (peak, _) = server.memory();
     polls.abort_all();
     server.stop();
-    let refused = answers.iter().filter(|s| matches!(s, 429 | 503)).count();
+    let refused = answers
+        .iter()
+        .filter(|s| matches!(s, Ok(429 | 503)))
+        .count();
     let broken = answers.len() - refused;
+    // The other answers by status or error, counted.
+    let mut others = std::collections::BTreeMap::<String, usize>::new();
+    for a in answers.iter().filter(|s| !matches!(s, Ok(429 | 503))) {
+        let what = match a {
+            Ok(status) => format!("HTTP {status}"),
+            Err(e) => e.clone(),
+        };
+        *others.entry(what).or_default() += 1;
+    }
     let slowest = cheap_ms.iter().copied().fold(0.0, f64::max);
     let ok = settled
         && broken == 0
@@ -134,7 +153,7 @@ pub async fn long_poll_flood(bin: &Path, data: &Path, port: u16) -> Check {
         name: "5,000 long-polls from one tenant",
         ok,
         detail: format!(
-            "{FLOOD} long-polls: {refused} refused (429/503) within {:.1} s, {broken} other answers; the other tenant's request at most {slowest:.1} ms over 20 (limit 100), its backtest {} in {:.0} ms (limit 1000); server memory {rss_before:.0} MiB before, peak {peak:.0} MiB",
+            "{FLOOD} long-polls: {refused} refused (429/503) within {:.1} s, {broken} other answers {others:?}; the other tenant's request at most {slowest:.1} ms over 20 (limit 100), its backtest {} in {:.0} ms (limit 1000); server memory {rss_before:.0} MiB before, peak {peak:.0} MiB",
             settled_after.as_secs_f64(),
             done["status"],
             backtest.as_secs_f64() * 1000.0
