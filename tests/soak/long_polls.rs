@@ -11,6 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const FLOOD: usize = 5_000;
+/// `serve --header-timeout`'s default.
+const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 20;
 const OTHER: (&str, &str) = ("unhurried@soak.test", "an unhurried long password");
 
 /// A task of the flooding tenant that stays PENDING: written to the
@@ -37,7 +39,16 @@ pub async fn long_poll_flood(bin: &Path, data: &Path, port: u16) -> Check {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
-    let server = Server::start(bin, data, port, data.join("long-polls.log"));
+    // The default header timeout: a flooding client's connections that are
+    // admitted may write their requests seconds after their connect (the
+    // soak's 2 s, for phase 3, would close them as silent).
+    let server = Server::start_with_header_timeout(
+        bin,
+        data,
+        port,
+        data.join("long-polls.log"),
+        DEFAULT_HEADER_TIMEOUT_SECS,
+    );
     server.ready().await;
     let base = server.base.clone();
     let id = pending_task(data).await;

@@ -70,7 +70,18 @@ struct Server {
 }
 
 impl Server {
+    /// The server with the soak's short header timeout (phase 3 waits it out).
     fn start(bin: &Path, data: &Path, port: u16, log: PathBuf) -> Server {
+        Server::start_with_header_timeout(bin, data, port, log, HEADER_TIMEOUT_SECS)
+    }
+
+    fn start_with_header_timeout(
+        bin: &Path,
+        data: &Path,
+        port: u16,
+        log: PathBuf,
+        header_timeout: u64,
+    ) -> Server {
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -86,7 +97,7 @@ impl Server {
                 "--stocks",
                 "12",
                 "--header-timeout",
-                &HEADER_TIMEOUT_SECS.to_string(),
+                &header_timeout.to_string(),
             ])
             .env("RUST_LOG", "info")
             .stdout(out)

@@ -90,7 +90,7 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let Ok(from) = addresses.admit(&peer.ip().to_string()) else {
             drop(permit);
-            connections.spawn(refuse(stream, limits.header_timeout.min(REFUSAL_WAIT)));
+            connections.spawn(refuse(stream, REFUSAL_WAIT));
             continue;
         };
         connections.spawn(connection(
@@ -160,18 +160,17 @@ async fn connection(
     }
 }
 
-/// Longest a refused connection is held for its request: refusals are not
-/// bounded in number (they hold no permit), so a flood's descriptors are
-/// bounded in time instead.
+/// Longest a refused connection waits for its request, and then for its
+/// client to read the answer and close: refusals are not bounded in number
+/// (they hold no permit), so a flood's descriptors are bounded in time
+/// instead. Not the header timeout: a refusal holds no permit, and a busy
+/// client (5,000 long-polls from one process on two cores) may write its
+/// request, or read its answer, seconds after its connect.
 const REFUSAL_WAIT: Duration = Duration::from_secs(5);
 
 /// The answer to a connection past its address's share, then the close.
-/// The client gets as long to send its request as any connection
-/// (`header_timeout`, at most [`REFUSAL_WAIT`]): answered before it
-/// writes, a busy client's HTTP library reads an unsolicited answer and
-/// reports a broken connection instead of the 429 (seen with 5,000
-/// long-polls from one client on two cores, the client writing some
-/// requests more than a second after its connect).
+/// Answered before the client writes, or closed before it reads, a busy
+/// client's HTTP library reports a broken connection instead of the 429.
 async fn refuse(mut stream: tokio::net::TcpStream, wait: Duration) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const BODY: &str = r#"{"detail":"too many open connections from this address; retry shortly"}"#;
@@ -181,10 +180,10 @@ async fn refuse(mut stream: tokio::net::TcpStream, wait: Duration) {
     );
     // The request first (so the close does not reset it unread), then the
     // answer, then what else comes until the client closes; a client that
-    // stalls past the header timeout is not waited for.
+    // stalls past the wait is not waited for.
     let mut head = [0u8; 8192];
     let _ = tokio::time::timeout(wait, stream.read(&mut head)).await;
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+    let _ = tokio::time::timeout(wait, async {
         let _ = stream.write_all(answer.as_bytes()).await;
         let _ = stream.shutdown().await;
         while matches!(stream.read(&mut head).await, Ok(n) if n > 0) {}
