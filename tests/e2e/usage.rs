@@ -422,7 +422,7 @@ async fn operators_set_plan_limits_and_export_usage() {
     .unwrap_err();
     assert!(err.to_string().contains("unknown plan 'gold'"));
 
-    // Usage: three requests and a data read by the trial account.
+    // Usage: three requests and two data reads by the trial account.
     for _ in 0..3 {
         assert_eq!(server.get("/backtest/tasks", Some(TRIAL)).await.0, 200);
     }
@@ -432,6 +432,13 @@ async fn operators_set_plan_limits_and_export_usage() {
             .await
             .0,
         200
+    );
+    // Prices are metered as any data read: by the rows answered (the
+    // trial's window of 90 sessions).
+    let (status, prices) = server.get("/ws/prices/SPX", Some(TRIAL)).await;
+    assert_eq!(
+        (status, prices["bars"].as_array().map(Vec::len)),
+        (200, Some(90))
     );
     metering.flush().await.unwrap();
     let stores = marketlab::operator::Stores {
@@ -460,8 +467,8 @@ async fn operators_set_plan_limits_and_export_usage() {
             .unwrap()
     };
     assert_eq!(quantity("requests", "backtest"), 3);
-    assert_eq!(quantity("requests", "data"), 1);
-    assert_eq!(quantity("data_rows", "data"), 4);
+    assert_eq!(quantity("requests", "data"), 2);
+    assert_eq!(quantity("data_rows", "data"), 4 + 90);
     assert!(rows.iter().all(|r| r[1] == TRIAL_EMAIL && r[2] == "trial"));
     // The summary of every account lists the demo account too.
     let mut out = Vec::new();

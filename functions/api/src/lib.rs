@@ -28,6 +28,7 @@ pub mod shared_reads;
 pub mod state;
 pub mod strict_query;
 pub mod submit;
+pub mod table_format;
 #[cfg(any(feature = "backtest", feature = "analytics"))]
 pub mod tasks;
 pub mod telemetry;

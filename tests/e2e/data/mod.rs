@@ -1,6 +1,7 @@
 //! The indicator data service over HTTP, checked against the Parquet files.
 
 mod derived;
+mod prices;
 mod trial;
 
 use chrono::Datelike;

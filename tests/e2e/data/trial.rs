@@ -16,6 +16,8 @@ const TRIAL: Option<(&str, &str)> = Some((TRIAL_EMAIL, TRIAL_PASSWORD));
 const SYMBOL: &str = "SPX_OPTIX";
 /// The trial's daily custom indicator.
 const CUSTOM: &str = "CUSTOM_TECH_SPREAD";
+/// A stored symbol, whose daily bars are a series too.
+const STOCK: &str = "SPX";
 
 /// A parameter of an operation: `(name, in, required)`.
 type Param = (String, String, bool);
@@ -59,6 +61,7 @@ fn widest(path: &str, params: &[Param], days: &str) -> String {
             "days" => days,
             "date" => "20100105",
             "url" => CUSTOM,
+            "ticker" => STOCK,
             _ if !required => continue,
             other => panic!("{path}: no value for the required parameter '{other}'; add one here"),
         };
@@ -111,7 +114,7 @@ fn readings(
                 if let (Some(code), Some(t)) = (code, moment(k)) {
                     out.entry(code.to_string()).or_default().insert(t);
                 }
-                if ["update_date", "date", "DT", "datetime"].contains(&k.as_str())
+                if ["update_date", "date", "Date", "DT", "datetime"].contains(&k.as_str())
                     && let (Some(code), Some(t)) = (here, item.as_str().and_then(moment))
                 {
                     out.entry(code.to_string()).or_default().insert(t);
@@ -159,8 +162,13 @@ async fn every_data_route_gives_a_trial_at_most_the_last_90_readings() {
         daily_from.insert(custom.into(), oldest(&times));
     }
 
+    let bars = market.daily(STOCK).await.unwrap();
+    assert!(bars.len() > 200, "a long history to cut");
+    known.insert(STOCK.into());
+    daily_from.insert(STOCK.into(), oldest(&bars.time));
+
     let routes = data_routes();
-    assert!(routes.len() >= 22, "{routes:?}");
+    assert!(routes.len() >= 23, "{routes:?}");
     let mut with_history = Vec::new();
     for (path, params) in &routes {
         let mut url = widest(path, params, "100000");
@@ -199,7 +207,7 @@ async fn every_data_route_gives_a_trial_at_most_the_last_90_readings() {
     }
     // The routes that answer readings were seen answering some (the two
     // asked for a date before the window answer none).
-    assert!(with_history.len() >= 11, "{with_history:#?}");
+    assert!(with_history.len() >= 12, "{with_history:#?}");
     // A date within the window is still answered.
     let recent = daily_from[SYMBOL].format("%Y%m%d");
     let (_, one) = s

@@ -2,6 +2,7 @@
 
 pub mod custom;
 pub mod intraday;
+pub mod prices;
 pub mod routes;
 pub mod schemas;
 

@@ -24,7 +24,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 /// The data service's routes with their documentation, relative to `/ws`.
 pub fn routes() -> OpenApiRouter<AppState> {
-    use super::{custom, intraday};
+    use super::{custom, intraday, prices};
     OpenApiRouter::new()
         .routes(documented!(all_symbols))
         .routes(documented!(all_symbols_with_indexes))
@@ -53,6 +53,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(documented!(intraday::today_intraday))
         .routes(documented!(custom::user_indicators))
         .routes(documented!(custom::user_indicator_data))
+        .routes(documented!(prices::prices))
 }
 
 /// A JSON body, or (legacy switch on) that JSON again as a JSON string.
@@ -77,7 +78,7 @@ fn legacy(state: &AppState, json: String) -> String {
     }
 }
 
-fn with_volume(mut response: Response, rows: Option<u64>, bytes: u64) -> Response {
+pub(super) fn with_volume(mut response: Response, rows: Option<u64>, bytes: u64) -> Response {
     if let Some(rows) = rows {
         response
             .extensions_mut()

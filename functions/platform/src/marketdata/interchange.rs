@@ -77,6 +77,67 @@ pub fn to_arrow_stream(
 /// Named columns, as a table holds them.
 pub type Table = Vec<(String, Column)>;
 
+/// Named columns of equal length as CSV: the names, then a line per row;
+/// dates `YYYY-MM-DD`, times `YYYY-MM-DDTHH:MM:SS`, numbers as the
+/// shortest text that reads back to the same value, a missing value empty.
+pub fn to_csv(cols: Table) -> Result<bytes::Bytes, PortError> {
+    let rows = cols.first().map_or(0, |(_, c)| column_len(c));
+    if cols.iter().any(|(_, c)| column_len(c) != rows) {
+        return Err(PortError::internal("a table's columns differ in length"));
+    }
+    let mut w = csv::Writer::from_writer(Vec::with_capacity(rows * 16 * cols.len() + 64));
+    w.write_record(cols.iter().map(|(name, _)| name.as_str()))
+        .map_err(PortError::internal)?;
+    let mut field = String::new();
+    for i in 0..rows {
+        for (_, c) in &cols {
+            field.clear();
+            cell(c, i, &mut field);
+            w.write_field(&field).map_err(PortError::internal)?;
+        }
+        w.write_record(None::<&[u8]>).map_err(PortError::internal)?;
+    }
+    let out = w
+        .into_inner()
+        .map_err(|e| PortError::internal(e.into_error()))?;
+    Ok(bytes::Bytes::from(out))
+}
+
+fn column_len(c: &Column) -> usize {
+    match c {
+        Column::Text(v) => v.len(),
+        Column::Number(v) => v.len(),
+        Column::Integer(v) => v.len(),
+        Column::Date(v) => v.len(),
+        Column::Time(v) => v.len(),
+    }
+}
+
+/// Row `i` of `c` as CSV text, appended to `out`.
+fn cell(c: &Column, i: usize, out: &mut String) {
+    use std::fmt::Write;
+    let _ = match c {
+        Column::Text(v) => {
+            out.push_str(v[i].as_deref().unwrap_or(""));
+            Ok(())
+        }
+        Column::Number(v) => match v[i] {
+            Some(x) if x.is_finite() => write!(out, "{x}"),
+            Some(x) if x.is_nan() => {
+                out.push_str("NaN");
+                Ok(())
+            }
+            Some(x) => write!(out, "{}", if x > 0.0 { "inf" } else { "-inf" }),
+            None => Ok(()),
+        },
+        Column::Integer(v) => v[i].map_or(Ok(()), |x| write!(out, "{x}")),
+        Column::Date(v) => v[i].map_or(Ok(()), |d| write!(out, "{}", d.format("%Y-%m-%d"))),
+        Column::Time(v) => {
+            v[i].map_or(Ok(()), |t| write!(out, "{}", t.format("%Y-%m-%dT%H:%M:%S")))
+        }
+    };
+}
+
 /// A file format a table is handed out in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableFormat {
@@ -254,6 +315,37 @@ impl JsonKind {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn csv_quotes_text_and_writes_numbers_that_read_back_exactly() {
+        let d = chrono::NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+        let table: Table = vec![
+            (
+                "name".into(),
+                Column::Text(vec![Some("a, \"b\"".into()), None]),
+            ),
+            (
+                "x".into(),
+                Column::Number(vec![Some(0.1 + 0.2), Some(f64::NAN)]),
+            ),
+            ("n".into(), Column::Integer(vec![Some(-3), None])),
+            ("day".into(), Column::Date(vec![Some(d), None])),
+            (
+                "at".into(),
+                Column::Time(vec![d.and_hms_opt(9, 30, 0), None]),
+            ),
+        ];
+        let text = String::from_utf8(to_csv(table).unwrap().to_vec()).unwrap();
+        assert_eq!(
+            text,
+            "name,x,n,day,at\n\"a, \"\"b\"\"\",0.30000000000000004,-3,2024-02-29,2024-02-29T09:30:00\n,NaN,,,\n"
+        );
+        let ragged: Table = vec![
+            ("a".into(), Column::Integer(vec![Some(1)])),
+            ("b".into(), Column::Integer(vec![])),
+        ];
+        assert!(to_csv(ragged).is_err());
+    }
 
     #[test]
     fn a_table_written_in_parts_reads_back_as_the_whole_and_refuses_other_columns() {

@@ -8,6 +8,7 @@ pub mod custom;
 pub mod format;
 pub mod history;
 pub mod intraday;
+pub mod prices;
 #[cfg(feature = "openapi")]
 pub mod schemas;
 pub mod window;
