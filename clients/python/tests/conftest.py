@@ -38,41 +38,47 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def server(request):
+def data_dir():
+    """The server's data directory (its sample market data under `market/`)."""
+    with tempfile.TemporaryDirectory() as work:
+        yield Path(work) / "data"
+
+
+@pytest.fixture(scope="session")
+def server(request, data_dir):
     exe = binary(request.config)
     assert exe.exists(), f"{exe} is missing: build it with `cargo build -p marketlab`"
-    with tempfile.TemporaryDirectory() as work:
-        data = Path(work) / "data"
-        run = lambda *args: subprocess.run([str(exe), "--data-dir", str(data), *args], check=True, capture_output=True)
-        run("plans", "set", "trial", "--requests-per-minute", "4")
-        run("accounts", "add", "--email", LIMITED[0], "--password", LIMITED[1], "--plan", "trial")
-        port = free_port()
-        log = open(Path(work) / "server.log", "wb")
-        proc = subprocess.Popen(
-            [str(exe), "--data-dir", str(data), "serve", "--port", str(port), "--stocks", "40",
-             # Webhooks to the tests' receiver on 127.0.0.1.
-             "--webhooks-allow-loopback", "--webhook-retry-seconds", "0.5,1"],
-            stdout=log, stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, (Path(work) / "server.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start within 180 s"
-                time.sleep(0.3)
+    work, data = data_dir.parent, data_dir
+    run = lambda *args: subprocess.run([str(exe), "--data-dir", str(data), *args], check=True, capture_output=True)
+    run("plans", "set", "trial", "--requests-per-minute", "4")
+    run("accounts", "add", "--email", LIMITED[0], "--password", LIMITED[1], "--plan", "trial")
+    port = free_port()
+    log = open(Path(work) / "server.log", "wb")
+    proc = subprocess.Popen(
+        [str(exe), "--data-dir", str(data), "serve", "--port", str(port), "--stocks", "40",
+         # Webhooks to the tests' receiver on 127.0.0.1.
+         "--webhooks-allow-loopback", "--webhook-retry-seconds", "0.5,1"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while True:
+        assert proc.poll() is None, (Path(work) / "server.log").read_text()[-3000:]
         try:
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
+            with urllib.request.urlopen(url + "/health", timeout=2):
+                break
+        except OSError:
+            assert time.monotonic() < deadline, "the server did not start within 180 s"
+            time.sleep(0.3)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
 
 
 @pytest.fixture(scope="session")

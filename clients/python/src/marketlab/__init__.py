@@ -8,7 +8,7 @@ marketlab server as pandas DataFrames.
 """
 
 from .client import Client
-from .errors import MarketlabError, RateLimited, TaskFailed, TaskTimeout, UnknownSymbol, WebhookVerificationError
+from .errors import ConnectionFailed, MarketlabError, RateLimited, TaskFailed, TaskTimeout, UnknownSymbol, WebhookVerificationError
 from .monte_carlo import MonteCarlo
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Task
 from .webhooks import verify_webhook
@@ -18,6 +18,7 @@ __version__ = "1.0.0"
 __all__ = [
     "Client",
     "MarketlabError",
+    "ConnectionFailed",
     "RateLimited",
     "TaskFailed",
     "TaskTimeout",

@@ -1,11 +1,13 @@
 """The client: one `httpx.Client` with Basic credentials; submissions carry
-an `Idempotency-Key` (so a retried submit never runs twice); 429 and 503
-answers are retried after their `Retry-After`."""
+an `Idempotency-Key` (so a retried submit never runs twice). What is sent
+again, and when, is `Client._send`'s rule: a request that never reached
+the server always; one that may have, only when repeating it cannot do
+anything twice."""
 
 from __future__ import annotations
 
-import json
 import os
+import random
 import time
 import uuid
 from typing import Any, Iterable, Mapping
@@ -13,7 +15,8 @@ from typing import Any, Iterable, Mapping
 import httpx
 import pandas as pd
 
-from .errors import MarketlabError, RateLimited, error_for, message_of
+from .errors import ConnectionFailed, MarketlabError, RateLimited, error_for, message_of
+from .inputs import as_date, as_month, json_text, query, symbol_list
 from .frames import dated, from_arrow, records_frame
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask
 
@@ -34,9 +37,11 @@ SEASONALITY = {
 class Client:
     """A marketlab server for one account.
 
-    `max_retries` bounds the retries of one call (429, 503, a dropped
-    connection); `max_retry_wait` is the longest `Retry-After` it waits out
-    (a longer one raises `RateLimited` at once)."""
+    `max_retries` bounds the retries of one call (429, 502-504, a dropped
+    connection, a timeout; see `_send` for which calls are sent again);
+    `max_retry_wait` is the longest `Retry-After` it waits out (a longer
+    one raises `RateLimited` at once); `retry_base` scales the jittered
+    waits between the other retries."""
 
     def __init__(
         self,
@@ -47,10 +52,12 @@ class Client:
         timeout: float = 60.0,
         max_retries: int = 3,
         max_retry_wait: float = 65.0,
+        retry_base: float = 0.2,
     ):
         self.url = url.rstrip("/")
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
+        self.retry_base = retry_base
         self.http = httpx.Client(base_url=self.url, auth=(user, password), timeout=timeout)
         self._waits: dict[str, float] | None = None
 
@@ -75,28 +82,57 @@ class Client:
 
     # -- transport ---------------------------------------------------------
 
-    def _send(self, method: str, path: str, *, idempotent: bool = True, **kwargs: Any) -> httpx.Response:
-        """One call with its retries; a final 4xx/5xx raises."""
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One call with its retries; a final 4xx/5xx raises.
+
+        A request that never reached the server (no connection made) is
+        sent again whatever its method. One that may have reached it (the
+        connection dropped, no answer in time, 502, 503 or 504) is sent
+        again only when repeating it cannot do anything twice: a GET, or a
+        request under an `Idempotency-Key` (every submission). A 429 was
+        refused before it ran: it is sent again after its `Retry-After`.
+        Waits without a `Retry-After` are exponential with full jitter."""
+        if "json" in kwargs:
+            kwargs["content"] = json_text(kwargs.pop("json"))
+            kwargs["headers"] = {"Content-Type": "application/json", **kwargs.get("headers", {})}
+        if "params" in kwargs:
+            kwargs["params"] = query(kwargs["params"])
+        headers = kwargs.get("headers") or {}
+        repeatable = method in ("GET", "HEAD") or any(k.lower() == "idempotency-key" for k in headers)
         attempt = 0
         while True:
             try:
                 response = self.http.request(method, path, **kwargs)
-            except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as e:
-                # Safe to send again: reads, and submits under their key.
-                if not idempotent or attempt >= self.max_retries:
-                    raise MarketlabError(0, f"{method} {path}: {e}") from e
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as e:
+                if attempt >= self.max_retries:
+                    raise ConnectionFailed(f"{method} {path}: {e}") from e
                 attempt += 1
-                time.sleep(0.2 * 2**attempt)
+                self._backoff(attempt)
                 continue
-            if response.status_code in (429, 503) and attempt < self.max_retries:
+            except httpx.TransportError as e:
+                if not repeatable or attempt >= self.max_retries:
+                    raise ConnectionFailed(f"{method} {path}: {e}") from e
+                attempt += 1
+                self._backoff(attempt)
+                continue
+            status = response.status_code
+            if attempt < self.max_retries and (status == 429 or (repeatable and status in (502, 503, 504))):
                 wait = _retry_after(response)
+                if wait is None and status != 429:
+                    attempt += 1
+                    self._backoff(attempt)
+                    continue
                 if wait is not None and wait <= self.max_retry_wait:
                     attempt += 1
                     time.sleep(wait)
                     continue
-            if response.status_code >= 400:
+            if status >= 400:
                 raise _error(response)
             return response
+
+    def _backoff(self, attempt: int) -> None:
+        """Full jitter: a uniform wait up to `retry_base` x 2^attempt (at most 10 s)."""
+        time.sleep(random.uniform(0, min(self.retry_base * 2**attempt, 10.0)))
 
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self._send(method, path, **kwargs).json()
@@ -151,7 +187,7 @@ class Client:
                 None,
                 idempotency_key,
                 files={
-                    "strategy": (None, json.dumps(dict(strategy)), "application/json"),
+                    "strategy": (None, json_text(dict(strategy)), "application/json"),
                     "bars": ("bars.parquet", _parquet(bars), "application/vnd.apache.parquet"),
                 },
             )
@@ -235,20 +271,22 @@ class Client:
             data = rows
         return records_frame(data)
 
-    def correlation(self, benchmark: str, symbols: Iterable[str], start_date: str, end_date: str, **params: Any) -> pd.DataFrame:
+    def correlation(self, benchmark: str, symbols: str | Iterable[str], start_date: Any, end_date: Any, **params: Any) -> pd.DataFrame:
         """Each symbol's rolling return correlation with the benchmark, by
-        date (Arrow); the correlation matrix is `frame.attrs["corr_matrix"]`."""
-        body = {"benchmark": benchmark, "stock_comparison": ",".join(symbols), "start_date": start_date, "end_date": end_date, **params}
+        date (Arrow); the correlation matrix is `frame.attrs["corr_matrix"]`.
+        `symbols` is one symbol or several; dates are text, `date`,
+        `datetime` or `pd.Timestamp`."""
+        body = {"benchmark": benchmark, "stock_comparison": symbol_list(symbols), "start_date": as_date(start_date), "end_date": as_date(end_date), **params}
         return self._rolling("/symbol_corr", body)
 
-    def correlation_matrix(self, benchmark: str, symbols: Iterable[str], start_date: str, end_date: str, **params: Any) -> pd.DataFrame:
+    def correlation_matrix(self, benchmark: str, symbols: str | Iterable[str], start_date: Any, end_date: Any, **params: Any) -> pd.DataFrame:
         """The return correlation matrix of the benchmark and the symbols."""
         frame = self.correlation(benchmark, symbols, start_date, end_date, **params)
         return pd.DataFrame.from_records(frame.attrs["corr_matrix"]).set_index("index")
 
-    def beta(self, benchmark: str, symbols: Iterable[str], start_date: str, end_date: str, **params: Any) -> pd.DataFrame:
+    def beta(self, benchmark: str, symbols: str | Iterable[str], start_date: Any, end_date: Any, **params: Any) -> pd.DataFrame:
         """Each symbol's rolling beta against the benchmark, by date."""
-        body = {"benchmark": benchmark, "stock_comparison": ",".join(symbols), "start_date": start_date, "end_date": end_date, **params}
+        body = {"benchmark": benchmark, "stock_comparison": symbol_list(symbols), "start_date": as_date(start_date), "end_date": as_date(end_date), **params}
         return self._rolling("/symbol_beta", body)
 
     def _rolling(self, path: str, body: dict) -> pd.DataFrame:
@@ -258,9 +296,9 @@ class Client:
             raise MarketlabError(code, str(frame.attrs.get("msg", "the data are insufficient")), frame.attrs)
         return frame.set_index("Date")
 
-    def asset_correlation(self, start_date: str, end_date: str) -> pd.DataFrame:
+    def asset_correlation(self, start_date: Any, end_date: Any) -> pd.DataFrame:
         """Return correlations among the cross-asset symbols."""
-        data = self._analytics("POST", "/asset_corr", json={"start_date": start_date, "end_date": end_date})
+        data = self._analytics("POST", "/asset_corr", json={"start_date": as_date(start_date), "end_date": as_date(end_date)})
         rows = next((v for v in data.values() if isinstance(v, list)), [])
         frame = records_frame(rows)
         return frame.set_index("index") if "index" in frame.columns else frame
@@ -269,9 +307,9 @@ class Client:
         """The predefined screens (key, category)."""
         return records_frame(self._analytics("GET", "/screens/get-predefined-screens")["screens"])
 
-    def screen(self, key: str, date: str | None = None) -> pd.DataFrame:
+    def screen(self, key: str, date: Any = None) -> pd.DataFrame:
         """One screen's rows."""
-        params = {"key": key, **({"date": date} if date else {})}
+        params = {"key": key, **({"date": as_date(date)} if date is not None else {})}
         data = self._analytics("GET", "/screens", params=params)
         if isinstance(data, dict):
             rows = next((v for v in data.values() if isinstance(v, list)), [])
@@ -280,11 +318,11 @@ class Client:
             return frame
         return records_frame(data)
 
-    def scanner(self, date: str | None = None, **params: Any) -> pd.DataFrame:
+    def scanner(self, date: Any = None, **params: Any) -> pd.DataFrame:
         """The scanner's signals of a session (default the latest), one row
         each (Arrow); `frame.attrs` holds the day's `as_of_date` and `count`."""
-        query = {**({"date": date} if date else {}), **params}
-        return from_arrow(self._arrow("GET", "/smart-stock-scanner/latest-day-all", params=query))
+        asked = {**({"date": as_date(date)} if date is not None else {}), **params}
+        return from_arrow(self._arrow("GET", "/smart-stock-scanner/latest-day-all", params=asked))
 
     def scanner_history(self, ticker: str, **params: Any) -> pd.DataFrame:
         """One ticker's scanner signals over time."""
@@ -303,6 +341,21 @@ class Client:
     def symbols(self) -> pd.DataFrame:
         """The indicator catalogue (chart_name, url)."""
         return records_frame(self._json("GET", "/ws/getAllSymbols"))
+
+    def prices(self, symbol: str, start: Any = None, end: Any = None) -> pd.DataFrame:
+        """A stored symbol's daily bars from `start` to `end` (each
+        optional; text, `date`, `datetime` or `pd.Timestamp`), as stored:
+        `Open`, `High`, `Low`, `Close`, `Volume` by a DatetimeIndex `Date`.
+        The frame is what `backtest(strategy, bars=...)` takes.
+
+        Raises:
+            UnknownSymbol: no bars are stored for `symbol`.
+            MarketlabError: a malformed date, or `start` after `end`."""
+        params = {"format": "arrow", "start": as_date(start) if start is not None else None, "end": as_date(end) if end is not None else None}
+        frame = from_arrow(self._send("GET", f"/ws/prices/{symbol}", params=params).content)
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("Date")), name="Date")
+        frame.attrs["symbol"] = symbol.upper()
+        return frame
 
     def history(self, symbol: str, days: int | None = None, sentiment: bool = False) -> pd.DataFrame:
         """An indicator's series by date (Arrow): all of it, or its last `days`."""
@@ -353,9 +406,10 @@ class Client:
 
     # -- account -----------------------------------------------------------
 
-    def usage(self, month: str | None = None) -> dict:
-        """The account's usage this month (or `month`, YYYY-MM) beside its plan's limits."""
-        return self._json("GET", "/usage", params={"month": month} if month else None)
+    def usage(self, month: Any = None) -> dict:
+        """The account's usage this month (or `month`: `YYYY-MM`, or a date
+        in it) beside its plan's limits."""
+        return self._json("GET", "/usage", params={"month": as_month(month)} if month is not None else None)
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -10,10 +10,11 @@ _FIELD = re.compile(r"parameter '([^']+)'")
 
 
 class MarketlabError(Exception):
-    """The server refused a request (4xx) or failed (5xx)."""
+    """The server refused a request (4xx) or failed (5xx); `status` is the
+    HTTP status of the answer, `None` when there was no answer."""
 
-    def __init__(self, status: int, message: str, body: object = None):
-        super().__init__(f"{status}: {message}")
+    def __init__(self, status: int | None, message: str, body: object = None):
+        super().__init__(f"{status}: {message}" if status is not None else message)
         self.status = status
         self.message = message
         self.body = body
@@ -38,6 +39,14 @@ def error_for(status: int, message: str, body: object = None) -> MarketlabError:
     return MarketlabError(status, message, body)
 
 
+class ConnectionFailed(MarketlabError, ConnectionError):
+    """No answer: the connection could not be made, or broke (or timed
+    out) on a request the client does not send twice. `status` is None."""
+
+    def __init__(self, message: str):
+        super().__init__(None, message)
+
+
 class RateLimited(MarketlabError):
     """429 that the client did not retry: more retries than allowed, or a
     `Retry-After` longer than the client waits."""
@@ -52,7 +61,8 @@ class TaskFailed(MarketlabError):
 
 
 class TaskTimeout(MarketlabError, TimeoutError):
-    """`wait(timeout)` ran out before the task finished."""
+    """`wait(timeout)` ran out before the task finished; `status` is None
+    (the task is still running: no answer refused anything)."""
 
 
 class WebhookVerificationError(Exception):

@@ -58,7 +58,7 @@ class Task:
             if record.get("status") in FINAL:
                 break
             if time.monotonic() >= deadline:
-                raise TaskTimeout(408, f"task {self.id} is still {record.get('status')} after {timeout:g} s", record)
+                raise TaskTimeout(None, f"task {self.id} is still {record.get('status')} after {timeout:g} s", record)
             if not long_poll:
                 time.sleep(min(pause, max(deadline - time.monotonic(), 0)))
                 pause = min(pause * 1.6, 1.0)
