@@ -10,6 +10,22 @@ marketlab server as pandas DataFrames.
 from .client import Client
 from .errors import ConnectionFailed, MarketlabError, RateLimited, TaskFailed, TaskTimeout, UnknownSymbol, WebhookVerificationError
 from .monte_carlo import MonteCarlo
+from .strategies import (
+    Condition,
+    EntryBlock,
+    ExitBlock,
+    Rule,
+    RiskControlOnly,
+    Scoring,
+    Signal,
+    SingleCondition,
+    Strategy,
+    TimeOrder,
+    signal,
+    sma,
+    sma_cross,
+    when,
+)
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Task
 from .webhooks import verify_webhook
 
@@ -31,4 +47,18 @@ __all__ = [
     "MonteCarlo",
     "WebhookVerificationError",
     "verify_webhook",
+    "Strategy",
+    "EntryBlock",
+    "ExitBlock",
+    "SingleCondition",
+    "Scoring",
+    "TimeOrder",
+    "RiskControlOnly",
+    "Condition",
+    "Signal",
+    "Rule",
+    "signal",
+    "sma",
+    "sma_cross",
+    "when",
 ]

@@ -137,6 +137,13 @@ class Client:
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self._send(method, path, **kwargs).json()
 
+    def _object(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """A call whose answer is a JSON object."""
+        body = self._json(method, path, **kwargs)
+        if not isinstance(body, dict):
+            raise MarketlabError(None, f"{method} {path} answered {type(body).__name__}, not an object", body)
+        return body
+
     def _arrow(self, method: str, path: str, **kwargs: Any) -> bytes:
         headers = {"Accept": ARROW, **kwargs.pop("headers", {})}
         response = self._send(method, path, headers=headers, **kwargs)
@@ -151,11 +158,11 @@ class Client:
             raise error_for(code, message_of(body, "refused"), body)
         return body.get("data")
 
-    def _submit(self, path: str, body: Any, key: str | None, **kwargs: Any) -> dict:
+    def _submit(self, path: str, body: Any, key: str | None, **kwargs: Any) -> dict[str, Any]:
         headers = {"Idempotency-Key": key or str(uuid.uuid4())}
         if body is not None:
             kwargs["json"] = body
-        return self._json("POST", path, headers=headers, **kwargs)
+        return self._object("POST", path, headers=headers, **kwargs)
 
     def _long_poll(self, status_path: str) -> float:
         """Seconds of `?wait=` the server's status operation takes (0: none)."""
@@ -171,11 +178,11 @@ class Client:
 
     # -- backtests ---------------------------------------------------------
 
-    def validate(self, strategy: Mapping) -> dict:
+    def validate(self, strategy: Mapping[str, Any]) -> dict[str, Any]:
         """The strategy as the server reads it (defaults filled, warnings)."""
-        return self._json("POST", "/backtest/validate", json=strategy)
+        return self._object("POST", "/backtest/validate", json=strategy)
 
-    def backtest(self, strategy: Mapping, *, bars: pd.DataFrame | None = None, idempotency_key: str | None = None) -> BacktestTask:
+    def backtest(self, strategy: Mapping[str, Any], *, bars: pd.DataFrame | None = None, idempotency_key: str | None = None) -> BacktestTask:
         """Submits a backtest. With `bars` (Date index or column, Open, High,
         Low, Close, Volume and any signal columns) it runs on those bars
         (CSV mode), sent as Parquet."""
@@ -204,13 +211,13 @@ class Client:
 
     def batch(
         self,
-        strategy: Mapping | Iterable[Mapping] | None = None,
+        strategy: Mapping[str, Any] | Iterable[Mapping[str, Any]] | None = None,
         *,
-        grid: Mapping[str, list] | None = None,
-        strategies: Iterable[Mapping] | None = None,
+        grid: Mapping[str, list[Any]] | None = None,
+        strategies: Iterable[Mapping[str, Any]] | None = None,
         name: str | None = None,
-        statistics: Mapping | bool | None = None,
-        walk_forward: Mapping | None = None,
+        statistics: Mapping[str, Any] | bool | None = None,
+        walk_forward: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> BatchTask:
         """A batch: one strategy and a `grid` of dotted paths to values, or
@@ -225,8 +232,8 @@ class Client:
         if strategies is None and strategy is not None and not isinstance(strategy, Mapping):
             strategy, strategies = None, strategy
         if strategies is not None:
-            body: dict = {"strategies": list(strategies)}
-        elif strategy is not None and grid is not None:
+            body: dict[str, Any] = {"strategies": list(strategies)}
+        elif isinstance(strategy, Mapping) and grid is not None:
             body = {"strategy": dict(strategy), "grid": dict(grid)}
         else:
             raise ValueError("batch() takes a strategy and a grid, or a list of strategies")
@@ -289,7 +296,7 @@ class Client:
         body = {"benchmark": benchmark, "stock_comparison": symbol_list(symbols), "start_date": as_date(start_date), "end_date": as_date(end_date), **params}
         return self._rolling("/symbol_beta", body)
 
-    def _rolling(self, path: str, body: dict) -> pd.DataFrame:
+    def _rolling(self, path: str, body: dict[str, Any]) -> pd.DataFrame:
         frame = from_arrow(self._arrow("POST", path, json=body))
         code = int(frame.attrs.get("code", 211))
         if code >= 400:
@@ -369,23 +376,23 @@ class Client:
 
     # -- webhooks ----------------------------------------------------------
 
-    def add_webhook(self, url: str, events: Iterable[str] | None = None, description: str | None = None) -> dict:
+    def add_webhook(self, url: str, events: Iterable[str] | None = None, description: str | None = None) -> dict[str, Any]:
         """Registers an endpoint; the answer's `secret` (`whsec_...`) is shown
         only here: keep it to verify deliveries (`marketlab.verify_webhook`)."""
-        body: dict = {"url": url}
+        body: dict[str, Any] = {"url": url}
         if events is not None:
             body["events"] = list(events)
         if description is not None:
             body["description"] = description
-        return self._json("POST", "/webhooks", json=body)
+        return self._object("POST", "/webhooks", json=body)
 
     def webhooks(self) -> pd.DataFrame:
         """The account's endpoints, one row each (no secrets)."""
         return pd.DataFrame(self._json("GET", "/webhooks")["endpoints"])
 
-    def rotate_webhook(self, webhook_id: str, keep_previous_hours: float = 24) -> dict:
+    def rotate_webhook(self, webhook_id: str, keep_previous_hours: float = 24) -> dict[str, Any]:
         """A new secret (in the answer); the previous one keeps signing beside it for `keep_previous_hours`."""
-        return self._json("POST", f"/webhooks/{webhook_id}/rotate", json={"keep_previous_hours": keep_previous_hours})
+        return self._object("POST", f"/webhooks/{webhook_id}/rotate", json={"keep_previous_hours": keep_previous_hours})
 
     def delete_webhook(self, webhook_id: str) -> None:
         self._send("DELETE", f"/webhooks/{webhook_id}")
@@ -400,16 +407,16 @@ class Client:
                 frame[column] = pd.to_datetime(frame[column], utc=True)
         return frame
 
-    def redeliver(self, webhook_id: str, delivery_id: str) -> dict:
+    def redeliver(self, webhook_id: str, delivery_id: str) -> dict[str, Any]:
         """Sends a delivery again (same `webhook-id` and body)."""
-        return self._json("POST", f"/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver")
+        return self._object("POST", f"/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver")
 
     # -- account -----------------------------------------------------------
 
-    def usage(self, month: Any = None) -> dict:
+    def usage(self, month: Any = None) -> dict[str, Any]:
         """The account's usage this month (or `month`: `YYYY-MM`, or a date
         in it) beside its plan's limits."""
-        return self._json("GET", "/usage", params={"month": as_month(month)} if month is not None else None)
+        return self._object("GET", "/usage", params={"month": as_month(month)} if month is not None else None)
 
 
 def _retry_after(response: httpx.Response) -> float | None:

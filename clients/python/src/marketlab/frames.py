@@ -4,6 +4,7 @@ dictionaries of columns, with dates as a DatetimeIndex."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -13,7 +14,7 @@ def from_arrow(body: bytes) -> pd.DataFrame:
     """An Arrow IPC stream; its schema metadata (JSON text where it parses)
     goes to `frame.attrs`."""
     table = pa.ipc.open_stream(body).read_all()
-    frame = table.to_pandas()
+    frame: pd.DataFrame = table.to_pandas()
     for key, value in (table.schema.metadata or {}).items():
         text = value.decode()
         try:
@@ -23,11 +24,11 @@ def from_arrow(body: bytes) -> pd.DataFrame:
     return frame
 
 
-def records_frame(rows: list) -> pd.DataFrame:
+def records_frame(rows: list[Any]) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
 
 
-def columns_frame(columns: dict) -> pd.DataFrame:
+def columns_frame(columns: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(columns) if columns else pd.DataFrame()
 
 

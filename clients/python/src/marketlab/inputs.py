@@ -23,7 +23,7 @@ def as_date(value: Any) -> str:
     if isinstance(value, np.datetime64):
         value = pd.Timestamp(value)
     if isinstance(value, dt.datetime):
-        if value.time() != dt.time(0) or getattr(value, "nanosecond", 0):
+        if value.time() != dt.time(0) or getattr(value, "nanosecond", False):
             raise ValueError(f"{value!r} has a time of day; pass its date")
         return value.date().isoformat()
     if isinstance(value, dt.date):

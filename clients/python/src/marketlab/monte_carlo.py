@@ -4,6 +4,8 @@ paths and each method's fan of equity paths."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 METHODS = ("trades", "returns")
@@ -16,7 +18,7 @@ class MonteCarlo:
     columns are named `p5`, `p25`, ... (CAGR and drawdown in percent,
     equity in capital)."""
 
-    def __init__(self, raw: dict):
+    def __init__(self, raw: dict[str, Any]):
         #: The answer as the server gave it.
         self.raw = raw
         self.draws: int = raw["draws"]

@@ -5,7 +5,7 @@ the answer into DataFrames."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .client import Client
 
 FINAL = ("SUCCESS", "FAILED")
+TaskT = TypeVar("TaskT", bound="Task")
 
 
 class Task:
@@ -26,10 +27,10 @@ class Task:
     #: The status path; `{id}` is the task's id.
     status_path = ""
 
-    def __init__(self, client: "Client", task_id: str, record: dict | None = None):
+    def __init__(self, client: "Client", task_id: str, record: dict[str, Any] | None = None):
         self.client = client
         self.id = task_id
-        self.record: dict = record or {}
+        self.record: dict[str, Any] = record or {}
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id} {self.status}>"
@@ -39,16 +40,26 @@ class Task:
         """PENDING, RUNNING, SUCCESS or FAILED (read again unless final)."""
         if self.record.get("status") not in FINAL:
             self.refresh()
-        return self.record.get("status", "PENDING")
+        return str(self.record.get("status", "PENDING"))
 
-    def refresh(self, wait: float | None = None) -> dict:
+    def refresh(self, wait: float | None = None) -> dict[str, Any]:
         params = {"wait": f"{wait:g}"} if wait else None
-        self.record = self.client._json("GET", self.status_path.format(id=self.id), params=params)
+        self.record = self.client._object("GET", self.status_path.format(id=self.id), params=params)
         return self.record
 
-    def wait(self, timeout: float = 600.0) -> "Task":
+    def wait(self: TaskT, timeout: float = 600.0) -> TaskT:
         """Blocks until the task ends: with the server's long-poll where it
-        offers one (`?wait=`), else polling with backoff from 5 ms to 1 s."""
+        offers one (`?wait=`), else polling with backoff from 5 ms to 1 s.
+
+        Args:
+            timeout: seconds to wait at most.
+
+        Returns:
+            This task (its own class: a `BacktestTask` stays one), SUCCESS.
+
+        Raises:
+            TaskFailed: the task ended FAILED (`message` says why).
+            TaskTimeout: `timeout` ran out first (the task goes on)."""
         deadline = time.monotonic() + timeout
         pause = 0.005
         long_poll = self.client._long_poll(self.status_path)
@@ -69,7 +80,7 @@ class Task:
     def _error(self) -> str:
         return str(self.record.get("error") or self.record.get("result") or "no reason given")
 
-    def _done(self) -> dict:
+    def _done(self) -> dict[str, Any]:
         if self.record.get("status") not in FINAL:
             self.wait()
         elif self.record["status"] == "FAILED":
@@ -81,7 +92,7 @@ class Task:
         """The task as a page with charts, to open in a browser."""
         if "report_url" not in self.record:
             self.refresh()
-        return self.client.url + self.record["report_url"]
+        return self.client.url + str(self.record["report_url"])
 
 
 class BacktestTask(Task):
@@ -90,9 +101,10 @@ class BacktestTask(Task):
     status_path = "/backtest/status/{id}"
 
     @property
-    def raw(self) -> dict:
+    def raw(self) -> dict[str, Any]:
         """The result object as the server answers it (metrics and trade lists)."""
-        return self._done()["result"]
+        result: dict[str, Any] = self._done()["result"]
+        return result
 
     @property
     def result(self) -> pd.Series:
@@ -100,10 +112,10 @@ class BacktestTask(Task):
         scalars = {k: v for k, v in self.raw.items() if not isinstance(v, (list, dict))}
         return pd.Series(scalars, name=self.id, dtype=object)
 
-    def _chart(self) -> dict:
+    def _chart(self) -> dict[str, Any]:
         if not hasattr(self, "_chart_cache"):
             self._done()
-            self._chart_cache = self.client._json("GET", f"/backtest/chart/{self.id}")
+            self._chart_cache = self.client._object("GET", f"/backtest/chart/{self.id}")
         return self._chart_cache
 
     @property
@@ -112,7 +124,7 @@ class BacktestTask(Task):
         indexed by date."""
         chart = self._chart()
         frame = pd.DataFrame({k: chart[k] for k in ("close", "equity", "drawdown")})
-        frame.index = pd.DatetimeIndex(pd.to_datetime(chart["time"]), name="Date")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series(chart["time"])), name="Date")
         return frame
 
     @property
@@ -168,7 +180,7 @@ class BatchTask(Task):
         strategy. Statistics that could not be computed are absent, and
         `notes` says why."""
         st = self._done().get("statistics") or {}
-        flat: dict = {}
+        flat: dict[str, Any] = {}
         for key, value in st.items():
             if isinstance(value, dict):
                 flat.update({k: v for k, v in value.items() if not isinstance(v, list)})
@@ -230,7 +242,7 @@ class BatchTask(Task):
         return str(self.record.get("error") or "no reason given")
 
 
-def _monte_carlo_params(draws: int, seed: int, block: int | None) -> dict:
+def _monte_carlo_params(draws: int, seed: int, block: int | None) -> dict[str, Any]:
     params = {"draws": draws, "seed": seed}
     if block is not None:
         params["block"] = block
@@ -241,8 +253,9 @@ class AnalyticsTask(Task):
     """An analytics service task: its answer is the envelope's `data`."""
 
     @property
-    def raw(self) -> dict:
-        return self._done()["result"]["data"]
+    def raw(self) -> dict[str, Any]:
+        data: dict[str, Any] = self._done()["result"]["data"]
+        return data
 
 
 class CpmTask(AnalyticsTask):
@@ -283,5 +296,5 @@ class ScannerBacktestTask(AnalyticsTask):
         """Equity and cash per session."""
         data = self.raw
         frame = pd.DataFrame({"equity": data.get("equity", []), "cash": data.get("cash", [])})
-        frame.index = pd.DatetimeIndex(pd.to_datetime(data.get("dates", [])), name="Date")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series(data.get("dates", []))), name="Date")
         return frame

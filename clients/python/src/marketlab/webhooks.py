@@ -43,8 +43,8 @@ def verify_webhook(
     *,
     tolerance: float = TOLERANCE,
     now: float | None = None,
-) -> Any:
-    """The delivery's event (parsed JSON) if `secret` signed it and its
+) -> dict[str, Any]:
+    """The delivery's event (a JSON object) if `secret` signed it and its
     timestamp is within `tolerance` seconds of now; raises
     `WebhookVerificationError` otherwise. During a rotation's overlap the
     server signs with both secrets: either verifies."""
@@ -67,5 +67,8 @@ def verify_webhook(
     for given in signatures.split(" "):
         version, _, value = given.partition(",")
         if version == "v1" and hmac.compare_digest(expected, value.encode()):
-            return json.loads(body)
+            event = json.loads(body)
+            if not isinstance(event, dict):
+                raise WebhookVerificationError("the signed body is not a JSON object")
+            return event
     raise WebhookVerificationError("no matching signature")
