@@ -104,11 +104,15 @@ def test_a_2000_strategy_grid_becomes_one_row_per_strategy(client):
     results = batch.wait(timeout=300).results
     assert len(results) == len(fast) * len(slow) == 2000
     assert batch.progress == (2000, 2000)
-    key = "entry.condition.signal.params.period,exit.condition.signal.params.period"
-    assert set(results[key].astype(str)) == set(fast)
+    # The varied keys by the last segments that tell them apart, as integers.
+    assert batch.names == {
+        "entry.condition.signal.params.period,exit.condition.signal.params.period": "params.period",
+        "entry.condition.rule.period,exit.condition.rule.period": "rule.period",
+    }
+    assert results["params.period"].dtype == "int64" and set(results["params.period"]) == {int(f) for f in fast}
     # The best row, run again on its own, gives the same numbers.
     best = results.loc[results["Total Return (%)"].idxmax()]
-    f, s = int(best[key]), int(best["entry.condition.rule.period,exit.condition.rule.period"])
+    f, s = int(best["params.period"]), int(best["rule.period"])
     alone = client.backtest(sma_cross(f, s)).wait(timeout=120).result
     assert alone["Total Return (%)"] == pytest.approx(best["Total Return (%)"], rel=1e-12)
     assert alone["Total Trades"] == best["Total Trades"]
@@ -200,7 +204,7 @@ def test_a_monte_carlo_gives_bands_and_fans_as_frames(client, done):
 
 def test_a_batch_rows_monte_carlo_is_its_strategy_s(client, done):
     batch = client.batch(sma_cross(), grid={"entry.condition.rule.period,exit.condition.rule.period": ["20", "50"]}).wait(timeout=120)
-    row = int(batch.results.index[batch.results["entry.condition.rule.period,exit.condition.rule.period"].astype(str) == "20"][0])
+    row = int(batch.results.index[batch.results["period"] == 20][0])
     pd.testing.assert_frame_equal(batch.monte_carlo(row, draws=300, seed=2).bands, done.monte_carlo(draws=300, seed=2).bands)
 
 

@@ -23,7 +23,8 @@ def test_the_python_page_runs(env):
         exec(compile(block, f"{PAGE.name} block {i + 1}", "exec"), namespace)
     # What the page shows holds.
     assert len(namespace["results"]) == 20
-    assert namespace["heat"].shape == (5, 4)
+    assert namespace["heat"].shape == (4, 5)
+    assert namespace["best_strategy"]["entry"]["condition"]["signal"]["params"]["period"] == namespace["best"]["fast"]
     assert namespace["best"]["Sharpe Ratio"] == namespace["results"]["Sharpe Ratio"].max()
     assert namespace["ax"].get_title() == "SMA 10/20 on SPX"
     assert namespace["mc"].bands.shape == (6, 6)

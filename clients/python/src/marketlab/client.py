@@ -16,6 +16,7 @@ import httpx
 import pandas as pd
 
 from .errors import ConnectionFailed, MarketlabError, RateLimited, error_for, message_of
+from .grids import bars_rows
 from .inputs import as_date, as_month, json_text, query, symbol_list
 from .frames import dated, from_arrow, records_frame
 from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask
@@ -218,6 +219,8 @@ class Client:
         name: str | None = None,
         statistics: Mapping[str, Any] | bool | None = None,
         walk_forward: Mapping[str, Any] | None = None,
+        bars: pd.DataFrame | None = None,
+        names: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> BatchTask:
         """A batch: one strategy and a `grid` of dotted paths to values, or
@@ -228,13 +231,26 @@ class Client:
         `walk_forward` adds a walk-forward analysis: `in_sample` and
         `out_of_sample` window lengths in bars, `anchored` (default False)
         and `metric` (`sharpe`, `sortino`, `total_return`, `cagr` or
-        `calmar`)."""
+        `calmar`).
+        `bars` (as `backtest(bars=)` takes them) runs every strategy on
+        those bars (CSV mode). `names` names the grid's keys in `results`
+        (otherwise each key's last path segments that tell it apart).
+
+        Returns:
+            The batch's handle; `wait()` it, then read `results`.
+
+        Raises:
+            ValueError: neither a strategy with a grid nor a list was given.
+            MarketlabError: the server refused the batch (its `field` says where)."""
         if strategies is None and strategy is not None and not isinstance(strategy, Mapping):
             strategy, strategies = None, strategy
+        own = None if bars is None else {"csv_mode": True, "csv_data": bars_rows(bars)}
         if strategies is not None:
-            body: dict[str, Any] = {"strategies": list(strategies)}
+            listed = [dict(s, **own) if own else dict(s) for s in strategies]
+            body: dict[str, Any] = {"strategies": listed}
         elif isinstance(strategy, Mapping) and grid is not None:
-            body = {"strategy": dict(strategy), "grid": dict(grid)}
+            base = dict(strategy, **own) if own else dict(strategy)
+            body = {"strategy": base, "grid": dict(grid)}
         else:
             raise ValueError("batch() takes a strategy and a grid, or a list of strategies")
         if name:
@@ -246,7 +262,7 @@ class Client:
         if walk_forward is not None:
             body["walk_forward"] = dict(walk_forward)
         answer = self._submit("/backtest/batch", body, idempotency_key)
-        return BatchTask(self, answer["task_id"])
+        return BatchTask(self, answer["task_id"], submitted=body, names=names)
 
     def cpm_scan(self, idempotency_key: str | None = None, **params: Any) -> CpmTask:
         """A pattern scan task (`symbol`, `system_pattern` or a window, `corr_per`, ...)."""

@@ -5,12 +5,13 @@ the answer into DataFrames."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 import pandas as pd
 
 from .errors import TaskFailed, TaskTimeout
 from .frames import columns_frame, dated, from_arrow, records_frame
+from .grids import original, short_names, typed, with_values
 from .monte_carlo import MonteCarlo
 
 if TYPE_CHECKING:
@@ -153,6 +154,19 @@ class BatchTask(Task):
 
     status_path = "/backtest/batch/{id}"
 
+    def __init__(self, client: "Client", task_id: str, record: dict[str, Any] | None = None, *,
+                 submitted: dict[str, Any] | None = None, names: Mapping[str, str] | None = None):
+        super().__init__(client, task_id, record)
+        #: The body this client submitted (None for a batch read by its id).
+        self.submitted = submitted
+        self._given_names = dict(names or {})
+
+    @property
+    def names(self) -> dict[str, str]:
+        """Each grid key (its dotted paths) by the column name `results` gives it."""
+        paths = self._done().get("paths") or []
+        return short_names(paths, self._given_names)
+
     @property
     def progress(self) -> tuple[int, int]:
         """(done, total) strategies."""
@@ -162,13 +176,55 @@ class BatchTask(Task):
     @property
     def results(self) -> pd.DataFrame:
         """One row per strategy, indexed by its position in the batch: the
-        varied parameters (as their dotted paths) then the metrics; a
-        strategy that could not run has its `error`."""
+        varied parameters by their short names (`names`; integers and
+        floats as such) then the metrics (`Total Return (%)`, `Sharpe
+        Ratio`, `Max Drawdown`, ...); a strategy that could not run has its
+        `error`."""
         if not hasattr(self, "_results"):
             self._done()
             body = self.client._arrow("GET", f"/backtest/batch/{self.id}/results", params={"format": "arrow"})
-            self._results = from_arrow(body).set_index("index")
+            frame = from_arrow(body).set_index("index")
+            names = self.names
+            for key in names:
+                if key in frame.columns:
+                    frame[key] = typed(frame[key])
+            self._results = frame.rename(columns=names)
         return self._results
+
+    def strategy(self, row: int) -> dict[str, Any]:
+        """The full strategy of row `row` (its index in `results`), as it ran.
+
+        Raises:
+            ValueError: the batch was not submitted by this client object
+                (the server keeps a batch's rows, not its body)."""
+        if self.submitted is None:
+            raise ValueError("the strategy of a row is known for batches submitted by this client object")
+        if "strategies" in self.submitted:
+            chosen: dict[str, Any] = self.submitted["strategies"][row]
+            return chosen
+        grid = self.submitted["grid"]
+        cells = self.results.loc[row]
+        values = {key: original(grid, key, cells[name]) for key, name in self.names.items()}
+        return with_values(self.submitted["strategy"], values)
+
+    def heatmap(self, x: str, y: str, metric: str = "Sharpe Ratio", *, plot: bool = False) -> pd.DataFrame:
+        """`metric` over two varied parameters: `y`'s values as rows, `x`'s
+        as columns (by their names in `results`); with `plot`, drawn too
+        (matplotlib), its axes in `attrs["ax"]`."""
+        pivot = self.results.pivot_table(index=y, columns=x, values=metric, aggfunc="first")
+        if plot:
+            import matplotlib.pyplot as plt
+
+            fig, ax = plt.subplots()
+            image = ax.imshow(pivot.to_numpy(), aspect="auto", origin="lower", cmap="viridis")
+            ax.set_xticks(range(len(pivot.columns)), [str(c) for c in pivot.columns])
+            ax.set_yticks(range(len(pivot.index)), [str(i) for i in pivot.index])
+            ax.set_xlabel(x)
+            ax.set_ylabel(y)
+            ax.set_title(metric)
+            fig.colorbar(image, ax=ax)
+            pivot.attrs["ax"] = ax
+        return pivot
 
     @property
     def statistics(self) -> pd.Series:
