@@ -143,7 +143,8 @@ async fn a_batch_s_long_polls_answer_at_its_last_chunk_sharing_one_read_and_its_
         lates.push((*answered - last_chunk).to_std().unwrap_or_default());
     }
     // Woken by the last chunk's end, not a re-read (15 s): half of the
-    // waiters within 50 ms of it (17-28 ms each in this debug build), and
+    // waiters within 250 ms of it (17-28 ms each in this debug build on an
+    // idle machine, 63 ms with the suite and a type checker beside it), and
     // every one within a second, since a loaded machine can hold back a
     // wake-up that shares two cores with the other tests.
     lates.sort();
@@ -153,7 +154,7 @@ async fn a_batch_s_long_polls_answer_at_its_last_chunk_sharing_one_read_and_its_
         lates[WAITERS - 1]
     );
     assert!(
-        lates[WAITERS / 2] < Duration::from_millis(50),
+        lates[WAITERS / 2] < Duration::from_millis(250),
         "answered {lates:?} after the last chunk's outcome was stored"
     );
     assert!(
