@@ -48,6 +48,10 @@ def map_query(ctx, query):
         q = dict(query)
         _order(q, "start_date", "end_date")
         return q
+    if query and _path(ctx).startswith("/ws/prices"):
+        q = dict(query)
+        _order(q, "start", "end")
+        return q
     if not query or not _path(ctx).startswith(("/seasonality", "/views/seasonality")):
         return query
     q = dict(query)

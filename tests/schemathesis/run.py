@@ -34,9 +34,15 @@ HERE = Path(__file__).resolve().parent
 # Operations whose 2xx depends on time, not on the request: a batch's
 # results are 409 until its chunks are done, and the stateful phase asks
 # right after the submit. tests/e2e/batch.rs checks their 200s.
-# A backtest's series likewise are 409 until it has succeeded
-# (tests/e2e/own_data.rs and the Python client's tests check their 200s).
-TIME_DEPENDENT = {("GET", "/backtest/batch/{batch_id}/results"), ("GET", "/backtest/chart/{task_id}")}
+# A backtest's series, trades and equity likewise are 409 until it has
+# succeeded (tests/e2e/own_data.rs and the Python client's tests check
+# their 200s).
+TIME_DEPENDENT = {
+    ("GET", "/backtest/batch/{batch_id}/results"),
+    ("GET", "/backtest/chart/{task_id}"),
+    ("GET", "/backtest/trades/{task_id}"),
+    ("GET", "/backtest/equity/{task_id}"),
+}
 DEMO = ("demo@marketlab.local", "demo-password")
 # A backtest that succeeds (a follow-up's task, and the webhook follow-ups'
 # delivery).

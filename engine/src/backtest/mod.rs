@@ -264,6 +264,7 @@ fn exit_after(
     }
 }
 
+pub mod ledger;
 mod metrics;
 pub mod monte_carlo;
 pub mod walk_forward;

@@ -5,7 +5,7 @@ the answer into DataFrames."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, TypeVar
 
 import pandas as pd
 
@@ -109,9 +109,15 @@ class BacktestTask(Task):
 
     @property
     def result(self) -> pd.Series:
-        """The metrics (Total Return (%), Sharpe Ratio, ...) as a Series."""
-        scalars = {k: v for k, v in self.raw.items() if not isinstance(v, (list, dict))}
-        return pd.Series(scalars, name=self.id, dtype=object)
+        """The metrics (Total Return (%), Sharpe Ratio, ...) as a Series;
+        `attrs["warnings"]` holds the run's warnings and
+        `attrs["defaults_applied"]` the defaults that decided it."""
+        raw = self.raw
+        scalars = {k: v for k, v in raw.items() if not isinstance(v, (list, dict))}
+        series = pd.Series(scalars, name=self.id, dtype=object)
+        series.attrs["warnings"] = list(raw.get("warnings") or [])
+        series.attrs["defaults_applied"] = dict(raw.get("defaults_applied") or {})
+        return series
 
     def _chart(self) -> dict[str, Any]:
         if not hasattr(self, "_chart_cache"):
@@ -121,21 +127,42 @@ class BacktestTask(Task):
 
     @property
     def equity(self) -> pd.DataFrame:
-        """Per bar of the window: close, equity (capital) and drawdown (%),
-        indexed by date."""
+        """Per bar of the window, indexed by date: `close`, `equity` (in
+        the capital's currency), `drawdown` (%, 0 or negative),
+        `position` (units held at the close, negative short), `cash`,
+        `daily_return` (the equity's return from the bar before, a
+        fraction; NaN on the first bar) and `benchmark` (the benchmark
+        bought with the initial capital at the first close)."""
         chart = self._chart()
-        frame = pd.DataFrame({k: chart[k] for k in ("close", "equity", "drawdown")})
+        columns = ("close", "equity", "drawdown", "position", "cash", "daily_return", "benchmark")
+        frame = pd.DataFrame({k: chart[k] for k in columns}).astype("float64")
         frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series(chart["time"])), name="Date")
+        frame.attrs["benchmark"] = chart.get("benchmark_symbol")
         return frame
 
     @property
+    def returns(self) -> pd.Series:
+        """The equity's daily returns from the window's second bar on (the
+        returns the metrics are computed from), by date: what quantstats
+        and pyfolio take as they are."""
+        r = self.equity["daily_return"].iloc[1:]
+        r.name = "returns"
+        return r
+
+    @property
     def trades(self) -> pd.DataFrame:
-        """One row per trade, indexed by entry date: exit date, fill prices,
-        return after costs (%) and why it closed."""
+        """One row per trade, indexed by its entry time: `exit_time`,
+        `entry_price` and `exit_price` (fills before slippage),
+        `return_pct` (after costs), `size` (units), `profit` (in money,
+        after costs), `bars_held`, `exit_reason` (`Signal`, `Stop Loss`,
+        `Take Profit`, `Max Holding`, or `Open` for one still held at the
+        end) and `mae_pct` / `mfe_pct` (the worst and best move while held,
+        % of the entry fill)."""
         chart = self._chart()
-        frame = pd.DataFrame(chart["trades"], columns=["entry_time", "exit_time", "entry_price", "exit_price", "return_pct"])
-        reasons = self.raw.get("Exit Reason") or []
-        frame["exit_reason"] = reasons if len(reasons) == len(frame) else None
+        columns = ["entry_time", "exit_time", "entry_price", "exit_price", "return_pct", "size", "profit",
+                   "bars_held", "exit_reason", "mae_pct", "mfe_pct"]
+        frame = pd.DataFrame(chart["trades"], columns=columns)
+        frame["bars_held"] = frame["bars_held"].astype("int64")
         frame["exit_time"] = pd.to_datetime(frame["exit_time"])
         frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("entry_time")), name="entry_time")
         return frame
@@ -191,8 +218,9 @@ class BatchTask(Task):
             self._results = frame.rename(columns=names)
         return self._results
 
-    def strategy(self, row: int) -> dict[str, Any]:
-        """The full strategy of row `row` (its index in `results`), as it ran.
+    def strategy(self, row: Hashable) -> dict[str, Any]:
+        """The full strategy of row `row` (its label in `results`, as
+        `idxmax()` gives it), as it ran.
 
         Raises:
             ValueError: the batch was not submitted by this client object
@@ -200,10 +228,11 @@ class BatchTask(Task):
         if self.submitted is None:
             raise ValueError("the strategy of a row is known for batches submitted by this client object")
         if "strategies" in self.submitted:
-            chosen: dict[str, Any] = self.submitted["strategies"][row]
+            chosen: dict[str, Any] = self.submitted["strategies"][int(str(row))]  # batch order
             return chosen
         grid = self.submitted["grid"]
-        cells = self.results.loc[row]
+        position = int(str(row))
+        cells = self.results.loc[position]
         values = {key: original(grid, key, cells[name]) for key, name in self.names.items()}
         return with_values(self.submitted["strategy"], values)
 

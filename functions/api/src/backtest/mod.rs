@@ -2,6 +2,7 @@
 //! `services::backtest`.
 
 pub mod batch;
+pub mod exports;
 pub mod monte_carlo;
 pub mod report;
 pub mod routes;

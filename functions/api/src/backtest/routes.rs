@@ -37,6 +37,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(documented!(super::batch::batches))
         .routes(documented!(super::report::backtest_report))
         .routes(documented!(super::report::backtest_chart))
+        .routes(documented!(super::exports::backtest_trades))
+        .routes(documented!(super::exports::backtest_equity))
         .routes(documented!(super::report::batch_report))
         .routes(documented!(super::report::batch_walk_forward))
         .routes(documented!(super::monte_carlo::backtest_monte_carlo))
@@ -57,6 +59,8 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
             links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))),
                 ("report" = (operation_id = "backtest_report", parameters(("task_id" = "$response.body#/task_id")))),
                 ("chart" = (operation_id = "backtest_chart", parameters(("task_id" = "$response.body#/task_id")))),
+                ("trades" = (operation_id = "backtest_trades", parameters(("task_id" = "$response.body#/task_id")))),
+                ("equity" = (operation_id = "backtest_equity", parameters(("task_id" = "$response.body#/task_id")))),
                 ("monte_carlo" = (operation_id = "backtest_monte_carlo", parameters(("task_id" = "$response.body#/task_id")))))),
         (status = 400, description = "Missing fields or invalid strategy; the message names the field", body = crate::openapi::ErrorDetail),
         (status = 404, description = "The symbol or benchmark has no data; `field` names it", body = crate::openapi::ErrorDetail),

@@ -10,6 +10,7 @@ use super::run::{Inputs, Planned, plan, report};
 use engine::backtest::Report;
 use engine::workspace::Workspace;
 use platform::marketdata::MarketData;
+use platform::marketdata::columns::Column;
 use serde::Serialize;
 use serde_json::Value;
 #[cfg(feature = "openapi")]
@@ -21,10 +22,27 @@ pub struct ChartTrade {
     /// Entry and exit bars' times, `YYYY-MM-DD` (daily) or `YYYY-MM-DDTHH:MM:SS`.
     pub entry_time: String,
     pub exit_time: String,
+    /// Fill prices before slippage.
     pub entry_price: f64,
     pub exit_price: f64,
     /// After costs, percent.
     pub return_pct: f64,
+    /// Units bought (sold short): the equity committed at the entry
+    /// (`capital_alloc` of it) over the entry fill after slippage.
+    pub size: f64,
+    /// Profit after slippage and commission, in the capital's currency.
+    pub profit: f64,
+    /// Bars from the entry fill to the exit fill.
+    pub bars_held: usize,
+    /// `Signal`, `Stop Loss`, `Take Profit`, `Max Holding`, or `Open`
+    /// (still held at the last bar, closed there for the metrics).
+    pub exit_reason: &'static str,
+    /// The worst move against the position while held, percent of the
+    /// entry fill (0 or negative): the held bars' lows (highs, short)
+    /// from the entry fill to the exit fill.
+    pub mae_pct: f64,
+    /// The best move for it, percent (0 or positive).
+    pub mfe_pct: f64,
 }
 
 /// The series of a report page, one value per bar of the window.
@@ -38,6 +56,20 @@ pub struct Chart {
     pub equity: Vec<f64>,
     /// Percent below the highest equity so far (0 or negative).
     pub drawdown: Vec<f64>,
+    /// Units held at the bar's close (negative short, 0 flat).
+    pub position: Vec<f64>,
+    /// Cash at the bar's close: equity less the position's value.
+    pub cash: Vec<f64>,
+    /// The equity's return from the bar before, a fraction (none on the
+    /// first bar): the returns the metrics are computed from.
+    pub daily_return: Vec<Option<f64>>,
+    /// The benchmark (`benchmark`, default SPX) bought with the initial
+    /// capital at the window's first close: its close on or before each
+    /// bar's date over that first one (its first close where it starts
+    /// later), times the capital.
+    pub benchmark: Vec<f64>,
+    /// The benchmark's symbol.
+    pub benchmark_symbol: String,
     pub trades: Vec<ChartTrade>,
 }
 
@@ -67,45 +99,98 @@ pub async fn chart(
     params: &Value,
     upload: Option<std::sync::Arc<super::csv::Upload>>,
 ) -> crate::Result<Chart> {
-    rerun(market, params, upload, |p, planned, r| {
-        let intraday = p.frequency == super::params::BtFrequency::Hourly;
-        let capital = p.capital;
-        let symbol = p.symbol.clone();
-        let bars = &planned.bars;
-        let start = planned.settings.start.min(bars.len());
-        let curve = engine::backtest::equity_curve(bars, &r.trades, &planned.settings);
-        let mut peak = f64::MIN;
-        let drawdown = curve
-            .iter()
-            .map(|e| {
-                peak = peak.max(*e);
-                (e / peak - 1.0) * 100.0
-            })
-            .collect();
-        let last = bars.len().saturating_sub(1);
-        Chart {
-            symbol,
-            time: bars.time[start..]
-                .iter()
-                .map(|t| stamp(*t, intraday))
-                .collect(),
-            close: bars.close[start..].to_vec(),
-            equity: curve.iter().map(|e| e * capital).collect(),
-            drawdown,
-            trades: r
-                .trades
-                .iter()
-                .map(|t| ChartTrade {
-                    entry_time: stamp(bars.time[t.entry_bar.min(last)], intraday),
-                    exit_time: stamp(bars.time[t.exit_bar.min(last)], intraday),
-                    entry_price: t.entry_price,
-                    exit_price: t.exit_price,
-                    return_pct: t.ret * 100.0,
-                })
-                .collect(),
-        }
+    let (prepared, planned) = load(market, params, upload).await?;
+    let bench = market.daily(&prepared.params().benchmark).await?;
+    tokio::task::spawn_blocking(move || {
+        let report = run_again(&planned);
+        drawn(prepared.params(), &planned, &report, &bench)
     })
     .await
+    .map_err(|e| platform::PortError::internal(e).into())
+}
+
+/// The chart of a run (pure).
+fn drawn(p: &StrategyParams, planned: &Planned, r: &Report, bench: &engine::Bars) -> Chart {
+    use engine::backtest::ledger::{holdings, trade_ledger};
+    let intraday = p.frequency == super::params::BtFrequency::Hourly;
+    let capital = p.capital;
+    let bars = &planned.bars;
+    let s = &planned.settings;
+    let start = s.start.min(bars.len());
+    let curve = engine::backtest::equity_curve(bars, &r.trades, s);
+    let mut peak = f64::MIN;
+    let drawdown = curve
+        .iter()
+        .map(|e| {
+            peak = peak.max(*e);
+            (e / peak - 1.0) * 100.0
+        })
+        .collect();
+    let daily_return = std::iter::once(None)
+        .chain(curve.windows(2).map(|w| Some(w[1] / w[0] - 1.0)))
+        .take(curve.len())
+        .collect();
+    let held = holdings(bars, &r.trades, s);
+    let ledger = trade_ledger(bars, &r.trades, s);
+    let last = bars.len().saturating_sub(1);
+    Chart {
+        symbol: p.symbol.clone(),
+        time: bars.time[start..]
+            .iter()
+            .map(|t| stamp(*t, intraday))
+            .collect(),
+        close: bars.close[start..].to_vec(),
+        equity: curve.iter().map(|e| e * capital).collect(),
+        drawdown,
+        position: held.units.iter().map(|u| u * capital).collect(),
+        cash: held.cash.iter().map(|c| c * capital).collect(),
+        daily_return,
+        benchmark: benchmark_equity(bench, &bars.time[start..], capital),
+        benchmark_symbol: p.benchmark.clone(),
+        trades: r
+            .trades
+            .iter()
+            .zip(&ledger)
+            .map(|(t, l)| ChartTrade {
+                entry_time: stamp(bars.time[t.entry_bar.min(last)], intraday),
+                exit_time: stamp(bars.time[t.exit_bar.min(last)], intraday),
+                entry_price: t.entry_price,
+                exit_price: t.exit_price,
+                return_pct: t.ret * 100.0,
+                size: l.units * capital,
+                profit: l.profit * capital,
+                bars_held: l.bars_held,
+                exit_reason: super::run::exit_reason(t.reason),
+                mae_pct: l.mae * 100.0,
+                mfe_pct: l.mfe * 100.0,
+            })
+            .collect(),
+    }
+}
+
+/// The benchmark bought with `capital` at the first of `times`: at each
+/// time, its last close on or before that date over the one of the first
+/// (its first close where it starts later), as `Benchmark Return (%)`
+/// takes them.
+fn benchmark_equity(
+    bench: &engine::Bars,
+    times: &[chrono::NaiveDateTime],
+    capital: f64,
+) -> Vec<f64> {
+    let on_or_before = |d: chrono::NaiveDate| {
+        let k = bench.time.partition_point(|t| t.date() <= d);
+        bench.close[k.max(1) - 1]
+    };
+    match times.first() {
+        Some(first) if !bench.is_empty() => {
+            let base = on_or_before(first.date());
+            times
+                .iter()
+                .map(|t| capital * on_or_before(t.date()) / base)
+                .collect()
+        }
+        _ => vec![capital; times.len()],
+    }
 }
 
 /// The strategy in `params` (on `upload` in CSV mode), parsed and its data
@@ -125,16 +210,113 @@ pub(super) fn run_again(planned: &Planned) -> Report {
     report(planned, &mut Workspace::new(&planned.bars))
 }
 
-/// The strategy in `params` run again (on `upload` in CSV mode), and `f`
-/// of its run on a blocking thread.
-pub(super) async fn rerun<T: Send + 'static>(
-    market: &dyn MarketData,
-    params: &Value,
-    upload: Option<std::sync::Arc<super::csv::Upload>>,
-    f: impl FnOnce(&StrategyParams, &Planned, &Report) -> T + Send + 'static,
-) -> crate::Result<T> {
-    let (prepared, planned) = load(market, params, upload).await?;
-    tokio::task::spawn_blocking(move || f(prepared.params(), &planned, &run_again(&planned)))
-        .await
-        .map_err(|e| platform::PortError::internal(e).into())
+/// One bar of the equity export: the chart's series at that bar.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct EquityRow {
+    pub time: String,
+    pub close: f64,
+    pub equity: f64,
+    pub drawdown: f64,
+    pub position: f64,
+    pub cash: f64,
+    pub daily_return: Option<f64>,
+    pub benchmark: f64,
+}
+
+impl Chart {
+    /// The series as rows, one per bar.
+    pub fn equity_rows(&self) -> Vec<EquityRow> {
+        (0..self.time.len())
+            .map(|i| EquityRow {
+                time: self.time[i].clone(),
+                close: self.close[i],
+                equity: self.equity[i],
+                drawdown: self.drawdown[i],
+                position: self.position[i],
+                cash: self.cash[i],
+                daily_return: self.daily_return[i],
+                benchmark: self.benchmark[i],
+            })
+            .collect()
+    }
+
+    /// The series as a table: `time` (dates, or times for intraday bars)
+    /// then the JSON rows' fields.
+    pub fn equity_table(&self) -> Vec<(String, Column)> {
+        let number = |v: &[f64]| Column::Number(v.iter().map(|x| Some(*x)).collect());
+        vec![
+            ("time".into(), times(&self.time)),
+            ("close".into(), number(&self.close)),
+            ("equity".into(), number(&self.equity)),
+            ("drawdown".into(), number(&self.drawdown)),
+            ("position".into(), number(&self.position)),
+            ("cash".into(), number(&self.cash)),
+            (
+                "daily_return".into(),
+                Column::Number(self.daily_return.clone()),
+            ),
+            ("benchmark".into(), number(&self.benchmark)),
+        ]
+    }
+
+    /// The trades as a table, the JSON trades' fields as columns.
+    pub fn trade_table(&self) -> Vec<(String, Column)> {
+        let t = &self.trades;
+        let number =
+            |f: fn(&ChartTrade) -> f64| Column::Number(t.iter().map(|x| Some(f(x))).collect());
+        let entry: Vec<String> = t.iter().map(|x| x.entry_time.clone()).collect();
+        let exit: Vec<String> = t.iter().map(|x| x.exit_time.clone()).collect();
+        vec![
+            ("entry_time".into(), times(&entry)),
+            ("exit_time".into(), times(&exit)),
+            ("entry_price".into(), number(|x| x.entry_price)),
+            ("exit_price".into(), number(|x| x.exit_price)),
+            ("return_pct".into(), number(|x| x.return_pct)),
+            ("size".into(), number(|x| x.size)),
+            ("profit".into(), number(|x| x.profit)),
+            (
+                "bars_held".into(),
+                Column::Integer(t.iter().map(|x| Some(x.bars_held as i64)).collect()),
+            ),
+            (
+                "exit_reason".into(),
+                Column::Text(t.iter().map(|x| Some(x.exit_reason.to_string())).collect()),
+            ),
+            ("mae_pct".into(), number(|x| x.mae_pct)),
+            ("mfe_pct".into(), number(|x| x.mfe_pct)),
+        ]
+    }
+}
+
+/// Stamps as [`stamp`] writes them, as dates (daily) or times (intraday).
+fn times(stamps: &[String]) -> Column {
+    if stamps.iter().any(|s| s.len() > 10) {
+        Column::Time(
+            stamps
+                .iter()
+                .map(|s| chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S").ok())
+                .collect(),
+        )
+    } else {
+        Column::Date(
+            stamps
+                .iter()
+                .map(|s| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
+                .collect(),
+        )
+    }
+}
+
+/// Query of the trades and equity exports.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct ExportQuery {
+    /// `json` (rows), `csv`, `parquet` or `arrow`; without it, `Accept`
+    /// chooses (JSON by default).
+    #[cfg_attr(
+        feature = "openapi",
+        param(pattern = "^(json|csv|parquet|arrow)$", example = "parquet")
+    )]
+    pub format: Option<String>,
 }

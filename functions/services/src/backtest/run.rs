@@ -219,6 +219,17 @@ pub async fn plan_ready(
     })
 }
 
+/// Why a trade closed, as the result's `Exit Reason` names it.
+pub fn exit_reason(r: ExitReason) -> &'static str {
+    match r {
+        ExitReason::Signal => "Signal",
+        ExitReason::StopLoss => "Stop Loss",
+        ExitReason::TakeProfit => "Take Profit",
+        ExitReason::MaxHolding => "Max Holding",
+        ExitReason::EndOfData => "Open",
+    }
+}
+
 /// The benchmark's change in percent between the backtest's first and last
 /// bar dates: its closes of the last session on or before each (its first
 /// close when it starts later), so the two returns cover the same window
@@ -343,13 +354,7 @@ pub fn answer(prepared: &Prepared, planned: &Planned, report: &Report) -> Backte
         exit_reason: report
             .trades
             .iter()
-            .map(|t| match t.reason {
-                ExitReason::Signal => "Signal",
-                ExitReason::StopLoss => "Stop Loss",
-                ExitReason::TakeProfit => "Take Profit",
-                ExitReason::MaxHolding => "Max Holding",
-                ExitReason::EndOfData => "Open",
-            })
+            .map(|t| exit_reason(t.reason))
             .collect(),
         open_trade: open,
         initial_capital: p.capital,
