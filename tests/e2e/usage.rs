@@ -426,15 +426,9 @@ async fn operators_set_plan_limits_and_export_usage() {
     for _ in 0..3 {
         assert_eq!(server.get("/backtest/tasks", Some(TRIAL)).await.0, 200);
     }
-    assert_eq!(
-        server
-            .get("/ws/getSymbolDataLimitDays/SPX_OPTIX?days=4", Some(TRIAL))
-            .await
-            .0,
-        200
-    );
-    // Prices are metered as any data read: by the rows answered (the
-    // trial's window of 90 sessions).
+    let recent = "/ws/getSymbolDataLimitDays/SPX_OPTIX?days=4";
+    assert_eq!(server.get(recent, Some(TRIAL)).await.0, 200);
+    // Prices are metered as any data read: the rows (a trial's 90 sessions).
     let (status, prices) = server.get("/ws/prices/SPX", Some(TRIAL)).await;
     assert_eq!(
         (status, prices["bars"].as_array().map(Vec::len)),

@@ -3,7 +3,7 @@
 //! spreadsheets. The same run as its chart.
 
 use crate::auth::Tenant;
-use crate::error::{ApiError, Reply};
+use crate::error::Reply;
 use crate::extract::Query;
 use crate::openapi::{Binary, ErrorDetail};
 use crate::table_format::{Format, respond};
@@ -11,11 +11,27 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
+use platform::marketdata::interchange::Table;
 use services::backtest::chart::{Chart, ChartTrade, EquityRow, ExportQuery, task_chart};
 
-async fn chart(t: &Tenant, task_id: &str) -> Result<Chart, ApiError> {
+/// One of a finished task's tables in the format asked for: `rows` as
+/// JSON, else `table` in the negotiated format, a file named `name`.
+async fn export(
+    t: &Tenant,
+    headers: &HeaderMap,
+    task_id: &str,
+    q: ExportQuery,
+    name: &str,
+    rows: fn(Chart) -> axum::response::Response,
+    table: fn(&Chart) -> Table,
+) -> Reply {
+    let format = Format::negotiate(q.format.as_deref(), headers)?;
     let task = super::monte_carlo::succeeded(t, task_id).await?;
-    Ok(task_chart(t.state.market.as_ref(), &t.state.uploads, &task).await?)
+    let c = task_chart(t.state.market.as_ref(), &t.state.uploads, &task).await?;
+    match format {
+        Format::Json => Ok(crate::arrow::vary(rows(c))),
+        other => respond(other, table(&c), &format!("{name}-{task_id}")),
+    }
 }
 
 /// Every trade of a finished backtest: fills, size, profit in money and
@@ -33,12 +49,17 @@ pub(crate) async fn backtest_trades(
     Path(task_id): Path<String>,
     Query(q): Query<ExportQuery>,
 ) -> Reply {
-    let format = Format::negotiate(q.format.as_deref(), &headers)?;
-    let c = chart(&t, &task_id).await?;
-    match format {
-        Format::Json => Ok(crate::arrow::vary(Json(c.trades).into_response())),
-        other => respond(other, c.trade_table(), &format!("trades-{task_id}")),
-    }
+    let rows = |c: Chart| Json(c.trades).into_response();
+    export(
+        &t,
+        &headers,
+        &task_id,
+        q,
+        "trades",
+        rows,
+        Chart::trade_table,
+    )
+    .await
 }
 
 /// A finished backtest's account bar by bar: close, equity, drawdown,
@@ -56,10 +77,15 @@ pub(crate) async fn backtest_equity(
     Path(task_id): Path<String>,
     Query(q): Query<ExportQuery>,
 ) -> Reply {
-    let format = Format::negotiate(q.format.as_deref(), &headers)?;
-    let c = chart(&t, &task_id).await?;
-    match format {
-        Format::Json => Ok(crate::arrow::vary(Json(c.equity_rows()).into_response())),
-        other => respond(other, c.equity_table(), &format!("equity-{task_id}")),
-    }
+    let rows = |c: Chart| Json(c.equity_rows()).into_response();
+    export(
+        &t,
+        &headers,
+        &task_id,
+        q,
+        "equity",
+        rows,
+        Chart::equity_table,
+    )
+    .await
 }
