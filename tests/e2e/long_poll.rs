@@ -42,6 +42,18 @@ impl JobHandler for Held {
     }
 }
 
+/// A server whose backtests run until `gate` lets one go.
+async fn held_server(gate: Arc<tokio::sync::Semaphore>) -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(dir.path().join("db.sqlite"));
+    opts.registry = Arc::new(move |_| {
+        let mut r = JobRegistry::default();
+        r.register(TaskKind::StrategyBacktest, Arc::new(Held(gate.clone())));
+        r
+    });
+    (TestServer::start(opts).await, dir)
+}
+
 async fn server_rereading(
     returned: Arc<Mutex<Vec<Instant>>>,
     reread: Duration,
@@ -102,15 +114,7 @@ async fn a_long_poll_ends_at_its_wait_and_refuses_a_bad_one() {
     // The task runs until the test lets it end: a long-poll that answers
     // while it runs ended at its own wait.
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = Options::new(dir.path().join("db.sqlite"));
-    let held = gate.clone();
-    opts.registry = Arc::new(move |_| {
-        let mut r = JobRegistry::default();
-        r.register(TaskKind::StrategyBacktest, Arc::new(Held(held.clone())));
-        r
-    });
-    let s = TestServer::start(opts).await;
+    let (s, _dir) = held_server(gate.clone()).await;
     let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({})).await;
     let t0 = Instant::now();
     let (status, body) = s
@@ -223,15 +227,7 @@ async fn many_long_polls_on_one_task_all_answer_at_its_end_and_past_the_share_ar
     // The task ends when the test lets it: once every poll past the share
     // has been refused (so the share is held), however slowly they arrive.
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = Options::new(dir.path().join("db.sqlite"));
-    let held = gate.clone();
-    opts.registry = Arc::new(move |_| {
-        let mut r = JobRegistry::default();
-        r.register(TaskKind::StrategyBacktest, Arc::new(Held(held.clone())));
-        r
-    });
-    let s = TestServer::start(opts).await;
+    let (s, _dir) = held_server(gate.clone()).await;
     let t = submit(&s, DEMO_EMAIL, TaskKind::StrategyBacktest, json!({})).await;
     let share = api::state::LONG_POLLS.per_tenant;
     let past = 20;
