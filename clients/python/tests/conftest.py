@@ -3,8 +3,15 @@
 127.0.0.1 with a fresh data directory and its sample set, a second account
 on a plan of 4 requests a minute (for the 429 test), and stops it at the end.
 Prints one closing line `python client: P passed, F failed` (tests/run
-counts it)."""
+counts it).
 
+Every test that takes `client` or `connect` runs twice: with `Client`, and
+with `AsyncClient` behind `Blocked`, which runs each awaitable it answers
+on one event loop. So the async client passes the blocking client's suite,
+case for case."""
+
+import asyncio
+import inspect
 import os
 import socket
 import subprocess
@@ -96,11 +103,70 @@ def monkeypatch_session():
     patch.undo()
 
 
-@pytest.fixture(scope="session")
-def client(env):
-    from marketlab import Client
+class Blocked:
+    """An `AsyncClient`, or one of its tasks, used as the blocking one is:
+    what it answers as an awaitable is awaited here, and the async objects
+    it hands out are wrapped alike."""
 
-    with Client.from_env() as c:
+    def __init__(self, target, loop):
+        self._target, self._loop = target, loop
+
+    def __repr__(self):
+        return f"Blocked({self._target!r})"
+
+    def _blocking(self, value):
+        from marketlab import AsyncClient
+        from marketlab.tasks import AsyncTask
+
+        if inspect.isawaitable(value):
+            value = self._loop.run_until_complete(value)
+        if inspect.ismethod(value) and inspect.iscoroutinefunction(value):
+            method = value
+            return lambda *args, **kwargs: self._blocking(method(*args, **kwargs))
+        if isinstance(value, (AsyncClient, AsyncTask)):
+            return Blocked(value, self._loop)
+        return value
+
+    def __getattr__(self, name):
+        return self._blocking(getattr(self._target, name))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self._loop.run_until_complete(self._target.close())
+
+
+@pytest.fixture(scope="session")
+def loop():
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="session", params=["sync", "async"])
+def kind(request):
+    """Which client the test runs with."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def connect(kind, loop):
+    """`connect(url, user, password, **options)`: a `Client`, or an
+    `AsyncClient` used through `Blocked`."""
+    from marketlab import AsyncClient, Client
+
+    def make(*args, **options):
+        if kind == "sync":
+            return Client(*args, **options)
+        return Blocked(AsyncClient(*args, **options), loop)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def client(env, connect):
+    with connect(env, *DEMO) as c:
         yield c
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import LIMITED
-from marketlab import BacktestTask, Client, MarketlabError, RateLimited, UnknownSymbol
+from marketlab import MarketlabError, RateLimited, UnknownSymbol
 
 SMA = {"name": "Simple Moving Average", "type": "Technical", "params": {"period": 10}}
 
@@ -76,8 +76,13 @@ def test_a_misspelt_field_or_parameter_raises_naming_it_and_the_one_meant(client
         client.validate({**sma_cross(), "comission": 0.001})
     assert e.value.status == 400 and e.value.field == "comission"
     assert "did you mean 'commission'" in e.value.message
-    with pytest.raises(MarketlabError) as e:
+    # A misspelt keyword is refused by Python before anything is sent
+    # (and by a type checker as it is written) ...
+    with pytest.raises(TypeError, match="start_yr"):
         client.seasonality("SPX", "month", start_yr=2010)
+    # ... and by the server when it reaches it all the same.
+    with pytest.raises(MarketlabError) as e:
+        client.request("GET", "/seasonality/performance-by-month", params={"ticker": "SPX", "start_yr": 2010})
     assert e.value.status == 400 and e.value.field == "start_yr"
     assert "did you mean 'start_year'" in e.value.message
 
@@ -218,13 +223,19 @@ def test_the_same_key_gives_the_same_task(client):
     assert e.value.status == 422
 
 
-def test_a_429_is_retried_after_its_retry_after(server):
+def test_a_429_is_retried_after_its_retry_after(server, connect, kind):
     # A plan of 4 requests a minute: start a burst early in a minute.
     if time.time() % 60 > 50:
         time.sleep(61 - time.time() % 60)
     seen = []
-    with Client(server, *LIMITED, max_retry_wait=65) as c:
-        c.http.event_hooks["response"].append(lambda r: seen.append((r.status_code, r.headers.get("retry-after"))))
+    with connect(server, *LIMITED, max_retry_wait=65) as c:
+        def record(r):
+            seen.append((r.status_code, r.headers.get("retry-after")))
+
+        async def record_async(r):
+            record(r)
+
+        c.http.event_hooks["response"].append(record if kind == "sync" else record_async)
         t0 = time.monotonic()
         for _ in range(5):
             assert c.usage()["plan"]["code"] == "trial"
@@ -233,7 +244,7 @@ def test_a_429_is_retried_after_its_retry_after(server):
     assert 429 in statuses and statuses[-1] == 200, seen
     retry_after = int(next(r for s, r in seen if s == 429))
     assert waited >= retry_after - 0.5
-    with Client(server, *LIMITED, max_retry_wait=0) as c:
+    with connect(server, *LIMITED, max_retry_wait=0) as c:
         with pytest.raises(RateLimited) as e:
             for _ in range(6):
                 c.usage()
@@ -253,7 +264,7 @@ def test_pattern_and_scanner_tasks(client):
 
 def test_analytics_and_data_reads_are_frames(client):
     months = client.seasonality("SPX", "month")
-    assert len(months) == 12 and {"Month", "Return", "Positive"} <= set(months.columns)
+    assert len(months) == 12 and list(months.columns) == ["mean_return", "positive_pct"]
     symbols = ["AAPL", "MSFT", "TLT"]
     rolling = client.correlation("SPX", symbols, "2020-01-02", "2024-12-31")
     assert isinstance(rolling.index, pd.DatetimeIndex) and set(symbols) <= set(rolling.columns)

@@ -29,3 +29,7 @@ def test_the_python_page_runs(env):
     assert namespace["ax"].get_title() == "SMA 10/20 on SPX"
     assert namespace["mc"].bands.shape == (6, 6)
     assert list(namespace["fan_ax"].get_legend_handles_labels()[1]) == ["p5", "p25", "p50", "p75", "p95"]
+    assert namespace["event"]["type"] == "task.finished" and namespace["event"]["data"]["status"] == "SUCCESS"
+    assert namespace["deliveries"].iloc[0]["id"] == namespace["headers"]["webhook-id"]
+    assert len(namespace["returns_by_fast"]) == 3
+    assert namespace["best_month"] == namespace["months"]["mean_return"].idxmax()

@@ -86,15 +86,15 @@ def test_quantstats_on_task_returns_gives_our_metrics(run):
 
 def test_the_exports_hold_the_frames_values(run, client):
     _, task, _ = run
-    trades = client._json("GET", f"/backtest/trades/{task.id}")
-    parquet = pq.read_table(io.BytesIO(client._send("GET", f"/backtest/trades/{task.id}", params={"format": "parquet"}).content)).to_pandas()
+    trades = client.request("GET", f"/backtest/trades/{task.id}").json()
+    parquet = pq.read_table(io.BytesIO(client.request("GET", f"/backtest/trades/{task.id}", params={"format": "parquet"}).content)).to_pandas()
     assert list(parquet.columns) == list(trades[0].keys())
     np.testing.assert_array_equal(parquet["profit"], [t["profit"] for t in trades])
     assert list(parquet["exit_reason"]) == [t["exit_reason"] for t in trades]
-    arrow = pa.ipc.open_stream(client._send("GET", f"/backtest/equity/{task.id}", headers={"Accept": "application/vnd.apache.arrow.stream"}).content).read_all().to_pandas()
+    arrow = pa.ipc.open_stream(client.request("GET", f"/backtest/equity/{task.id}", headers={"Accept": "application/vnd.apache.arrow.stream"}).content).read_all().to_pandas()
     e = task.equity
     np.testing.assert_array_equal(arrow["equity"], e["equity"])
     np.testing.assert_array_equal(arrow["cash"], e["cash"])
-    csv = pd.read_csv(io.StringIO(client._send("GET", f"/backtest/equity/{task.id}", params={"format": "csv"}).text))
+    csv = pd.read_csv(io.StringIO(client.request("GET", f"/backtest/equity/{task.id}", params={"format": "csv"}).text))
     np.testing.assert_array_equal(csv["position"], e["position"])
     assert csv["time"].iloc[0] == e.index[0].strftime("%Y-%m-%d")

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import DEMO
 from faults import FaultProxy
-from marketlab import Client, ConnectionFailed, MarketlabError, TaskTimeout
+from marketlab import ConnectionFailed, MarketlabError, TaskTimeout
 from test_client import sma_cross
 
 
@@ -21,8 +21,8 @@ def proxy(server):
 
 
 @pytest.fixture()
-def via(proxy):
-    with Client(proxy.url, *DEMO, retry_base=0.01) as c:
+def via(proxy, connect):
+    with connect(proxy.url, *DEMO, retry_base=0.01) as c:
         yield c
 
 
@@ -76,20 +76,20 @@ def test_a_call_that_could_run_twice_is_not_sent_again(proxy, via, client):
     client.delete_webhook(made["id"].iloc[0])
 
 
-def test_a_read_that_times_out_is_sent_again(proxy):
+def test_a_read_that_times_out_is_sent_again(proxy, connect):
     plan = proxy.plan(is_("GET", "/backtest/tasks"), "late:1.5")
-    with Client(proxy.url, *DEMO, timeout=0.5, retry_base=0.01) as c:
+    with connect(proxy.url, *DEMO, timeout=0.5, retry_base=0.01) as c:
         c.tasks(limit=1)
     assert len(plan.seen) == 2
 
 
-def test_no_server_is_a_connection_failure_without_a_status():
+def test_no_server_is_a_connection_failure_without_a_status(connect):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     # Nothing listens there now: every send fails to connect, and each is
     # retried (nothing reached a server) before the client gives up.
-    with Client(f"http://127.0.0.1:{port}", *DEMO, max_retries=2, retry_base=0.01) as c:
+    with connect(f"http://127.0.0.1:{port}", *DEMO, max_retries=2, retry_base=0.01) as c:
         with pytest.raises(ConnectionFailed) as e:
             c.add_webhook("https://hooks.example/never")
     assert e.value.status is None and "POST /webhooks" in str(e.value)

@@ -5,9 +5,15 @@ marketlab server as pandas DataFrames.
     client = Client.from_env()
     task = client.backtest(strategy).wait()
     task.result, task.trades, task.equity
+
+or, under asyncio, the same calls awaited:
+
+    client = AsyncClient.from_env()
+    task = await (await client.backtest(strategy)).wait()
+    await task.equity
 """
 
-from .client import Client
+from .client import AsyncClient, Client
 from .errors import ConnectionFailed, MarketlabError, RateLimited, TaskFailed, TaskTimeout, UnknownSymbol, WebhookVerificationError
 from .monte_carlo import MonteCarlo
 from .strategies import (
@@ -26,13 +32,24 @@ from .strategies import (
     sma_cross,
     when,
 )
-from .tasks import BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Task
+from .tasks import (
+    AsyncBacktestTask,
+    AsyncBatchTask,
+    AsyncCpmTask,
+    AsyncScannerBacktestTask,
+    BacktestTask,
+    BatchTask,
+    CpmTask,
+    ScannerBacktestTask,
+    Task,
+)
 from .webhooks import verify_webhook
 
 __version__ = "1.0.0"
 
 __all__ = [
     "Client",
+    "AsyncClient",
     "MarketlabError",
     "ConnectionFailed",
     "RateLimited",
@@ -44,6 +61,10 @@ __all__ = [
     "BatchTask",
     "CpmTask",
     "ScannerBacktestTask",
+    "AsyncBacktestTask",
+    "AsyncBatchTask",
+    "AsyncCpmTask",
+    "AsyncScannerBacktestTask",
     "MonteCarlo",
     "WebhookVerificationError",
     "verify_webhook",

@@ -7,10 +7,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Union
 
 import numpy as np
 import pandas as pd
+
+#: A date as any argument takes it: `YYYY-MM-DD` text, a `date`, a
+#: `datetime` or `pd.Timestamp` at midnight, or a `numpy.datetime64`.
+DateLike = Union[str, dt.date, dt.datetime, pd.Timestamp, np.datetime64]
 
 
 def as_date(value: Any) -> str:

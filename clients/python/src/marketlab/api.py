@@ -1,0 +1,811 @@
+"""Every call of the API, written once for `Client` and `AsyncClient` as
+operations (`marketlab.calls`): what is sent, what is sent again, and how
+each answer becomes a DataFrame."""
+
+from __future__ import annotations
+
+import random
+import sys
+import uuid
+from typing import Any, Callable, Generic, Iterable, Literal, Mapping, TypeVar
+
+import httpx
+import pandas as pd
+
+from .calls import Op, Request, Sleep, call
+from .errors import ConnectionFailed, MarketlabError, RateLimited, error_for, message_of
+from .frames import dated, from_arrow, records_frame
+from .grids import bars_rows
+from .inputs import DateLike, as_date, as_month, json_text, query, symbol_list
+from .seasonality import SEASONALITY, View, seasonality_frame
+from .strategies import Strategy
+from .upload import bars_file
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:
+    from typing_extensions import Self
+
+ARROW = "application/vnd.apache.arrow.stream"
+
+BT = TypeVar("BT")
+BaT = TypeVar("BaT")
+CT = TypeVar("CT")
+ST = TypeVar("ST")
+
+AnyStrategy = Strategy | Mapping[str, Any]
+
+
+class Api(Generic[BT, BaT, CT, ST]):
+    """A marketlab server for one account: the calls `Client` and
+    `AsyncClient` share. Its type parameters are the task classes the
+    client hands out (blocking or async).
+
+    `timeout` is each request's, in seconds; `max_retries` bounds the
+    retries of one call (429, 502-504, a dropped connection, a timeout;
+    `_send` says which calls are sent again); `max_retry_wait` is the
+    longest `Retry-After` waited out (a longer one raises `RateLimited` at
+    once); `retry_base` scales the jittered waits between other retries."""
+
+    _backtest_task: Callable[..., BT]
+    _batch_task: Callable[..., BaT]
+    _cpm_task: Callable[..., CT]
+    _scanner_task: Callable[..., ST]
+
+    def __init__(
+        self,
+        url: str,
+        user: str,
+        password: str,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        max_retry_wait: float = 65.0,
+        retry_base: float = 0.2,
+    ):
+        self.url = url.rstrip("/")
+        self.max_retries = max_retries
+        self.max_retry_wait = max_retry_wait
+        self.retry_base = retry_base
+        self._waits: dict[str, float] | None = None
+        self._connect(user, password, timeout)
+
+    def _connect(self, user: str, password: str, timeout: float) -> None:
+        """Makes the HTTP client (blocking or async)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_env(cls, **options: Any) -> Self:
+        """A client from `MARKETLAB_URL` (default http://127.0.0.1:8080),
+        `MARKETLAB_USER` and `MARKETLAB_PASSWORD`; `options` as the
+        constructor takes them.
+
+        Raises:
+            RuntimeError: the user or password variable is not set."""
+        import os
+
+        try:
+            user, password = os.environ["MARKETLAB_USER"], os.environ["MARKETLAB_PASSWORD"]
+        except KeyError as missing:
+            raise RuntimeError(f"set {missing.args[0]} (and MARKETLAB_URL unless the server is at http://127.0.0.1:8080)") from None
+        return cls(os.environ.get("MARKETLAB_URL", "http://127.0.0.1:8080"), user, password, **options)
+
+    # -- transport ---------------------------------------------------------
+
+    def _send(self, method: str, path: str, **options: Any) -> Op[httpx.Response]:
+        """One call with its retries; a final 4xx/5xx raises.
+
+        A request that never reached the server (no connection made) is
+        sent again whatever its method. One that may have reached it (the
+        connection dropped, no answer in time, 502, 503 or 504) is sent
+        again only when repeating it cannot do anything twice: a GET, or a
+        request under an `Idempotency-Key` (every submission). A 429 was
+        refused before it ran: it is sent again after its `Retry-After`.
+        Waits without a `Retry-After` are exponential with full jitter (a
+        uniform wait up to `retry_base` x 2^attempt, at most 10 s)."""
+        if "json" in options:
+            options["content"] = json_text(options.pop("json"))
+            options["headers"] = {"Content-Type": "application/json", **options.get("headers", {})}
+        if "params" in options:
+            options["params"] = query(options["params"])
+        headers = options.get("headers") or {}
+        repeatable = method in ("GET", "HEAD") or any(k.lower() == "idempotency-key" for k in headers)
+        request = Request(method, path, options)
+        attempt = 0
+        while True:
+            try:
+                response: httpx.Response = yield request
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as e:
+                if attempt >= self.max_retries:
+                    raise ConnectionFailed(f"{method} {path}: {e}") from e
+                attempt += 1
+                yield self._backoff(attempt)
+                continue
+            except httpx.TransportError as e:
+                if not repeatable or attempt >= self.max_retries:
+                    raise ConnectionFailed(f"{method} {path}: {e}") from e
+                attempt += 1
+                yield self._backoff(attempt)
+                continue
+            status = response.status_code
+            if attempt < self.max_retries and (status == 429 or (repeatable and status in (502, 503, 504))):
+                wait = _retry_after(response)
+                if wait is None and status != 429:
+                    attempt += 1
+                    yield self._backoff(attempt)
+                    continue
+                if wait is not None and wait <= self.max_retry_wait:
+                    attempt += 1
+                    yield Sleep(wait)
+                    continue
+            if status >= 400:
+                raise _error(response)
+            return response
+
+    def _backoff(self, attempt: int) -> Sleep:
+        return Sleep(random.uniform(0, min(self.retry_base * 2**attempt, 10.0)))
+
+    def _json(self, method: str, path: str, **options: Any) -> Op[Any]:
+        response = yield from self._send(method, path, **options)
+        return response.json()
+
+    def _object(self, method: str, path: str, **options: Any) -> Op[dict[str, Any]]:
+        """A call whose answer is a JSON object."""
+        body = yield from self._json(method, path, **options)
+        if not isinstance(body, dict):
+            raise MarketlabError(None, f"{method} {path} answered {type(body).__name__}, not an object", body)
+        return body
+
+    def _arrow(self, method: str, path: str, **options: Any) -> Op[pd.DataFrame]:
+        """An Arrow answer as a frame (its schema metadata in `attrs`)."""
+        headers = {"Accept": ARROW, **options.pop("headers", {})}
+        response = yield from self._send(method, path, headers=headers, **options)
+        return from_arrow(response.content)
+
+    def _analytics(self, method: str, path: str, **options: Any) -> Op[Any]:
+        """The `data` of an analytics envelope; an answer whose `code` says
+        the data are insufficient (411) raises with its message."""
+        body = yield from self._json(method, path, **options)
+        code = body.get("code", 200)
+        if code >= 400:
+            raise error_for(code, message_of(body, "refused"), body)
+        return body.get("data")
+
+    def _submit(self, path: str, body: Any, key: str | None, **options: Any) -> Op[str]:
+        """A submission under an `Idempotency-Key` (the given one, or a new
+        one); the task's id."""
+        headers = {"Idempotency-Key": key or str(uuid.uuid4())}
+        if body is not None:
+            options["json"] = body
+        answer = yield from self._object("POST", path, headers=headers, **options)
+        return str(answer["task_id"])
+
+    def _long_poll(self, status_path: str) -> Op[float]:
+        """Seconds of `?wait=` the server's status operation takes (0: none),
+        read once from its OpenAPI document."""
+        if self._waits is None:
+            document = yield from self._json("GET", "/openapi.json")
+            waits: dict[str, float] = {}
+            for path, item in document.get("paths", {}).items():
+                for parameter in item.get("get", {}).get("parameters", []):
+                    if parameter.get("name") == "wait" and parameter.get("in") == "query":
+                        waits[path] = float(parameter.get("schema", {}).get("maximum", 20))
+            self._waits = waits
+        template = status_path.replace("{id}", "{task_id}")
+        return self._waits.get(template) or self._waits.get(status_path.replace("{id}", "{batch_id}"), 0.0)
+
+    @call
+    def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None,
+                headers: Mapping[str, str] | None = None) -> Op[httpx.Response]:
+        """Any call of the API by its path (one this package has no method
+        for, or an answer in another format), with the client's
+        credentials, input conversions and retry rule.
+
+        Returns:
+            The response (its body read).
+
+        Raises:
+            MarketlabError: a 4xx or 5xx answer."""
+        options: dict[str, Any] = {"headers": dict(headers or {})}
+        if params is not None:
+            options["params"] = params
+        if json is not None:
+            options["json"] = json
+        return (yield from self._send(method, path, **options))
+
+    # -- backtests ---------------------------------------------------------
+
+    @call
+    def validate(self, strategy: AnyStrategy) -> Op[dict[str, Any]]:
+        """The strategy as the server reads it.
+
+        Returns:
+            `strategy` (defaults filled), `warnings` and `defaults_applied`.
+
+        Raises:
+            MarketlabError: the strategy is invalid (`field` names where)."""
+        return (yield from self._object("POST", "/backtest/validate", json=strategy))
+
+    def _start_backtest(self, strategy: AnyStrategy, bars: pd.DataFrame | None, key: str | None) -> Op[str]:
+        if bars is None:
+            return (yield from self._submit("/backtest/start_backtest", strategy, key))
+        name, content, kind = bars_file(bars)
+        files = {"strategy": (None, json_text(dict(strategy)), "application/json"), "bars": (name, content, kind)}
+        return (yield from self._submit("/backtest/start_backtest", None, key, files=files))
+
+    @call
+    def backtest(self, strategy: AnyStrategy, *, bars: pd.DataFrame | None = None, idempotency_key: str | None = None) -> Op[BT]:
+        """Submits a backtest.
+
+        Args:
+            strategy: the strategy (`marketlab.Strategy`; builders such as
+                `sma_cross` make the common ones).
+            bars: runs on these bars instead of the stored symbol's (CSV
+                mode): a frame with a `Date` index or column, `Open`,
+                `High`, `Low`, `Close`, `Volume` and any signal columns,
+                as `prices()` answers.
+            idempotency_key: a key of your own; the same key gives the same
+                task (a new one is made otherwise, so retries never run a
+                backtest twice).
+
+        Returns:
+            The task; `wait()` it, then read `result`, `trades`, `equity`.
+
+        Raises:
+            MarketlabError: the strategy or the bars were refused."""
+        task_id = yield from self._start_backtest(strategy, bars, idempotency_key)
+        return self._backtest_task(self, task_id)
+
+    @call
+    def task(self, task_id: str) -> Op[BT]:
+        """A backtest submitted earlier, by its id (its status read once).
+
+        Raises:
+            MarketlabError: 404 when the account has no such task."""
+        task = self._backtest_task(self, task_id)
+        yield from task._refresh(None)  # type: ignore[attr-defined]
+        return task
+
+    @call
+    def tasks(self, status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"] | None = None, limit: int = 100) -> Op[pd.DataFrame]:
+        """The account's backtests, newest first, one row each (`task_id`,
+        `status`, `name`, `created_at`, ...)."""
+        params = {"limit": limit, **({"status": status} if status else {})}
+        body = yield from self._json("GET", "/backtest/tasks", params=params)
+        return records_frame(body["tasks"])
+
+    @call
+    def batch(
+        self,
+        strategy: AnyStrategy | Iterable[AnyStrategy] | None = None,
+        *,
+        grid: Mapping[str, list[Any]] | None = None,
+        strategies: Iterable[AnyStrategy] | None = None,
+        name: str | None = None,
+        statistics: Mapping[str, Any] | bool | None = None,
+        walk_forward: Mapping[str, Any] | None = None,
+        bars: pd.DataFrame | None = None,
+        names: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Op[BaT]:
+        """A batch: one strategy and a `grid`, or a list of strategies.
+
+        Args:
+            strategy: the strategy the grid varies, or a list of strategies.
+            grid: dotted paths (`entry.condition.signal.params.period`; a
+                comma joins paths that take the same value) to their values.
+            strategies: the list, by keyword.
+            name: the batch's name.
+            statistics: the overfitting statistics' settings: `blocks`
+                (CSCV's S, even, 2 to 16) and `trials`; False skips them.
+            walk_forward: a walk-forward analysis: `in_sample` and
+                `out_of_sample` window lengths in bars, `anchored` and
+                `metric` (`sharpe`, `sortino`, `total_return`, `cagr`,
+                `calmar`).
+            bars: runs every strategy on these bars (as `backtest` takes).
+            names: column names for the grid's keys in `results`
+                (otherwise the last path segments that tell them apart).
+            idempotency_key: as `backtest` takes it.
+
+        Returns:
+            The batch; `wait()` it, then read `results`.
+
+        Raises:
+            ValueError: neither a strategy with a grid nor a list was given.
+            MarketlabError: the server refused the batch (`field` says where)."""
+        if strategies is None and strategy is not None and not isinstance(strategy, Mapping):
+            strategy, strategies = None, strategy
+        own = None if bars is None else {"csv_mode": True, "csv_data": bars_rows(bars)}
+        if strategies is not None:
+            listed = [dict(s, **own) if own else dict(s) for s in strategies]
+            body: dict[str, Any] = {"strategies": listed}
+        elif isinstance(strategy, Mapping) and grid is not None:
+            base = dict(strategy, **own) if own else dict(strategy)
+            body = {"strategy": base, "grid": dict(grid)}
+        else:
+            raise ValueError("batch() takes a strategy and a grid, or a list of strategies")
+        if name:
+            body["name"] = name
+        if isinstance(statistics, bool):
+            body["statistics"] = statistics
+        elif statistics is not None:
+            body["statistics"] = dict(statistics)
+        if walk_forward is not None:
+            body["walk_forward"] = dict(walk_forward)
+        task_id = yield from self._submit("/backtest/batch", body, idempotency_key)
+        return self._batch_task(self, task_id, submitted=body, names=names)
+
+    @call
+    def cpm_scan(
+        self,
+        symbol: str,
+        *,
+        corr_per: int,
+        time_in_market: int,
+        system_pattern: str | None = None,
+        start_date: DateLike | None = None,
+        end_date: DateLike | None = None,
+        timeframe: Literal["Daily", "Weekly", "Monthly"] | None = None,
+        direction: Literal["Long", "Short"] | None = None,
+        lookback_period: str | None = None,
+        exclude_overlap: int | None = None,
+        ma: int | None = None,
+        ma_condition: int | None = None,
+        universe: str | None = None,
+        max_matches: int | None = None,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Op[CT]:
+        """A pattern scan: the windows of `symbol`'s history (or of a
+        `universe`'s stocks) whose closes move like a template.
+
+        Args:
+            symbol: the ticker searched (and holding the template).
+            corr_per: the least correlation (0-100) a match has.
+            time_in_market: bars followed after each match (3-252).
+            system_pattern: a predefined pattern (`/cpm/get-predefined-patterns`);
+                otherwise the template is `start_date` to `end_date`.
+            start_date, end_date: the template's dates (text, `date`,
+                `datetime` or `pd.Timestamp`).
+            timeframe, direction, lookback_period, exclude_overlap, ma,
+            ma_condition, universe, max_matches, name: as docs/analytics.md
+                gives them; None leaves the server's default.
+            idempotency_key: as `backtest` takes it.
+
+        Returns:
+            The task; `wait()` it, then read `patterns`.
+
+        Raises:
+            MarketlabError: a parameter was refused (`field` names it)."""
+        body = _given(symbol=symbol, corr_per=corr_per, time_in_market=time_in_market, system_pattern=system_pattern,
+                      start_date=start_date, end_date=end_date, timeframe=timeframe, direction=direction,
+                      lookback_period=lookback_period, exclude_overlap=exclude_overlap, ma=ma,
+                      ma_condition=ma_condition, universe=universe, max_matches=max_matches, name=name)
+        task_id = yield from self._submit("/cpm/scan/start", body, idempotency_key)
+        return self._cpm_task(self, task_id)
+
+    @call
+    def cpm_backtest(
+        self,
+        symbol: str,
+        *,
+        corr_per: int,
+        time_in_market: int,
+        system_pattern: str | None = None,
+        start_date: DateLike | None = None,
+        end_date: DateLike | None = None,
+        timeframe: Literal["Daily", "Weekly", "Monthly"] | None = None,
+        direction: Literal["Long", "Short"] | None = None,
+        lookback_period: str | None = None,
+        exclude_overlap: int | None = None,
+        ma: int | None = None,
+        ma_condition: int | None = None,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Op[CT]:
+        """A pattern backtest: the scan's matches on `symbol` traded for
+        `time_in_market` bars each. Arguments as `cpm_scan` takes them
+        (without `universe` and `max_matches`).
+
+        Returns:
+            The task; `wait()` it, then read `result` and `trades`.
+
+        Raises:
+            MarketlabError: a parameter was refused (`field` names it)."""
+        body = _given(symbol=symbol, corr_per=corr_per, time_in_market=time_in_market, system_pattern=system_pattern,
+                      start_date=start_date, end_date=end_date, timeframe=timeframe, direction=direction,
+                      lookback_period=lookback_period, exclude_overlap=exclude_overlap, ma=ma,
+                      ma_condition=ma_condition, name=name)
+        task_id = yield from self._submit("/cpm/backtest/start", body, idempotency_key)
+        return self._cpm_task(self, task_id)
+
+    @call
+    def scanner_backtest(
+        self,
+        *,
+        start_date: DateLike,
+        end_date: DateLike,
+        signals: Iterable[str],
+        total_capital: float,
+        find_type: Literal["stock", "etf", "stock/etf"],
+        long_short_ratio: str,
+        capital_allocate: str | None = None,
+        commission: float | None = None,
+        daily_limit: int | None = None,
+        rank_condition: str | None = None,
+        optix_range: str | None = None,
+        profit_target_range: str | None = None,
+        reltrend_range: str | None = None,
+        stop_loss_range: str | None = None,
+        time_in_market_range: str | None = None,
+        trend_range: str | None = None,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Op[ST]:
+        """A scanner backtest: the scanner's signals traded over a span.
+
+        Args:
+            start_date, end_date: the first and last session.
+            signals: signal names (`/smart-scanner-backtest/get-predefined-signals`).
+            total_capital: the starting capital.
+            find_type: `stock`, `etf` or `stock/etf`.
+            long_short_ratio: `long/short` shares of the capital (`1/0`).
+            capital_allocate: `Kelly` (the server's default) or a fraction.
+            commission: percent of the traded value.
+            daily_limit: new trades a session at most.
+            rank_condition: the daily ranking (docs/scanner.md).
+            optix_range ... trend_range: `lo-hi` filters on the signals.
+            name: the task's name.
+            idempotency_key: as `backtest` takes it.
+
+        Returns:
+            The task; `wait()` it, then read `trades` and `equity`.
+
+        Raises:
+            MarketlabError: a parameter was refused (`field` names it)."""
+        body = _given(start_date=start_date, end_date=end_date, signals=list(signals), total_capital=total_capital,
+                      find_type=find_type, long_short_ratio=long_short_ratio, capital_allocate=capital_allocate,
+                      commission=commission, daily_limit=daily_limit, rank_condition=rank_condition,
+                      optix_range=optix_range, profit_target_range=profit_target_range,
+                      reltrend_range=reltrend_range, stop_loss_range=stop_loss_range,
+                      time_in_market_range=time_in_market_range, trend_range=trend_range, name=name)
+        task_id = yield from self._submit("/smart-scanner-backtest/start", body, idempotency_key)
+        return self._scanner_task(self, task_id)
+
+    # -- analytics ---------------------------------------------------------
+
+    @call
+    def seasonality(
+        self,
+        ticker: str,
+        view: View = "month",
+        *,
+        start_year: int | None = None,
+        end_year: int | None = None,
+        holiday_name: str | None = None,
+        month: int | None = None,
+        day: int | None = None,
+        shift: int | None = None,
+        target_month: str | None = None,
+        category: str | None = None,
+        entry_day: int | None = None,
+        holding_days: int | None = None,
+        exit_day: int | None = None,
+    ) -> Op[pd.DataFrame]:
+        """A seasonality table of `ticker` (docs/python.md, "Seasonality",
+        gives each view's columns).
+
+        Args:
+            ticker: the symbol.
+            view: `month`, `week`, `day_of_month`, `day_of_year`,
+                `holiday` (`holiday_name`, `shift`), `specific_days`
+                (`month`, `day`, `shift`), `single_month` (`target_month`,
+                `category`) or `dollar_curve` (`entry_day`, `holding_days`,
+                `exit_day`).
+            start_year, end_year: the years counted (default all).
+
+        Returns:
+            One row per period, indexed by it: `weekday` (week), `month`
+            (month), `month` and `day` (day_of_month), `day` (day_of_year,
+            single_month), `day_offset` (holiday, specific_days) or `date`
+            (dollar_curve). Columns among `mean_return`, `max_return`,
+            `min_return` (percent), `positive_pct` (percent of periods that
+            rose) and `equity` (dollar_curve). Weekdays and months are
+            ordered categoricals, dates datetimes, days integers; the
+            answer's settings (`holiday_name`, `shift`, ...) are in `attrs`.
+
+        Raises:
+            ValueError: an unknown view.
+            UnknownSymbol: no data for `ticker`.
+            MarketlabError: a parameter was refused, or too few years."""
+        try:
+            path = SEASONALITY[view]
+        except KeyError:
+            raise ValueError(f"view must be one of {', '.join(SEASONALITY)}, got {view!r}") from None
+        params = _given(ticker=ticker, start_year=start_year, end_year=end_year, holiday_name=holiday_name, month=month,
+                        day=day, shift=shift, target_month=target_month, category=category, entry_day=entry_day,
+                        holding_days=holding_days, exit_day=exit_day)
+        data = yield from self._analytics("GET", f"/seasonality/{path}", params=params)
+        return seasonality_frame(view, data)
+
+    @call
+    def correlation(self, benchmark: str, symbols: str | Iterable[str], start_date: DateLike, end_date: DateLike, *,
+                    roll_window: int | None = None) -> Op[pd.DataFrame]:
+        """Each symbol's rolling return correlation with the benchmark.
+
+        Args:
+            benchmark: the benchmark's symbol.
+            symbols: one symbol, or several.
+            start_date, end_date: the span (text, `date`, `datetime`,
+                `pd.Timestamp`).
+            roll_window: sessions per window (default 21).
+
+        Returns:
+            One column per symbol, by a DatetimeIndex `Date`;
+            `attrs["corr_matrix"]` is the correlation matrix's rows.
+
+        Raises:
+            UnknownSymbol: a symbol has no data.
+            MarketlabError: too few common sessions, or a bad parameter."""
+        return (yield from self._rolling("/symbol_corr", benchmark, symbols, start_date, end_date, roll_window))
+
+    @call
+    def correlation_matrix(self, benchmark: str, symbols: str | Iterable[str], start_date: DateLike, end_date: DateLike, *,
+                           roll_window: int | None = None) -> Op[pd.DataFrame]:
+        """The return correlation matrix of the benchmark and the symbols:
+        rows and columns by symbol (the index is named `symbol`).
+        Arguments and errors as `correlation`."""
+        frame = yield from self._rolling("/symbol_corr", benchmark, symbols, start_date, end_date, roll_window)
+        matrix = pd.DataFrame.from_records(frame.attrs["corr_matrix"]).set_index("index")
+        matrix.index.name = "symbol"
+        return matrix
+
+    @call
+    def beta(self, benchmark: str, symbols: str | Iterable[str], start_date: DateLike, end_date: DateLike, *,
+             roll_window: int | None = None) -> Op[pd.DataFrame]:
+        """Each symbol's rolling beta against the benchmark, one column per
+        symbol by a DatetimeIndex `Date`. Arguments and errors as
+        `correlation`."""
+        return (yield from self._rolling("/symbol_beta", benchmark, symbols, start_date, end_date, roll_window))
+
+    def _rolling(self, path: str, benchmark: str, symbols: str | Iterable[str], start_date: DateLike,
+                 end_date: DateLike, roll_window: int | None) -> Op[pd.DataFrame]:
+        body = _given(benchmark=benchmark, stock_comparison=symbol_list(symbols), start_date=as_date(start_date),
+                      end_date=as_date(end_date), roll_window=roll_window)
+        frame = yield from self._arrow("POST", path, json=body)
+        code = int(frame.attrs.get("code", 211))
+        if code >= 400:
+            raise MarketlabError(code, str(frame.attrs.get("msg", "the data are insufficient")), frame.attrs)
+        frame = frame.set_index("Date")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.index), name="Date")
+        # The benchmark's own price rides along in the answer; the frame
+        # holds only what it says it holds.
+        return frame.drop(columns=["stock_price"], errors="ignore")
+
+    @call
+    def asset_correlation(self, start_date: DateLike, end_date: DateLike) -> Op[pd.DataFrame]:
+        """Return correlations among the cross-asset symbols, rows and
+        columns by symbol (index named `symbol`)."""
+        data = yield from self._analytics("POST", "/asset_corr", json={"start_date": as_date(start_date), "end_date": as_date(end_date)})
+        rows = next((v for v in data.values() if isinstance(v, list)), [])
+        frame = records_frame(rows)
+        if "index" in frame.columns:
+            frame = frame.set_index("index")
+            frame.index.name = "symbol"
+        return frame
+
+    @call
+    def screens(self) -> Op[pd.DataFrame]:
+        """The predefined screens, one row each (`key`, `category`, ...)."""
+        data = yield from self._analytics("GET", "/screens/get-predefined-screens")
+        return records_frame(data["screens"])
+
+    @call
+    def screen(self, key: str, date: DateLike | None = None) -> Op[pd.DataFrame]:
+        """One screen's rows on `date` (default the latest session); the
+        answer's other fields go to `attrs`."""
+        params = _given(key=key, date=date)
+        data = yield from self._analytics("GET", "/screens", params=params)
+        if isinstance(data, dict):
+            rows = next((v for v in data.values() if isinstance(v, list)), [])
+            frame = records_frame(rows)
+            frame.attrs.update({k: v for k, v in data.items() if not isinstance(v, list)})
+            return frame
+        return records_frame(data)
+
+    @call
+    def scanner(
+        self,
+        date: DateLike | None = None,
+        *,
+        ticker: str | None = None,
+        category: Literal["SwingAI", "MidTermAI"] | None = None,
+        include_backtest: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> Op[pd.DataFrame]:
+        """The scanner's signals of a session (default the latest), one row
+        each; `attrs` holds the day's `as_of_date` and `count`.
+
+        Args:
+            date: the session.
+            ticker: one ticker's signals only.
+            category: `SwingAI` or `MidTermAI`.
+            include_backtest: with each signal's backtest figures.
+            limit, offset: a page of the rows (limit at most 50).
+
+        Raises:
+            MarketlabError: a parameter was refused."""
+        params = _given(date=date, ticker=ticker, category=category, include_backtest=include_backtest, limit=limit, offset=offset)
+        return (yield from self._arrow("GET", "/smart-stock-scanner/latest-day-all", params=params))
+
+    @call
+    def scanner_history(self, ticker: str, *, start_date: DateLike | None = None, end_date: DateLike | None = None,
+                        include_backtest: bool | None = None) -> Op[pd.DataFrame]:
+        """One ticker's scanner signals over time, by a DatetimeIndex `Date`."""
+        params = _given(start_date=start_date, end_date=end_date, include_backtest=include_backtest)
+        data = yield from self._analytics("GET", f"/smart-stock-scanner/single/{ticker}", params=params)
+        rows = data.get("scanner_data", []) if isinstance(data, dict) else data
+        return dated(records_frame(rows), "Date")
+
+    @call
+    def options(
+        self,
+        *,
+        ticker: str | None = None,
+        date: DateLike | None = None,
+        min_pop: float | None = None,
+        max_dte: int | None = None,
+        min_oi: int | None = None,
+        sort: Literal["cagr", "ev_score", "POP_est", "return_per", "IV", "OI", "Volume", "DTE"] | None = None,
+        limit: int | None = None,
+    ) -> Op[pd.DataFrame]:
+        """The option scanner's candidates, one row each.
+
+        Args:
+            ticker: one underlying only.
+            date: the session (default the latest).
+            min_pop: the least probability of profit, percent.
+            max_dte: days to expiry at most (1-60).
+            min_oi: the least open interest.
+            sort: the column ranked by.
+            limit: rows at most (1-5000).
+
+        Raises:
+            MarketlabError: a parameter was refused."""
+        params = _given(ticker=ticker, date=date, min_pop=min_pop, max_dte=max_dte, min_oi=min_oi, sort=sort, limit=limit)
+        data = yield from self._analytics("GET", "/smart-option-scanner/options", params=params)
+        rows = next((v for v in data.values() if isinstance(v, list)), []) if isinstance(data, dict) else data
+        return records_frame(rows)
+
+    # -- data service ------------------------------------------------------
+
+    @call
+    def symbols(self) -> Op[pd.DataFrame]:
+        """The indicator catalogue, one row each (`chart_name`, `url`)."""
+        body = yield from self._json("GET", "/ws/getAllSymbols")
+        return records_frame(body)
+
+    @call
+    def prices(self, symbol: str, start: DateLike | None = None, end: DateLike | None = None) -> Op[pd.DataFrame]:
+        """A stored symbol's daily bars.
+
+        Args:
+            symbol: the symbol.
+            start, end: the first and last date (each optional; text,
+                `date`, `datetime` or `pd.Timestamp`).
+
+        Returns:
+            `Open`, `High`, `Low`, `Close`, `Volume` as stored, by a
+            DatetimeIndex `Date`: what `backtest(strategy, bars=...)` takes.
+
+        Raises:
+            UnknownSymbol: no bars are stored for `symbol`.
+            MarketlabError: a malformed date, or `start` after `end`."""
+        params = {"format": "arrow", "start": _date(start), "end": _date(end)}
+        frame = yield from self._arrow("GET", f"/ws/prices/{symbol}", params=params)
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("Date")), name="Date")
+        frame.attrs["symbol"] = symbol.upper()
+        return frame
+
+    @call
+    def history(self, symbol: str, days: int | None = None, sentiment: bool = False) -> Op[pd.DataFrame]:
+        """An indicator's series by date: all of it, or its last `days`.
+
+        Raises:
+            UnknownSymbol: no such indicator."""
+        if days is None:
+            kind = "SymbolSentimentData" if sentiment else "SymbolData"
+            path, params = f"/ws/get{kind}/{symbol}", None
+        else:
+            kind = "SymbolDataSentimentLimitDays" if sentiment else "SymbolDataLimitDays"
+            path, params = f"/ws/get{kind}/{symbol}", {"days": days}
+        frame = yield from self._arrow("GET", path, params=params)
+        return frame.set_index("Date")
+
+    # -- webhooks ----------------------------------------------------------
+
+    @call
+    def add_webhook(self, url: str, events: Iterable[str] | None = None, description: str | None = None) -> Op[dict[str, Any]]:
+        """Registers an endpoint. Sent once: a dropped connection raises
+        rather than register it twice.
+
+        Returns:
+            The endpoint (`id`, `url`, `events`, ...) and its `secret`
+            (`whsec_...`), shown only here: keep it to verify deliveries
+            (`marketlab.verify_webhook`).
+
+        Raises:
+            MarketlabError: the URL was refused (a private address unless
+                the server allows loopback)."""
+        body = _given(url=url, events=list(events) if events is not None else None, description=description)
+        return (yield from self._object("POST", "/webhooks", json=body))
+
+    @call
+    def webhooks(self) -> Op[pd.DataFrame]:
+        """The account's endpoints, one row each (no secrets)."""
+        body = yield from self._json("GET", "/webhooks")
+        return pd.DataFrame(body["endpoints"])
+
+    @call
+    def rotate_webhook(self, webhook_id: str, keep_previous_hours: float = 24) -> Op[dict[str, Any]]:
+        """A new secret (in the answer); the previous one keeps signing
+        beside it for `keep_previous_hours`."""
+        return (yield from self._object("POST", f"/webhooks/{webhook_id}/rotate", json={"keep_previous_hours": keep_previous_hours}))
+
+    @call
+    def delete_webhook(self, webhook_id: str) -> Op[None]:
+        """Removes an endpoint; its pending deliveries are dropped."""
+        yield from self._send("DELETE", f"/webhooks/{webhook_id}")
+
+    @call
+    def webhook_deliveries(self, webhook_id: str, limit: int = 50) -> Op[pd.DataFrame]:
+        """The endpoint's delivery log, newest first: one row per delivery
+        (`id` is the `webhook-id`), its attempts as a list."""
+        body = yield from self._json("GET", f"/webhooks/{webhook_id}/deliveries", params={"limit": limit})
+        frame = pd.DataFrame(body["deliveries"])
+        for column in ("created_at", "next_attempt"):
+            if column in frame:
+                frame[column] = pd.to_datetime(frame[column], utc=True)
+        return frame
+
+    @call
+    def redeliver(self, webhook_id: str, delivery_id: str) -> Op[dict[str, Any]]:
+        """Sends a delivery again (same `webhook-id` and body)."""
+        return (yield from self._object("POST", f"/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"))
+
+    # -- account -----------------------------------------------------------
+
+    @call
+    def usage(self, month: DateLike | None = None) -> Op[dict[str, Any]]:
+        """The account's usage this month (or `month`: `YYYY-MM`, or a date
+        in it) beside its plan's limits."""
+        return (yield from self._object("GET", "/usage", params={"month": as_month(month)} if month is not None else None))
+
+
+def _date(value: DateLike | None) -> str | None:
+    return None if value is None else as_date(value)
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """The arguments given (not None), dates as `YYYY-MM-DD`."""
+    return {k: as_date(v) if k.endswith("date") else v for k, v in values.items() if v is not None}
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return max(float(value), 0.0) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _error(response: httpx.Response) -> MarketlabError:
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = response.text
+    message = message_of(body, response.reason_phrase or "error")
+    if response.status_code == 429:
+        return RateLimited(429, message, body, _retry_after(response))
+    return error_for(response.status_code, message, body)
