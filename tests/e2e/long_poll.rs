@@ -283,3 +283,87 @@ async fn many_long_polls_on_one_task_all_answer_at_its_end_and_past_the_share_ar
     }
     s.stop().await;
 }
+
+/// Submits a backtest with `prefer` as its `Prefer` header, under `key`.
+async fn submit_preferring(s: &TestServer, prefer: Option<&str>, key: &str) -> reqwest::Response {
+    let body = json!({
+        "symbol": "SPX", "start_date": "2015-01-01", "risk_control": "//",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "SMA", "params": {"period": 10}}, "rule": {"comparison_type": "MA", "type_name": "CrossAbove", "period": 20}}},
+        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "SMA", "params": {"period": 10}}, "rule": {"comparison_type": "MA", "type_name": "CrossBelow", "period": 20}}}
+    });
+    let mut req = reqwest::Client::new()
+        .post(s.url("/backtest/start_backtest"))
+        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
+        .header("idempotency-key", key)
+        .json(&body);
+    if let Some(p) = prefer {
+        req = req.header("prefer", p);
+    }
+    req.send().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_submit_preferring_to_wait_answers_with_the_ended_task_or_as_queued() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let (s, _dir) = held_server(gate.clone()).await;
+
+    // Held: not ended within its wait, so queued as without the preference.
+    let r = submit_preferring(&s, Some("wait=0.2"), "held").await;
+    assert_eq!(r.status().as_u16(), 202);
+    assert!(r.headers().get("preference-applied").is_none());
+    let held: Value = r.json().await.unwrap();
+    let held_id = held["task_id"].as_str().unwrap().to_string();
+
+    // With the tenant's long-poll places all taken, the submit does not
+    // wait at all: it answers as queued at once (it is not refused).
+    let share = api::state::LONG_POLLS.per_tenant;
+    let polls: Vec<_> = (0..share)
+        .map(|_| {
+            let req = reqwest::Client::new()
+                .get(s.url(&format!("/backtest/status/{held_id}?wait=15")))
+                .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD));
+            tokio::spawn(async move { req.send().await.unwrap().status().as_u16() })
+        })
+        .collect();
+    let places = s.state.long_polls.clone();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let places = places.clone();
+            async move { places.in_use(DEMO_EMAIL).0 == share }
+        })
+        .await,
+        "the polls hold the tenant's places"
+    );
+    let t0 = Instant::now();
+    let r = submit_preferring(&s, Some("wait=15"), "no-place").await;
+    assert_eq!(r.status().as_u16(), 202);
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+
+    // Let every job end (the two held and the next one): the next submit
+    // comes back finished, its record as the status read gives it.
+    gate.add_permits(3);
+    for poll in polls {
+        assert_eq!(poll.await.unwrap(), 200);
+    }
+    let r = submit_preferring(&s, Some("respond-async, wait=15"), "quick").await;
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.headers()["preference-applied"], "wait=15");
+    let record: Value = r.json().await.unwrap();
+    assert_eq!(record["status"], "SUCCESS");
+    assert_eq!(record["result"], json!({"held": true}));
+    let id = record["task_id"].as_str().unwrap();
+    let (status, read) = s.get(&format!("/backtest/status/{id}"), DEMO).await;
+    assert_eq!(status, 200);
+    assert_eq!(read, record);
+
+    // Sent again under its key: the same task, ended, marked a replay;
+    // without the preference, the 202 it always was.
+    let again = submit_preferring(&s, Some("wait=15"), "quick").await;
+    assert_eq!(again.status().as_u16(), 200);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(again.json::<Value>().await.unwrap()["task_id"], json!(id));
+    let plain = submit_preferring(&s, None, "quick").await;
+    assert_eq!(plain.status().as_u16(), 202);
+    assert_eq!(plain.json::<Value>().await.unwrap()["task_id"], json!(id));
+    s.stop().await;
+}

@@ -1,5 +1,5 @@
-//! Backtests on the caller's own bars (CSV mode) sent as JSON rows, CSV text
-//! and Parquet; the upload kept once and summarised in the task record; the
+//! Backtests on the caller's own bars (CSV mode) sent as JSON rows, CSV text,
+//! Parquet and an Arrow IPC stream; the upload kept once and summarised in the task record; the
 //! benchmark measured over exactly the backtest's window.
 
 use chrono::NaiveDate;
@@ -131,7 +131,7 @@ fn change(b: &Bars, first: NaiveDate, last: NaiveDate) -> f64 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn own_bars_as_json_rows_csv_text_and_parquet_run_alike() {
+async fn own_bars_as_json_rows_csv_text_parquet_and_arrow_run_alike() {
     let (s, _dir) = TestServer::fresh().await;
     let upload = old_spx_upload().await;
     let mut body = strategy();
@@ -168,10 +168,47 @@ async fn own_bars_as_json_rows_csv_text_and_parquet_run_alike() {
         .await,
     )
     .await;
+    // An Arrow IPC stream (what the Python client sends), with a text
+    // column the server leaves unread.
+    let mut columns = platform::marketdata::columns::all(
+        &platform::marketdata::codec::from_parquet(parquet.clone()).unwrap(),
+    );
+    columns.push((
+        "Note".into(),
+        platform::marketdata::columns::Column::Text(vec![Some("dropped".into()); upload.len()]),
+    ));
+    let stream =
+        platform::marketdata::interchange::to_arrow_stream(columns, Default::default()).unwrap();
+    let by_arrow = finished(
+        &s,
+        post_form(
+            &s,
+            "/backtest/start_backtest",
+            &[
+                ("strategy", "application/json", &plain),
+                ("bars", "application/vnd.apache.arrow.stream", &stream),
+            ],
+        )
+        .await,
+    )
+    .await;
+    // A stream cut short is refused naming the bars, not a server fault.
+    let cut = &stream[..stream.len() / 2];
+    let (status, refused) = post_form(
+        &s,
+        "/backtest/start_backtest",
+        &[
+            ("strategy", "application/json", &plain),
+            ("bars", "application/vnd.apache.arrow.stream", cut),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["field"], "csv_data", "{refused}");
     // CSV text inside the JSON field runs the same.
     body["csv_data"] = json!(text);
     let by_text = finished(&s, s.post("/backtest/start_backtest", DEMO, &body).await).await;
-    for other in [&by_csv, &by_parquet, &by_text] {
+    for other in [&by_csv, &by_parquet, &by_arrow, &by_text] {
         assert_eq!(other["result"], by_rows["result"]);
     }
 

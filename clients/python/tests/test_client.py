@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import LIMITED
+from conftest import DEMO, LIMITED
 from marketlab import MarketlabError, RateLimited, UnknownSymbol
 
 SMA = {"name": "Simple Moving Average", "type": "Technical", "params": {"period": 10}}
@@ -47,7 +47,37 @@ def test_a_backtest_gives_its_metrics_trades_and_equity_as_frames(client, done):
     assert client.tasks()["task_id"].str.contains(done.id).any()
 
 
-def test_own_bars_sent_as_parquet_run_like_the_stored_symbol(client, done):
+def test_a_backtest_that_ends_within_the_submit_s_wait_comes_back_ended_in_one_round_trip(env, connect, kind, done):
+    def hooked(**options):
+        c = connect(env, *DEMO, **options)
+        seen = []
+
+        def record(r):
+            seen.append((r.request.method, r.request.url.path, r.status_code))
+
+        async def record_async(r):
+            record(r)
+
+        c.http.event_hooks["response"].append(record if kind == "sync" else record_async)
+        return c, seen
+
+    # Held for the task's end (up to 20 s): the submit's answer is the
+    # ended task, and waiting on it sends nothing more.
+    c, seen = hooked(submit_wait=20)
+    with c:
+        task = c.backtest(sma_cross()).wait(timeout=120)
+        assert seen == [("POST", "/backtest/start_backtest", 200)]
+        assert task.record["status"] == "SUCCESS" and task.result["Total Trades"] == done.result["Total Trades"]
+    # Without the hold: queued (202), then read until it ends.
+    c, seen = hooked(submit_wait=0)
+    with c:
+        task = c.backtest(sma_cross()).wait(timeout=120)
+        assert seen[0] == ("POST", "/backtest/start_backtest", 202)
+        assert ("GET", f"/backtest/status/{task.id}", 200) in seen[1:]
+        assert task.result["Total Return (%)"] == done.result["Total Return (%)"]
+
+
+def test_own_bars_sent_as_arrow_run_like_the_stored_symbol(client, done):
     # The stored closes as bars (the strategy reads closes only), from the
     # first bar so that the averages are warm at the window's start.
     close = client.backtest(sma_cross(start_date="1800-10-01")).wait(timeout=120).equity["close"]

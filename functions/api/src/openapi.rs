@@ -60,6 +60,16 @@ pub struct IdempotencyKey {
     key: Option<String>,
 }
 
+/// `Prefer: wait=N` (RFC 7240) on a submit.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct PreferWait {
+    /// `wait=N`: hold the answer up to N seconds (at most 20) for the task's end, so that a quick task comes back finished in one round trip (200, its record); otherwise 202 as without it. Other preferences are ignored.
+    #[param(rename = "Prefer", example = "wait=5")]
+    prefer: Option<String>,
+}
+
 /// A submit's own refusals, answered in its group's error `schema`.
 fn submit_refusals(
     schema: &str,

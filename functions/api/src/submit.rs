@@ -2,7 +2,8 @@
 //! Here: the request ([`Submission`]), the optional `Idempotency-Key` header (the same key from the same
 //! account within 24 hours answers with the task it first created, so a
 //! client may retry a submit whose answer it never saw without running it
-//! twice) and the 202 answer.
+//! twice), the optional `Prefer: wait=N` and the 202 answer (or, when the
+//! task ended within that wait, the 200 answer holding its record).
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -52,6 +53,53 @@ pub fn accepted(submitted: &Submitted, message: String) -> axum::response::Respo
         response
             .headers_mut()
             .insert(REPLAYED, axum::http::HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// The `Prefer` header (RFC 7240).
+pub const PREFER: &str = "prefer";
+/// Says which preference shaped the answer.
+pub const PREFERENCE_APPLIED: &str = "preference-applied";
+
+/// `wait=N` of the request's `Prefer` headers (RFC 7240: a list of
+/// preferences, each `token[=value]`, parameters after `;`): seconds the
+/// caller would rather wait for the task's end than read it again, capped at
+/// the status long-poll's [`crate::tasks::MAX_WAIT_SECONDS`]. A malformed or
+/// zero wait is no preference: a server may ignore any preference.
+pub fn preferred_wait(headers: &HeaderMap) -> Option<std::time::Duration> {
+    let seconds = headers
+        .get_all(PREFER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|p| {
+            let (name, value) = p.split(';').next()?.split_once('=')?;
+            name.trim()
+                .eq_ignore_ascii_case("wait")
+                .then(|| value.trim().trim_matches('"').parse::<f64>().ok())?
+        })
+        .find(|s| s.is_finite() && *s > 0.0)?;
+    Some(std::time::Duration::from_secs_f64(
+        seconds.min(crate::tasks::MAX_WAIT_SECONDS),
+    ))
+}
+
+/// A submit answered with its task's final record (`Prefer: wait` met):
+/// 200, the record as its status read gives it, `Preference-Applied`.
+pub fn finished<T: serde::Serialize>(
+    submitted: &Submitted,
+    wait: std::time::Duration,
+    record: T,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut response = axum::Json(record).into_response();
+    let headers = response.headers_mut();
+    if let Ok(v) = axum::http::HeaderValue::from_str(&format!("wait={}", wait.as_secs_f64())) {
+        headers.insert(PREFERENCE_APPLIED, v);
+    }
+    if submitted.replayed {
+        headers.insert(REPLAYED, axum::http::HeaderValue::from_static("true"));
     }
     response
 }
@@ -120,6 +168,32 @@ pub async fn submit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_preference_is_read_from_the_list_and_capped() {
+        let with = |values: &[&str]| {
+            let mut h = HeaderMap::new();
+            for v in values {
+                h.append(PREFER, v.parse().unwrap());
+            }
+            preferred_wait(&h).map(|d| d.as_secs_f64())
+        };
+        assert_eq!(with(&[]), None);
+        assert_eq!(with(&["wait=5"]), Some(5.0));
+        assert_eq!(with(&["respond-async, Wait=0.25"]), Some(0.25));
+        assert_eq!(with(&["respond-async", "wait=\"2\"; x=y"]), Some(2.0));
+        assert_eq!(with(&["wait=600"]), Some(crate::tasks::MAX_WAIT_SECONDS));
+        for ignored in [
+            "wait=0",
+            "wait=-1",
+            "wait=soon",
+            "wait",
+            "return=minimal",
+            "wait=NaN",
+        ] {
+            assert_eq!(with(&[ignored]), None, "{ignored}");
+        }
+    }
 
     #[test]
     fn keys_are_bounded_visible_ascii() {

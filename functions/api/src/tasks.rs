@@ -176,7 +176,52 @@ where
         .long_polls
         .admit(tenant)
         .map_err(|r| ApiError::from(r).closing())?;
-    let deadline = arrived + wait;
+    hold_admitted(state, uuid, arrived, arrived + wait, read, ended).await
+}
+
+/// A task just submitted, held up to `wait` (the submit's `Prefer: wait`)
+/// for its end as a status read's long-poll is: `Some` once it has ended;
+/// `None` when it has not by then, or when the tenant's long-poll places
+/// are all taken (the submit then answers as it does without the
+/// preference, which a server may always ignore).
+pub(crate) async fn ended_within(
+    state: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    kinds: &[TaskKind],
+    wait: std::time::Duration,
+) -> Result<Option<Task>, ApiError> {
+    let arrived = tokio::time::Instant::now();
+    let Ok(_place) = state.long_polls.admit(&caller.0.email) else {
+        return Ok(None);
+    };
+    let text = id.to_string();
+    let t = hold_admitted(
+        state,
+        id,
+        arrived,
+        arrived + wait,
+        |_, _| owned_task(state, caller, &text, kinds),
+        |t: &Task| t.status.is_finished(),
+    )
+    .await?;
+    Ok(t.status.is_finished().then_some(t))
+}
+
+/// The loop of a long-poll whose place is held: reads until `ended` or the
+/// deadline, woken by the task's end.
+async fn hold_admitted<T, F, Fut>(
+    state: &AppState,
+    uuid: Uuid,
+    arrived: tokio::time::Instant,
+    deadline: tokio::time::Instant,
+    mut read: F,
+    ended: impl Fn(&T) -> bool,
+) -> Result<T, ApiError>
+where
+    F: FnMut(tokio::time::Instant, Option<u64>) -> Fut,
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
     let ends = platform::tasks::finishes::finishes().subscribe(uuid);
     let mut counted = Counted::new(state, uuid);
     let mut since = arrived;

@@ -45,7 +45,10 @@ class Api(Generic[BT, BaT, CT, ST]):
     retries of one call (429, 502-504, a dropped connection, a timeout;
     `_send` says which calls are sent again); `max_retry_wait` is the
     longest `Retry-After` waited out (a longer one raises `RateLimited` at
-    once); `retry_base` scales the jittered waits between other retries."""
+    once); `retry_base` scales the jittered waits between other retries;
+    `submit_wait` is how long a backtest's submit may hold its answer for
+    the task's end (`Prefer: wait`): a quick backtest comes back finished
+    in one round trip and its `wait()` sends nothing (0: never hold)."""
 
     _backtest_task: Callable[..., BT]
     _batch_task: Callable[..., BaT]
@@ -62,11 +65,13 @@ class Api(Generic[BT, BaT, CT, ST]):
         max_retries: int = 3,
         max_retry_wait: float = 65.0,
         retry_base: float = 0.2,
+        submit_wait: float = 0.1,
     ):
         self.url = url.rstrip("/")
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
         self.retry_base = retry_base
+        self.submit_wait = submit_wait
         self._waits: dict[str, float] | None = None
         self._connect(user, password, timeout)
 
@@ -174,11 +179,19 @@ class Api(Generic[BT, BaT, CT, ST]):
     def _submit(self, path: str, body: Any, key: str | None, **options: Any) -> Op[str]:
         """A submission under an `Idempotency-Key` (the given one, or a new
         one); the task's id."""
+        answer = yield from self._submitted(path, body, key, **options)
+        return str(answer["task_id"])
+
+    def _submitted(self, path: str, body: Any, key: str | None, *, prefer_wait: float = 0.0,
+                   **options: Any) -> Op[dict[str, Any]]:
+        """A submission's answer: `{task_id, message}`, or (held up to
+        `prefer_wait` seconds for the task's end) the ended task's record."""
         headers = {"Idempotency-Key": key or str(uuid.uuid4())}
+        if prefer_wait > 0:
+            headers["Prefer"] = f"wait={prefer_wait:g}"
         if body is not None:
             options["json"] = body
-        answer = yield from self._object("POST", path, headers=headers, **options)
-        return str(answer["task_id"])
+        return (yield from self._object("POST", path, headers=headers, **options))
 
     def _long_poll(self, status_path: str) -> Op[float]:
         """Seconds of `?wait=` the server's status operation takes (0: none),
@@ -226,12 +239,13 @@ class Api(Generic[BT, BaT, CT, ST]):
             MarketlabError: the strategy is invalid (`field` names where)."""
         return (yield from self._object("POST", "/backtest/validate", json=strategy))
 
-    def _start_backtest(self, strategy: AnyStrategy, bars: pd.DataFrame | None, key: str | None) -> Op[str]:
+    def _start_backtest(self, strategy: AnyStrategy, bars: pd.DataFrame | None, key: str | None) -> Op[dict[str, Any]]:
+        wait = self.submit_wait
         if bars is None:
-            return (yield from self._submit("/backtest/start_backtest", strategy, key))
+            return (yield from self._submitted("/backtest/start_backtest", strategy, key, prefer_wait=wait))
         name, content, kind = bars_file(bars)
         files = {"strategy": (None, json_text(dict(strategy)), "application/json"), "bars": (name, content, kind)}
-        return (yield from self._submit("/backtest/start_backtest", None, key, files=files))
+        return (yield from self._submitted("/backtest/start_backtest", None, key, prefer_wait=wait, files=files))
 
     @call
     def backtest(self, strategy: AnyStrategy, *, bars: pd.DataFrame | None = None, idempotency_key: str | None = None) -> Op[BT]:
@@ -250,11 +264,13 @@ class Api(Generic[BT, BaT, CT, ST]):
 
         Returns:
             The task; `wait()` it, then read `result`, `trades`, `equity`.
+            A backtest that ended within `submit_wait` comes back ended
+            (its `wait()` then sends nothing).
 
         Raises:
             MarketlabError: the strategy or the bars were refused."""
-        task_id = yield from self._start_backtest(strategy, bars, idempotency_key)
-        return self._backtest_task(self, task_id)
+        answer = yield from self._start_backtest(strategy, bars, idempotency_key)
+        return self._backtest_task(self, str(answer["task_id"]), answer if "status" in answer else None)
 
     @call
     def task(self, task_id: str) -> Op[BT]:

@@ -63,6 +63,11 @@ class Task:
         return (yield from self._refresh(wait))
 
     def _wait(self, timeout: float) -> Op[None]:
+        if self.record.get("status") in FINAL:
+            # Ended when it was submitted (or last read): nothing to send.
+            if self.record["status"] == "FAILED":
+                raise TaskFailed(200, f"task {self.id} failed: {self._error()}", self.record)
+            return
         deadline = time.monotonic() + timeout
         pause = 0.005
         long_poll = yield from self.client._long_poll(self.status_path)

@@ -54,8 +54,9 @@ pub fn public_routes() -> OpenApiRouter<AppState> {
 
 /// Submit a strategy: a task is created and queued.
 #[utoipa::path(post, path = "/backtest/start_backtest", tag = "backtest", request_body = services::backtest::request::Strategy,
-    params(crate::openapi::IdempotencyKey),
-    responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
+    params(crate::openapi::IdempotencyKey, crate::openapi::PreferWait),
+    responses((status = 200, description = "Sent with `Prefer: wait=N`, the task ended within N seconds: its record, as `GET /backtest/status/{task_id}` answers it (`Preference-Applied: wait=N`)", body = super::tasks::TaskRecord),
+        (status = 202, description = "Queued (and, with `Prefer: wait=N`, not ended within N seconds)", body = crate::openapi::SubmitResponse,
             links(("status" = (operation_id = "backtest_status", parameters(("task_id" = "$response.body#/task_id")))),
                 ("report" = (operation_id = "backtest_report", parameters(("task_id" = "$response.body#/task_id")))),
                 ("chart" = (operation_id = "backtest_chart", parameters(("task_id" = "$response.body#/task_id")))),
@@ -89,6 +90,13 @@ pub(crate) async fn start_backtest(
     }
     let kind = TaskKind::StrategyBacktest;
     let submitted = submit(&state, &caller, key.as_deref(), kind, params).await?;
+    if let Some(wait) = crate::submit::preferred_wait(&headers)
+        && let Some(t) =
+            crate::tasks::ended_within(&state, &caller, submitted.task.id, &[kind], wait).await?
+    {
+        let record = super::tasks::status_record(&t);
+        return Ok(crate::submit::finished(&submitted, wait, record));
+    }
     Ok(crate::submit::accepted(
         &submitted,
         "Backtest task submitted; poll /backtest/status/{task_id}".into(),

@@ -1,8 +1,9 @@
 //! The body of a strategy submit or validate. JSON, with CSV mode's
 //! `csv_data` read into columns as it streams past; or `multipart/form-data`
 //! with a `strategy` part (the same JSON) and a `bars` part holding the bars
-//! as CSV text or a Parquet file (told apart by Parquet's `PAR1` magic),
-//! which is how users keep their bars.
+//! as CSV text, a Parquet file or an Arrow IPC stream (told apart by
+//! Parquet's `PAR1` magic and the stream's continuation marker), which is
+//! how users keep their bars.
 
 use crate::error::ApiError;
 use axum::body::Bytes;
@@ -95,6 +96,9 @@ async fn parts<S: Send + Sync>(req: Request, state: &S) -> Result<StrategyBody, 
                             tracing::error!(error = %e, "reading Parquet bars");
                             ApiError::internal()
                         })?
+                } else if csv::is_arrow_stream(&data) {
+                    // Buffers read in place: no decoding worth a thread hop.
+                    csv::from_arrow(data)
                 } else {
                     csv::from_csv_text(&data)
                 });
@@ -102,7 +106,7 @@ async fn parts<S: Send + Sync>(req: Request, state: &S) -> Result<StrategyBody, 
             other => {
                 return Err(ApiError::field(
                     other,
-                    "unknown part; send 'strategy' (JSON) and 'bars' (CSV text or Parquet)",
+                    "unknown part; send 'strategy' (JSON) and 'bars' (CSV text, Parquet or an Arrow IPC stream)",
                 ));
             }
         }

@@ -112,6 +112,23 @@ fn backtest_record(t: &Task) -> TaskRecord {
     }
 }
 
+/// A task as its status read answers it (without the uploaded rows): the
+/// record, an upload's summary linking to the rows.
+pub(crate) fn status_record(t: &Task) -> TaskRecord {
+    let mut record = backtest_record(t);
+    if let Some(summary) = record
+        .params
+        .get_mut(UPLOAD_FIELD)
+        .and_then(Value::as_object_mut)
+    {
+        summary.insert(
+            "url".into(),
+            json!(format!("/backtest/status/{}?include=csv_data", t.id)),
+        );
+    }
+    record
+}
+
 /// One of the caller's tasks; another account's id is 404.
 #[utoipa::path(get, path = "/backtest/status/{task_id}", tag = "backtest",
     params(("task_id" = String, Path, description = "Task UUID"),
@@ -138,17 +155,7 @@ pub(crate) async fn backtest_status(
     };
     let kinds = [TaskKind::StrategyBacktest];
     let t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, &query).await?;
-    let mut record = backtest_record(&t);
-    if let Some(summary) = record
-        .params
-        .get_mut(UPLOAD_FIELD)
-        .and_then(Value::as_object_mut)
-    {
-        summary.insert(
-            "url".into(),
-            json!(format!("/backtest/status/{}?include=csv_data", t.id)),
-        );
-    }
+    let mut record = status_record(&t);
     if rows && let Some(digest) = upload_digest(&t.params) {
         let upload = state.uploads.get(&t.owner, digest).await?.ok_or_else(|| {
             ApiError::not_found(format!("the uploaded bars of task '{id}' are gone"))

@@ -2,7 +2,7 @@
 //! Date, Open, High, Low, Close, Volume; optional Entry1..5 / Exit1..5 (0
 //! when missing); other columns dropped. They arrive as JSON rows in
 //! `csv_data` (read straight into columns, never as a `Value` tree), as CSV
-//! text, or as a Parquet file; every form gets the same checks and the same
+//! text, a Parquet file or an Arrow IPC stream; every form gets the same checks and the same
 //! messages, which name the row as `csv_data[i]` (data rows counted from 0).
 
 use super::params::{FieldError, Result};
@@ -273,13 +273,31 @@ pub fn from_csv_text(text: &[u8]) -> Result<Upload> {
     rows.finish()
 }
 
-// ---- Parquet ----------------------------------------------------------
+// ---- Parquet and Arrow ------------------------------------------------
 
 /// Bars as a Parquet file (`application/vnd.apache.parquet`): dates as
 /// date, timestamp or `YYYY-MM-DD` text; numbers of any integer or float type.
 pub fn from_parquet(data: Bytes) -> Result<Upload> {
     let table = platform::uploads::read_table(data, MAX_ROWS)
         .map_err(|why| FieldError::new("csv_data", why))?;
+    from_table(&table)
+}
+
+/// Bars as an Arrow IPC stream (`application/vnd.apache.arrow.stream`),
+/// with the types [`from_parquet`] takes.
+pub fn from_arrow(data: Bytes) -> Result<Upload> {
+    let table = platform::uploads::read_stream(data, MAX_ROWS)
+        .map_err(|why| FieldError::new("csv_data", why))?;
+    from_table(&table)
+}
+
+/// Whether the bytes open as an Arrow IPC stream (its first message's
+/// continuation marker); Parquet opens with `PAR1`, CSV with text.
+pub fn is_arrow_stream(data: &[u8]) -> bool {
+    data.starts_with(&[0xff, 0xff, 0xff, 0xff])
+}
+
+fn from_table(table: &platform::uploads::SentTable) -> Result<Upload> {
     let dates = table
         .dates()
         .map_err(|why| FieldError::new("csv_data", why))?;
@@ -299,9 +317,8 @@ pub fn from_parquet(data: Bytes) -> Result<Upload> {
     let mut rows = Collector::default();
     for (i, d) in dates.iter().enumerate() {
         let mut cells = Cells::new();
-        if let Some(d) = d {
-            let d = day(&d.to_string()).map_err(|why| FieldError::new(at(i, 0), why))?;
-            cells.date = Some(d);
+        if let Some(d) = *d {
+            cells.date = Some(in_range(d).map_err(|why| FieldError::new(at(i, 0), why))?);
         }
         for (c, col) in columns.iter().enumerate() {
             if let Some(x) = col.as_ref().and_then(|v| v[i]) {
@@ -312,6 +329,15 @@ pub fn from_parquet(data: Bytes) -> Result<Upload> {
         cells.finish(i, &mut rows)?;
     }
     rows.finish()
+}
+
+/// A typed date within the years market data can have; formatted (to say
+/// why) only when it is not.
+fn in_range(d: NaiveDate) -> Cell<NaiveDate> {
+    if (crate::dates::EARLIEST..=crate::dates::LATEST).contains(&d) {
+        return Ok(d);
+    }
+    day(&d.to_string())
 }
 
 // ---- Answers ----------------------------------------------------------
