@@ -58,8 +58,10 @@ pub fn accepted(submitted: &Submitted, message: String) -> axum::response::Respo
 }
 
 /// The `Prefer` header (RFC 7240).
+#[cfg(feature = "backtest")]
 pub const PREFER: &str = "prefer";
 /// Says which preference shaped the answer.
+#[cfg(feature = "backtest")]
 pub const PREFERENCE_APPLIED: &str = "preference-applied";
 
 /// `wait=N` of the request's `Prefer` headers (RFC 7240: a list of
@@ -67,6 +69,7 @@ pub const PREFERENCE_APPLIED: &str = "preference-applied";
 /// caller would rather wait for the task's end than read it again, capped at
 /// the status long-poll's [`crate::tasks::MAX_WAIT_SECONDS`]. A malformed or
 /// zero wait is no preference: a server may ignore any preference.
+#[cfg(feature = "backtest")]
 pub fn preferred_wait(headers: &HeaderMap) -> Option<std::time::Duration> {
     let seconds = headers
         .get_all(PREFER)
@@ -87,6 +90,7 @@ pub fn preferred_wait(headers: &HeaderMap) -> Option<std::time::Duration> {
 
 /// A submit answered with its task's final record (`Prefer: wait` met):
 /// 200, the record as its status read gives it, `Preference-Applied`.
+#[cfg(feature = "backtest")]
 pub fn finished<T: serde::Serialize>(
     submitted: &Submitted,
     wait: std::time::Duration,
@@ -169,6 +173,7 @@ pub async fn submit(
 mod tests {
     use super::*;
 
+    #[cfg(feature = "backtest")]
     #[test]
     fn a_wait_preference_is_read_from_the_list_and_capped() {
         let with = |values: &[&str]| {

@@ -184,6 +184,7 @@ where
 /// `None` when it has not by then, or when the tenant's long-poll places
 /// are all taken (the submit then answers as it does without the
 /// preference, which a server may always ignore).
+#[cfg(feature = "backtest")]
 pub(crate) async fn ended_within(
     state: &AppState,
     caller: &Caller,
