@@ -12,7 +12,7 @@ import pandas as pd
 
 from .calls import Awaiting, Blocking, Op, Sleep, call, reading
 from .errors import TaskFailed, TaskTimeout
-from .frames import columns_frame, dated, from_arrow, records_frame
+from .frames import columns_frame, dated, records_frame
 from .grids import original, short_names, typed, with_values
 from .monte_carlo import MonteCarlo
 

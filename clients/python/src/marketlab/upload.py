@@ -10,7 +10,7 @@ import pyarrow as pa
 
 #: The columns a CSV-mode backtest reads besides the date (any case).
 COLUMNS = ("Open", "High", "Low", "Close", "Volume", *(f"Entry{i}" for i in range(1, 6)), *(f"Exit{i}" for i in range(1, 6)))
-_WANTED = {c.lower(): c for c in COLUMNS}
+_WANTED = {c.lower() for c in COLUMNS}
 
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
 
