@@ -16,6 +16,7 @@ mod lanes;
 pub mod options;
 pub mod overfitting;
 pub mod patterns;
+pub mod portfolio;
 pub mod rules;
 pub mod scanner;
 pub mod seasonality;

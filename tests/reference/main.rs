@@ -12,6 +12,7 @@ mod monte_carlo;
 mod openapi;
 mod options;
 mod overfitting;
+mod portfolio;
 mod scanner;
 mod screens;
 mod seasonality;

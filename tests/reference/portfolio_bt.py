@@ -1,0 +1,39 @@
+"""A target-weight portfolio in bt: monthly equal weight over the whole
+universe, or a monthly rotation into the top k by n-bar momentum
+(close / close n bars earlier - 1, given to bt as its `stat`), rebalanced
+at the first session of each month's close with fractional units and no
+costs.
+
+Input: {"dates": [...], "close": [[...]] per symbol, "capital",
+"select": "all" | "top", "k", "lookback"}. Output: {"value": [...] per
+date, "transactions": [[date index, symbol index, units, price], ...]}.
+"""
+import json
+import sys
+
+import bt
+import numpy as np
+import pandas as pd
+
+req = json.load(sys.stdin)
+dates = pd.to_datetime(req["dates"])
+names = [f"s{j}" for j in range(len(req["close"]))]
+prices = pd.DataFrame(np.array(req["close"], dtype=float).T, index=dates, columns=names)
+algos = [bt.algos.RunMonthly(), bt.algos.SelectAll()]
+if req["select"] == "top":
+    n = req["lookback"]
+    algos += [bt.algos.SetStat(prices / prices.shift(n) - 1), bt.algos.SelectN(req["k"])]
+algos += [bt.algos.WeighEqually(), bt.algos.Rebalance()]
+test = bt.Backtest(
+    bt.Strategy("portfolio", algos), prices,
+    initial_capital=req["capital"], integer_positions=False,
+)
+res = bt.run(test)
+values = test.strategy.values.loc[dates]
+tx = res.get_transactions()
+position = {d: i for i, d in enumerate(dates)}
+out = [
+    [position[d], names.index(sec), float(row["quantity"]), float(row["price"])]
+    for (d, sec), row in tx.iterrows()
+]
+json.dump({"value": values.tolist(), "transactions": out}, sys.stdout)
