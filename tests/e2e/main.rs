@@ -36,6 +36,7 @@ mod observability;
 mod options;
 mod own_data;
 mod panics;
+mod portfolio;
 mod reports;
 mod restart;
 mod scanner;

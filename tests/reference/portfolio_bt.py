@@ -5,8 +5,10 @@ at the first session of each month's close with fractional units and no
 costs.
 
 Input: {"dates": [...], "close": [[...]] per symbol, "capital",
-"select": "all" | "top", "k", "lookback"}. Output: {"value": [...] per
-date, "transactions": [[date index, symbol index, units, price], ...]}.
+"select": "all" | "top", "k", "lookback", "from" (optional: the first
+traded date's index; earlier dates only feed the momentum)}. Output:
+{"value": [...] per traded date, "transactions": [[date index, symbol
+index, units, price], ...]} (indices into the traded dates).
 """
 import json
 import sys
@@ -18,11 +20,15 @@ import pandas as pd
 req = json.load(sys.stdin)
 dates = pd.to_datetime(req["dates"])
 names = [f"s{j}" for j in range(len(req["close"]))]
-prices = pd.DataFrame(np.array(req["close"], dtype=float).T, index=dates, columns=names)
+history = pd.DataFrame(np.array(req["close"], dtype=float).T, index=dates, columns=names)
+first = req.get("from", 0)
+prices = history.iloc[first:]
+dates = dates[first:]
 algos = [bt.algos.RunMonthly(), bt.algos.SelectAll()]
 if req["select"] == "top":
     n = req["lookback"]
-    algos += [bt.algos.SetStat(prices / prices.shift(n) - 1), bt.algos.SelectN(req["k"])]
+    stat = (history / history.shift(n) - 1).iloc[first:]
+    algos += [bt.algos.SetStat(stat), bt.algos.SelectN(req["k"])]
 algos += [bt.algos.WeighEqually(), bt.algos.Rebalance()]
 test = bt.Backtest(
     bt.Strategy("portfolio", algos), prices,

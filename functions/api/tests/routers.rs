@@ -447,6 +447,8 @@ fn envelope(group: Group, body: &Value) -> Option<(u64, String)> {
 fn filled(path: &str, ids: &std::collections::HashMap<&str, String>) -> String {
     let kind = if path.starts_with("/backtest/batch/") {
         "batch"
+    } else if path.starts_with("/backtest/portfolio/") {
+        "portfolio"
     } else if path.starts_with("/backtest/") {
         "backtest"
     } else if path.starts_with("/cpm/") {
@@ -481,6 +483,7 @@ async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
         ("batch", TaskKind::BatchBacktest),
         ("cpm", TaskKind::CpmScan),
         ("scanner", TaskKind::ScannerBacktest),
+        ("portfolio", TaskKind::PortfolioBacktest),
     ] {
         let task = s
             .tasks
@@ -622,11 +625,18 @@ async fn every_operation_guards_its_tasks_and_answers_in_its_envelope() {
 #[tokio::test]
 async fn every_operation_refuses_a_query_parameter_it_does_not_declare() {
     let (_dir, s) = state().await;
-    let ids: std::collections::HashMap<&str, String> =
-        ["backtest", "batch", "cpm", "scanner", "webhook", "alert"]
-            .into_iter()
-            .map(|k| (k, "00000000-0000-0000-0000-000000000000".to_string()))
-            .collect();
+    let ids: std::collections::HashMap<&str, String> = [
+        "backtest",
+        "batch",
+        "portfolio",
+        "cpm",
+        "scanner",
+        "webhook",
+        "alert",
+    ]
+    .into_iter()
+    .map(|k| (k, "00000000-0000-0000-0000-000000000000".to_string()))
+    .collect();
     let ops = operations();
     let mut near_misses = 0;
     for op in &ops {

@@ -131,6 +131,18 @@ pub fn scanner_backtest(params: &Value, today: NaiveDate) -> Reserved {
     own(sessions(start, end, today) * MS_PER_SCANNER_SESSION)
 }
 
+/// A portfolio: its engine time over each symbol of its universe and each
+/// session of its range.
+pub fn portfolio_backtest(params: &Value, today: NaiveDate) -> Reserved {
+    let symbols = params
+        .get("universe")
+        .and_then(Value::as_array)
+        .map_or(1, |u| u.len().max(1)) as u64;
+    let (start, end) = (params.get("start_date"), params.get("end_date"));
+    let ns = symbols * sessions(start, end, today) * NS_PER_STRATEGY_BAR;
+    own(ns.div_ceil(1_000_000))
+}
+
 /// A batch: its own fan-out at the floor, and every chunk it will create.
 pub fn batch_backtest(params: &Value, _: NaiveDate) -> Reserved {
     let Some(p) = reserved_for::<crate::backtest::batch::BatchParams>(params, |p| p.reserved)

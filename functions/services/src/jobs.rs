@@ -34,7 +34,7 @@ pub struct Kind {
     pub job: fn(&Deps) -> Arc<dyn JobHandler>,
 }
 
-pub const KINDS: [Kind; 6] = [
+pub const KINDS: [Kind; 7] = [
     Kind {
         kind: TaskKind::StrategyBacktest,
         reserved: compute::strategy_backtest,
@@ -72,6 +72,15 @@ pub const KINDS: [Kind; 6] = [
             Arc::new(crate::analytics::scanner::backtest::ScannerBacktestJob {
                 market: d.market.clone(),
                 store: d.scanner.clone(),
+            })
+        },
+    },
+    Kind {
+        kind: TaskKind::PortfolioBacktest,
+        reserved: compute::portfolio_backtest,
+        job: |d| {
+            Arc::new(crate::backtest::portfolio::PortfolioJob {
+                market: d.market.clone(),
             })
         },
     },

@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod exports;
 pub mod monte_carlo;
+pub mod portfolio;
 pub mod report;
 pub mod routes;
 pub mod strategy_body;
@@ -14,5 +15,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 /// Every authenticated route of the group, its task routes included.
 pub fn routes() -> OpenApiRouter<AppState> {
-    routes::routes().merge(tasks::routes())
+    routes::routes()
+        .merge(tasks::routes())
+        .merge(portfolio::routes())
 }

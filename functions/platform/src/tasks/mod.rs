@@ -27,6 +27,8 @@ pub enum TaskKind {
     CpmBacktest,
     CpmScan,
     ScannerBacktest,
+    /// A universe traded from one pool of cash (`POST /backtest/portfolio`).
+    PortfolioBacktest,
     /// A batch of strategy backtests: its job fans the batch out in chunks.
     BatchBacktest,
     /// One chunk of a batch: its strategies' rows are its result.
@@ -34,11 +36,12 @@ pub enum TaskKind {
 }
 
 impl TaskKind {
-    pub const ALL: [TaskKind; 6] = [
+    pub const ALL: [TaskKind; 7] = [
         TaskKind::StrategyBacktest,
         TaskKind::CpmBacktest,
         TaskKind::CpmScan,
         TaskKind::ScannerBacktest,
+        TaskKind::PortfolioBacktest,
         TaskKind::BatchBacktest,
         TaskKind::BatchChunk,
     ];
@@ -49,6 +52,7 @@ impl TaskKind {
             TaskKind::CpmBacktest => "cpm_backtest",
             TaskKind::CpmScan => "cpm_scan",
             TaskKind::ScannerBacktest => "scanner_backtest",
+            TaskKind::PortfolioBacktest => "portfolio_backtest",
             TaskKind::BatchBacktest => "batch_backtest",
             TaskKind::BatchChunk => "batch_chunk",
         }

@@ -11,6 +11,7 @@ pub mod encode;
 pub mod indicators;
 pub mod monte_carlo;
 pub mod params;
+pub mod portfolio;
 pub mod prepare;
 pub mod request;
 pub mod rules;

@@ -126,6 +126,21 @@ async fn sources(
     Ok(out)
 }
 
+/// A prepared strategy's entry and exit rules over another symbol's daily
+/// `bars` (a portfolio evaluates one strategy on each of its symbols; the
+/// readings of an indicator are aligned once per set of bars).
+pub async fn rule_blocks(
+    market: &dyn MarketData,
+    entry: &Block,
+    exit: &Block,
+    bars: &Arc<Bars>,
+    inputs: &mut Inputs,
+) -> Result<(strategy::Block, strategy::Block), PortError> {
+    let e = sources(market, entry, bars, None, false, inputs).await?;
+    let x = sources(market, exit, bars, None, false, inputs).await?;
+    Ok((engine_block(entry, &e), engine_block(exit, &x)))
+}
+
 /// Loads what the strategy reads (from `inputs` when already there) and
 /// builds its engine rules and settings.
 pub async fn plan(

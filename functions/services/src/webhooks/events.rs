@@ -56,6 +56,10 @@ fn links(task: &Task) -> Value {
             "status": format!("/smart-scanner-backtest/status/{id}"),
             "report": format!("/smart-scanner-backtest/report/{id}"),
         }),
+        TaskKind::PortfolioBacktest => json!({
+            "status": format!("/backtest/portfolio/{id}"),
+            "report": format!("/backtest/portfolio/{id}/report"),
+        }),
         TaskKind::BatchBacktest | TaskKind::BatchChunk => json!({
             "status": format!("/backtest/batch/{id}"),
             "results": format!("/backtest/batch/{id}/results"),
@@ -98,7 +102,8 @@ impl TaskEvents {
             TaskKind::StrategyBacktest
             | TaskKind::CpmBacktest
             | TaskKind::CpmScan
-            | TaskKind::ScannerBacktest => {
+            | TaskKind::ScannerBacktest
+            | TaskKind::PortfolioBacktest => {
                 self.events
                     .emit(
                         Some(&task.owner),

@@ -1,0 +1,391 @@
+//! The synchronous part of a portfolio run: each symbol's bars laid on the
+//! universe's calendar, its rules evaluated once on its own bars, the
+//! engine's simulation, and the answer.
+
+use super::Prepared;
+use super::answers::{
+    Contribution, PortfolioOrder, PortfolioResult, PortfolioTrade, Relative, Series, WeightsAt,
+};
+use super::request::{Fill, Order, ScoreParams, SelectParams, SizingParams, WeightingParams};
+use chrono::NaiveDate;
+use engine::Bars;
+use engine::fired::Fired;
+use engine::portfolio::sizing::{Sizing, rolling_volatility};
+use engine::portfolio::{
+    Common, Costs, ExitReason, Outcome, Panel, TradePrice, metrics, schedule, signals, weights,
+};
+use engine::workspace::Workspace;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// Where each of a symbol's bars falls on the calendar (None: before it
+/// or after it).
+fn positions(bars: &Bars, calendar: &[NaiveDate]) -> Vec<Option<usize>> {
+    let mut j = 0;
+    (0..bars.len())
+        .map(|i| {
+            let d = bars.date(i);
+            while j < calendar.len() && calendar[j] < d {
+                j += 1;
+            }
+            (j < calendar.len() && calendar[j] == d).then_some(j)
+        })
+        .collect()
+}
+
+/// A symbol's series laid on the calendar, NaN where it has no bar.
+fn laid(values: &[f64], at: &[Option<usize>], n: usize) -> Vec<f64> {
+    let mut out = vec![f64::NAN; n];
+    for (v, p) in values.iter().zip(at) {
+        if let Some(p) = p {
+            out[*p] = *v;
+        }
+    }
+    out
+}
+
+fn fired_on(f: &Fired, at: &[Option<usize>], n: usize) -> Fired {
+    let mut b = vec![false; n];
+    let mut i = 0;
+    while let Some(t) = f.next_from(i) {
+        if let Some(p) = at[t] {
+            b[p] = true;
+        }
+        i = t + 1;
+    }
+    Fired::from_bools(&b)
+}
+
+fn score(
+    panel: &Panel,
+    by: &ScoreParams,
+    prepared: &Prepared,
+    at: &[Vec<Option<usize>>],
+) -> Vec<Vec<f64>> {
+    let n = panel.len();
+    match by {
+        ScoreParams::Momentum(k) => panel
+            .close
+            .iter()
+            .map(|c| {
+                (0..n)
+                    .map(|i| {
+                        if i >= *k {
+                            c[i] / c[i - k] - 1.0
+                        } else {
+                            f64::NAN
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+        ScoreParams::Volatility(k) => panel
+            .close
+            .iter()
+            .map(|c| rolling_volatility(c, *k))
+            .collect(),
+        ScoreParams::Technical(_) => {
+            let t = super::technical(by).expect("checked at submit");
+            prepared
+                .bars
+                .par_iter()
+                .zip(at)
+                .map(|(b, at)| laid(&t.compute(b), at, n))
+                .collect()
+        }
+    }
+}
+
+fn reason(r: ExitReason) -> &'static str {
+    match r {
+        ExitReason::Signal => "Signal",
+        ExitReason::StopLoss => "Stop Loss",
+        ExitReason::TakeProfit => "Take Profit",
+        ExitReason::MaxHolding => "Max Holding",
+        ExitReason::Rebalance => "Rebalance",
+        ExitReason::Open => "Open",
+    }
+}
+
+fn engine_score(by: &ScoreParams) -> weights::Score {
+    match by {
+        ScoreParams::Momentum(k) => weights::Score::Momentum(*k),
+        ScoreParams::Volatility(k) => weights::Score::Volatility(*k),
+        ScoreParams::Technical(_) => {
+            unreachable!("refused at submit: selections rank by momentum or volatility")
+        }
+    }
+}
+
+/// Runs the simulation and builds the answer. `blocks` are the strategy's
+/// (entry, exit) rules per symbol in signal mode.
+pub fn run(
+    p: &Prepared,
+    blocks: &[(engine::strategy::Block, engine::strategy::Block)],
+) -> PortfolioResult {
+    let q = &p.params;
+    let n = p.calendar.len();
+    let at: Vec<Vec<Option<usize>>> = p
+        .bars
+        .par_iter()
+        .map(|b| positions(b, &p.calendar))
+        .collect();
+    let panel = Panel {
+        open: p
+            .bars
+            .iter()
+            .zip(&at)
+            .map(|(b, at)| laid(&b.open, at, n))
+            .collect(),
+        close: p
+            .bars
+            .iter()
+            .zip(&at)
+            .map(|(b, at)| laid(&b.close, at, n))
+            .collect(),
+    };
+    let capital = q.capital.unwrap_or(100_000.0);
+    let month_ends = {
+        let mut m = schedule::bars(
+            &p.calendar,
+            p.start,
+            schedule::Every::Month,
+            schedule::On::Last,
+        );
+        m.push(n - 1);
+        m
+    };
+    let common = Common {
+        capital,
+        costs: Costs {
+            commission: q.commission.unwrap_or(0.0),
+            slippage: q.slippage.unwrap_or(0.0),
+            fractional: q.fractional.unwrap_or(true),
+            max_leverage: q.max_leverage.unwrap_or(1.0),
+        },
+        trade_price: match q.trade_price.unwrap_or(Fill::CurrentClose) {
+            Fill::CurrentClose => TradePrice::CurrentClose,
+            Fill::NextOpen => TradePrice::NextOpen,
+            Fill::NextClose => TradePrice::NextClose,
+        },
+        start: p.start,
+        snapshots: month_ends.clone(),
+    };
+    let bars_per_year = engine::Frequency::Daily.bars_per_year();
+    let out: Outcome = match (&q.signals, &q.weights, &p.strategy) {
+        (Some(s), _, Some((_, _, risk))) => {
+            let (entries, exits): (Vec<Fired>, Vec<Fired>) = p
+                .bars
+                .par_iter()
+                .zip(blocks)
+                .zip(&at)
+                .map(|((b, (entry, exit)), at)| {
+                    let mut ws = Workspace::new(b);
+                    let (e, x) = (ws.block(entry), ws.block(exit));
+                    (fired_on(&e, at, n), fired_on(&x, at, n))
+                })
+                .unzip();
+            let rank = s.rank_by.as_ref().map(|r| signals::Rank {
+                values: score(&panel, &r.by, p, &at),
+                descending: r.order.unwrap_or(Order::Descending) == Order::Descending,
+            });
+            let sizing = match s.sizing.clone().unwrap_or(SizingParams::Equal) {
+                SizingParams::Equal => Sizing::Equal,
+                SizingParams::FixedFraction { fraction } => Sizing::FixedFraction(fraction),
+                SizingParams::InverseVolatility { bars } => Sizing::InverseVolatility { bars },
+                SizingParams::VolatilityTarget {
+                    bars,
+                    annual_volatility,
+                } => Sizing::VolatilityTarget {
+                    bars,
+                    annual: annual_volatility,
+                },
+                SizingParams::Kelly { cap, min_trades } => Sizing::Kelly {
+                    cap: cap.unwrap_or(0.25),
+                    min_trades: min_trades.unwrap_or(10),
+                },
+            };
+            let rules = signals::Rules {
+                max_positions: s.max_positions,
+                sizing,
+                rank,
+                risk: *risk,
+                bars_per_year,
+            };
+            signals::simulate(&panel, &entries, &exits, &rules, &common)
+        }
+        (_, Some(w), _) => {
+            let select = match &w.select {
+                None | Some(SelectParams::All) => weights::Select::All,
+                Some(SelectParams::Top { k, by }) => weights::Select::Top {
+                    k: *k,
+                    by: engine_score(by),
+                },
+                Some(SelectParams::Bottom { k, by }) => weights::Select::Bottom {
+                    k: *k,
+                    by: engine_score(by),
+                },
+            };
+            let weighting = match &w.weighting {
+                None | Some(WeightingParams::Equal) => weights::Weighting::Equal,
+                Some(WeightingParams::InverseVolatility { bars }) => {
+                    weights::Weighting::InverseVolatility { bars: *bars }
+                }
+                Some(WeightingParams::Fixed { weights }) => weights::Weighting::Fixed(
+                    q.universe
+                        .iter()
+                        .map(|s| weights.get(s).copied().unwrap_or(0.0))
+                        .collect(),
+                ),
+            };
+            let rules = weights::Rules {
+                rebalance: p.rebalance.clone(),
+                select,
+                weighting,
+                tolerance: w.drift_tolerance.unwrap_or(0.0),
+            };
+            weights::simulate(&panel, &rules, &common)
+        }
+        _ => unreachable!("a checked request has one mode"),
+    };
+    answer(p, &out, &month_ends, bars_per_year)
+}
+
+fn answer(
+    p: &Prepared,
+    out: &Outcome,
+    month_ends: &[usize],
+    bars_per_year: f64,
+) -> PortfolioResult {
+    let q = &p.params;
+    let capital = q.capital.unwrap_or(100_000.0);
+    let window = &p.calendar[p.start..];
+    let day = |i: usize| p.calendar[i].to_string();
+    let m = metrics::metrics(out, capital, window, bars_per_year);
+    let bench_dates: Vec<NaiveDate> = (0..p.benchmark.len())
+        .map(|i| p.benchmark.date(i))
+        .collect();
+    let bench = metrics::aligned(&bench_dates, &p.benchmark.close, window);
+    let rel = metrics::relative(&out.equity, &bench, bars_per_year);
+    let bench_first = bench.iter().copied().find(|x| x.is_finite());
+    let mut warnings = p.warnings.clone();
+    let open = out.trips.iter().filter(|t| t.exit_bar.is_none()).count();
+    if open > 0 {
+        warnings.push(format!(
+            "{open} positions are still open at {}; they are valued at their last close",
+            day(p.calendar.len() - 1)
+        ));
+    }
+    if bench_first.is_none() {
+        warnings.push(format!(
+            "the benchmark {} has no closes in the window",
+            q.benchmark.as_deref().unwrap_or("SPX")
+        ));
+    }
+    let sym = |i: usize| q.universe[i].clone();
+    let mut contributions: Vec<Contribution> = out
+        .profit
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| out.trips.iter().any(|t| t.symbol == *i))
+        .map(|(i, &profit)| Contribution {
+            symbol: sym(i),
+            profit,
+            contribution: profit / capital * 100.0,
+        })
+        .collect();
+    contributions.sort_by(|a, b| b.profit.total_cmp(&a.profit));
+    PortfolioResult {
+        mode: if q.signals.is_some() {
+            "signals"
+        } else {
+            "weights"
+        }
+        .into(),
+        universe: q.universe.clone(),
+        benchmark: q.benchmark.clone().unwrap_or_else(|| "SPX".into()),
+        start_date: window.first().map(|d| d.to_string()).unwrap_or_default(),
+        end_date: window.last().map(|d| d.to_string()).unwrap_or_default(),
+        initial_capital: capital,
+        final_capital: out.equity.last().copied().unwrap_or(capital),
+        total_return: m.total_return,
+        cagr: m.cagr,
+        sharpe: m.sharpe,
+        sortino: m.sortino,
+        annual_volatility: m.annual_volatility,
+        max_drawdown: m.max_drawdown,
+        calmar: m.calmar,
+        drawdown_period: m.drawdown_period,
+        time_in_market: m.time_in_market,
+        average_exposure: m.average_exposure,
+        annual_turnover: m.annual_turnover,
+        total_trades: m.total_trades,
+        win_rate: m.win_rate,
+        average_win: m.average_win,
+        average_loss: m.average_loss,
+        relative: Relative {
+            alpha: rel.alpha,
+            beta: rel.beta,
+            tracking_error: rel.tracking_error,
+            information_ratio: rel.information_ratio,
+            up_capture: rel.up_capture,
+            down_capture: rel.down_capture,
+            benchmark_return: rel.benchmark_return,
+        },
+        crowded_out: out.crowded_out,
+        series: Series {
+            date: window.iter().map(|d| d.to_string()).collect(),
+            equity: out.equity.clone(),
+            cash: out.cash.clone(),
+            exposure: out.exposure.clone(),
+            traded: out.traded.clone(),
+            benchmark: bench
+                .iter()
+                .map(|b| match bench_first {
+                    Some(f) if b.is_finite() => Some(b / f * capital),
+                    _ => None,
+                })
+                .collect(),
+        },
+        trades: out
+            .trips
+            .iter()
+            .map(|t| PortfolioTrade {
+                symbol: sym(t.symbol),
+                entry_date: day(t.entry_bar),
+                entry_price: t.entry_price,
+                exit_date: t.exit_bar.map(day),
+                exit_price: t.exit_price,
+                units: t.units,
+                profit: t.profit(),
+                ret: t.ret() * 100.0,
+                exit_reason: reason(t.reason).into(),
+            })
+            .collect(),
+        orders: out
+            .orders
+            .iter()
+            .map(|o| PortfolioOrder {
+                date: day(o.bar),
+                symbol: sym(o.symbol),
+                units: o.units,
+                price: o.price,
+                commission: o.fee,
+            })
+            .collect(),
+        contributions,
+        weights: month_ends
+            .iter()
+            .zip(&out.snapshots)
+            .map(|(&bar, w)| WeightsAt {
+                date: day(bar),
+                weights: w
+                    .iter()
+                    .map(|(s, x)| (sym(*s), *x))
+                    .collect::<BTreeMap<_, _>>(),
+            })
+            .collect(),
+        defaults_applied: p.defaults.clone(),
+        warnings,
+    }
+}

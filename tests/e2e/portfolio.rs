@@ -1,0 +1,292 @@
+//! Portfolio backtests over HTTP on the sample data: signal mode equals
+//! vectorbt and target-weight mode equals bt on the same bars and signals
+//! (the equity curve to 1e-9, every order), and bad requests are 400s
+//! naming their field.
+
+use chrono::NaiveDate;
+use engine::Bars;
+use engine::indicators::sma;
+use engine::rules::{Op, Target, evaluate};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tests::server::TestServer;
+
+const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
+
+/// The test sample's stocks.
+const STOCKS: [&str; 12] = [
+    "AAPL", "MSFT", "NVDA", "AMZN", "GOOGL", "META", "TSLA", "JPM", "V", "JNJ", "XOM", "PG",
+];
+
+async fn run(s: &TestServer, body: &Value) -> Value {
+    let (status, r) = s.post("/backtest/portfolio", DEMO, body).await;
+    assert_eq!(status, 202, "{r}");
+    let id = r["task_id"].as_str().unwrap();
+    let task = s
+        .succeeded(&format!("/backtest/portfolio/{id}"), DEMO)
+        .await;
+    assert_eq!(task["params"], *body, "the record echoes the request");
+    task["result"].clone()
+}
+
+/// The symbols' bars and the window's calendar `from` `lookback` + 1
+/// sessions before `start` to `end` (the sample's symbols share sessions).
+async fn history(
+    s: &TestServer,
+    symbols: &[&str],
+    start: &str,
+    end: &str,
+    lookback: usize,
+) -> (Vec<Arc<Bars>>, Vec<NaiveDate>, usize) {
+    let mut bars = Vec::new();
+    for sym in symbols {
+        bars.push(s.state.market.daily(sym).await.unwrap());
+    }
+    let (start, end): (NaiveDate, NaiveDate) = (start.parse().unwrap(), end.parse().unwrap());
+    let all: Vec<NaiveDate> = (0..bars[0].len()).map(|i| bars[0].date(i)).collect();
+    for b in &bars {
+        assert_eq!(
+            b.len(),
+            bars[0].len(),
+            "the sample's symbols share sessions"
+        );
+    }
+    let first = all.partition_point(|d| *d < start);
+    let last = all.partition_point(|d| *d <= end);
+    let from = first - (lookback + 1);
+    (bars, all[from..last].to_vec(), lookback + 1)
+}
+
+fn column(
+    bars: &[Arc<Bars>],
+    calendar: &[NaiveDate],
+    f: impl Fn(&Bars, usize) -> f64,
+) -> Vec<Vec<f64>> {
+    bars.iter()
+        .map(|b| {
+            let at = b.time.partition_point(|t| t.date() < calendar[0]);
+            (0..calendar.len()).map(|i| f(b, at + i)).collect()
+        })
+        .collect()
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+fn near(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Our orders against `[bar, symbol, units, price, fee]` on `calendar`.
+fn same_orders(ours: &Value, theirs: &[Vec<f64>], calendar: &[NaiveDate], symbols: &[&str]) {
+    let ours = ours.as_array().unwrap();
+    assert_eq!(ours.len(), theirs.len(), "order count");
+    for (o, t) in ours.iter().zip(theirs) {
+        assert_eq!(
+            o["date"],
+            calendar[t[0] as usize].to_string(),
+            "{o} vs {t:?}"
+        );
+        assert!(
+            near(o["commission"].as_f64().unwrap(), t[4]),
+            "{o} vs {t:?}"
+        );
+        assert_eq!(o["symbol"], symbols[t[1] as usize], "{o} vs {t:?}");
+        assert!(near(o["units"].as_f64().unwrap(), t[2]), "{o} vs {t:?}");
+        assert!(near(o["price"].as_f64().unwrap(), t[3]), "{o} vs {t:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signal_mode_over_http_equals_vectorbt_on_the_same_signals() {
+    let (s, _dir) = TestServer::fresh().await;
+    let (start, end) = ("2018-01-02", "2022-12-30");
+    let body = json!({
+        "universe": STOCKS, "start_date": start, "end_date": end,
+        "capital": 100000, "commission": 0.001, "slippage": 0.0005, "trade_price": "next_open",
+        "signals": {
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Simple Moving Average"}, "rule": {"comparison_type": "MA", "type_name": "CrossAbove", "period": 20}}},
+            "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "SMA"}, "rule": {"comparison_type": "MA", "type_name": "CrossBelow", "period": 20}}},
+            "max_positions": 4, "rank_by": {"by": {"momentum": 20}},
+            "sizing": {"method": "fixed_fraction", "fraction": 0.3}
+        }
+    });
+    let r = run(&s, &body).await;
+    let (bars, calendar, first) = history(&s, &STOCKS, start, end, 20).await;
+    assert_eq!(r["series"]["date"][0], start);
+    assert_eq!(
+        r["series"]["equity"].as_array().unwrap().len(),
+        calendar.len() - first
+    );
+    // The signals: close crossing its 20-session average, on each symbol's
+    // whole history, read on the calendar.
+    let signal = |op: Op| -> Vec<Vec<bool>> {
+        bars.iter()
+            .map(|b| {
+                let fired = evaluate(&b.close, op, &Target::Series(sma(&b.close, 20)));
+                let at = b.time.partition_point(|t| t.date() < calendar[0]);
+                fired[at..at + calendar.len()].to_vec()
+            })
+            .collect()
+    };
+    let reference = tests::reference::run(
+        "portfolio_vectorbt.py",
+        &json!({
+            "open": column(&bars, &calendar, |b, i| b.open[i]),
+            "close": column(&bars, &calendar, |b, i| b.close[i]),
+            "entries": signal(Op::CrossAbove), "exits": signal(Op::CrossBelow),
+            "start": first, "lag": 1, "price": "open", "max_positions": 4,
+            "sizing": {"kind": "fraction", "fraction": 0.3}, "rank_bars": 20,
+            "capital": 100000.0, "fees": 0.001, "slippage": 0.0005, "whole": false,
+        }),
+    );
+    let theirs = floats(&reference["value"]);
+    let ours = floats(&r["series"]["equity"]);
+    for (i, (a, b)) in ours.iter().zip(&theirs[first..]).enumerate() {
+        assert!(
+            near(*a, *b),
+            "equity on {}: {a} vs {b}",
+            calendar[first + i]
+        );
+    }
+    let orders: Vec<Vec<f64>> = reference["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(floats)
+        .collect();
+    same_orders(&r["orders"], &orders, &calendar, &STOCKS);
+    assert_eq!(r["crowded_out"], reference["crowded_out"]);
+    assert!(orders.len() > 100, "{} orders", orders.len());
+    // The books balance: each symbol's profit adds up to the gain.
+    let gain: f64 = r["contributions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["profit"].as_f64().unwrap())
+        .sum();
+    assert!(near(gain, r["final_capital"].as_f64().unwrap() - 100_000.0));
+    assert_eq!(r["defaults_applied"]["fractional"], true);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn weight_mode_over_http_equals_bt_monthly_equal_and_top_three_momentum() {
+    let (s, _dir) = TestServer::fresh().await;
+    let (start, end) = ("2016-01-04", "2021-12-31");
+    let universe = &STOCKS[..10];
+    for (select, lookback) in [
+        (json!({"method": "all"}), 0),
+        (json!({"method": "top", "k": 3, "by": {"momentum": 63}}), 63),
+    ] {
+        let body = json!({
+            "universe": universe, "benchmark": "SPX", "start_date": start, "end_date": end, "capital": 1000000,
+            "weights": {"schedule": {"every": "month"}, "select": select}
+        });
+        let r = run(&s, &body).await;
+        let (bars, calendar, first) = history(&s, universe, start, end, lookback).await;
+        let reference = tests::reference::run(
+            "portfolio_bt.py",
+            &json!({
+                "dates": calendar.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+                "close": column(&bars, &calendar, |b, i| b.close[i]), "capital": 1000000.0,
+                "select": if lookback == 0 { "all" } else { "top" }, "k": 3, "lookback": lookback, "from": first,
+            }),
+        );
+        let ours = floats(&r["series"]["equity"]);
+        let theirs = floats(&reference["value"]);
+        assert_eq!(ours.len(), theirs.len());
+        for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+            assert!(
+                near(*a, *b),
+                "{select}: equity on {}: {a} vs {b}",
+                calendar[first + i]
+            );
+        }
+        // bt lists a day's trades by symbol; ours sell first, then buy.
+        let mut theirs: Vec<Vec<f64>> = reference["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(floats)
+            .filter(|t| (t[2] * t[3]).abs() > 1e-6)
+            .collect();
+        theirs.sort_by(|a, b| (a[0], a[1]).partial_cmp(&(b[0], b[1])).unwrap());
+        let mut ours: Vec<Value> = r["orders"].as_array().unwrap().clone();
+        let index = |o: &Value| universe.iter().position(|s| *s == o["symbol"]).unwrap();
+        ours.sort_by_key(|o| (o["date"].as_str().unwrap().to_string(), index(o)));
+        assert_eq!(ours.len(), theirs.len(), "{select}: orders");
+        for (o, t) in ours.iter().zip(&theirs) {
+            assert_eq!(
+                o["date"],
+                calendar[first + t[0] as usize].to_string(),
+                "{select}"
+            );
+            assert_eq!(index(o), t[1] as usize);
+            assert!(
+                near(o["units"].as_f64().unwrap(), t[2])
+                    && near(o["price"].as_f64().unwrap(), t[3])
+            );
+        }
+        // Monthly weights sum to the invested share.
+        let w = &r["weights"][5];
+        let total: f64 = w["weights"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|x| x.as_f64().unwrap())
+            .sum();
+        assert!(total > 0.99 && total <= 1.0 + 1e-9, "{w}");
+        assert!(r["relative"]["beta"].as_f64().unwrap().is_finite());
+        assert_eq!(r["mode"], "weights");
+    }
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_portfolios_are_refused_naming_the_field() {
+    let (s, _dir) = TestServer::fresh().await;
+    let weights = json!({"schedule": {"every": "month"}});
+    let cases = [
+        (
+            json!({"universe": ["AAPL", "NOPE"], "weights": weights}),
+            "universe[1]",
+        ),
+        (
+            json!({"universe": ["AAPL", "MSFT"], "weights": {"schedule": {"every": "month"}, "weighting": {"method": "fixed", "weights": {"AAPL": 0.5, "MSFT": 0.4}}}}),
+            "weights.weighting.weights",
+        ),
+        (
+            json!({"universe": (0..501).map(|i| format!("S{i}")).collect::<Vec<_>>(), "weights": weights}),
+            "universe",
+        ),
+        (
+            json!({"universe": ["AAPL"], "start_date": "2024-01-08", "end_date": "2024-03-20", "weights": {"schedule": {"every": "quarter", "on": "last"}}}),
+            "weights.schedule",
+        ),
+        (
+            json!({"universe": ["AAPL"], "weights": weights, "leverage": 2}),
+            "leverage",
+        ),
+        (
+            json!({"universe": ["AAPL"], "benchmark": "NOPE", "weights": weights}),
+            "benchmark",
+        ),
+        (json!({"universe": ["AAPL"]}), "signals"),
+    ];
+    for (body, field) in cases {
+        let (status, r) = s.post("/backtest/portfolio", DEMO, &body).await;
+        assert_eq!(status, 400, "{field}: {r}");
+        assert!(
+            r.to_string().contains(&format!("'{field}'")),
+            "{field}: {r}"
+        );
+    }
+    s.stop().await;
+}
