@@ -1,5 +1,6 @@
-"""docs/python.md runs: its Python blocks, in order, in one namespace,
-against the embedded server (MARKETLAB_* set as the page says)."""
+"""docs/python.md and docs/portfolios.md run: each page's Python blocks,
+in order, in one namespace, against the embedded server (MARKETLAB_* set
+as the page says)."""
 
 import re
 from pathlib import Path
@@ -8,7 +9,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-PAGE = Path(__file__).resolve().parents[3] / "docs" / "python.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+PAGE = DOCS / "python.md"
 
 
 def blocks(text: str) -> list[str]:
@@ -33,3 +35,19 @@ def test_the_python_page_runs(env):
     assert namespace["deliveries"].iloc[0]["id"] == namespace["headers"]["webhook-id"]
     assert len(namespace["returns_by_fast"]) == 3
     assert namespace["best_month"] == namespace["months"]["mean_return"].idxmax()
+
+
+def test_the_portfolio_page_runs(env):
+    page = DOCS / "portfolios.md"
+    namespace: dict = {}
+    for i, block in enumerate(blocks(page.read_text())):
+        exec(compile(block, f"{page.name} block {i + 1}", "exec"), namespace)
+    rotation, weights, equity = namespace["rotation"], namespace["weights"], namespace["equity"]
+    assert namespace["summary"]["sharpe"] == rotation.raw["sharpe"]
+    # At most the two picked are held at a month's end, fully invested.
+    assert (weights.gt(0).sum(axis=1) <= 2).all()
+    assert abs(weights.sum(axis=1).iloc[-1] - 1) < 0.01
+    assert len(namespace["area_ax"].get_legend_handles_labels()[1]) == weights.shape[1]
+    assert abs(namespace["contributions"]["profit"].sum() - (equity["equity"].iloc[-1] - 100_000)) < 1e-6
+    assert namespace["held_at_once"] <= 4 and namespace["crowded"] > 0
+    assert len(namespace["trades"]) > 20

@@ -32,11 +32,12 @@ BT = TypeVar("BT")
 BaT = TypeVar("BaT")
 CT = TypeVar("CT")
 ST = TypeVar("ST")
+PT = TypeVar("PT")
 
 AnyStrategy = Strategy | Mapping[str, Any]
 
 
-class Api(Generic[BT, BaT, CT, ST]):
+class Api(Generic[BT, BaT, CT, ST, PT]):
     """A marketlab server for one account: the calls `Client` and
     `AsyncClient` share. Its type parameters are the task classes the
     client hands out (blocking or async).
@@ -54,6 +55,7 @@ class Api(Generic[BT, BaT, CT, ST]):
     _batch_task: Callable[..., BaT]
     _cpm_task: Callable[..., CT]
     _scanner_task: Callable[..., ST]
+    _portfolio_task: Callable[..., PT]
 
     def __init__(
         self,
@@ -434,6 +436,59 @@ class Api(Generic[BT, BaT, CT, ST]):
                       ma_condition=ma_condition, name=name)
         task_id = yield from self._submit("/cpm/backtest/start", body, idempotency_key)
         return self._cpm_task(self, task_id)
+
+    @call
+    def portfolio(
+        self,
+        universe: Iterable[str],
+        *,
+        signals: Mapping[str, Any] | None = None,
+        weights: Mapping[str, Any] | None = None,
+        benchmark: str | None = None,
+        start_date: DateLike | None = None,
+        end_date: DateLike | None = None,
+        capital: float | None = None,
+        commission: float | None = None,
+        slippage: float | None = None,
+        trade_price: Literal["current_close", "next_open", "next_close"] | None = None,
+        fractional: bool | None = None,
+        max_leverage: float | None = None,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Op[PT]:
+        """A portfolio backtest: `universe` traded from one pool of cash,
+        by `signals` or by target `weights` (docs/portfolios.md).
+
+        Args:
+            universe: stored symbols, 1-500.
+            signals: entry and exit rules per symbol (`entry`, `exit` as
+                a `Strategy` has them), `max_positions`,
+                and optionally `rank_by`, `sizing`, `risk_control`.
+            weights: `schedule` (`{"every": "month"}`), and optionally
+                `select`, `weighting`, `drift_tolerance`.
+            benchmark: the relative figures' benchmark (default SPX).
+            start_date, end_date: the window traded.
+            capital: the starting cash (default 100000).
+            commission, slippage: fractions per side (default 0).
+            trade_price: where a decision on a close fills (default
+                `current_close`).
+            fractional: fractional units (default True).
+            max_leverage: gross exposure over the account's value (default 1).
+            name: the task's name.
+            idempotency_key: as `backtest` takes it.
+
+        Returns:
+            The task; `wait()` it, then read `result`, `equity`, `trades`,
+            `orders`, `weights` and `contributions`.
+
+        Raises:
+            MarketlabError: a parameter was refused (`field` names it)."""
+        body = _given(universe=[str(s) for s in universe], signals=signals, weights=weights, benchmark=benchmark,
+                      start_date=start_date, end_date=end_date, capital=capital, commission=commission,
+                      slippage=slippage, trade_price=trade_price, fractional=fractional,
+                      max_leverage=max_leverage, name=name)
+        task_id = yield from self._submit("/backtest/portfolio", body, idempotency_key)
+        return self._portfolio_task(self, task_id)
 
     @call
     def scanner_backtest(

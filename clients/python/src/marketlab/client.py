@@ -16,16 +16,18 @@ from .tasks import (
     AsyncBacktestTask,
     AsyncBatchTask,
     AsyncCpmTask,
+    AsyncPortfolioTask,
     AsyncScannerBacktestTask,
     BacktestTask,
     BatchTask,
     CpmTask,
+    PortfolioTask,
     ScannerBacktestTask,
 )
 
 T = TypeVar("T")
 
-class Client(Api[BacktestTask, BatchTask, CpmTask, ScannerBacktestTask], Blocking):
+class Client(Api[BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, PortfolioTask], Blocking):
     """A marketlab server for one account; every call blocks until its
     answer. Options as `Api` takes them."""
 
@@ -33,6 +35,7 @@ class Client(Api[BacktestTask, BatchTask, CpmTask, ScannerBacktestTask], Blockin
     _batch_task = BatchTask
     _cpm_task = CpmTask
     _scanner_task = ScannerBacktestTask
+    _portfolio_task = PortfolioTask
 
     def _connect(self, user: str, password: str, timeout: float) -> None:
         self.http = httpx.Client(base_url=self.url, auth=(user, password), timeout=timeout)
@@ -51,7 +54,9 @@ class Client(Api[BacktestTask, BatchTask, CpmTask, ScannerBacktestTask], Blockin
         self.close()
 
 
-class AsyncClient(Api[AsyncBacktestTask, AsyncBatchTask, AsyncCpmTask, AsyncScannerBacktestTask], Awaiting):
+class AsyncClient(
+    Api[AsyncBacktestTask, AsyncBatchTask, AsyncCpmTask, AsyncScannerBacktestTask, AsyncPortfolioTask], Awaiting
+):
     """A marketlab server for one account, for asyncio: the calls of
     `Client`, each awaited (`await client.prices("SPX")`,
     `task = await client.backtest(s)`, `await task.wait()`,
@@ -61,6 +66,7 @@ class AsyncClient(Api[AsyncBacktestTask, AsyncBatchTask, AsyncCpmTask, AsyncScan
     _batch_task = AsyncBatchTask
     _cpm_task = AsyncCpmTask
     _scanner_task = AsyncScannerBacktestTask
+    _portfolio_task = AsyncPortfolioTask
 
     def _connect(self, user: str, password: str, timeout: float) -> None:
         self.http = httpx.AsyncClient(base_url=self.url, auth=(user, password), timeout=timeout)

@@ -35,7 +35,7 @@ class Task:
     #: The status path; `{id}` is the task's id.
     status_path = ""
 
-    def __init__(self, client: "Api[Any, Any, Any, Any]", task_id: str, record: dict[str, Any] | None = None):
+    def __init__(self, client: "Api[Any, Any, Any, Any, Any]", task_id: str, record: dict[str, Any] | None = None):
         self.client = client
         self.id = task_id
         self.record: dict[str, Any] = record or {}
@@ -238,7 +238,7 @@ class Batch(Task):
 
     status_path = "/backtest/batch/{id}"
 
-    def __init__(self, client: "Api[Any, Any, Any, Any]", task_id: str, record: dict[str, Any] | None = None, *,
+    def __init__(self, client: "Api[Any, Any, Any, Any, Any]", task_id: str, record: dict[str, Any] | None = None, *,
                  submitted: dict[str, Any] | None = None, names: Mapping[str, str] | None = None):
         super().__init__(client, task_id, record)
         #: The body this client submitted (None for a batch read by its id).
@@ -480,6 +480,79 @@ class ScannerBacktest(Analytics):
     equity = reading(_equity)
 
 
+class Portfolio(Task):
+    """A portfolio backtest (`POST /backtest/portfolio`): the reads of
+    `PortfolioTask` and `AsyncPortfolioTask`."""
+
+    status_path = "/backtest/portfolio/{id}"
+
+    def _raw(self) -> Op[dict[str, Any]]:
+        """The result as the server gives it."""
+        record = yield from self._done()
+        result: dict[str, Any] = record["result"]
+        return result
+
+    raw = reading(_raw)
+
+    def _result(self) -> Op[pd.Series]:
+        """The metrics: the single backtest's, `relative.alpha`, `relative.beta`,
+        tracking error, information ratio and captures against the benchmark."""
+        raw = yield from self._raw()
+        flat = {k: v for k, v in raw.items() if not isinstance(v, (list, dict))}
+        flat.update({f"relative.{k}": v for k, v in raw.get("relative", {}).items()})
+        return pd.Series(flat, name=self.id, dtype=object)
+
+    result = reading(_result)
+
+    def _equity(self) -> Op[pd.DataFrame]:
+        """Per session: `equity`, `cash`, `exposure` (the positions' value),
+        `traded` and `benchmark` (scaled to the capital), by a DatetimeIndex `Date`."""
+        raw = yield from self._raw()
+        series = dict(raw["series"])
+        dates = series.pop("date")
+        frame = pd.DataFrame(series, dtype="float64")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series(dates)), name="Date")
+        return frame
+
+    equity = reading(_equity)
+
+    def _trades(self) -> Op[pd.DataFrame]:
+        """Round trips with their symbol, by entry date (`exit_date` NaT while open)."""
+        raw = yield from self._raw()
+        frame = records_frame(raw["trades"])
+        if "exit_date" in frame:
+            frame["exit_date"] = pd.to_datetime(frame["exit_date"])
+        return dated(frame, "entry_date")
+
+    trades = reading(_trades)
+
+    def _orders(self) -> Op[pd.DataFrame]:
+        """Every fill: `symbol`, `units` (negative sold), `price`, `commission`, by `date`."""
+        raw = yield from self._raw()
+        return dated(records_frame(raw["orders"]), "date")
+
+    orders = reading(_orders)
+
+    def _weights(self) -> Op[pd.DataFrame]:
+        """Each symbol's weight at each month's last session: a column per
+        symbol held at some point (0 when not held), by a DatetimeIndex `Date`."""
+        raw = yield from self._raw()
+        rows = raw["weights"]
+        frame = pd.DataFrame([r["weights"] for r in rows], dtype="float64").fillna(0.0)
+        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series([r["date"] for r in rows])), name="Date")
+        return frame.reindex(columns=sorted(frame.columns))
+
+    weights = reading(_weights)
+
+    def _contributions(self) -> Op[pd.DataFrame]:
+        """Each traded symbol's `profit` and `contribution` (percent of the
+        capital), largest first, by `symbol`."""
+        raw = yield from self._raw()
+        return records_frame(raw["contributions"]).set_index("symbol")
+
+    contributions = reading(_contributions)
+
+
 class BacktestTask(Backtest, BlockingTask):
     """A backtest of a `Client`."""
 
@@ -510,3 +583,11 @@ class AsyncCpmTask(Cpm, AsyncTask):
 
 class AsyncScannerBacktestTask(ScannerBacktest, AsyncTask):
     """A scanner backtest of an `AsyncClient`."""
+
+
+class PortfolioTask(Portfolio, BlockingTask):
+    """A portfolio backtest of a `Client`."""
+
+
+class AsyncPortfolioTask(Portfolio, AsyncTask):
+    """A portfolio backtest of an `AsyncClient`."""

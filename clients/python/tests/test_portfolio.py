@@ -1,0 +1,64 @@
+"""Portfolio backtests through the package: the frames hold the server's
+numbers in the documented shapes, and a refused request names its field."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import marketlab
+from marketlab import sma_cross
+
+UNIVERSE = ["AAPL", "MSFT", "NVDA", "AMZN", "GOOGL", "META"]
+
+
+def test_a_momentum_rotation_s_frames_agree_with_each_other_and_the_answer(client):
+    task = client.portfolio(
+        UNIVERSE,
+        weights={"schedule": {"every": "month"}, "select": {"method": "top", "k": 2, "by": {"momentum": 63}}},
+        start_date="2015-01-02", end_date="2020-12-31", capital=50_000, commission=0.0005,
+    ).wait()
+    raw = task.raw
+    equity = task.equity
+    assert isinstance(equity.index, pd.DatetimeIndex) and equity.index.name == "Date"
+    assert list(equity.columns) == ["equity", "cash", "exposure", "traded", "benchmark"]
+    assert np.allclose(equity["equity"].to_numpy(), raw["series"]["equity"], rtol=0, atol=0)
+    assert np.allclose(equity["equity"], equity["cash"] + equity["exposure"], rtol=1e-12)
+    # Month-end weights: the held value over the account's, as the equity frame has it.
+    weights = task.weights
+    assert set(weights.columns) <= set(UNIVERSE) and isinstance(weights.index, pd.DatetimeIndex)
+    at = equity.loc[weights.index]
+    assert np.allclose(weights.sum(axis=1), at["exposure"] / at["equity"], rtol=1e-9)
+    assert (weights.gt(0).sum(axis=1) <= 2).all()
+    trades = task.trades
+    assert trades.index.name == "entry_date" and set(trades["symbol"]) <= set(UNIVERSE)
+    orders = task.orders
+    assert orders.index.name == "date" and len(orders) == len(raw["orders"])
+    # Cash is what the orders left of the capital.
+    spent = (orders["units"] * orders["price"]).sum() + orders["commission"].sum()
+    assert abs(50_000 - spent - equity["cash"].iloc[-1]) < 1e-6
+    contributions = task.contributions
+    assert contributions.index.name == "symbol"
+    assert abs(contributions["profit"].sum() - (equity["equity"].iloc[-1] - 50_000)) < 1e-6
+    result = task.result
+    assert result["mode"] == "weights" and np.isfinite(result["relative.beta"])
+    assert result["final_capital"] == equity["equity"].iloc[-1]
+
+
+def test_signal_mode_takes_a_strategy_s_rules(client):
+    s = sma_cross("SPX", 10, 40)
+    task = client.portfolio(
+        UNIVERSE, signals={"entry": s["entry"], "exit": s["exit"], "max_positions": 3,
+                           "sizing": {"method": "fixed_fraction", "fraction": 0.3}},
+        start_date="2018-01-02", end_date="2022-12-30", trade_price="next_open",
+    ).wait()
+    trades = task.trades
+    assert len(trades) > 10 and trades["exit_reason"].isin(["Signal", "Open"]).all()
+    held = task.weights.gt(0).sum(axis=1)
+    assert held.max() <= 3
+    assert task.result["mode"] == "signals"
+
+
+def test_a_refused_portfolio_names_the_field(client):
+    with pytest.raises(marketlab.MarketlabError) as e:
+        client.portfolio(["AAPL", "NOPE"], weights={"schedule": {"every": "month"}})
+    assert e.value.status == 400 and "universe[1]" in str(e.value)
