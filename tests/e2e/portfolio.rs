@@ -290,3 +290,82 @@ async fn bad_portfolios_are_refused_naming_the_field() {
     }
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_finished_portfolio_s_tables_come_as_json_rows_csv_and_arrow() {
+    use platform::marketdata::columns::Column;
+    let (s, _dir) = TestServer::fresh().await;
+    let body = json!({
+        "universe": &STOCKS[..6], "start_date": "2019-01-02", "end_date": "2020-12-31",
+        "weights": {"schedule": {"every": "quarter"}, "weighting": {"method": "inverse_volatility", "bars": 40}}
+    });
+    let (_, r) = s.post("/backtest/portfolio", DEMO, &body).await;
+    let id = r["task_id"].as_str().unwrap().to_string();
+    let task = s
+        .succeeded(&format!("/backtest/portfolio/{id}"), DEMO)
+        .await;
+    let result = &task["result"];
+    let (status, rows) = s
+        .get(&format!("/backtest/portfolio/{id}/equity"), DEMO)
+        .await;
+    assert_eq!(status, 200, "{rows}");
+    let rows = rows.as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        result["series"]["date"].as_array().unwrap().len()
+    );
+    assert_eq!(rows[3]["equity"], result["series"]["equity"][3]);
+    assert_eq!(rows[3]["date"], result["series"]["date"][3]);
+    let (_, orders) = s
+        .get(&format!("/backtest/portfolio/{id}/orders"), DEMO)
+        .await;
+    assert_eq!(orders, result["orders"]);
+    let (status, csv) = s
+        .get_text(
+            &format!("/backtest/portfolio/{id}/weights?format=csv"),
+            DEMO,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let header = csv.lines().next().unwrap().to_string();
+    assert_eq!(
+        header,
+        format!(
+            "date,{}",
+            STOCKS[..6]
+                .iter()
+                .copied()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    );
+    assert_eq!(
+        csv.lines().count(),
+        result["weights"].as_array().unwrap().len() + 1
+    );
+    let (status, arrow) = s
+        .get_raw(
+            &format!("/backtest/portfolio/{id}/contributions?format=arrow"),
+            DEMO,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (table, _) = platform::marketdata::interchange::from_arrow_stream(&arrow).unwrap();
+    let profit = table
+        .iter()
+        .find(|(n, _)| n == "profit")
+        .map(|(_, c)| c.clone());
+    let Some(Column::Number(profit)) = profit else {
+        panic!("a profit column: {table:?}");
+    };
+    let gain: f64 = profit.iter().map(|p| p.unwrap()).sum();
+    let final_capital = result["final_capital"].as_f64().unwrap();
+    assert!((gain - (final_capital - 100_000.0)).abs() < 1e-6);
+    let (status, e) = s
+        .get(&format!("/backtest/portfolio/{id}/trades?format=xml"), DEMO)
+        .await;
+    assert_eq!(status, 400, "{e}");
+    s.stop().await;
+}

@@ -9,6 +9,7 @@
 pub mod answers;
 mod compute;
 pub mod request;
+pub mod tables;
 
 use crate::backtest::prepare::{self as single, Block};
 use crate::backtest::run::{Inputs, rule_blocks};

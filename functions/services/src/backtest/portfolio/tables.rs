@@ -1,0 +1,101 @@
+//! A finished portfolio's tables, as rows: JSON answers them as they are,
+//! CSV, Parquet and Arrow as their columns.
+
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortfolioTable {
+    /// Per session: date, equity, cash, exposure, traded, benchmark.
+    Equity,
+    Trades,
+    Orders,
+    /// Per month end: date and a column per symbol held at some point.
+    Weights,
+    Contributions,
+}
+
+impl PortfolioTable {
+    pub fn name(self) -> &'static str {
+        match self {
+            PortfolioTable::Equity => "equity",
+            PortfolioTable::Trades => "trades",
+            PortfolioTable::Orders => "orders",
+            PortfolioTable::Weights => "weights",
+            PortfolioTable::Contributions => "contributions",
+        }
+    }
+}
+
+fn objects(v: &Value) -> Vec<Map<String, Value>> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|r| r.as_object().cloned()).collect())
+        .unwrap_or_default()
+}
+
+/// `table` of a stored result (a [`super::answers::PortfolioResult`]).
+pub fn rows(result: &Value, table: PortfolioTable) -> Vec<Map<String, Value>> {
+    match table {
+        PortfolioTable::Trades => objects(&result["trades"]),
+        PortfolioTable::Orders => objects(&result["orders"]),
+        PortfolioTable::Contributions => objects(&result["contributions"]),
+        PortfolioTable::Equity => {
+            let s = &result["series"];
+            let columns = ["date", "equity", "cash", "exposure", "traded", "benchmark"];
+            let n = s["date"].as_array().map_or(0, Vec::len);
+            (0..n)
+                .map(|i| {
+                    columns
+                        .iter()
+                        .map(|c| (c.to_string(), s[*c][i].clone()))
+                        .collect()
+                })
+                .collect()
+        }
+        PortfolioTable::Weights => {
+            let at = objects(&result["weights"]);
+            let mut symbols: Vec<String> = at
+                .iter()
+                .filter_map(|r| r.get("weights")?.as_object())
+                .flat_map(|w| w.keys().cloned())
+                .collect();
+            symbols.sort();
+            symbols.dedup();
+            at.iter()
+                .map(|r| {
+                    let mut row = Map::new();
+                    row.insert("date".into(), r.get("date").cloned().unwrap_or(Value::Null));
+                    for s in &symbols {
+                        let w = r["weights"].get(s).cloned().unwrap_or(Value::from(0.0));
+                        row.insert(s.clone(), w);
+                    }
+                    row
+                })
+                .collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn series_become_rows_and_weights_a_column_per_symbol() {
+        let result = json!({
+            "series": {"date": ["2024-01-02", "2024-01-03"], "equity": [1.0, 2.0], "cash": [0.5, 0.5],
+                       "exposure": [0.5, 1.5], "traded": [1.0, 0.0], "benchmark": [1.0, null]},
+            "weights": [{"date": "2024-01-31", "weights": {"B": 0.5}}, {"date": "2024-02-29", "weights": {"A": 0.2, "B": 0.3}}],
+            "trades": [{"symbol": "A"}], "orders": [], "contributions": []
+        });
+        let eq = rows(&result, PortfolioTable::Equity);
+        assert_eq!(eq.len(), 2);
+        assert_eq!(eq[1]["equity"], json!(2.0));
+        assert_eq!(eq[1]["benchmark"], Value::Null);
+        let w = rows(&result, PortfolioTable::Weights);
+        assert_eq!(w[0]["A"], json!(0.0));
+        assert_eq!(w[1]["A"], json!(0.2));
+        assert_eq!(w[0].keys().collect::<Vec<_>>(), ["date", "A", "B"]);
+        assert_eq!(rows(&result, PortfolioTable::Trades).len(), 1);
+    }
+}
