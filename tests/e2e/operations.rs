@@ -48,6 +48,12 @@ pub fn scanner_trial() -> Value {
         "long_short_ratio": "0.7/0.3", "commission": 0.05, "daily_limit": 3})
 }
 
+/// A small monthly rotation over three sample stocks.
+pub fn portfolio() -> Value {
+    json!({"universe": ["AAPL", "MSFT", "NVDA"], "start_date": "2020-01-02", "end_date": "2021-12-31",
+        "weights": {"schedule": {"every": "month"}, "select": {"method": "top", "k": 1, "by": {"momentum": 20}}}})
+}
+
 pub fn correlation() -> Value {
     json!({"benchmark": "SPX", "stock_comparison": ["IVV", "TLT"], "start_date": "2020-01-02", "end_date": "2024-12-31"})
 }
@@ -195,6 +201,12 @@ pub fn operations(ids: &Ids) -> Vec<Op> {
             format!("/cpm/report/{}", ids.cpm),
         ),
         get("GET /cpm/tasks", "/cpm/tasks"),
+        post(
+            "POST /backtest/portfolio",
+            "/backtest/portfolio",
+            portfolio(),
+            true,
+        ),
         post(
             "POST /smart-scanner-backtest/start",
             "/smart-scanner-backtest/start",

@@ -6,6 +6,7 @@ end-to-end tests check.
 """
 
 import datetime
+import uuid
 
 import schemathesis
 
@@ -177,6 +178,7 @@ def _scanner_backtest(b):
 
 def _date(text):
     import datetime
+import uuid
 
     try:
         return datetime.date.fromisoformat(text)
@@ -186,6 +188,18 @@ def _date(text):
 
 #: Where generated webhook endpoints point: loopback, a closed port.
 LOOPBACK_RECEIVER = "http://127.0.0.1:9/schemathesis"
+
+
+@schemathesis.hook
+def map_headers(ctx, headers):
+    """A careful client sends a new Idempotency-Key with each new request
+    (a key reused for another body is a 422, tested end to end): a
+    generated key is made unique, within the documented 255 characters."""
+    if not headers or "Idempotency-Key" not in headers:
+        return headers
+    h = dict(headers)
+    h["Idempotency-Key"] = f"{str(h['Idempotency-Key'])[:200]}-{uuid.uuid4().hex}"
+    return h
 
 
 @schemathesis.hook

@@ -55,6 +55,12 @@ STRATEGY = {
 # status and report operations only when it happens to follow the submit's
 # link; these make the "answered 2xx" check independent of that draw.
 SUBMITS = {
+    # Before "/backtest/": the first family a path starts with is its own.
+    "/backtest/portfolio/": (
+        "/backtest/portfolio",
+        {"universe": ["AAPL", "MSFT", "NVDA"], "start_date": "2020-01-02", "end_date": "2021-12-31",
+         "weights": {"schedule": {"every": "month"}}},
+    ),
     "/backtest/": ("/backtest/start_backtest", STRATEGY),
     "/cpm/": ("/cpm/scan/start", {"symbol": "SPX", "system_pattern": "double_bottom", "corr_per": 85, "time_in_market": 21}),
     "/smart-scanner-backtest/": (

@@ -231,10 +231,10 @@ pub fn run(
                 Some(WeightingParams::InverseVolatility { bars }) => {
                     weights::Weighting::InverseVolatility { bars: *bars }
                 }
-                Some(WeightingParams::Fixed { weights }) => weights::Weighting::Fixed(
+                Some(WeightingParams::Fixed { weights: fixed }) => weights::Weighting::Fixed(
                     q.universe
                         .iter()
-                        .map(|s| weights.get(s).copied().unwrap_or(0.0))
+                        .map(|s| fixed.0.get(s).copied().unwrap_or(0.0))
                         .collect(),
                 ),
             };

@@ -268,9 +268,9 @@ impl JobHandler for PortfolioJob {
     }
 }
 
-/// What a rank or selection figure is for the engine, given the symbols'
-/// bars and the panel (technical signals are computed on each symbol's own
-/// bars).
+/// The technical signal a figure names (None for momentum and
+/// volatility, which are read from the panel); it is computed on each
+/// symbol's own bars.
 pub(crate) fn technical(score: &ScoreParams) -> Option<engine::strategy::Technical> {
     let ScoreParams::Technical(t) = score else {
         return None;

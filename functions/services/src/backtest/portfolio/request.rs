@@ -239,9 +239,16 @@ pub enum WeightingParams {
     },
     /// A weight per universe symbol, summing to 1 (with `select` all).
     Fixed {
-        weights: BTreeMap<String, f64>,
+        weights: SymbolWeights,
     },
 }
+
+/// Symbol to weight, each 0-1: a schema of its own, so that generated
+/// clients make one model of it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(transparent)]
+pub struct SymbolWeights(pub BTreeMap<String, f64>);
 
 type Result<T> = std::result::Result<T, FieldError>;
 
@@ -340,6 +347,13 @@ impl PortfolioParams {
             && n.chars().count() > 200
         {
             return Err(FieldError::new("name", "is longer than 200 characters"));
+        }
+        for (field, d) in [("start_date", self.start_date), ("end_date", self.end_date)] {
+            if let Some(d) = d
+                && let Some(why) = crate::dates::why_not(&d.to_string(), Some(d), "YYYY-MM-DD")
+            {
+                return Err(FieldError::new(field, why));
+            }
         }
         if let (Some(a), Some(b)) = (self.start_date, self.end_date)
             && b < a
@@ -500,7 +514,9 @@ impl WeightMode {
             Some(WeightingParams::InverseVolatility { bars: b }) => {
                 bars("weights.weighting.bars", *b, 2)?;
             }
-            Some(WeightingParams::Fixed { weights }) => {
+            Some(WeightingParams::Fixed {
+                weights: SymbolWeights(weights),
+            }) => {
                 if !matches!(self.select, None | Some(SelectParams::All)) {
                     return Err(FieldError::new(
                         "weights.weighting",
@@ -558,6 +574,11 @@ mod tests {
             check(b).unwrap_err()
         };
         assert!(with(&["universe"], json!(["A", "A"])).contains("'universe[1]'"));
+        let e = with(&["end_date"], json!("0081-01-05"));
+        assert!(
+            e.contains("'end_date': must be a date between 1800-01-01 and 2199-12-31"),
+            "{e}"
+        );
         assert!(with(&["universe"], json!(vec!["X"; 0])).contains("'universe'"));
         let many: Vec<String> = (0..501).map(|i| format!("S{i}")).collect();
         assert!(with(&["universe"], json!(many)).contains("'universe': has 501 symbols"));
