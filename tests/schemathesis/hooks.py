@@ -6,7 +6,6 @@ end-to-end tests check.
 """
 
 import datetime
-import uuid
 
 import schemathesis
 
@@ -111,6 +110,57 @@ def _strategy(b):
     return b
 
 
+def _figure(by):
+    """A momentum or volatility lookback the data can serve (1-5000 and
+    2-5000 bars; the schema cannot bound a number inside a one-key object);
+    a technical signal by a name the catalog has."""
+    if "momentum" in by and isinstance(by["momentum"], int):
+        return {"momentum": max(1, min(by["momentum"], 5000))}
+    if "volatility" in by and isinstance(by["volatility"], int):
+        return {"volatility": max(2, min(by["volatility"], 5000))}
+    return {"technical": {"name": "RSI"}}
+
+
+def _portfolio(b):
+    """A generated portfolio with stored symbols, its dates in order, one
+    mode of the two (weights when neither or both came), rules that read
+    those symbols: a top/bottom k within the universe, by momentum or
+    volatility, and fixed weights summing to 1 over the whole universe."""
+    universe = b.get("universe")
+    if isinstance(universe, list) and universe:
+        b["universe"] = sorted(TICKERS)[: max(1, min(len(universe), len(TICKERS)))]
+    if "benchmark" in b and str(b["benchmark"]).upper() not in TICKERS:
+        b["benchmark"] = "SPX"
+    b.pop("start_date", None)
+    b.pop("end_date", None)
+    if isinstance(b.get("signals"), dict) and not isinstance(b.get("weights"), dict):
+        signals = _strategy(dict(b["signals"]))
+        rank = signals.get("rank_by")
+        if isinstance(rank, dict) and isinstance(rank.get("by"), dict):
+            signals["rank_by"] = {**rank, "by": _figure(rank["by"])}
+        b["signals"] = signals
+        return b
+    b.pop("signals", None)
+    w = dict(b["weights"]) if isinstance(b.get("weights"), dict) else {"schedule": {"every": "month"}}
+    n = len(b.get("universe") or []) or 1
+    select = w.get("select")
+    if isinstance(select, dict) and select.get("method") in ("top", "bottom"):
+        select = dict(select)
+        if isinstance(select.get("k"), int):
+            select["k"] = max(1, min(select["k"], n))
+        if isinstance(select.get("by"), dict):
+            # Selections rank by momentum or volatility only.
+            by = _figure(select["by"])
+            select["by"] = {"momentum": 20} if "technical" in by else by
+        w["select"] = select
+    weighting = w.get("weighting")
+    if isinstance(weighting, dict) and weighting.get("method") == "fixed":
+        w["select"] = {"method": "all"}
+        w["weighting"] = {"method": "fixed", "weights": {t: 1 / n for t in b.get("universe") or []}}
+    b["weights"] = w
+    return b
+
+
 # A Customize template that holds enough sessions of every ticker above.
 TEMPLATE = ("2024-03-01", "2024-05-31")
 
@@ -178,7 +228,6 @@ def _scanner_backtest(b):
 
 def _date(text):
     import datetime
-import uuid
 
     try:
         return datetime.date.fromisoformat(text)
@@ -188,18 +237,6 @@ import uuid
 
 #: Where generated webhook endpoints point: loopback, a closed port.
 LOOPBACK_RECEIVER = "http://127.0.0.1:9/schemathesis"
-
-
-@schemathesis.hook
-def map_headers(ctx, headers):
-    """A careful client sends a new Idempotency-Key with each new request
-    (a key reused for another body is a 422, tested end to end): a
-    generated key is made unique, within the documented 255 characters."""
-    if not headers or "Idempotency-Key" not in headers:
-        return headers
-    h = dict(headers)
-    h["Idempotency-Key"] = f"{str(h['Idempotency-Key'])[:200]}-{uuid.uuid4().hex}"
-    return h
 
 
 @schemathesis.hook
@@ -220,6 +257,8 @@ def map_body(ctx, body):
         return _scanner_backtest(b)
     if path in ("/backtest/validate", "/backtest/start_backtest"):
         return _strategy(b)
+    if path == "/backtest/portfolio":
+        return _portfolio(b)
     if path == "/backtest/batch":
         # Each strategy as for start_backtest; a grid's values may make a
         # strategy invalid (a 400 naming its index), so the grid is left out.

@@ -13,7 +13,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
-use platform::marketdata::interchange::from_json_rows;
 use platform::tasks::{Task, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::Value;
@@ -140,12 +139,14 @@ async fn export(
 ) -> Reply {
     let format = Format::negotiate(q.format.as_deref(), &headers)?;
     let task = succeeded(&t, &task_id).await?;
-    let rows = tables::rows(task.result.as_ref().unwrap_or(&Value::Null), table);
+    let result = task.result.as_ref().unwrap_or(&Value::Null);
     match format {
-        Format::Json => Ok(crate::arrow::vary(Json(rows).into_response())),
+        Format::Json => Ok(crate::arrow::vary(
+            Json(tables::rows(result, table)).into_response(),
+        )),
         other => respond(
             other,
-            from_json_rows(&rows),
+            tables::columns(result, table),
             &format!("{}-{task_id}", table.name()),
         ),
     }

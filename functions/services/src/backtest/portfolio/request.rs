@@ -153,17 +153,30 @@ pub enum SizingParams {
     /// One slot: the account's value over max_positions.
     Equal,
     /// This fraction of the cash free at the entry, (0, 1].
-    FixedFraction { fraction: f64 },
+    FixedFraction {
+        #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0, maximum = 1))]
+        fraction: f64,
+    },
     /// A slot scaled by the universe's median volatility over the symbol's
     /// (both over `bars` returns).
-    InverseVolatility { bars: usize },
+    InverseVolatility {
+        #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 5000))]
+        bars: usize,
+    },
     /// A slot's share of an annual volatility target: (annual_volatility /
     /// max_positions) / the symbol's annualised volatility over `bars`.
-    VolatilityTarget { bars: usize, annual_volatility: f64 },
+    VolatilityTarget {
+        #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 5000))]
+        bars: usize,
+        #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0, maximum = 5))]
+        annual_volatility: f64,
+    },
     /// The Kelly fraction of the symbol's closed trades in this run, at
     /// most `cap` (default 0.25); a slot until it has `min_trades` (default 10).
     Kelly {
+        #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0, maximum = 1))]
         cap: Option<f64>,
+        #[cfg_attr(feature = "openapi", schema(maximum = 1000))]
         min_trades: Option<usize>,
     },
 }
@@ -216,13 +229,15 @@ pub enum On {
 #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SelectParams {
     All,
-    /// The k highest scores.
+    /// The k highest scores (k at most the universe's size).
     Top {
+        #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
         k: usize,
         by: ScoreParams,
     },
     /// The k lowest.
     Bottom {
+        #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
         k: usize,
         by: ScoreParams,
     },
@@ -235,6 +250,7 @@ pub enum WeightingParams {
     Equal,
     /// In proportion to 1 / volatility over `bars` returns.
     InverseVolatility {
+        #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 5000))]
         bars: usize,
     },
     /// A weight per universe symbol, summing to 1 (with `select` all).

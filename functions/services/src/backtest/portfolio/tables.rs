@@ -1,6 +1,8 @@
 //! A finished portfolio's tables, as rows: JSON answers them as they are,
 //! CSV, Parquet and Arrow as their columns.
 
+use platform::marketdata::columns::Column;
+use platform::marketdata::interchange::from_json_rows;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +26,45 @@ impl PortfolioTable {
             PortfolioTable::Contributions => "contributions",
         }
     }
+}
+
+impl PortfolioTable {
+    /// The columns a table has whatever its rows (weights add one per symbol).
+    fn columns(self) -> &'static [&'static str] {
+        match self {
+            PortfolioTable::Equity => {
+                &["date", "equity", "cash", "exposure", "traded", "benchmark"]
+            }
+            PortfolioTable::Trades => &[
+                "symbol",
+                "entry_date",
+                "entry_price",
+                "exit_date",
+                "exit_price",
+                "units",
+                "profit",
+                "return",
+                "exit_reason",
+            ],
+            PortfolioTable::Orders => &["date", "symbol", "units", "price", "commission"],
+            PortfolioTable::Weights => &["date"],
+            PortfolioTable::Contributions => &["symbol", "profit", "contribution"],
+        }
+    }
+}
+
+/// `table` as columns (CSV, Parquet, Arrow): the rows' own, or with no
+/// rows, the table's columns empty (a file always has its header).
+pub fn columns(result: &Value, table: PortfolioTable) -> Vec<(String, Column)> {
+    let rows = rows(result, table);
+    if !rows.is_empty() {
+        return from_json_rows(&rows);
+    }
+    table
+        .columns()
+        .iter()
+        .map(|c| (c.to_string(), Column::Text(Vec::new())))
+        .collect()
 }
 
 fn objects(v: &Value) -> Vec<Map<String, Value>> {
@@ -97,5 +138,10 @@ mod tests {
         assert_eq!(w[1]["A"], json!(0.2));
         assert_eq!(w[0].keys().collect::<Vec<_>>(), ["date", "A", "B"]);
         assert_eq!(rows(&result, PortfolioTable::Trades).len(), 1);
+        // No orders: the columns, no rows.
+        let empty = columns(&result, PortfolioTable::Orders);
+        let names: Vec<&str> = empty.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["date", "symbol", "units", "price", "commission"]);
+        assert!(platform::marketdata::interchange::to_csv(empty).is_ok());
     }
 }
