@@ -57,6 +57,17 @@ impl Panel {
         self.len() == 0
     }
 
+    /// Each symbol's [`sizing::rolling_volatility`] over `bars` returns
+    /// (none when no rule reads it).
+    pub(crate) fn volatilities(&self, bars: Option<usize>) -> Vec<Vec<f64>> {
+        bars.map_or_else(Vec::new, |b| {
+            self.close
+                .iter()
+                .map(|c| sizing::rolling_volatility(c, b))
+                .collect()
+        })
+    }
+
     /// Where an order decided on a bar fills: bars later, and the price of
     /// `symbol` on the fill bar.
     pub(crate) fn lag(tp: TradePrice) -> usize {

@@ -11,7 +11,7 @@
 //! next bar with one; an entry without a price is passed over.
 
 use super::book::{Book, positive};
-use super::sizing::{Sizing, kelly, median, rolling_volatility};
+use super::sizing::{Sizing, kelly, median};
 use super::{Common, ExitReason, Outcome, Panel, Recorder};
 use crate::backtest::RiskControl;
 use crate::fired::Fired;
@@ -57,14 +57,7 @@ pub fn simulate(
         }
     }
     fired.sort_unstable();
-    let vol: Vec<Vec<f64>> = match rules.sizing.volatility_bars() {
-        Some(b) => panel
-            .close
-            .iter()
-            .map(|c| rolling_volatility(c, b))
-            .collect(),
-        None => Vec::new(),
-    };
+    let vol = panel.volatilities(rules.sizing.volatility_bars());
     let mut book = Book::new(k, common.capital, common.costs);
     let mut rec = Recorder::new(common, n);
     // Per symbol: the fill before slippage its risk control measures from,

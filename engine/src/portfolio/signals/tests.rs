@@ -1,4 +1,5 @@
 use super::*;
+use crate::portfolio::sizing::rolling_volatility;
 use crate::portfolio::{Costs, TradePrice};
 
 fn costs(commission: f64) -> Costs {

@@ -12,7 +12,6 @@
 //! [`TradePrice`]: super::TradePrice
 
 use super::book::{Book, positive};
-use super::sizing::rolling_volatility;
 use super::{Common, ExitReason, Outcome, Panel, Recorder};
 
 /// A figure symbols are ranked by, as of the decision bar.
@@ -91,14 +90,7 @@ pub fn simulate(panel: &Panel, rules: &Rules, common: &Common) -> Outcome {
         ) => Some(b),
         _ => None,
     };
-    let vol: Vec<Vec<f64>> = match vol_bars {
-        Some(b) => panel
-            .close
-            .iter()
-            .map(|c| rolling_volatility(c, b))
-            .collect(),
-        None => Vec::new(),
-    };
+    let vol = panel.volatilities(vol_bars);
     let mut book = Book::new(k, common.capital, common.costs);
     let mut rec = Recorder::new(common, n);
     let mut next = 0;
