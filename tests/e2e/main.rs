@@ -38,6 +38,7 @@ mod options;
 mod own_data;
 mod panics;
 mod portfolio;
+mod portfolio_grid;
 mod reports;
 mod restart;
 mod scanner;

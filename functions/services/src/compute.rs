@@ -134,13 +134,17 @@ pub fn scanner_backtest(params: &Value, today: NaiveDate) -> Reserved {
 /// A portfolio: its engine time over each symbol of its universe and each
 /// session of its range.
 pub fn portfolio_backtest(params: &Value, today: NaiveDate) -> Reserved {
+    own(portfolio_us(params, today).div_ceil(1_000))
+}
+
+/// A portfolio's estimated engine time, in microseconds.
+pub fn portfolio_us(params: &Value, today: NaiveDate) -> u64 {
     let symbols = params
         .get("universe")
         .and_then(Value::as_array)
         .map_or(1, |u| u.len().max(1)) as u64;
     let (start, end) = (params.get("start_date"), params.get("end_date"));
-    let ns = symbols * sessions(start, end, today) * NS_PER_STRATEGY_BAR;
-    own(ns.div_ceil(1_000_000))
+    (symbols * sessions(start, end, today) * NS_PER_STRATEGY_BAR).div_ceil(1_000)
 }
 
 /// A batch: its own fan-out at the floor, and every chunk it will create.

@@ -299,6 +299,7 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         *,
         grid: Mapping[str, list[Any]] | None = None,
         strategies: Iterable[AnyStrategy] | None = None,
+        portfolio: Mapping[str, Any] | None = None,
         name: str | None = None,
         statistics: Mapping[str, Any] | bool | None = None,
         walk_forward: Mapping[str, Any] | None = None,
@@ -306,13 +307,17 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         names: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
     ) -> Op[BaT]:
-        """A batch: one strategy and a `grid`, or a list of strategies.
+        """A batch: one strategy and a `grid`, a list of strategies, or one
+        portfolio and a `grid`.
 
         Args:
             strategy: the strategy the grid varies, or a list of strategies.
             grid: dotted paths (`entry.condition.signal.params.period`; a
                 comma joins paths that take the same value) to their values.
             strategies: the list, by keyword.
+            portfolio: a portfolio as `portfolio()` sends it (its request
+                body: `universe`, `signals` or `weights`, ...) that the grid
+                varies (`signals.max_positions`, `signals.rank_by.by.momentum`).
             name: the batch's name.
             statistics: the overfitting statistics' settings: `blocks`
                 (CSCV's S, even, 2 to 16) and `trials`; False skips them.
@@ -329,7 +334,8 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
             The batch; `wait()` it, then read `results`.
 
         Raises:
-            ValueError: neither a strategy with a grid nor a list was given.
+            ValueError: neither a strategy or portfolio with a grid nor a
+                list was given.
             MarketlabError: the server refused the batch (`field` says where)."""
         if strategies is None and strategy is not None and not isinstance(strategy, Mapping):
             strategy, strategies = None, strategy
@@ -337,11 +343,13 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         if strategies is not None:
             listed = [dict(s, **own) if own else dict(s) for s in strategies]
             body: dict[str, Any] = {"strategies": listed}
-        elif isinstance(strategy, Mapping) and grid is not None:
+        elif portfolio is not None and strategy is None and grid is not None:
+            body = {"portfolio": dict(portfolio), "grid": dict(grid)}
+        elif isinstance(strategy, Mapping) and grid is not None and portfolio is None:
             base = dict(strategy, **own) if own else dict(strategy)
             body = {"strategy": base, "grid": dict(grid)}
         else:
-            raise ValueError("batch() takes a strategy and a grid, or a list of strategies")
+            raise ValueError("batch() takes a strategy or a portfolio and a grid, or a list of strategies")
         if name:
             body["name"] = name
         if isinstance(statistics, bool):

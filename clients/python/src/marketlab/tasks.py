@@ -281,7 +281,8 @@ class Batch(Task):
     @call
     def strategy(self, row: Hashable) -> Op[dict[str, Any]]:
         """The full strategy of row `row` (its label in `results`, as
-        `idxmax()` gives it), as it ran.
+        `idxmax()` gives it), as it ran; in a grid of portfolios, the
+        portfolio's request body.
 
         Raises:
             ValueError: the batch was not submitted by this client object
@@ -296,7 +297,7 @@ class Batch(Task):
         cells = results.loc[int(str(row))]
         names = yield from self._names()
         values = {key: original(grid, key, cells[name]) for key, name in names.items()}
-        return with_values(self.submitted["strategy"], values)
+        return with_values(self.submitted.get("portfolio") or self.submitted["strategy"], values)
 
     @call
     def heatmap(self, x: str, y: str, metric: str = "Sharpe Ratio", *, plot: bool = False) -> Op[pd.DataFrame]:

@@ -23,6 +23,9 @@ pub const CHECK_EVERY: usize = 20_000;
 /// its rows would repeat one strategy and the overfitting statistics would
 /// count the copies as trials.
 pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Defaults> {
+    if e.portfolio {
+        return check_portfolios(market, e).await;
+    }
     // Fingerprint hash -> the first point with it.
     let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     let mut defaults = Defaults::default();
@@ -55,6 +58,41 @@ pub async fn check(market: &dyn MarketData, e: &Expanded) -> Result<Defaults> {
     }
     if probed {
         defaults.stand_for(e.len());
+    }
+    Ok(defaults)
+}
+
+/// [`check`] for a grid of portfolios: each point prepared as
+/// `POST /backtest/portfolio` prepares it (the universe read once), and
+/// two points that are one portfolio refused.
+async fn check_portfolios(market: &dyn MarketData, e: &Expanded) -> Result<Defaults> {
+    use crate::backtest::portfolio::{Reuse, prepare_with};
+    let mut reuse = Reuse::default();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut defaults = Defaults::default();
+    let points: Vec<usize> = if e.len() > CHECK_EVERY {
+        e.varied.probes()
+    } else {
+        (0..e.len()).collect()
+    };
+    for i in points {
+        let p = prepare_with(market, &e.strategy(i)?, &mut reuse)
+            .await
+            .map_err(|err| match err {
+                Error::Invalid(f) => e.locate(i, f).into(),
+                Error::Unknown(f) => Error::Unknown(e.locate(i, f)),
+                other => other,
+            })?;
+        defaults.applied.extend(p.defaults.clone());
+        defaults.strategies += 1;
+        // What the run depends on: the typed request, its name aside.
+        let mut params = p.params;
+        params.name = None;
+        let print = serde_json::to_string(&params).map_err(platform::PortError::internal)?;
+        if let Some(&j) = seen.get(&print) {
+            return Err(e.repeated(j, i).into());
+        }
+        seen.insert(print, i);
     }
     Ok(defaults)
 }
@@ -165,7 +203,11 @@ impl Expanded {
         let point = self.varied.get(i);
         for (key, value) in &point {
             for path in key.split(',').map(str::trim) {
-                let inside = f.field.strip_prefix(path);
+                let listed = bracketed(path);
+                let inside = f
+                    .field
+                    .strip_prefix(path)
+                    .or_else(|| f.field.strip_prefix(listed.as_str()));
                 let reason = match inside {
                     Some("") if f.reason.starts_with("unknown field") => f.reason.clone(),
                     Some("") => format!("the value {}: {}", sent(value), f.reason),
@@ -177,12 +219,17 @@ impl Expanded {
                 return FieldError::new(format!("grid.{key}"), reason);
             }
         }
+        let root = if self.portfolio {
+            "portfolio"
+        } else {
+            "strategy"
+        };
         if point.is_empty() {
-            return f.within("strategy");
+            return f.within(root);
         }
         let point = serde_json::to_string(&point).unwrap_or_default();
         FieldError::new(
-            format!("strategy.{}", f.field),
+            format!("{root}.{}", f.field),
             format!("{} (at the grid's point {point})", f.reason),
         )
     }
@@ -205,6 +252,23 @@ impl Expanded {
             ),
         )
     }
+}
+
+/// A grid path as fields are named in errors: a list's index in brackets
+/// (`universe.1` is `universe[1]`).
+fn bracketed(path: &str) -> String {
+    let mut out = String::new();
+    for segment in path.split('.') {
+        if !out.is_empty() && segment.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{segment}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(segment);
+        }
+    }
+    out
 }
 
 /// A value as the caller wrote it, for messages.

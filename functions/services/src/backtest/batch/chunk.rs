@@ -42,6 +42,9 @@ pub struct ChunkParams {
     /// statistics then reduce the raw returns on the bars all share).
     #[serde(default = "kept")]
     pub raw_returns: bool,
+    /// Whether `base` is a portfolio rather than a strategy.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub portfolio: bool,
 }
 
 fn kept() -> bool {
@@ -85,6 +88,11 @@ impl ChunkParams {
                     .map(|(k, (s, v))| (first + k, s, v))
                     .collect(),
             ),
+            Some(base) if self.portfolio => super::Strategies::Portfolios {
+                base,
+                first,
+                varied,
+            },
             Some(base) => super::Strategies::Grid {
                 base,
                 first,
@@ -123,6 +131,7 @@ mod tests {
             blocks: 16,
             walk_forward: None,
             raw_returns: false,
+            portfolio: false,
         };
         let by_axes = chunk(Vec::new(), Some(axes), 3);
         let stored = serde_json::to_value(&by_axes).unwrap();
@@ -140,7 +149,7 @@ mod tests {
                 first,
                 varied,
             } => (base, first, varied),
-            super::super::Strategies::Listed(_) => panic!("a grid chunk runs its points"),
+            _ => panic!("a grid chunk runs its points"),
         };
         let (a, b) = (grid(by_axes), grid(by_list));
         assert_eq!((&a.0, a.1), (&base, 2));

@@ -44,6 +44,11 @@ pub async fn run_chunks(
             let points = first..(first + chunk).min(total);
             let n = points.len();
             let strategies = match &e.base {
+                Some(base) if e.portfolio => Strategies::Portfolios {
+                    base: base.clone(),
+                    first,
+                    varied: points.map(|k| e.varied.get(k)).collect(),
+                },
                 Some(base) => Strategies::Grid {
                     base: base.clone(),
                     first,
@@ -212,6 +217,7 @@ impl JobHandler for BatchJob {
                 blocks,
                 walk_forward,
                 raw_returns,
+                portfolio: e.portfolio,
             };
             let new = NewTask {
                 owner: task.owner.clone(),

@@ -17,6 +17,10 @@ use utoipa::ToSchema;
 /// Strategies per chunk: one queue message, run by one worker.
 pub const CHUNK: usize = 250;
 
+/// Portfolios per chunk: each is hundreds of symbols, so a chunk of them
+/// is a few seconds of one worker, as a chunk of strategies is.
+pub const PORTFOLIO_CHUNK: usize = 20;
+
 /// Chunks a batch on one set of bars is split in at most: past
 /// `CHUNK * MAX_CHUNKS` strategies its chunks grow instead, so a million
 /// strategies make 256 chunks, not 4,000 (each a task, a message, a claim,
@@ -41,10 +45,11 @@ impl Layout {
 
 /// Strategies per chunk of the batch [`expand`] gave.
 pub fn chunk_size(e: &Expanded) -> usize {
+    let chunk = if e.portfolio { PORTFOLIO_CHUNK } else { CHUNK };
     if e.same_bars() {
-        CHUNK.max(e.len().div_ceil(MAX_CHUNKS))
+        chunk.max(e.len().div_ceil(MAX_CHUNKS))
     } else {
-        CHUNK
+        chunk
     }
 }
 
@@ -63,6 +68,7 @@ pub const MAX_SEGMENTS: usize = 12;
 pub enum BatchBody {
     List(StrategyList),
     Grid(StrategyGrid),
+    Portfolios(PortfolioGrid),
 }
 
 /// A list of strategies, each run as given.
@@ -108,6 +114,25 @@ pub struct StrategyGrid {
     walk_forward: Option<WalkForwardParams>,
 }
 
+/// One portfolio and a grid of values for some of its fields.
+#[cfg(feature = "openapi")]
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct PortfolioGrid {
+    /// A name to list the batch by.
+    name: Option<String>,
+    /// A portfolio as `POST /backtest/portfolio` takes it.
+    portfolio: super::portfolio::request::PortfolioParams,
+    /// Dotted field paths of `portfolio` to non-empty lists of values, as
+    /// a strategy's grid (docs/portfolios.md#grids).
+    #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"signals.max_positions": [10, 20], "signals.rank_by.by.momentum": [20, 60]}))]
+    grid: Option<Value>,
+    /// How the overfitting statistics are computed; `false` for none (no
+    /// returns kept either).
+    statistics: Option<StatisticsSetting>,
+}
+
 /// `POST /backtest/batch`: `strategies`, or `strategy` with `grid`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct BatchRequest {
@@ -120,6 +145,9 @@ pub struct BatchRequest {
     /// One strategy, varied by `grid`.
     #[serde(default)]
     pub strategy: Option<Value>,
+    /// One portfolio (`POST /backtest/portfolio`'s body), varied by `grid`.
+    #[serde(default)]
+    pub portfolio: Option<Value>,
     /// Dotted field paths of `strategy` to lists of values; the batch is
     /// every combination (the first path varies slowest). A number in a
     /// path indexes a list.
@@ -135,6 +163,8 @@ pub struct BatchRequest {
 
 /// The fields of a strategy that choose its bars.
 const BAR_FIELDS: [&str; 5] = ["symbol", "frequency", "start_date", "end_date", "csv_mode"];
+/// The fields of a portfolio that choose its sessions.
+const PORTFOLIO_BAR_FIELDS: [&str; 3] = ["universe", "start_date", "end_date"];
 
 /// A batch's strategies with the values each one varies.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +176,8 @@ pub struct Expanded {
     pub base: Option<Value>,
     /// Per strategy: grid key -> value (empty for a list batch).
     pub varied: Points,
+    /// Whether `base` is a portfolio rather than a strategy.
+    pub portfolio: bool,
 }
 
 impl Expanded {
@@ -161,9 +193,14 @@ impl Expanded {
     /// that choose them (`BAR_FIELDS`) differs between strategies. Then the
     /// chunks' reductions are all the statistics need.
     pub fn same_bars(&self) -> bool {
+        let fields: &[&str] = if self.portfolio {
+            &PORTFOLIO_BAR_FIELDS
+        } else {
+            &BAR_FIELDS
+        };
         let chooses_bars = |path: &str| {
             let top = path.trim().split('.').next().unwrap_or_default();
-            BAR_FIELDS.contains(&top)
+            fields.contains(&top)
         };
         match &self.base {
             Some(_) => !self
@@ -301,7 +338,29 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
             format!("the batch has {n} strategies; the plan allows at most {cap}"),
         )
     };
-    match (req.strategies, req.strategy, req.grid) {
+    let (base, portfolio) = match (req.strategy, req.portfolio) {
+        (Some(_), Some(_)) => {
+            return Err(Error::invalid(
+                "portfolio",
+                "give 'strategy' or 'portfolio', not both",
+            ));
+        }
+        (None, Some(_)) if req.strategies.is_some() => {
+            return Err(Error::invalid(
+                "portfolio",
+                "give 'strategies' or 'portfolio', not both",
+            ));
+        }
+        (None, Some(_)) if req.walk_forward.is_some() => {
+            return Err(Error::invalid(
+                "walk_forward",
+                "is not available for a grid of portfolios: their statistics are",
+            ));
+        }
+        (strategy, None) => (strategy, false),
+        (None, Some(p)) => (Some(p), true),
+    };
+    match (req.strategies, base, req.grid) {
         (Some(list), None, None) => {
             if list.is_empty() {
                 return Err(Error::invalid("strategies", "must not be empty"));
@@ -315,6 +374,7 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
                 strategies: list,
                 base: None,
                 varied: Points::List(n),
+                portfolio: false,
             })
         }
         (None, Some(base), grid) => {
@@ -366,6 +426,7 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
                 strategies: Vec::new(),
                 base: Some(base),
                 varied,
+                portfolio,
             })
         }
         (Some(_), Some(_), _) => Err(Error::invalid(
@@ -378,7 +439,7 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
         )),
         (None, None, _) => Err(Error::invalid(
             "strategies",
-            "is required, or 'strategy' with a 'grid'",
+            "is required, or 'strategy' or 'portfolio' with a 'grid'",
         )),
     }
 }
@@ -388,6 +449,7 @@ impl Expanded {
     /// compute it reserves (a grid's base stands for its strategies).
     pub fn strategy_us(&self, today: chrono::NaiveDate) -> u64 {
         match &self.base {
+            Some(base) if self.portfolio => crate::compute::portfolio_us(base, today),
             Some(base) => crate::compute::strategy_us(base, today),
             None => self
                 .strategies
@@ -428,6 +490,7 @@ mod export;
 mod gather;
 mod jobs;
 mod points;
+mod portfolios;
 mod rows;
 pub mod statistics;
 mod stored;

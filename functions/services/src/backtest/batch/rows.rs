@@ -165,6 +165,37 @@ impl BatchRow {
         }
     }
 
+    /// A portfolio's row: its metrics, with the benchmark's change over the
+    /// window as the buy-and-hold gain (a portfolio has no one symbol to
+    /// hold).
+    pub(super) fn portfolio(
+        index: usize,
+        params: Map<String, Value>,
+        m: &engine::portfolio::metrics::Metrics,
+        relative: &engine::portfolio::metrics::Relative,
+    ) -> Self {
+        BatchRow {
+            index,
+            params,
+            error: None,
+            symbol: None,
+            total_trades: Some(m.total_trades),
+            win_rate: Some(m.win_rate),
+            average_win: Some(m.average_win),
+            average_loss: Some(m.average_loss),
+            total_return: Some(m.total_return),
+            buy_hold_gain: Some(relative.benchmark_return),
+            cagr: Some(m.cagr),
+            sharpe: Some(m.sharpe),
+            sortino: Some(m.sortino),
+            annual_volatility: Some(m.annual_volatility),
+            calmar: Some(m.calmar),
+            max_drawdown: Some(m.max_drawdown),
+            drawdown_period: Some(m.drawdown_period),
+            time_in_market: Some(m.time_in_market),
+        }
+    }
+
     /// A row from its metrics in [`METRICS`] order (counts as whole numbers).
     pub(super) fn from_metrics(
         index: usize,

@@ -52,6 +52,12 @@ pub enum Strategies {
         first: usize,
         varied: Vec<Map<String, Value>>,
     },
+    /// A grid of portfolios: the base portfolio and each point's values.
+    Portfolios {
+        base: Value,
+        first: usize,
+        varied: Vec<Map<String, Value>>,
+    },
 }
 
 /// Runs strategies into their rows, sharing what they read: each is
@@ -74,6 +80,13 @@ pub async fn run_strategies(
             None,
             items.into_iter().map(|(k, s, v)| (k, Some(s), v)).collect(),
         ),
+        Strategies::Portfolios {
+            base,
+            first,
+            varied,
+        } => {
+            return super::portfolios::run(market, &base, first, varied, keep, progress).await;
+        }
         Strategies::Grid {
             base,
             first,

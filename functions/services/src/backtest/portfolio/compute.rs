@@ -117,44 +117,104 @@ fn engine_score(by: &ScoreParams) -> weights::Score {
     }
 }
 
+/// Each symbol's bars laid on the calendar: what every run on one
+/// universe and calendar shares (a grid's points compute it once).
+pub struct Laid {
+    at: Vec<Vec<Option<usize>>>,
+    panel: Panel,
+    /// The window's month ends and its last bar: where weights are kept.
+    month_ends: Vec<usize>,
+}
+
+impl Laid {
+    pub fn new(p: &Prepared) -> Laid {
+        let n = p.calendar.len();
+        let at: Vec<Vec<Option<usize>>> = p
+            .bars
+            .par_iter()
+            .map(|b| positions(b, &p.calendar))
+            .collect();
+        let panel = Panel {
+            open: p
+                .bars
+                .iter()
+                .zip(&at)
+                .map(|(b, at)| laid(&b.open, at, n))
+                .collect(),
+            close: p
+                .bars
+                .iter()
+                .zip(&at)
+                .map(|(b, at)| laid(&b.close, at, n))
+                .collect(),
+        };
+        let mut month_ends = schedule::bars(
+            &p.calendar,
+            p.start,
+            schedule::Every::Month,
+            schedule::On::Last,
+        );
+        month_ends.push(n - 1);
+        Laid {
+            at,
+            panel,
+            month_ends,
+        }
+    }
+}
+
+/// Where each symbol's entries and exits fire on the calendar (signal
+/// mode): the strategy evaluated once per symbol on its own bars.
+pub struct Firing {
+    entries: Vec<Fired>,
+    exits: Vec<Fired>,
+}
+
+impl Firing {
+    /// `blocks` are the strategy's (entry, exit) rules per symbol.
+    pub fn new(
+        p: &Prepared,
+        laid: &Laid,
+        blocks: &[(engine::strategy::Block, engine::strategy::Block)],
+    ) -> Firing {
+        let n = p.calendar.len();
+        let (entries, exits) = p
+            .bars
+            .par_iter()
+            .zip(blocks)
+            .zip(&laid.at)
+            .map(|((b, (entry, exit)), at)| {
+                let mut ws = Workspace::new(b);
+                let (e, x) = (ws.block(entry), ws.block(exit));
+                (fired_on(&e, at, n), fired_on(&x, at, n))
+            })
+            .unzip();
+        Firing { entries, exits }
+    }
+}
+
 /// Runs the simulation and builds the answer. `blocks` are the strategy's
 /// (entry, exit) rules per symbol in signal mode.
 pub fn run(
     p: &Prepared,
     blocks: &[(engine::strategy::Block, engine::strategy::Block)],
 ) -> PortfolioResult {
+    let laid = Laid::new(p);
+    let firing = p.strategy.as_ref().map(|_| Firing::new(p, &laid, blocks));
+    let out = simulate(p, &laid, firing.as_ref(), true);
+    answer(p, &out, &laid.month_ends, BARS_PER_YEAR)
+}
+
+/// Sessions a year, as the single backtest counts daily bars.
+pub const BARS_PER_YEAR: f64 = 252.0;
+
+/// The engine's run of a prepared portfolio on its laid bars (and, in
+/// signal mode, its firing); with `snapshots`, its weights kept at month
+/// ends.
+pub fn simulate(p: &Prepared, laid: &Laid, firing: Option<&Firing>, snapshots: bool) -> Outcome {
     let q = &p.params;
-    let n = p.calendar.len();
-    let at: Vec<Vec<Option<usize>>> = p
-        .bars
-        .par_iter()
-        .map(|b| positions(b, &p.calendar))
-        .collect();
-    let panel = Panel {
-        open: p
-            .bars
-            .iter()
-            .zip(&at)
-            .map(|(b, at)| laid(&b.open, at, n))
-            .collect(),
-        close: p
-            .bars
-            .iter()
-            .zip(&at)
-            .map(|(b, at)| laid(&b.close, at, n))
-            .collect(),
-    };
+    let panel = &laid.panel;
     let capital = q.capital.unwrap_or(100_000.0);
-    let month_ends = {
-        let mut m = schedule::bars(
-            &p.calendar,
-            p.start,
-            schedule::Every::Month,
-            schedule::On::Last,
-        );
-        m.push(n - 1);
-        m
-    };
     let common = Common {
         capital,
         costs: Costs {
@@ -169,24 +229,16 @@ pub fn run(
             Fill::NextClose => TradePrice::NextClose,
         },
         start: p.start,
-        snapshots: month_ends.clone(),
+        snapshots: if snapshots {
+            laid.month_ends.clone()
+        } else {
+            Vec::new()
+        },
     };
-    let bars_per_year = engine::Frequency::Daily.bars_per_year();
-    let out: Outcome = match (&q.signals, &q.weights, &p.strategy) {
-        (Some(s), _, Some((_, _, risk))) => {
-            let (entries, exits): (Vec<Fired>, Vec<Fired>) = p
-                .bars
-                .par_iter()
-                .zip(blocks)
-                .zip(&at)
-                .map(|((b, (entry, exit)), at)| {
-                    let mut ws = Workspace::new(b);
-                    let (e, x) = (ws.block(entry), ws.block(exit));
-                    (fired_on(&e, at, n), fired_on(&x, at, n))
-                })
-                .unzip();
+    match (&q.signals, &q.weights, &p.strategy, firing) {
+        (Some(s), _, Some((_, _, risk)), Some(firing)) => {
             let rank = s.rank_by.as_ref().map(|r| signals::Rank {
-                values: score(&panel, &r.by, p, &at),
+                values: score(panel, &r.by, p, &laid.at),
                 descending: r.order.unwrap_or(Order::Descending) == Order::Descending,
             });
             let sizing = match s.sizing.clone().unwrap_or(SizingParams::Equal) {
@@ -210,11 +262,11 @@ pub fn run(
                 sizing,
                 rank,
                 risk: *risk,
-                bars_per_year,
+                bars_per_year: BARS_PER_YEAR,
             };
-            signals::simulate(&panel, &entries, &exits, &rules, &common)
+            signals::simulate(panel, &firing.entries, &firing.exits, &rules, &common)
         }
-        (_, Some(w), _) => {
+        (_, Some(w), _, _) => {
             let select = match &w.select {
                 None | Some(SelectParams::All) => weights::Select::All,
                 Some(SelectParams::Top { k, by }) => weights::Select::Top {
@@ -244,11 +296,30 @@ pub fn run(
                 weighting,
                 tolerance: w.drift_tolerance.unwrap_or(0.0),
             };
-            weights::simulate(&panel, &rules, &common)
+            weights::simulate(panel, &rules, &common)
         }
-        _ => unreachable!("a checked request has one mode"),
-    };
-    answer(p, &out, &month_ends, bars_per_year)
+        _ => unreachable!("a checked request has one mode, and signals have their firing"),
+    }
+}
+
+/// A run's figures as a batch row takes them: the metrics, those against
+/// the benchmark, and its return on each session after the first.
+pub fn figures(p: &Prepared, out: &Outcome) -> (metrics::Metrics, metrics::Relative, Vec<f64>) {
+    let capital = p.params.capital.unwrap_or(100_000.0);
+    let window = &p.calendar[p.start..];
+    let m = metrics::metrics(out, capital, window, BARS_PER_YEAR);
+    let bench = benchmark_closes(p, window);
+    let rel = metrics::relative(&out.equity, &bench, BARS_PER_YEAR);
+    let returns = out.equity.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+    (m, rel, returns)
+}
+
+/// The benchmark's close on or before each session of `window`.
+fn benchmark_closes(p: &Prepared, window: &[NaiveDate]) -> Vec<f64> {
+    let bench_dates: Vec<NaiveDate> = (0..p.benchmark.len())
+        .map(|i| p.benchmark.date(i))
+        .collect();
+    metrics::aligned(&bench_dates, &p.benchmark.close, window)
 }
 
 fn answer(
@@ -262,10 +333,7 @@ fn answer(
     let window = &p.calendar[p.start..];
     let day = |i: usize| p.calendar[i].to_string();
     let m = metrics::metrics(out, capital, window, bars_per_year);
-    let bench_dates: Vec<NaiveDate> = (0..p.benchmark.len())
-        .map(|i| p.benchmark.date(i))
-        .collect();
-    let bench = metrics::aligned(&bench_dates, &p.benchmark.close, window);
+    let bench = benchmark_closes(p, window);
     let rel = metrics::relative(&out.equity, &bench, bars_per_year);
     let bench_first = bench.iter().copied().find(|x| x.is_finite());
     let mut warnings = p.warnings.clone();

@@ -7,7 +7,7 @@
 //! the universe's calendar and answers [`answers::PortfolioResult`].
 
 pub mod answers;
-mod compute;
+pub mod compute;
 pub mod request;
 pub mod tables;
 
@@ -44,6 +44,10 @@ pub struct Prepared {
     /// Weight mode: the decision bars.
     pub rebalance: Vec<usize>,
     pub warnings: Vec<String>,
+    /// What its bars and calendar were read for, and its signal strategy
+    /// (empty in weight mode): equal keys, equal data and rules.
+    pub data_key: String,
+    pub rules_key: String,
 }
 
 fn not_found(field: String, what: &str) -> impl FnOnce(PortError) -> Error + '_ {
@@ -89,7 +93,7 @@ pub fn union_calendar(bars: &[Arc<Bars>], end: NaiveDate) -> Vec<NaiveDate> {
 
 /// The longest lookback, in bars, a figure of the request reads before
 /// the window's first bar.
-fn lookback(p: &PortfolioParams) -> usize {
+pub(crate) fn lookback(p: &PortfolioParams) -> usize {
     let mut l = 0;
     if let Some(s) = &p.signals {
         if let Some(r) = &s.rank_by {
@@ -125,26 +129,56 @@ fn strategy_body(body: &Value, p: &PortfolioParams, benchmark: &str) -> Value {
     })
 }
 
+/// What the points of a grid share when they ask for the same (each read
+/// once per chunk): the universe's bars and calendar, and the signal
+/// strategy resolved.
+#[derive(Default)]
+pub struct Reuse {
+    data: Option<(String, Arc<Data>)>,
+    strategy: Option<(String, Resolved)>,
+    /// Sessions kept before the window at least: a grid's longest lookback,
+    /// so that its points share one calendar. Earlier sessions change no
+    /// figure: every rolling figure reads its own window of bars.
+    pub lookback: usize,
+}
+
+/// A universe's daily bars, its benchmark's and their sessions to `end`.
+struct Data {
+    bars: Vec<Arc<Bars>>,
+    benchmark: Arc<Bars>,
+    calendar: Vec<NaiveDate>,
+}
+
+/// A signal strategy resolved as `start_backtest` resolves it.
+type Resolved = (Block, Block, engine::backtest::RiskControl, Vec<String>);
+
 /// Reads `body` and checks it against the market data.
 pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared> {
+    prepare_with(market, body, &mut Reuse::default()).await
+}
+
+/// [`prepare`], taking what `reuse` holds when the request asks for the same.
+pub async fn prepare_with(
+    market: &dyn MarketData,
+    body: &Value,
+    reuse: &mut Reuse,
+) -> Result<Prepared> {
     let params: PortfolioParams = crate::error::from_json(body.clone())?;
     let defaults = params.check()?;
     let benchmark_name = params.benchmark.clone().unwrap_or_else(|| "SPX".into());
-    let mut bars = Vec::with_capacity(params.universe.len());
-    for (i, sym) in params.universe.iter().enumerate() {
-        let b = market
-            .daily(sym)
-            .await
-            .map_err(not_found(format!("universe[{i}]"), sym))?;
-        bars.push(b);
-    }
-    let benchmark = market
-        .daily(&benchmark_name)
-        .await
-        .map_err(not_found("benchmark".into(), &benchmark_name))?;
     let latest = market.latest_date().await?;
     let end = params.end_date.unwrap_or(latest);
-    let mut calendar = union_calendar(&bars, end);
+    let data_key = serde_json::to_string(&(&params.universe, &benchmark_name, end))
+        .map_err(PortError::internal)?;
+    let data = match &reuse.data {
+        Some((key, data)) if *key == data_key => data.clone(),
+        _ => {
+            let data = Arc::new(read(market, &params, &benchmark_name, end).await?);
+            reuse.data = Some((data_key.clone(), data.clone()));
+            data
+        }
+    };
+    let mut calendar = data.calendar.clone();
     let first = params.start_date.or(calendar.first().copied());
     let mut start = first.map_or(0, |d| calendar.partition_point(|x| *x < d));
     if start >= calendar.len() {
@@ -156,7 +190,7 @@ pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared> 
         .into());
     }
     // Keep only the bars the lookbacks read before the window.
-    let cut = start.saturating_sub(lookback(&params) + 1);
+    let cut = start.saturating_sub(lookback(&params).max(reuse.lookback) + 1);
     calendar.drain(..cut);
     start -= cut;
     let mut warnings = Vec::new();
@@ -164,7 +198,7 @@ pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared> 
     let idle: Vec<&str> = params
         .universe
         .iter()
-        .zip(&bars)
+        .zip(&data.bars)
         .filter(|(_, b)| {
             let d = b.time.partition_point(|t| t.date() < window.0);
             d >= b.len() || b.date(d) > window.1
@@ -204,16 +238,30 @@ pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared> 
         }
         None => Vec::new(),
     };
+    let mut rules_key = String::new();
     let strategy = match &params.signals {
         Some(_) => {
             let sent = strategy_body(body, &params, &benchmark_name);
-            let s = single::prepare(market, &sent).await.map_err(|e| match e {
-                Error::Invalid(f) | Error::Unknown(f) => Error::Invalid(f.within("signals")),
-                e => e,
-            })?;
-            warnings.extend(s.warnings.iter().map(|w| format!("signals.{w}")));
-            let risk = s.params().risk;
-            Some((s.entry, s.exit, risk))
+            rules_key = sent.to_string();
+            let (entry, exit, risk, notes) = match &reuse.strategy {
+                Some((key, resolved)) if *key == rules_key => resolved.clone(),
+                _ => {
+                    let s = single::prepare(market, &sent).await.map_err(|e| match e {
+                        Error::Invalid(f) | Error::Unknown(f) => {
+                            Error::Invalid(f.within("signals"))
+                        }
+                        e => e,
+                    })?;
+                    let notes: Vec<String> =
+                        s.warnings.iter().map(|w| format!("signals.{w}")).collect();
+                    let risk = s.params().risk;
+                    let resolved = (s.entry, s.exit, risk, notes);
+                    reuse.strategy = Some((rules_key.clone(), resolved.clone()));
+                    resolved
+                }
+            };
+            warnings.extend(notes);
+            Some((entry, exit, risk))
         }
         None => None,
     };
@@ -221,18 +269,50 @@ pub async fn prepare(market: &dyn MarketData, body: &Value) -> Result<Prepared> 
         params,
         defaults,
         strategy,
-        bars,
-        benchmark,
+        bars: data.bars.clone(),
+        benchmark: data.benchmark.clone(),
         calendar,
         start,
         rebalance,
         warnings,
+        data_key,
+        rules_key,
     })
 }
 
-/// Runs a prepared portfolio: the strategy's rules built for each symbol
-/// (their readings loaded here), the simulation off the reactor.
-pub async fn execute(market: &dyn MarketData, p: Prepared) -> Result<PortfolioResult, JobError> {
+/// The universe's and benchmark's bars, and the universe's sessions to `end`.
+async fn read(
+    market: &dyn MarketData,
+    params: &PortfolioParams,
+    benchmark_name: &str,
+    end: NaiveDate,
+) -> Result<Data> {
+    let mut bars = Vec::with_capacity(params.universe.len());
+    for (i, sym) in params.universe.iter().enumerate() {
+        let b = market
+            .daily(sym)
+            .await
+            .map_err(not_found(format!("universe[{i}]"), sym))?;
+        bars.push(b);
+    }
+    let benchmark = market
+        .daily(benchmark_name)
+        .await
+        .map_err(not_found("benchmark".into(), benchmark_name))?;
+    let calendar = union_calendar(&bars, end);
+    Ok(Data {
+        bars,
+        benchmark,
+        calendar,
+    })
+}
+
+/// Each symbol's entry and exit rules built on its own bars (signal mode;
+/// none in weight mode), their readings loaded here.
+pub async fn blocks(
+    market: &dyn MarketData,
+    p: &Prepared,
+) -> Result<Vec<(engine::strategy::Block, engine::strategy::Block)>, JobError> {
     let mut blocks = Vec::new();
     if let Some((entry, exit, _)) = &p.strategy {
         let mut inputs = Inputs::default();
@@ -240,6 +320,13 @@ pub async fn execute(market: &dyn MarketData, p: Prepared) -> Result<PortfolioRe
             blocks.push(rule_blocks(market, entry, exit, b, &mut inputs).await?);
         }
     }
+    Ok(blocks)
+}
+
+/// Runs a prepared portfolio: the strategy's rules built for each symbol
+/// (their readings loaded here), the simulation off the reactor.
+pub async fn execute(market: &dyn MarketData, p: Prepared) -> Result<PortfolioResult, JobError> {
+    let blocks = blocks(market, &p).await?;
     tokio::task::spawn_blocking(move || compute::run(&p, &blocks))
         .await
         .map_err(|e| {

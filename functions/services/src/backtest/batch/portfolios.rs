@@ -1,0 +1,147 @@
+//! A chunk of a grid of portfolios run into its rows: each point prepared
+//! as `POST /backtest/portfolio` prepares it, and what points share read
+//! or computed once per chunk (the universe's bars and sessions, the signal
+//! strategy built and evaluated on each symbol, the bars laid on the
+//! sessions). A point's row has the portfolio's metrics; its returns on
+//! each session feed the batch's statistics as a strategy's do.
+
+use super::strategies::{Keep, Ran};
+use super::{BatchRow, Gather};
+use crate::backtest::portfolio::compute::{self, Firing, Laid};
+use crate::backtest::portfolio::{self, Prepared, Reuse};
+use platform::PortError;
+use platform::marketdata::MarketData;
+use platform::worker::{JobError, Progress};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+type Blocks = Arc<Vec<(engine::strategy::Block, engine::strategy::Block)>>;
+/// A point: its index, its grid values, and itself ready to run or why not.
+type Point = (
+    usize,
+    Map<String, Value>,
+    Result<(Prepared, Blocks), String>,
+);
+
+/// Runs the points `first..` of a grid of portfolios on `base`.
+pub async fn run(
+    market: &dyn MarketData,
+    base: &Value,
+    first: usize,
+    varied: Vec<Map<String, Value>>,
+    keep: Keep,
+    progress: &Progress,
+) -> Result<Ran, JobError> {
+    // Every point keeps the sessions the longest lookback reads, so that
+    // they all lay their bars on one calendar.
+    let mut reuse = Reuse::default();
+    reuse.lookback = varied
+        .iter()
+        .filter_map(|v| super::apply(base, v).ok())
+        .filter_map(|body| serde_json::from_value(body).ok())
+        .map(|p| portfolio::lookback(&p))
+        .max()
+        .unwrap_or(0);
+    let mut built: HashMap<String, Blocks> = HashMap::new();
+    let mut points: Vec<Point> = Vec::with_capacity(varied.len());
+    for (k, v) in varied.into_iter().enumerate() {
+        let index = first + k;
+        let body = match super::apply(base, &v) {
+            Ok(body) => body,
+            Err(e) => {
+                points.push((index, v, Err(e.to_string())));
+                continue;
+            }
+        };
+        let p = match portfolio::prepare_with(market, &body, &mut reuse).await {
+            Ok(p) => p,
+            Err(crate::Error::Port(e @ PortError::Unavailable { .. })) => return Err(e.into()),
+            Err(e) => {
+                points.push((index, v, Err(e.to_string())));
+                continue;
+            }
+        };
+        let key = format!("{}|{}", p.data_key, p.rules_key);
+        let blocks = match built.get(&key) {
+            Some(b) => b.clone(),
+            None => {
+                let b: Blocks = Arc::new(portfolio::blocks(market, &p).await?);
+                built.insert(key, b.clone());
+                b
+            }
+        };
+        points.push((index, v, Ok((p, blocks))));
+    }
+    drop(built);
+    let progress = progress.clone();
+    tokio::task::spawn_blocking(move || rows(&points, keep, &progress))
+        .await
+        .map_err(|e| {
+            JobError::Permanent(format!("internal error while running the portfolios: {e}"))
+        })?
+}
+
+/// The points' rows and returns, each laid calendar and firing computed
+/// once for the points that share it.
+fn rows(points: &[Point], keep: Keep, progress: &Progress) -> Result<Ran, JobError> {
+    let n = points.len();
+    let keeps = keep.blocks > 0 || keep.raw;
+    let mut gather = Gather::new(keep.blocks, keep.raw);
+    let mut laid: HashMap<String, Arc<Laid>> = HashMap::new();
+    let mut firing: HashMap<String, Arc<Firing>> = HashMap::new();
+    let mut axes: HashMap<String, Arc<Vec<i64>>> = HashMap::new();
+    let mut rows = Vec::with_capacity(n);
+    for (k, (index, varied, ready)) in points.iter().enumerate() {
+        rows.push(match ready {
+            Ok((p, blocks)) => {
+                // One calendar: the universe's sessions and the window's start.
+                let calendar = format!(
+                    "{}|{:?}|{}|{}",
+                    p.data_key,
+                    p.calendar.first(),
+                    p.calendar.len(),
+                    p.start
+                );
+                let l = laid
+                    .entry(calendar.clone())
+                    .or_insert_with(|| Arc::new(Laid::new(p)))
+                    .clone();
+                let f = p.strategy.as_ref().map(|_| {
+                    firing
+                        .entry(format!("{calendar}|{}", p.rules_key))
+                        .or_insert_with(|| Arc::new(Firing::new(p, &l, blocks)))
+                        .clone()
+                });
+                let out = compute::simulate(p, &l, f.as_deref(), false);
+                let (m, rel, mut returns) = compute::figures(p, &out);
+                if keeps {
+                    let times = axes
+                        .entry(calendar)
+                        .or_insert_with(|| {
+                            Arc::new(
+                                p.calendar[(p.start + 1).min(p.calendar.len())..]
+                                    .iter()
+                                    .map(|d| {
+                                        d.and_time(chrono::NaiveTime::MIN).and_utc().timestamp()
+                                    })
+                                    .collect(),
+                            )
+                        })
+                        .clone();
+                    gather
+                        .push(*index as u32, &times, &mut returns)
+                        .map_err(JobError::Permanent)?;
+                }
+                BatchRow::portfolio(*index, varied.clone(), &m, &rel)
+            }
+            Err(m) => BatchRow::failed(*index, varied.clone(), m.clone()),
+        });
+        progress.steps(k + 1, n);
+    }
+    Ok(Ran {
+        rows,
+        returns: gather.finish(compute::BARS_PER_YEAR),
+        walk: None,
+    })
+}

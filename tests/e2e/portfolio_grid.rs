@@ -1,0 +1,207 @@
+//! Grids of portfolios over HTTP: a batch varies a portfolio's fields; each
+//! row has the metrics the same portfolio run alone answers, and the
+//! batch's overfitting statistics are the engine's on the equity curves of
+//! those runs. Refusals name the grid path.
+
+use engine::overfitting::{BlockSums, Moments, block_layout, cscv, deflated};
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tests::server::{TestServer, eventually};
+
+const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
+
+const STOCKS: [&str; 12] = [
+    "AAPL", "MSFT", "NVDA", "AMZN", "GOOGL", "META", "TSLA", "JPM", "V", "JNJ", "XOM", "PG",
+];
+
+fn portfolio() -> Value {
+    json!({
+        "universe": STOCKS, "start_date": "2016-01-04", "end_date": "2022-12-30",
+        "commission": 0.001, "trade_price": "next_open",
+        "signals": {
+            "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Simple Moving Average"}, "rule": {"comparison_type": "MA", "type_name": "CrossAbove", "period": 20}}},
+            "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "SMA"}, "rule": {"comparison_type": "MA", "type_name": "CrossBelow", "period": 20}}},
+            "max_positions": 4, "rank_by": {"by": {"momentum": 20}},
+            "sizing": {"method": "equal"}
+        }
+    })
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1e-300),
+        "{what}: {a} vs {b}"
+    );
+}
+
+async fn ended(s: &TestServer, path: &str) -> Value {
+    assert!(
+        eventually(Duration::from_secs(120), || async {
+            let st = s.get(path, DEMO).await.1;
+            st["status"] == "SUCCESS" || st["status"] == "FAILED"
+        })
+        .await
+    );
+    s.get(path, DEMO).await.1
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grid_of_portfolios_has_the_rows_and_statistics_of_its_portfolios_run_alone() {
+    let (s, _dir) = TestServer::fresh().await;
+    let slots = [2, 4, 6];
+    let lookbacks = [10, 60];
+    let body = json!({"name": "rotation", "portfolio": portfolio(),
+        "grid": {"signals.max_positions": slots, "signals.rank_by.by.momentum": lookbacks},
+        "statistics": {"blocks": 4}});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &body).await;
+    assert_eq!(status, 202, "{sub}");
+    let id = sub["task_id"].as_str().unwrap();
+    let done = ended(&s, &format!("/backtest/batch/{id}")).await;
+    assert_eq!(done["status"], "SUCCESS", "{done}");
+    assert_eq!(
+        done["paths"],
+        json!(["signals.max_positions", "signals.rank_by.by.momentum"])
+    );
+    let rows = s
+        .get(&format!("/backtest/batch/{id}/results"), DEMO)
+        .await
+        .1;
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+
+    // Each point run alone as a portfolio task: the row has its metrics.
+    let mut returns = Vec::new();
+    for (k, row) in rows.iter().enumerate() {
+        let (n, lookback) = (slots[k / 2], lookbacks[k % 2]);
+        assert_eq!(row["index"], k);
+        assert_eq!(
+            row["params"],
+            json!({"signals.max_positions": n, "signals.rank_by.by.momentum": lookback})
+        );
+        assert_eq!(row["error"], Value::Null, "{row}");
+        let mut alone = portfolio();
+        alone["signals"]["max_positions"] = json!(n);
+        alone["signals"]["rank_by"]["by"]["momentum"] = json!(lookback);
+        let (status, r) = s.post("/backtest/portfolio", DEMO, &alone).await;
+        assert_eq!(status, 202, "{r}");
+        let task = s
+            .succeeded(
+                &format!("/backtest/portfolio/{}", r["task_id"].as_str().unwrap()),
+                DEMO,
+            )
+            .await;
+        let r = &task["result"];
+        for (column, field) in [
+            ("Total Return (%)", "total_return"),
+            ("CAGR", "cagr"),
+            ("Sharpe Ratio", "sharpe"),
+            ("Sortino Ratio", "sortino"),
+            ("Annual Volatility", "annual_volatility"),
+            ("Max Drawdown", "max_drawdown"),
+            ("Calmar Ratio", "calmar"),
+            ("Time in Market", "time_in_market"),
+            ("Win Rate", "win_rate"),
+            ("Average Win %", "average_win"),
+            ("Average Loss %", "average_loss"),
+        ] {
+            close(
+                row[column].as_f64().unwrap(),
+                r[field].as_f64().unwrap(),
+                &format!("row {k} {column}"),
+            );
+        }
+        assert_eq!(row["Total Trades"], r["total_trades"], "row {k}");
+        assert_eq!(row["DrawDown Period"], r["drawdown_period"], "row {k}");
+        assert_eq!(
+            row["BuyHoldGain"], r["relative"]["benchmark_return"],
+            "row {k}: the benchmark's change"
+        );
+        assert!(r["total_trades"].as_u64().unwrap() > 10, "{k}: {r}");
+        let equity: Vec<f64> = r["series"]["equity"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        returns.push(
+            equity
+                .windows(2)
+                .map(|w| w[1] / w[0] - 1.0)
+                .collect::<Vec<f64>>(),
+        );
+    }
+    // The rows differ: the grid varies what the portfolio does.
+    let sharpes: std::collections::HashSet<String> =
+        rows.iter().map(|r| r["Sharpe Ratio"].to_string()).collect();
+    assert_eq!(sharpes.len(), 6, "{sharpes:?}");
+
+    // The statistics are the engine's on those runs' returns.
+    let st = &done["statistics"];
+    assert_eq!(st["strategies"], 6, "{st}");
+    assert_eq!(st["observations"], returns[0].len());
+    let moments: Vec<Moments> = returns.iter().map(|r| Moments::of(r)).collect();
+    let d = deflated(&moments, None).unwrap();
+    let ds = &st["deflated_sharpe"];
+    assert_eq!(ds["best_index"], d.best);
+    close(ds["sharpe"].as_f64().unwrap(), d.sharpe, "sharpe");
+    close(
+        ds["deflated_sharpe_ratio"].as_f64().unwrap(),
+        d.dsr.unwrap(),
+        "dsr",
+    );
+    let (skip, len) = block_layout(returns[0].len(), 4);
+    let mut sums = BlockSums::new(6, 4, len);
+    for (k, r) in returns.iter().enumerate() {
+        sums.set(k, &r[skip..]);
+    }
+    let p = cscv(&sums, 1).unwrap();
+    assert_eq!(st["overfitting"]["pbo"].as_f64().unwrap(), p.pbo);
+    assert_eq!(st["overfitting"]["splits"], 6);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grid_of_portfolios_refuses_what_it_cannot_run_naming_the_path() {
+    let (s, _dir) = TestServer::fresh().await;
+    for (body, field, says) in [
+        (
+            json!({"portfolio": portfolio(), "grid": {"signals.max_positions": [2, 0]}}),
+            "grid.signals.max_positions",
+            "the value 0",
+        ),
+        (
+            json!({"portfolio": portfolio(), "grid": {"universe.1": ["MSFT", "NOPE"]}}),
+            "grid.universe.1",
+            "NOPE",
+        ),
+        (
+            json!({"portfolio": portfolio(), "grid": {"signals.slots": [2, 3]}}),
+            "grid.signals.slots",
+            "unknown field",
+        ),
+        (
+            json!({"portfolio": portfolio(), "grid": {"name": ["a", "b"]}}),
+            "grid.name",
+            "the same",
+        ),
+        (
+            json!({"portfolio": portfolio(), "strategy": {}, "grid": {"name": ["a"]}}),
+            "portfolio",
+            "not both",
+        ),
+        (
+            json!({"portfolio": portfolio(), "grid": {"signals.max_positions": [2, 3]},
+                "walk_forward": {"in_sample": 500, "out_of_sample": 100}}),
+            "walk_forward",
+            "portfolios",
+        ),
+    ] {
+        let (status, answer) = s.post("/backtest/batch", DEMO, &body).await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        let text = answer.to_string();
+        assert!(text.contains(&format!("'{field}'")), "{field}: {answer}");
+        assert!(text.contains(says), "{says}: {answer}");
+    }
+    s.stop().await;
+}
