@@ -1,8 +1,10 @@
 //! Grids of portfolios over HTTP: a batch varies a portfolio's fields; each
 //! row has the metrics the same portfolio run alone answers, and the
 //! batch's overfitting statistics are the engine's on the equity curves of
-//! those runs. Refusals name the grid path.
+//! those runs; a row's Monte Carlo draws those runs' session returns.
+//! Refusals name the grid path.
 
+use engine::backtest::monte_carlo as mc;
 use engine::overfitting::{BlockSums, Moments, block_layout, cscv, deflated};
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use serde_json::{Value, json};
@@ -158,6 +160,49 @@ async fn a_grid_of_portfolios_has_the_rows_and_statistics_of_its_portfolios_run_
     let p = cscv(&sums, 1).unwrap();
     assert_eq!(st["overfitting"]["pbo"].as_f64().unwrap(), p.pbo);
     assert_eq!(st["overfitting"]["splits"], 6);
+
+    // A row's Monte Carlo: its session returns drawn in blocks, those of
+    // the same portfolio run alone; its trades are not drawn.
+    let (status, mc) = s
+        .get(
+            &format!("/backtest/batch/{id}/monte-carlo?row=3&draws=300&seed=7&block=10"),
+            DEMO,
+        )
+        .await;
+    assert_eq!(status, 200, "{mc}");
+    assert_eq!(mc["trades"], Value::Null);
+    assert!(mc["notes"][0].as_str().unwrap().contains("overlap"), "{mc}");
+    close(
+        mc["actual"]["cagr"].as_f64().unwrap(),
+        rows[3]["CAGR"].as_f64().unwrap(),
+        "cagr",
+    );
+    let growth: Vec<f64> = returns[3].iter().map(|r| 1.0 + r).collect();
+    let (first, last) = (
+        chrono::NaiveDate::from_ymd_opt(2016, 1, 4).unwrap(),
+        chrono::NaiveDate::from_ymd_opt(2022, 12, 30).unwrap(),
+    );
+    let plan = mc::Plan {
+        how: mc::Resampling::Blocks(10),
+        draws: 300,
+        seed: 7,
+        years: (last - first).num_days() as f64 / 365.25,
+        max_points: 250,
+    };
+    let sim = mc::simulate(&growth, &plan, &|| true).unwrap();
+    let bands = mc::bands(&sim, &[5.0, 25.0, 50.0, 75.0, 95.0]);
+    let drawn = &mc["returns"];
+    assert_eq!(drawn["steps"], growth.len());
+    for (k, v) in bands.cagr.iter().enumerate() {
+        close(drawn["cagr"][k].as_f64().unwrap(), v * 100.0, "a CAGR band");
+    }
+    for (k, v) in bands.final_equity.iter().enumerate() {
+        close(
+            drawn["final_equity"][k].as_f64().unwrap(),
+            v * 100_000.0,
+            "a final equity band",
+        );
+    }
     s.stop().await;
 }
 

@@ -62,3 +62,30 @@ def test_a_refused_portfolio_names_the_field(client):
     with pytest.raises(marketlab.MarketlabError) as e:
         client.portfolio(["AAPL", "NOPE"], weights={"schedule": {"every": "month"}})
     assert e.value.status == 400 and "universe[1]" in str(e.value)
+
+
+def test_a_grid_of_portfolios_is_a_batch_whose_best_row_runs_again_alone(client):
+    s = sma_cross("SPX", 10, 40)
+    portfolio = {
+        "universe": UNIVERSE, "start_date": "2016-01-04", "end_date": "2022-12-30", "trade_price": "next_open",
+        "signals": {"entry": s["entry"], "exit": s["exit"], "max_positions": 3,
+                    "rank_by": {"by": {"momentum": 20}}, "sizing": {"method": "equal"}},
+    }
+    grid = client.batch(
+        portfolio=portfolio, grid={"signals.max_positions": [1, 2, 3], "signals.rank_by.by.momentum": [10, 60]},
+        statistics={"blocks": 4},
+    ).wait()
+    results = grid.results
+    assert len(results) == 6 and results["error"].isna().all()
+    assert list(results.columns[:2]) == ["max_positions", "momentum"]
+    assert results["max_positions"].dtype.kind == "i"
+    table = grid.heatmap("max_positions", "momentum", "Sharpe Ratio")
+    assert table.shape == (2, 3)
+    stats = grid.statistics
+    assert 0 <= stats["pbo"] <= 1 and stats["strategies"] == 6
+    best_row = results["Sharpe Ratio"].idxmax()
+    best = grid.strategy(best_row)
+    assert best["signals"]["max_positions"] == results.loc[best_row, "max_positions"]
+    again = client.portfolio(**best).wait()
+    assert again.result["sharpe"] == pytest.approx(results.loc[best_row, "Sharpe Ratio"], rel=1e-12)
+    assert again.result["total_trades"] == results.loc[best_row, "Total Trades"]

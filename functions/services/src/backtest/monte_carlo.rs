@@ -153,12 +153,25 @@ pub struct MonteCarlo {
     pub notes: Vec<String>,
 }
 
-/// A strategy's run, loaded: what its Monte Carlo draws from. Loading
-/// reads the market data (async); [`Loaded::monte_carlo`] is the CPU work,
-/// for the compute pool.
+/// A run, loaded: what its Monte Carlo draws from. Loading reads the
+/// market data (async); [`Loaded::monte_carlo`] is the CPU work, for the
+/// compute pool.
 pub struct Loaded {
-    prepared: Prepared,
-    planned: Planned,
+    run: Run,
+}
+
+// One per request, never in a collection: its size is not worth a box.
+#[allow(clippy::large_enum_variant)]
+enum Run {
+    Strategy {
+        prepared: Prepared,
+        planned: Planned,
+    },
+    /// A batch row of a grid of portfolios.
+    Portfolio {
+        prepared: super::portfolio::Prepared,
+        blocks: Vec<(engine::strategy::Block, engine::strategy::Block)>,
+    },
 }
 
 /// The strategy in `params` (a task's parameters or a batch row's
@@ -169,11 +182,13 @@ pub async fn load(
     upload: Option<std::sync::Arc<super::csv::Upload>>,
 ) -> Result<Loaded> {
     let (prepared, planned) = super::chart::load(market, params, upload).await?;
-    Ok(Loaded { prepared, planned })
+    Ok(Loaded {
+        run: Run::Strategy { prepared, planned },
+    })
 }
 
-/// Row `row` of a batch (its record), loaded: the row's strategy as the
-/// batch ran it.
+/// Row `row` of a batch (its record), loaded: the row's strategy or
+/// portfolio as the batch ran it.
 pub async fn load_batch_row(
     market: &dyn MarketData,
     record: &platform::tasks::Task,
@@ -193,6 +208,13 @@ pub async fn load_batch_row(
     let strategy = expanded
         .strategy(k)
         .map_err(|e| FieldError::new("row", e.to_string()))?;
+    if expanded.portfolio {
+        let prepared = super::portfolio::prepare(market, &strategy).await?;
+        let blocks = super::portfolio::blocks(market, &prepared).await?;
+        return Ok(Loaded {
+            run: Run::Portfolio { prepared, blocks },
+        });
+    }
     load(market, &strategy, None).await
 }
 
@@ -200,18 +222,32 @@ impl Loaded {
     /// The run again, and its Monte Carlo; `None` when `stop` was set
     /// (its client has gone) before the draws were done.
     pub fn monte_carlo(&self, settings: Settings, stop: &Stop) -> Result<Option<MonteCarlo>> {
-        let r = run_again(&self.planned);
-        Ok(simulate(
-            self.prepared.params(),
-            &self.planned,
-            &r,
-            settings,
-            stop,
-        )?)
+        Ok(match &self.run {
+            Run::Strategy { prepared, planned } => {
+                let r = run_again(planned);
+                strategy_draws(prepared.params(), planned, &r, settings, stop)?
+            }
+            Run::Portfolio { prepared, blocks } => {
+                portfolio_draws(prepared, blocks, settings, stop)?
+            }
+        })
     }
 }
 
-fn simulate(
+/// What a Monte Carlo draws from: the trades' growth factors (none for a
+/// portfolio), the per-bar returns and the run's own figures.
+struct Drawn<'a> {
+    trades: Option<Vec<f64>>,
+    returns: Vec<f64>,
+    years: f64,
+    capital: f64,
+    /// The bar time of step `k` of the returns.
+    time: &'a dyn Fn(usize) -> String,
+    actual: MonteCarloFigures,
+    notes: Vec<String>,
+}
+
+fn strategy_draws(
     p: &StrategyParams,
     planned: &Planned,
     r: &Report,
@@ -233,7 +269,85 @@ fn simulate(
         .collect();
     let mut returns = Vec::new();
     bar_returns(bars, &r.trades, s, &mut returns);
-    let steps = trades.len().max(returns.len());
+    let intraday = p.frequency == BtFrequency::Hourly;
+    let time = |k: usize| stamp(bars.time[start + k], intraday);
+    let m = &r.metrics;
+    draw(
+        Drawn {
+            trades: Some(trades),
+            returns,
+            years,
+            capital: p.capital,
+            time: &time,
+            actual: MonteCarloFigures {
+                cagr: m.cagr,
+                max_drawdown: m.max_drawdown,
+                final_equity: p.capital * (1.0 + m.total_return / 100.0),
+            },
+            notes: Vec::new(),
+        },
+        settings,
+        stop,
+    )
+}
+
+/// A portfolio's Monte Carlo: its session returns block-bootstrapped. Its
+/// trades overlap in time and share one account, so they are not drawn
+/// as a sequence.
+fn portfolio_draws(
+    p: &super::portfolio::Prepared,
+    blocks: &[(engine::strategy::Block, engine::strategy::Block)],
+    settings: Settings,
+    stop: &Stop,
+) -> Result<Option<MonteCarlo>, FieldError> {
+    use super::portfolio::compute::{self, Firing, Laid};
+    let laid = Laid::new(p);
+    let firing = p.strategy.as_ref().map(|_| Firing::new(p, &laid, blocks));
+    let out = compute::simulate(p, &laid, firing.as_ref(), false);
+    let (m, _, returns) = compute::figures(p, &out);
+    let window = &p.calendar[p.start..];
+    let years = match (window.first(), window.last()) {
+        (Some(a), Some(b)) => (*b - *a).num_days() as f64 / 365.25,
+        _ => 0.0,
+    };
+    let capital = p.params.capital.unwrap_or(100_000.0);
+    let time = |k: usize| window[k].to_string();
+    draw(
+        Drawn {
+            trades: None,
+            returns,
+            years,
+            capital,
+            time: &time,
+            actual: MonteCarloFigures {
+                cagr: m.cagr,
+                max_drawdown: m.max_drawdown,
+                final_equity: capital * (1.0 + m.total_return / 100.0),
+            },
+            notes: vec![
+                "a portfolio's trades overlap and share one account: only its session returns are drawn".into(),
+            ],
+        },
+        settings,
+        stop,
+    )
+}
+
+fn draw(d: Drawn, settings: Settings, stop: &Stop) -> Result<Option<MonteCarlo>, FieldError> {
+    let Drawn {
+        trades,
+        returns,
+        years,
+        capital,
+        time,
+        actual,
+        mut notes,
+    } = d;
+    let steps = trades
+        .as_ref()
+        .map_or(0, Vec::len)
+        .max(returns.len())
+        .max(1);
     if settings.draws.saturating_mul(steps) > MAX_WORK {
         return Err(FieldError::new(
             "draws",
@@ -244,7 +358,6 @@ fn simulate(
             ),
         ));
     }
-    let mut notes = Vec::new();
     let default_block = ((returns.len() as f64).cbrt().round() as usize).max(1);
     let mut block = settings.block.unwrap_or(default_block);
     if block > returns.len() && !returns.is_empty() {
@@ -254,9 +367,7 @@ fn simulate(
         ));
         block = returns.len();
     }
-    let capital = p.capital;
     let go_on = || !stop.stopped();
-    let intraday = p.frequency == BtFrequency::Hourly;
     let run = |growth: &[f64],
                how: Resampling,
                time: Option<&dyn Fn(usize) -> String>|
@@ -290,17 +401,21 @@ fn simulate(
             },
         })
     };
-    let trades = if trades.len() >= 2 {
-        let Some(bands) = run(&trades, Resampling::Independent, None) else {
-            return Ok(None);
-        };
-        Some(bands)
-    } else {
-        notes.push(format!(
-            "{} trade(s): the trade bootstrap needs at least 2",
-            trades.len()
-        ));
-        None
+    let trades = match trades {
+        None => None,
+        Some(trades) if trades.len() >= 2 => {
+            let Some(bands) = run(&trades, Resampling::Independent, None) else {
+                return Ok(None);
+            };
+            Some(bands)
+        }
+        Some(trades) => {
+            notes.push(format!(
+                "{} trade(s): the trade bootstrap needs at least 2",
+                trades.len()
+            ));
+            None
+        }
     };
     let returns = if returns.len() < 2 {
         notes.push("fewer than 2 bar returns: no block bootstrap".into());
@@ -310,23 +425,17 @@ fn simulate(
         None
     } else {
         let growth: Vec<f64> = returns.iter().map(|r| 1.0 + r).collect();
-        let time = |k: usize| stamp(bars.time[start + k], intraday);
-        let Some(bands) = run(&growth, Resampling::Blocks(block), Some(&time)) else {
+        let Some(bands) = run(&growth, Resampling::Blocks(block), Some(time)) else {
             return Ok(None);
         };
         Some(bands)
     };
-    let m = &r.metrics;
     Ok(Some(MonteCarlo {
         draws: settings.draws,
         seed: settings.seed,
         block,
         percentiles: PERCENTILES.to_vec(),
-        actual: MonteCarloFigures {
-            cagr: m.cagr,
-            max_drawdown: m.max_drawdown,
-            final_equity: capital * (1.0 + m.total_return / 100.0),
-        },
+        actual,
         trades,
         returns,
         notes,

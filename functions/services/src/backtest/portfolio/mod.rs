@@ -312,7 +312,7 @@ async fn read(
 pub async fn blocks(
     market: &dyn MarketData,
     p: &Prepared,
-) -> Result<Vec<(engine::strategy::Block, engine::strategy::Block)>, JobError> {
+) -> Result<Vec<(engine::strategy::Block, engine::strategy::Block)>, PortError> {
     let mut blocks = Vec::new();
     if let Some((entry, exit, _)) = &p.strategy {
         let mut inputs = Inputs::default();
