@@ -88,6 +88,33 @@ fn main() {
             median(&mut encode),
             bytes as f64 / 1e6
         );
+        // The run's own phases: rules built per symbol, bars laid on the
+        // calendar, signals evaluated, the simulation, the answer built.
+        let mut phases: Vec<Vec<std::time::Duration>> = vec![Vec::new(); 5];
+        for _ in 0..6 {
+            use services::backtest::portfolio::{blocks, compute, prepare};
+            let p = prepare(market.as_ref(), &body).await.unwrap();
+            let t0 = std::time::Instant::now();
+            let b = blocks(market.as_ref(), &p).await.unwrap();
+            let t1 = std::time::Instant::now();
+            let laid = compute::Laid::new(&p);
+            let t2 = std::time::Instant::now();
+            let firing = compute::Firing::new(&p, &laid, &b);
+            let t3 = std::time::Instant::now();
+            let out = compute::simulate(&p, &laid, Some(&firing), true);
+            let t4 = std::time::Instant::now();
+            let _ = compute::figures(&p, &out);
+            let t5 = std::time::Instant::now();
+            for (k, d) in [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4].into_iter().enumerate() {
+                phases[k].push(d);
+            }
+        }
+        let shown: Vec<String> = ["rules built", "bars laid", "signals", "simulation", "figures"]
+            .iter()
+            .zip(&mut phases)
+            .map(|(name, d)| format!("{name} {:.1} ms", median(d)))
+            .collect();
+        println!("  the run: {}", shown.join(", "));
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/python/src");
         let input = json!({
             "url": s.base, "user": DEMO_EMAIL, "password": DEMO_PASSWORD, "src": src,

@@ -260,13 +260,17 @@ def map_body(ctx, body):
     if path == "/backtest/portfolio":
         return _portfolio(b)
     if path == "/backtest/batch":
-        # Each strategy as for start_backtest; a grid's values may make a
-        # strategy invalid (a 400 naming its index), so the grid is left out.
+        # Each strategy (or portfolio) as for its own route; a grid's values
+        # may make one invalid (a 400 naming its index), so the grid is left out.
         if isinstance(b.get("strategy"), dict):
             b["strategy"] = _strategy(dict(b["strategy"]))
             b.pop("grid", None)
         if isinstance(b.get("strategies"), list):
             b["strategies"] = [_strategy(dict(x)) if isinstance(x, dict) else x for x in b["strategies"]]
+        if isinstance(b.get("portfolio"), dict):
+            # A grid of portfolios: the portfolio as for its own route.
+            b["portfolio"] = _portfolio(dict(b["portfolio"]))
+            b.pop("grid", None)
         return b
     if path in ("/symbol_corr", "/symbol_beta", "/asset_corr"):
         _order(b, "start_date", "end_date")

@@ -1,6 +1,6 @@
 //! Task reports: a strategy backtest, pattern-match tasks (a universe scan
-//! and a backtest), a scanner backtest and a batch, each page against the
-//! task's own JSON.
+//! and a backtest), a scanner backtest, a batch and a portfolio, each page
+//! against the task's own JSON.
 
 use super::*;
 use serde_json::json;
@@ -505,5 +505,124 @@ async fn a_walk_forward_page_shows_each_window_s_pick_and_the_stitched_run() {
         .await;
     assert_eq!(status, 404);
     hidden_from_others(&server, &format!("/backtest/batch/{id}/walk-forward")).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_portfolio_report_shows_its_figures_weights_and_contributions_in_a_browser() {
+    let (server, _dir) = TestServer::fresh().await;
+    let stocks = [
+        "AAPL", "MSFT", "NVDA", "AMZN", "GOOGL", "META", "TSLA", "JPM", "V", "JNJ", "XOM", "PG",
+    ];
+    // Monthly, the top 11 of 12 by momentum: more layers than the chart's 10.
+    let id = submit(
+        &server,
+        "/backtest/portfolio",
+        &json!({"name": HOSTILE, "universe": stocks, "start_date": "2014-01-02", "end_date": "2023-12-29",
+            "weights": {"schedule": {"every": "month"}, "select": {"method": "top", "k": 11, "by": {"momentum": 63}},
+                "weighting": {"method": "inverse_volatility", "bars": 60}}}),
+    )
+    .await;
+    let task = finished(&server, &format!("/backtest/portfolio/{id}")).await;
+    let result = &task["result"];
+    assert_eq!(
+        task["report_url"],
+        format!("/backtest/portfolio/{id}/report")
+    );
+
+    // The chart's data: the drawdown from the equity by hand, the layers
+    // summing to each month end's weights.
+    let (status, chart) = server
+        .get(&format!("/backtest/portfolio/{id}/chart"), DEMO)
+        .await;
+    assert_eq!(status, 200, "{chart}");
+    assert_eq!(chart["date"], result["series"]["date"]);
+    assert_eq!(chart["equity"], result["series"]["equity"]);
+    let mut peak = result["initial_capital"].as_f64().unwrap();
+    for (k, e) in result["series"]["equity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let e = e.as_f64().unwrap();
+        peak = peak.max(e);
+        near(
+            &chart["drawdown"][k],
+            &json!((e / peak - 1.0) * 100.0),
+            1e-12,
+            "drawdown",
+        );
+    }
+    let layers = &chart["weights"];
+    assert_eq!(layers["symbols"].as_array().unwrap().len(), 11);
+    assert_eq!(layers["symbols"][10], "others");
+    for (m, at) in result["weights"].as_array().unwrap().iter().enumerate() {
+        let held: f64 = at["weights"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|w| w.as_f64().unwrap())
+            .sum();
+        let stacked: f64 = layers["weight"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w[m].as_f64().unwrap())
+            .sum();
+        near(&json!(stacked), &json!(held), 1e-12, "a month end's layers");
+    }
+    assert_eq!(chart["contributions"], result["contributions"]);
+
+    // The page shows the task's own numbers.
+    let page = render_ready(
+        &server.base,
+        task["report_url"].as_str().unwrap(),
+        "portfolio",
+    );
+    assert_escaped(&page, "portfolio");
+    let cells = cells(&page.dom);
+    for key in [
+        "total_return",
+        "cagr",
+        "sharpe",
+        "max_drawdown",
+        "annual_turnover",
+        "total_trades",
+        "final_capital",
+    ] {
+        assert_same(one(&cells, key), result[key].clone(), key);
+    }
+    for key in ["alpha", "beta", "information_ratio", "benchmark_return"] {
+        assert_same(
+            one(&cells, &format!("relative.{key}")),
+            result["relative"][key].clone(),
+            key,
+        );
+    }
+    let contributions = result["contributions"].as_array().unwrap();
+    assert!(contributions.len() >= 11, "{}", contributions.len());
+    assert_same(
+        column(&cells, "symbol"),
+        contributions
+            .iter()
+            .map(|c| c["symbol"].clone())
+            .collect::<Vec<_>>(),
+        "contributions",
+    );
+    assert_same(
+        column(&cells, "profit"),
+        contributions
+            .iter()
+            .map(|c| c["profit"].clone())
+            .collect::<Vec<_>>(),
+        "profits",
+    );
+    canvases(&page, 3, "portfolio");
+    hidden_from_others(&server, &format!("/backtest/portfolio/{id}/report")).await;
+    let (status, _) = server
+        .get(&format!("/backtest/portfolio/{id}/chart"), Some(OTHER))
+        .await;
+    assert_eq!(status, 404, "another tenant's chart");
     server.stop().await;
 }

@@ -1,5 +1,6 @@
-//! Portfolio backtests: submit one, read its task (the result inside) and
-//! its tables as JSON rows, CSV, Parquet or Arrow.
+//! Portfolio backtests: submit one, read its task (the result inside), its
+//! tables as JSON rows, CSV, Parquet or Arrow, its chart data and its
+//! report page.
 
 use crate::auth::Tenant;
 use crate::error::{ApiError, Reply};
@@ -17,6 +18,8 @@ use platform::tasks::{Task, TaskKind, TaskStatus};
 use serde::Serialize;
 use serde_json::Value;
 use services::backtest::chart::ExportQuery;
+use services::backtest::portfolio::answers::PortfolioResult;
+use services::backtest::portfolio::chart::{self, PortfolioChart};
 use services::backtest::portfolio::request::PortfolioParams;
 use services::backtest::portfolio::tables::{self, PortfolioTable};
 use utoipa::ToSchema;
@@ -32,6 +35,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(documented!(portfolio_orders))
         .routes(documented!(portfolio_weights))
         .routes(documented!(portfolio_contributions))
+        .routes(documented!(portfolio_chart))
+        .routes(documented!(portfolio_report))
 }
 
 /// Submit a portfolio backtest: checked against the data, then queued.
@@ -74,6 +79,8 @@ pub struct PortfolioTask {
     /// FAILED: what went wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The task as a page to open in a browser (charts, metrics, contributions).
+    pub report_url: String,
 }
 
 fn record(t: Task) -> PortfolioTask {
@@ -93,7 +100,87 @@ fn record(t: Task) -> PortfolioTask {
         } else {
             None
         },
+        report_url: format!("/backtest/portfolio/{}/report", t.id),
     }
+}
+
+/// A finished portfolio's stored answer, typed.
+fn answer(task: &Task) -> Result<PortfolioResult, ApiError> {
+    let result = task.result.clone().unwrap_or(Value::Null);
+    serde_json::from_value(result)
+        .map_err(|e| ApiError::from(services::Error::Port(platform::PortError::internal(e))))
+}
+
+/// What a finished portfolio's charts draw, as data: per session the
+/// equity, the benchmark and the drawdown; the month-end weights of the
+/// most held symbols; each symbol's contribution (409 before success).
+#[utoipa::path(get, path = "/backtest/portfolio/{task_id}/chart", tag = "backtest", operation_id = "portfolio_chart",
+    params(("task_id" = String, Path, description = "A portfolio task of the caller")),
+    responses((status = 200, description = "The series, one value per session of the window", body = PortfolioChart),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorDetail),
+        (status = 404, description = "No such task of the caller", body = ErrorDetail),
+        (status = 409, description = "The task has not succeeded (PENDING, RUNNING or FAILED)", body = ErrorDetail)))]
+pub(crate) async fn portfolio_chart(
+    t: Tenant,
+    Path(task_id): Path<String>,
+) -> Result<Json<PortfolioChart>, ApiError> {
+    let task = succeeded(&t, &task_id).await?;
+    Ok(Json(chart::chart(&answer(&task)?)))
+}
+
+/// The portfolio as a page: the equity against the benchmark, the
+/// drawdown, the weights over time as a stacked area, the contributions
+/// and the metrics.
+#[utoipa::path(get, path = "/backtest/portfolio/{task_id}/report", tag = "backtest", operation_id = "portfolio_report",
+    params(("task_id" = String, Path, description = "A portfolio task of the caller")),
+    responses((status = 200, description = "The report page (a task not finished shows its status and reloads every 2 s)", content_type = "text/html", body = String),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorDetail),
+        (status = 404, description = "No such task of the caller", body = ErrorDetail)))]
+pub(crate) async fn portfolio_report(t: Tenant, Path(task_id): Path<String>) -> Reply {
+    let kinds = [TaskKind::PortfolioBacktest];
+    let task = crate::tasks::owned_task(&t.state, &t.caller, &task_id, &kinds).await?;
+    let universe = task
+        .params
+        .get("universe")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let name = match task.params.get("name").and_then(Value::as_str) {
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => format!("Portfolio of {universe} symbols"),
+    };
+    let sub = format!("{universe} symbols");
+    let (heading, waiting) = crate::report::task_heading(&name, &sub, &task);
+    if let Some(page) = waiting {
+        return Ok(page);
+    }
+    let r = answer(&task)?;
+    let chart = chart::chart(&r);
+    // The page inlines the charts and the figures, not the orders and
+    // trades (a 500-symbol portfolio's run to MBs: they are tables of
+    // their own).
+    let mut figures = serde_json::to_value(&r).unwrap_or(Value::Null);
+    if let Some(o) = figures.as_object_mut() {
+        for heavy in ["series", "trades", "orders", "weights", "contributions"] {
+            o.remove(heavy);
+        }
+    }
+    Ok(crate::report::chart_page(
+        &name,
+        &format!(
+            r#"{heading}
+<h2>Equity and the benchmark</h2><div id="equity" class="chart tall"></div>
+<h2>Drawdown</h2><div id="drawdown" class="chart"></div>
+<h2>Weights at month ends</h2><div id="weights" class="chart tall"></div>
+<p class="sub"><span id="layers"></span> (the most held symbols, the rest together); <a href="/backtest/portfolio/{id}/weights?format=csv">every weight</a></p>
+<h2>Metrics</h2><table class="metrics" id="metrics"></table>
+<h2>Against the benchmark</h2><table class="metrics" id="relative"></table>
+<h2>Contributions</h2><table id="contributions"></table>
+<p class="sub">Tables: <a href="/backtest/portfolio/{id}/trades?format=csv">trades</a>, <a href="/backtest/portfolio/{id}/orders?format=csv">orders</a>, <a href="/backtest/portfolio/{id}/equity?format=csv">equity</a></p>"#,
+            id = task.id
+        ),
+        &serde_json::json!({"result": figures, "chart": chart}),
+        "report-portfolio.js",
+    ))
 }
 
 /// One of the caller's portfolio tasks; another account's id is 404.

@@ -179,6 +179,11 @@ const ASSETS: &[Asset] = &[
     page_asset!("report-scanner.js", JS, "../../assets/report/scanner.js"),
     page_asset!("report-batch.js", JS, "../../assets/report/batch.js"),
     page_asset!(
+        "report-portfolio.js",
+        JS,
+        "../../assets/report/portfolio.js"
+    ),
+    page_asset!(
         "report-walk-forward.js",
         JS,
         "../../assets/report/walk_forward.js"
@@ -215,6 +220,8 @@ enum AssetName {
     Scanner,
     #[serde(rename = "report-batch.js")]
     Batch,
+    #[serde(rename = "report-portfolio.js")]
+    Portfolio,
     #[serde(rename = "report-walk-forward.js")]
     WalkForward,
     #[serde(rename = "view-seasonality.js")]

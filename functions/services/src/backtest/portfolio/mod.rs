@@ -7,6 +7,7 @@
 //! the universe's calendar and answers [`answers::PortfolioResult`].
 
 pub mod answers;
+pub mod chart;
 pub mod compute;
 pub mod request;
 pub mod tables;
