@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use engine::fired::Fired;
 use engine::indicators::sma;
 use engine::portfolio::schedule::{self, Every, On};
-use engine::portfolio::signals::{self, Rank};
+use engine::portfolio::signals::{self, Rank, RankBy};
 use engine::portfolio::sizing::Sizing;
 use engine::portfolio::weights::{self, Score, Select, Weighting};
 use engine::portfolio::{Common, Costs, Outcome, Panel, TradePrice};
@@ -112,22 +112,10 @@ fn signal_case(c: Case) {
         .iter()
         .map(|c| crossings(c, 5, 20, Op::CrossBelow))
         .collect();
+    // Momentum read by the engine from the closes at the entries' bars;
+    // the reference computes its own to choose the same slots.
     let rank = c.rank_bars.map(|b| Rank {
-        values: p
-            .close
-            .iter()
-            .map(|c| {
-                (0..n)
-                    .map(|i| {
-                        if i >= b {
-                            c[i] / c[i - b] - 1.0
-                        } else {
-                            f64::NAN
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
+        by: RankBy::Score(Score::Momentum(b)),
         descending: true,
     });
     let common = Common {

@@ -38,6 +38,22 @@ impl Sizing {
 /// Sample standard deviation of the close-to-close returns over `bars`
 /// returns ending at each bar (NaN until there are that many, and over a
 /// window with a missing close).
+/// [`rolling_volatility`] at bar `i` alone, computed as it computes it
+/// (NaN unless the `bars` returns to `i` are all finite).
+pub fn volatility_at(close: &[f64], bars: usize, i: usize) -> f64 {
+    if bars < 2 || i < bars || i >= close.len() {
+        return f64::NAN;
+    }
+    let r = |j: usize| close[j] / close[j - 1] - 1.0;
+    let w = i + 1 - bars..=i;
+    if w.clone().any(|j| !r(j).is_finite()) {
+        return f64::NAN;
+    }
+    let m = w.clone().map(r).sum::<f64>() / bars as f64;
+    let ss: f64 = w.map(|j| (r(j) - m) * (r(j) - m)).sum();
+    (ss / (bars - 1) as f64).sqrt()
+}
+
 pub fn rolling_volatility(close: &[f64], bars: usize) -> Vec<f64> {
     let n = close.len();
     let mut out = vec![f64::NAN; n];
@@ -132,6 +148,23 @@ mod tests {
         let gap = rolling_volatility(&[1.0, 1.1, f64::NAN, 1.2, 1.3, 1.2, 1.1], 2);
         assert!(gap[2].is_nan() && gap[3].is_nan() && gap[4].is_nan());
         assert!(gap[5].is_finite());
+    }
+
+    #[test]
+    fn the_volatility_at_one_bar_is_the_rolling_one_to_the_bit() {
+        let close: Vec<f64> = (0..60)
+            .map(|i| if i == 20 { f64::NAN } else { 100.0 + (i as f64 * 0.7).sin() * 5.0 })
+            .collect();
+        for bars in [2, 5, 13] {
+            let all = rolling_volatility(&close, bars);
+            for (i, want) in all.iter().enumerate() {
+                let got = volatility_at(&close, bars, i);
+                assert!(
+                    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                    "{bars} bars at {i}: {got} vs {want}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! next bar with one; an entry without a price is passed over.
 
 use super::book::{Book, positive};
-use super::sizing::{Sizing, kelly, median};
+use super::sizing::{Sizing, kelly, median, volatility_at};
+use super::weights::Score;
 use super::{Common, ExitReason, Outcome, Panel, Recorder};
 use crate::backtest::RiskControl;
 use crate::fired::Fired;
@@ -19,10 +20,32 @@ use crate::fired::Fired;
 /// Which of several entries on one bar go first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rank {
-    /// Per symbol, on the panel's bars; an entry whose value is not finite
-    /// is not taken.
-    pub values: Vec<Vec<f64>>,
+    /// An entry whose value is not finite is not taken.
+    pub by: RankBy,
     pub descending: bool,
+}
+
+/// What entries are ranked by.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RankBy {
+    /// Per symbol, on the panel's bars.
+    Values(Vec<Vec<f64>>),
+    /// A figure of the panel's closes, read at the entries' signal bars
+    /// only (a universe's whole matrix of it is never built).
+    Score(Score),
+}
+
+impl RankBy {
+    fn at(&self, panel: &Panel, sym: usize, s: usize) -> f64 {
+        match self {
+            RankBy::Values(v) => v[sym][s],
+            RankBy::Score(Score::Momentum(n)) if s >= *n => {
+                panel.close[sym][s] / panel.close[sym][s - n] - 1.0
+            }
+            RankBy::Score(Score::Momentum(_)) => f64::NAN,
+            RankBy::Score(Score::Volatility(n)) => volatility_at(&panel.close[sym], *n, s),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +90,8 @@ pub fn simulate(
     let mut closed: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut pending: Vec<(usize, ExitReason)> = Vec::new();
     let mut next = 0;
-    let mut candidates: Vec<usize> = Vec::new();
+    // Entries that may fill on this bar, with their rank's value.
+    let mut candidates: Vec<(usize, f64)> = Vec::new();
     let mut scratch: Vec<f64> = Vec::new();
     for f in start..n {
         let decide = f >= start + lag;
@@ -119,20 +143,23 @@ pub fn simulate(
             let sym = fired[next].1;
             next += 1;
             let p = panel.fill_price(common.trade_price, sym, f);
-            let ranked = rules
+            if book.held[sym].is_some() || exited_on[sym] == Some(s) || p.is_nan() || p <= 0.0 {
+                continue;
+            }
+            let key = rules
                 .rank
                 .as_ref()
-                .is_none_or(|r| r.values[sym][s].is_finite());
-            if book.held[sym].is_none() && exited_on[sym] != Some(s) && p > 0.0 && ranked {
-                candidates.push(sym);
+                .map_or(0.0, |r| r.by.at(panel, sym, s));
+            if key.is_finite() {
+                candidates.push((sym, key));
             }
         }
         if let Some(r) = &rules.rank {
-            let key = |sym: usize| r.values[sym][s];
+            // Stable: ties keep universe order.
             if r.descending {
-                candidates.sort_by(|a, b| key(*b).total_cmp(&key(*a)));
+                candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
             } else {
-                candidates.sort_by(|a, b| key(*a).total_cmp(&key(*b)));
+                candidates.sort_by(|a, b| a.1.total_cmp(&b.1));
             }
         }
         let free = rules.max_positions.saturating_sub(book.open.len());
@@ -145,7 +172,7 @@ pub fn simulate(
             }
             _ => f64::NAN,
         };
-        for &sym in candidates.iter().take(free) {
+        for &(sym, _) in candidates.iter().take(free) {
             let p = panel.fill_price(common.trade_price, sym, f);
             let slot = value / rules.max_positions as f64;
             let annual = rules.bars_per_year.sqrt();

@@ -53,7 +53,7 @@ fn ranked_entries_take_the_free_slots_and_an_exit_frees_one_the_same_bar() {
     let entries = [fired(4, &[0, 1]), fired(4, &[0]), fired(4, &[0])];
     let exits = [fired(4, &[]), fired(4, &[1]), fired(4, &[])];
     let rank = Rank {
-        values: vec![vec![1.0; 4], vec![3.0; 4], vec![2.0; 4]],
+        by: RankBy::Values(vec![vec![1.0; 4], vec![3.0; 4], vec![2.0; 4]]),
         descending: true,
     };
     let out = simulate(

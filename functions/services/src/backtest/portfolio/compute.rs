@@ -8,9 +8,9 @@ use super::answers::{
 };
 use super::request::{Fill, Order, ScoreParams, SelectParams, SizingParams, WeightingParams};
 use chrono::NaiveDate;
-use engine::Bars;
 use engine::fired::Fired;
-use engine::portfolio::sizing::{Sizing, rolling_volatility};
+use super::placement::Placement;
+use engine::portfolio::sizing::Sizing;
 use engine::portfolio::{
     Common, Costs, ExitReason, Outcome, Panel, TradePrice, metrics, schedule, signals, weights,
 };
@@ -18,82 +18,16 @@ use engine::workspace::Workspace;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
-/// Where each of a symbol's bars falls on the calendar (None: before it
-/// or after it).
-fn positions(bars: &Bars, calendar: &[NaiveDate]) -> Vec<Option<usize>> {
-    let mut j = 0;
-    (0..bars.len())
-        .map(|i| {
-            let d = bars.date(i);
-            while j < calendar.len() && calendar[j] < d {
-                j += 1;
-            }
-            (j < calendar.len() && calendar[j] == d).then_some(j)
-        })
+/// A technical figure on each symbol's own bars, laid on the calendar.
+fn technical_scores(by: &ScoreParams, prepared: &Prepared, at: &[Placement]) -> Vec<Vec<f64>> {
+    let n = prepared.calendar.len();
+    let t = super::technical(by).expect("checked at submit");
+    prepared
+        .bars
+        .par_iter()
+        .zip(at)
+        .map(|(b, at)| at.lay(&t.compute(b), n))
         .collect()
-}
-
-/// A symbol's series laid on the calendar, NaN where it has no bar.
-fn laid(values: &[f64], at: &[Option<usize>], n: usize) -> Vec<f64> {
-    let mut out = vec![f64::NAN; n];
-    for (v, p) in values.iter().zip(at) {
-        if let Some(p) = p {
-            out[*p] = *v;
-        }
-    }
-    out
-}
-
-fn fired_on(f: &Fired, at: &[Option<usize>], n: usize) -> Fired {
-    let mut b = vec![false; n];
-    let mut i = 0;
-    while let Some(t) = f.next_from(i) {
-        if let Some(p) = at[t] {
-            b[p] = true;
-        }
-        i = t + 1;
-    }
-    Fired::from_bools(&b)
-}
-
-fn score(
-    panel: &Panel,
-    by: &ScoreParams,
-    prepared: &Prepared,
-    at: &[Vec<Option<usize>>],
-) -> Vec<Vec<f64>> {
-    let n = panel.len();
-    match by {
-        ScoreParams::Momentum(k) => panel
-            .close
-            .iter()
-            .map(|c| {
-                (0..n)
-                    .map(|i| {
-                        if i >= *k {
-                            c[i] / c[i - k] - 1.0
-                        } else {
-                            f64::NAN
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
-        ScoreParams::Volatility(k) => panel
-            .close
-            .iter()
-            .map(|c| rolling_volatility(c, *k))
-            .collect(),
-        ScoreParams::Technical(_) => {
-            let t = super::technical(by).expect("checked at submit");
-            prepared
-                .bars
-                .par_iter()
-                .zip(at)
-                .map(|(b, at)| laid(&t.compute(b), at, n))
-                .collect()
-        }
-    }
 }
 
 fn reason(r: ExitReason) -> &'static str {
@@ -112,7 +46,7 @@ fn engine_score(by: &ScoreParams) -> weights::Score {
         ScoreParams::Momentum(k) => weights::Score::Momentum(*k),
         ScoreParams::Volatility(k) => weights::Score::Volatility(*k),
         ScoreParams::Technical(_) => {
-            unreachable!("refused at submit: selections rank by momentum or volatility")
+            unreachable!("technical figures are values: selections refuse them at submit")
         }
     }
 }
@@ -120,7 +54,7 @@ fn engine_score(by: &ScoreParams) -> weights::Score {
 /// Each symbol's bars laid on the calendar: what every run on one
 /// universe and calendar shares (a grid's points compute it once).
 pub struct Laid {
-    at: Vec<Vec<Option<usize>>>,
+    at: Vec<Placement>,
     panel: Panel,
     /// The window's month ends and its last bar: where weights are kept.
     month_ends: Vec<usize>,
@@ -129,25 +63,18 @@ pub struct Laid {
 impl Laid {
     pub fn new(p: &Prepared) -> Laid {
         let n = p.calendar.len();
-        let at: Vec<Vec<Option<usize>>> = p
+        let at: Vec<Placement> = p
             .bars
             .par_iter()
-            .map(|b| positions(b, &p.calendar))
+            .map(|b| Placement::of(b, &p.calendar))
             .collect();
-        let panel = Panel {
-            open: p
-                .bars
-                .iter()
-                .zip(&at)
-                .map(|(b, at)| laid(&b.open, at, n))
-                .collect(),
-            close: p
-                .bars
-                .iter()
-                .zip(&at)
-                .map(|(b, at)| laid(&b.close, at, n))
-                .collect(),
-        };
+        let (open, close) = p
+            .bars
+            .par_iter()
+            .zip(&at)
+            .map(|(b, at)| (at.lay(&b.open, n), at.lay(&b.close, n)))
+            .unzip();
+        let panel = Panel { open, close };
         let mut month_ends = schedule::bars(
             &p.calendar,
             p.start,
@@ -186,7 +113,7 @@ impl Firing {
             .map(|((b, (entry, exit)), at)| {
                 let mut ws = Workspace::new(b);
                 let (e, x) = (ws.block(entry), ws.block(exit));
-                (fired_on(&e, at, n), fired_on(&x, at, n))
+                (at.fired(&e, n), at.fired(&x, n))
             })
             .unzip();
         Firing { entries, exits }
@@ -238,7 +165,12 @@ pub fn simulate(p: &Prepared, laid: &Laid, firing: Option<&Firing>, snapshots: b
     match (&q.signals, &q.weights, &p.strategy, firing) {
         (Some(s), _, Some((_, _, risk)), Some(firing)) => {
             let rank = s.rank_by.as_ref().map(|r| signals::Rank {
-                values: score(panel, &r.by, p, &laid.at),
+                by: match &r.by {
+                    ScoreParams::Technical(_) => {
+                        signals::RankBy::Values(technical_scores(&r.by, p, &laid.at))
+                    }
+                    by => signals::RankBy::Score(engine_score(by)),
+                },
                 descending: r.order.unwrap_or(Order::Descending) == Order::Descending,
             });
             let sizing = match s.sizing.clone().unwrap_or(SizingParams::Equal) {

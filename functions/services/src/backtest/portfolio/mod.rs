@@ -9,6 +9,7 @@
 pub mod answers;
 pub mod chart;
 pub mod compute;
+mod placement;
 pub mod request;
 pub mod tables;
 
