@@ -305,6 +305,21 @@ async fn a_finished_portfolio_s_tables_come_as_json_rows_csv_and_arrow() {
         .succeeded(&format!("/backtest/portfolio/{id}"), DEMO)
         .await;
     let result = &task["result"];
+    // A summary read: the figures, without what the tables hold.
+    let (status, summary) = s
+        .get(&format!("/backtest/portfolio/{id}?view=summary"), DEMO)
+        .await;
+    assert_eq!(status, 200, "{summary}");
+    let mut figures = result.as_object().unwrap().clone();
+    for table in ["series", "trades", "orders", "weights", "contributions"] {
+        assert!(figures.remove(table).is_some(), "{table}");
+    }
+    assert_eq!(summary["result"], Value::Object(figures));
+    let (status, refused) = s
+        .get(&format!("/backtest/portfolio/{id}?view=tables"), DEMO)
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused.to_string().contains("'view'"), "{refused}");
     let (status, rows) = s
         .get(&format!("/backtest/portfolio/{id}/equity"), DEMO)
         .await;

@@ -17,6 +17,8 @@ def test_a_momentum_rotation_s_frames_agree_with_each_other_and_the_answer(clien
         weights={"schedule": {"every": "month"}, "select": {"method": "top", "k": 2, "by": {"momentum": 63}}},
         start_date="2015-01-02", end_date="2020-12-31", capital=50_000, commission=0.0005,
     ).wait()
+    # The wait read the figures alone; the tables come on first use.
+    assert "series" not in task.record["result"] and "orders" not in task.record["result"]
     raw = task.raw
     equity = task.equity
     assert isinstance(equity.index, pd.DatetimeIndex) and equity.index.name == "Date"
@@ -33,6 +35,8 @@ def test_a_momentum_rotation_s_frames_agree_with_each_other_and_the_answer(clien
     assert trades.index.name == "entry_date" and set(trades["symbol"]) <= set(UNIVERSE)
     orders = task.orders
     assert orders.index.name == "date" and len(orders) == len(raw["orders"])
+    assert orders["units"].tolist() == [o["units"] for o in raw["orders"]]
+    assert list(orders["symbol"]) == [o["symbol"] for o in raw["orders"]]
     # Cash is what the orders left of the capital.
     spent = (orders["units"] * orders["price"]).sum() + orders["commission"].sum()
     assert abs(50_000 - spent - equity["cash"].iloc[-1]) < 1e-6

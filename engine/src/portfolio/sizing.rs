@@ -153,7 +153,13 @@ mod tests {
     #[test]
     fn the_volatility_at_one_bar_is_the_rolling_one_to_the_bit() {
         let close: Vec<f64> = (0..60)
-            .map(|i| if i == 20 { f64::NAN } else { 100.0 + (i as f64 * 0.7).sin() * 5.0 })
+            .map(|i| {
+                if i == 20 {
+                    f64::NAN
+                } else {
+                    100.0 + (i as f64 * 0.7).sin() * 5.0
+                }
+            })
             .collect();
         for bars in [2, 5, 13] {
             let all = rolling_volatility(&close, bars);

@@ -34,6 +34,8 @@ class Task:
 
     #: The status path; `{id}` is the task's id.
     status_path = ""
+    #: Query parameters every status read sends.
+    status_params: dict[str, str] = {}
 
     def __init__(self, client: "Api[Any, Any, Any, Any, Any]", task_id: str, record: dict[str, Any] | None = None):
         self.client = client
@@ -52,7 +54,7 @@ class Task:
     status = reading(_status)
 
     def _refresh(self, wait: float | None) -> Op[dict[str, Any]]:
-        params = {"wait": f"{wait:g}"} if wait else None
+        params = {**self.status_params, **({"wait": f"{wait:g}"} if wait else {})} or None
         self.record = yield from self.client._object("GET", self.status_path.format(id=self.id), params=params)
         return self.record
 
@@ -483,24 +485,38 @@ class ScannerBacktest(Analytics):
 
 class Portfolio(Task):
     """A portfolio backtest (`POST /backtest/portfolio`): the reads of
-    `PortfolioTask` and `AsyncPortfolioTask`."""
+    `PortfolioTask` and `AsyncPortfolioTask`. Waiting reads the result's
+    figures alone (`view=summary`: a few KB where the whole result of 500
+    symbols runs to MBs); each table comes as Arrow when first read."""
 
     status_path = "/backtest/portfolio/{id}"
+    status_params = {"view": "summary"}
 
     def _raw(self) -> Op[dict[str, Any]]:
-        """The result as the server gives it."""
-        record = yield from self._done()
-        result: dict[str, Any] = record["result"]
-        return result
+        """The whole result as the server gives it (read once, on first use)."""
+        if not hasattr(self, "_raw_cache"):
+            yield from self._done()
+            record = yield from self.client._object("GET", self.status_path.format(id=self.id), params={"view": "full"})
+            self._raw_cache: dict[str, Any] = record["result"]
+        return self._raw_cache
 
     raw = reading(_raw)
+
+    def _table(self, name: str) -> Op[pd.DataFrame]:
+        """The task's table `name` (Arrow), read once."""
+        tables: dict[str, pd.DataFrame] = self.__dict__.setdefault("_tables", {})
+        if name not in tables:
+            yield from self._done()
+            tables[name] = yield from self.client._arrow("GET", f"/backtest/portfolio/{self.id}/{name}")
+        return tables[name].copy()
 
     def _result(self) -> Op[pd.Series]:
         """The metrics: the single backtest's, `relative.alpha`, `relative.beta`,
         tracking error, information ratio and captures against the benchmark."""
-        raw = yield from self._raw()
-        flat = {k: v for k, v in raw.items() if not isinstance(v, (list, dict))}
-        flat.update({f"relative.{k}": v for k, v in raw.get("relative", {}).items()})
+        record = yield from self._done()
+        summary: dict[str, Any] = record["result"]
+        flat = {k: v for k, v in summary.items() if not isinstance(v, (list, dict))}
+        flat.update({f"relative.{k}": v for k, v in summary.get("relative", {}).items()})
         return pd.Series(flat, name=self.id, dtype=object)
 
     result = reading(_result)
@@ -508,19 +524,17 @@ class Portfolio(Task):
     def _equity(self) -> Op[pd.DataFrame]:
         """Per session: `equity`, `cash`, `exposure` (the positions' value),
         `traded` and `benchmark` (scaled to the capital), by a DatetimeIndex `Date`."""
-        raw = yield from self._raw()
-        series = dict(raw["series"])
-        dates = series.pop("date")
-        frame = pd.DataFrame(series, dtype="float64")
-        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series(dates)), name="Date")
+        frame = yield from self._table("equity")
+        dates = frame.pop("date")
+        frame = frame.astype("float64")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(dates), name="Date")
         return frame
 
     equity = reading(_equity)
 
     def _trades(self) -> Op[pd.DataFrame]:
         """Round trips with their symbol, by entry date (`exit_date` NaT while open)."""
-        raw = yield from self._raw()
-        frame = records_frame(raw["trades"])
+        frame = yield from self._table("trades")
         if "exit_date" in frame:
             frame["exit_date"] = pd.to_datetime(frame["exit_date"])
         return dated(frame, "entry_date")
@@ -529,18 +543,18 @@ class Portfolio(Task):
 
     def _orders(self) -> Op[pd.DataFrame]:
         """Every fill: `symbol`, `units` (negative sold), `price`, `commission`, by `date`."""
-        raw = yield from self._raw()
-        return dated(records_frame(raw["orders"]), "date")
+        frame = yield from self._table("orders")
+        return dated(frame, "date")
 
     orders = reading(_orders)
 
     def _weights(self) -> Op[pd.DataFrame]:
         """Each symbol's weight at each month's last session: a column per
         symbol held at some point (0 when not held), by a DatetimeIndex `Date`."""
-        raw = yield from self._raw()
-        rows = raw["weights"]
-        frame = pd.DataFrame([r["weights"] for r in rows], dtype="float64").fillna(0.0)
-        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series([r["date"] for r in rows])), name="Date")
+        frame = yield from self._table("weights")
+        dates = frame.pop("date")
+        frame = frame.astype("float64")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(dates), name="Date")
         return frame.reindex(columns=sorted(frame.columns))
 
     weights = reading(_weights)
@@ -548,8 +562,8 @@ class Portfolio(Task):
     def _contributions(self) -> Op[pd.DataFrame]:
         """Each traded symbol's `profit` and `contribution` (percent of the
         capital), largest first, by `symbol`."""
-        raw = yield from self._raw()
-        return records_frame(raw["contributions"]).set_index("symbol")
+        frame = yield from self._table("contributions")
+        return frame.set_index("symbol")
 
     contributions = reading(_contributions)
 

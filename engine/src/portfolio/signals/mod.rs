@@ -146,10 +146,7 @@ pub fn simulate(
             if book.held[sym].is_some() || exited_on[sym] == Some(s) || p.is_nan() || p <= 0.0 {
                 continue;
             }
-            let key = rules
-                .rank
-                .as_ref()
-                .map_or(0.0, |r| r.by.at(panel, sym, s));
+            let key = rules.rank.as_ref().map_or(0.0, |r| r.by.at(panel, sym, s));
             if key.is_finite() {
                 candidates.push((sym, key));
             }

@@ -160,8 +160,8 @@ pub(crate) async fn portfolio_report(t: Tenant, Path(task_id): Path<String>) -> 
     // their own).
     let mut figures = serde_json::to_value(&r).unwrap_or(Value::Null);
     if let Some(o) = figures.as_object_mut() {
-        for heavy in ["series", "trades", "orders", "weights", "contributions"] {
-            o.remove(heavy);
+        for table in TABLES {
+            o.remove(table);
         }
     }
     Ok(crate::report::chart_page(
@@ -183,11 +183,27 @@ pub(crate) async fn portfolio_report(t: Tenant, Path(task_id): Path<String>) -> 
     ))
 }
 
+/// How much of the result a task read carries.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct View {
+    /// `full` (the default): the whole result. `summary`: its figures
+    /// without the series, trades, orders, weights and contributions,
+    /// which are the task's tables (`.../equity`, `.../trades`, ...): a
+    /// 500-symbol portfolio's result runs to MBs, its summary to a few KB.
+    #[param(value_type = Option<String>, pattern = "^(full|summary)$")]
+    view: Option<String>,
+}
+
+/// The result's parts a `summary` read leaves to the tables.
+const TABLES: [&str; 5] = ["series", "trades", "orders", "weights", "contributions"];
+
 /// One of the caller's portfolio tasks; another account's id is 404.
 #[utoipa::path(get, path = "/backtest/portfolio/{task_id}", tag = "backtest",
-    params(("task_id" = String, Path, description = "Task UUID"), crate::tasks::Wait),
+    params(("task_id" = String, Path, description = "Task UUID"), crate::tasks::Wait, View),
     responses((status = 200, description = "The task", body = PortfolioTask),
-        (status = 400, description = "A `wait` that is not a number from 0", body = crate::openapi::ErrorDetail),
+        (status = 400, description = "A `wait` that is not a number from 0, or a `view` other than `full` and `summary`", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown or foreign task", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn portfolio_status(
@@ -195,9 +211,25 @@ pub(crate) async fn portfolio_status(
     Path(id): Path<String>,
     query: Params,
 ) -> Result<Json<PortfolioTask>, ApiError> {
+    let summary = match query.get("view") {
+        None | Some("full") => false,
+        Some("summary") => true,
+        Some(other) => {
+            return Err(ApiError::field(
+                "view",
+                format!("'{other}' is not a view: 'full' or 'summary'"),
+            ));
+        }
+    };
     let kinds = [TaskKind::PortfolioBacktest];
     let t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, &query).await?;
-    Ok(Json(record(t)))
+    let mut r = record(t);
+    if summary && let Some(Value::Object(o)) = &mut r.result {
+        for table in TABLES {
+            o.remove(table);
+        }
+    }
+    Ok(Json(r))
 }
 
 /// The caller's portfolio task, once it has succeeded (409 before).

@@ -43,12 +43,19 @@ pub struct PortfolioResult {
     pub relative: Relative,
     /// Entries that fired with no free slot (signal mode).
     pub crowded_out: usize,
+    /// This and the four lists after it are left out of a `view=summary`
+    /// read (they are the task's tables).
+    #[serde(default)]
     pub series: Series,
+    #[serde(default)]
     pub trades: Vec<PortfolioTrade>,
+    #[serde(default)]
     pub orders: Vec<PortfolioOrder>,
     /// Each symbol's profit, largest first (symbols never traded left out).
+    #[serde(default)]
     pub contributions: Vec<Contribution>,
     /// Holdings' weights at each month's last session.
+    #[serde(default)]
     pub weights: Vec<WeightsAt>,
     /// What the request left out and the service filled in.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
@@ -74,7 +81,7 @@ pub struct Relative {
 }
 
 /// One value per session of the window.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct Series {
     pub date: Vec<String>,

@@ -6,10 +6,10 @@ use super::Prepared;
 use super::answers::{
     Contribution, PortfolioOrder, PortfolioResult, PortfolioTrade, Relative, Series, WeightsAt,
 };
+use super::placement::Placement;
 use super::request::{Fill, Order, ScoreParams, SelectParams, SizingParams, WeightingParams};
 use chrono::NaiveDate;
 use engine::fired::Fired;
-use super::placement::Placement;
 use engine::portfolio::sizing::Sizing;
 use engine::portfolio::{
     Common, Costs, ExitReason, Outcome, Panel, TradePrice, metrics, schedule, signals, weights,
