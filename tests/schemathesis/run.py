@@ -61,6 +61,12 @@ SUBMITS = {
         {"universe": ["AAPL", "MSFT", "NVDA"], "start_date": "2020-01-02", "end_date": "2021-12-31",
          "weights": {"schedule": {"every": "month"}}},
     ),
+    # A batch with a walk-forward, so that its walk-forward answers too.
+    "/backtest/batch/": (
+        "/backtest/batch",
+        {"strategy": STRATEGY, "grid": {"risk_control": ["-8//63", "-5//21"]},
+         "walk_forward": {"in_sample": 750, "out_of_sample": 250}},
+    ),
     "/backtest/": ("/backtest/start_backtest", STRATEGY),
     "/cpm/": ("/cpm/scan/start", {"symbol": "SPX", "system_pattern": "double_bottom", "corr_per": 85, "time_in_market": 21}),
     "/smart-scanner-backtest/": (
@@ -181,7 +187,8 @@ def follow_up(base: str, document: dict, ops: list) -> list:
                 hooks = None
         else:
             family = next((k for k in SUBMITS if path.startswith(k)), None)
-            if family is None or "{task_id}" not in path:
+            holder = next((h for h in ("{task_id}", "{batch_id}") if h in path), None)
+            if family is None or holder is None:
                 left.append((op, statuses))
                 continue
             submit, body = SUBMITS[family]
@@ -192,7 +199,7 @@ def follow_up(base: str, document: dict, ops: list) -> list:
                 continue
             deadline = time.monotonic() + 60
             while True:
-                status, media, answer = call(base, method, path.replace("{task_id}", task))
+                status, media, answer = call(base, method, path.replace(holder, task))
                 if 200 <= status < 300 or time.monotonic() > deadline:
                     break
                 time.sleep(0.5)

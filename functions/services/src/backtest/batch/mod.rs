@@ -126,7 +126,7 @@ pub struct PortfolioGrid {
     portfolio: super::portfolio::request::PortfolioParams,
     /// Dotted field paths of `portfolio` to non-empty lists of values, as
     /// a strategy's grid (docs/portfolios.md#grids).
-    #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"signals.max_positions": [10, 20], "signals.rank_by.by.momentum": [20, 60]}))]
+    #[schema(value_type = Option<HashMap<String, Vec<Value>>>, example = json!({"weights.select.k": [2, 3], "weights.select.by.momentum": [21, 63]}))]
     grid: Option<Value>,
     /// How the overfitting statistics are computed; `false` for none (no
     /// returns kept either).

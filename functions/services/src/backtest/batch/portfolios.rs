@@ -82,15 +82,33 @@ pub async fn run(
         })?
 }
 
-/// The points' rows and returns, each laid calendar and firing computed
-/// once for the points that share it.
+/// The last value computed under a key: what consecutive points share,
+/// one at a time (a universe's laid bars are tens of MB; a chunk whose
+/// points each have their own window holds one).
+struct Last<T>(Option<(String, Arc<T>)>);
+
+impl<T> Last<T> {
+    fn get(&mut self, key: String, make: impl FnOnce() -> T) -> Arc<T> {
+        match &self.0 {
+            Some((k, v)) if *k == key => v.clone(),
+            _ => {
+                let v = Arc::new(make());
+                self.0 = Some((key, v.clone()));
+                v
+            }
+        }
+    }
+}
+
+/// The points' rows and returns, the laid calendar and the firing computed
+/// once for consecutive points that share them.
 fn rows(points: &[Point], keep: Keep, progress: &Progress) -> Result<Ran, JobError> {
     let n = points.len();
     let keeps = keep.blocks > 0 || keep.raw;
     let mut gather = Gather::new(keep.blocks, keep.raw);
-    let mut laid: HashMap<String, Arc<Laid>> = HashMap::new();
-    let mut firing: HashMap<String, Arc<Firing>> = HashMap::new();
-    let mut axes: HashMap<String, Arc<Vec<i64>>> = HashMap::new();
+    let mut laid: Last<Laid> = Last(None);
+    let mut firing: Last<Firing> = Last(None);
+    let mut axes: Last<Vec<i64>> = Last(None);
     let mut rows = Vec::with_capacity(n);
     for (k, (index, varied, ready)) in points.iter().enumerate() {
         rows.push(match ready {
@@ -103,32 +121,21 @@ fn rows(points: &[Point], keep: Keep, progress: &Progress) -> Result<Ran, JobErr
                     p.calendar.len(),
                     p.start
                 );
-                let l = laid
-                    .entry(calendar.clone())
-                    .or_insert_with(|| Arc::new(Laid::new(p)))
-                    .clone();
+                let l = laid.get(calendar.clone(), || Laid::new(p));
                 let f = p.strategy.as_ref().map(|_| {
-                    firing
-                        .entry(format!("{calendar}|{}", p.rules_key))
-                        .or_insert_with(|| Arc::new(Firing::new(p, &l, blocks)))
-                        .clone()
+                    firing.get(format!("{calendar}|{}", p.rules_key), || {
+                        Firing::new(p, &l, blocks)
+                    })
                 });
                 let out = compute::simulate(p, &l, f.as_deref(), false);
                 let (m, rel, mut returns) = compute::figures(p, &out);
                 if keeps {
-                    let times = axes
-                        .entry(calendar)
-                        .or_insert_with(|| {
-                            Arc::new(
-                                p.calendar[(p.start + 1).min(p.calendar.len())..]
-                                    .iter()
-                                    .map(|d| {
-                                        d.and_time(chrono::NaiveTime::MIN).and_utc().timestamp()
-                                    })
-                                    .collect(),
-                            )
-                        })
-                        .clone();
+                    let times = axes.get(calendar, || {
+                        p.calendar[(p.start + 1).min(p.calendar.len())..]
+                            .iter()
+                            .map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc().timestamp())
+                            .collect()
+                    });
                     gather
                         .push(*index as u32, &times, &mut returns)
                         .map_err(JobError::Permanent)?;
