@@ -84,16 +84,18 @@ async fn timed(http: &mut Function, event: Value) -> (Value, Duration) {
     (answer, t0.elapsed())
 }
 
-/// With the AWS timeouts set to 1 s an attempt and 2.5 s an operation, a
-/// read and a submit through the backtest function, each on an instance
-/// that has not yet seen the outage, answer 503 (with the generic message
-/// and a Retry-After) within one operation timeout per service they call
-/// while the emulator is paused: a service's first call times out and its
-/// breaker fails the request's other calls to it at once. Once it is resumed, an instance answers
-/// 200 and 202, and one that saw the outage answers 200 again once its
-/// breaker's window (one operation timeout) has passed. Without the
-/// timeouts the read was held past 40 s; without the breaker the submit
-/// took 10 s, one timeout per call.
+/// With the AWS timeouts set to 2.5 s an attempt and an operation, a read
+/// and a submit through the backtest function, each on an instance that
+/// has not yet seen the outage, answer 503 (with the generic message and a
+/// Retry-After) within one operation timeout per service they call while
+/// the emulator is paused: a service's first call times out and its
+/// breaker fails the request's other calls to it at once, for long enough
+/// that the request's later calls to other services cannot outlast it.
+/// Once it is resumed, an instance answers 200 and 202, and one that saw
+/// the outage answers 200 again once its breaker's window (one operation
+/// timeout per service) has passed. Without the timeouts the read was
+/// held past 40 s; without the breaker the submit took 10 s, one timeout
+/// per call; with a window of one timeout it sometimes took 7.5 s.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answers() {
     const OPERATION_MS: u64 = 2_500;
@@ -155,7 +157,7 @@ async fn a_hung_dependency_answers_503_within_the_timeouts_and_200_once_it_answe
     assert_eq!(answer["statusCode"], 202, "{answer}");
     // An instance that saw the outage calls again once its breaker's
     // window has passed (what is retried here is the behaviour tested).
-    let window = Duration::from_millis(OPERATION_MS);
+    let window = Duration::from_millis(aws_adapters::breaker::SERVICES as u64 * OPERATION_MS);
     loop {
         let (answer, _) = timed(&mut first, read()).await;
         if answer["statusCode"] == 200 {

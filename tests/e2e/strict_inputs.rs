@@ -227,6 +227,64 @@ async fn misspelt_fields_and_parameters_are_refused_naming_the_one_meant() {
     s.stop().await;
 }
 
+/// The rules inside a portfolio, each one of several shapes (tagged by
+/// `method`, or by their one key), refuse an unknown field by its path,
+/// and the document says so: every shape of their schemas is closed, so a
+/// generator or fuzzer builds no body the service refuses.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_portfolio_s_rules_refuse_an_unknown_field_by_its_path_as_documented() {
+    let doc: Value = serde_json::from_str(api::routes::document()).unwrap();
+    for name in [
+        "SelectParams",
+        "WeightingParams",
+        "SizingParams",
+        "ScoreParams",
+    ] {
+        for shape in doc["components"]["schemas"][name]["oneOf"]
+            .as_array()
+            .unwrap()
+        {
+            assert_eq!(shape["additionalProperties"], false, "{name}: {shape}");
+        }
+    }
+    let (s, _dir) = TestServer::fresh().await;
+    let mut weights = operations::portfolio();
+    weights["weights"]["weighting"] = json!({"method": "inverse_volatility", "bars": 20});
+    let strategy = sma(json!(10), None);
+    let signals = json!({"universe": ["AAPL", "MSFT", "NVDA"], "start_date": "2020-01-02", "end_date": "2021-12-31",
+        "signals": {"entry": strategy["entry"], "exit": strategy["exit"], "max_positions": 2,
+            "rank_by": {"by": {"volatility": 20}}, "sizing": {"method": "fixed_fraction", "fraction": 0.2}}});
+    for (body, at) in [
+        (&weights, "/weights/select"),
+        (&weights, "/weights/select/by"),
+        (&weights, "/weights/weighting"),
+        (&signals, "/signals/sizing"),
+        (&signals, "/signals/rank_by/by"),
+    ] {
+        let (status, e) = s.post("/backtest/portfolio", DEMO, body).await;
+        assert_eq!(status, 202, "{e}");
+        let mut b = body.clone();
+        b.pointer_mut(at).unwrap()["zz_unknown_field"] = json!(1);
+        let (status, e) = s.post("/backtest/portfolio", DEMO, &b).await;
+        assert_eq!(status, 400, "{at}: {e}");
+        let path = at[1..].replace('/', ".");
+        let (field, message) = refusal(&e);
+        if at.ends_with("/by") {
+            // A one-key shape: a second key is refused where the shape is
+            // read (inside a tagged rule, the rule's path).
+            assert!(field.is_some_and(|f| path.starts_with(f)), "{e}");
+            assert!(message.contains("a single key"), "{e}");
+        } else {
+            assert_eq!(
+                field,
+                Some(format!("{path}.zz_unknown_field").as_str()),
+                "{e}"
+            );
+        }
+    }
+    s.stop().await;
+}
+
 /// A grid is checked before anything runs: a path no strategy holds, a
 /// value its field cannot take, a value listed twice and a path that
 /// changes nothing the backtest reads are each refused naming the path.

@@ -1,5 +1,6 @@
-//! After a call to a service times out, its next calls fail at once for one
-//! operation timeout: a request that waits on several calls to a hung
+//! After a call to a service times out, its next calls fail at once for a
+//! window (one operation timeout per service, [`SERVICES`]):
+//! a request that waits on several calls to a hung
 //! DynamoDB, S3 or SQS answers 503 after one timeout instead of one per
 //! call, and the instance's other requests do not each wait it out. The
 //! first call after the window goes through and finds out whether the
@@ -14,6 +15,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The services a request can wait on one after another (DynamoDB, S3,
+/// SQS). A breaker stays open one operation timeout per service: a request
+/// whose calls to the three time out one after another (the last at three
+/// timeouts) never finds the first one's breaker closed again and waits
+/// out a timeout of that service twice.
+pub const SERVICES: u32 = 3;
 
 /// One per service client (its clones share it).
 #[derive(Debug, Clone)]
@@ -51,6 +59,14 @@ pub struct NotCalled {
     service: &'static str,
     ago: Duration,
     open_for: Duration,
+}
+
+impl NotCalled {
+    /// Whether `e` failed because a breaker did not make the call (the
+    /// SDK wraps an interceptor's error as a construction failure).
+    pub fn caused(e: &(dyn std::error::Error + 'static)) -> bool {
+        std::iter::successors(Some(e), |e| e.source()).any(|e| e.is::<NotCalled>())
+    }
 }
 
 impl Intercept for Breaker {

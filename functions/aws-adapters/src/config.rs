@@ -49,9 +49,9 @@ pub struct Clients {
 /// instead of being held, and a worker's attempt ends and its message comes
 /// back. The SDK sets no attempt or operation timeout of its own. After one
 /// call times out, the service's [`crate::breaker::Breaker`] fails the next
-/// ones at once for an operation timeout, so a request that makes several
-/// calls answers within about one. SQS's long polls get their wait on top
-/// ([`crate::SqsQueue::receive`]).
+/// ones at once for [`crate::breaker::SERVICES`] operation timeouts, so a request that makes
+/// several calls answers within one per service. SQS's long polls get their
+/// wait on top ([`crate::SqsQueue::receive`]).
 pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
     let ms = |k: &str, default: u64| {
         std::time::Duration::from_millis(
@@ -72,7 +72,7 @@ pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
 impl Clients {
     /// Loads the shared configuration, with [`timeouts`] and a
     /// [`crate::breaker::Breaker`] per service (open for one operation
-    /// timeout after a call timed out). An overridden endpoint (an
+    /// timeout per service after a call timed out). An overridden endpoint (an
     /// emulator) gets path-style S3 addressing.
     pub async fn from_env() -> Clients {
         let timeouts = timeouts();
@@ -82,7 +82,8 @@ impl Clients {
             .await;
         let open_for = timeouts
             .operation_timeout()
-            .unwrap_or(std::time::Duration::from_secs(6));
+            .unwrap_or(std::time::Duration::from_secs(6))
+            * crate::breaker::SERVICES;
         let breaker = |service| crate::breaker::Breaker::new(service, open_for);
         let mut s3 = aws_sdk_s3::config::Builder::from(&sdk).interceptor(breaker("S3"));
         if sdk.endpoint_url().is_some() {

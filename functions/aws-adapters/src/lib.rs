@@ -30,8 +30,9 @@ pub use webhooks::{DynamoWebhooks, KIND_INDEX, SqsOutbox};
 
 use platform::PortError;
 
-/// Maps an SDK failure: throttling, timeouts and transport errors are
-/// retryable; everything else is an adapter fault.
+/// Maps an SDK failure: throttling, timeouts, transport errors and a call
+/// an open [`breaker`] did not make are retryable; everything else is an
+/// adapter fault.
 pub(crate) fn sdk_error<E: std::error::Error + Send + Sync + 'static>(
     what: &str,
     e: aws_sdk_dynamodb::error::SdkError<E>,
@@ -44,6 +45,7 @@ pub(crate) fn sdk_error<E: std::error::Error + Send + Sync + 'static>(
         SdkError::ServiceError(s) if matches!(s.raw().status().as_u16(), 429 | 500..=599) => {
             PortError::unavailable_by(what, e)
         }
+        _ if breaker::NotCalled::caused(&e) => PortError::unavailable_by(what, e),
         _ => PortError::fault(what, e),
     }
 }
