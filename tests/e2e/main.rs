@@ -39,6 +39,7 @@ mod own_data;
 mod panics;
 mod portfolio;
 mod portfolio_grid;
+mod portfolio_own;
 mod reports;
 mod restart;
 mod scanner;

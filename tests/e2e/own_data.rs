@@ -82,34 +82,8 @@ fn csv_text(u: &Upload) -> String {
 /// A part of a form as a test writes it: name, content type, bytes.
 type Part = (&'static str, &'static str, Vec<u8>);
 
-/// A `multipart/form-data` body of (name, content type, bytes) parts.
-fn form(parts: &[(&str, &str, &[u8])]) -> (String, Vec<u8>) {
-    let boundary = "----marketlab-test-boundary";
-    let mut body = Vec::new();
-    for (name, ct, data) in parts {
-        body.extend_from_slice(
-            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{name}\"\r\nContent-Type: {ct}\r\n\r\n")
-                .as_bytes(),
-        );
-        body.extend_from_slice(data);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
-
 async fn post_form(s: &TestServer, path: &str, parts: &[(&str, &str, &[u8])]) -> (u16, Value) {
-    let (ct, body) = form(parts);
-    let r = reqwest::Client::new()
-        .post(s.url(path))
-        .basic_auth(DEMO_EMAIL, Some(DEMO_PASSWORD))
-        .header("content-type", ct)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap())
+    s.post_form(path, DEMO, parts).await
 }
 
 /// Waits for the task and returns its record.

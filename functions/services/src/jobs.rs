@@ -81,6 +81,7 @@ pub const KINDS: [Kind; 7] = [
         job: |d| {
             Arc::new(crate::backtest::portfolio::PortfolioJob {
                 market: d.market.clone(),
+                uploads: d.uploads.clone(),
             })
         },
     },

@@ -5,6 +5,7 @@ pub mod batch;
 pub mod exports;
 pub mod monte_carlo;
 pub mod portfolio;
+pub mod portfolio_body;
 pub mod report;
 pub mod routes;
 pub mod strategy_body;

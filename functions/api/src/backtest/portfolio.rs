@@ -2,13 +2,14 @@
 //! tables as JSON rows, CSV, Parquet or Arrow, its chart data and its
 //! report page.
 
+use super::portfolio_body::PortfolioBody;
 use crate::auth::Tenant;
 use crate::error::{ApiError, Reply};
 use crate::extract::{Params, Query};
 use crate::openapi::{Binary, ErrorDetail};
 use crate::routes::schema_names::documented;
 use crate::state::AppState;
-use crate::submit::Submission;
+use crate::submit::submit;
 use crate::table_format::{Format, respond};
 use axum::Json;
 use axum::extract::Path;
@@ -40,6 +41,13 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// Submit a portfolio backtest: checked against the data, then queued.
+///
+/// Besides JSON, the body may be `multipart/form-data`: a `portfolio` part
+/// (this JSON) and a part `bars.<SYMBOL>` per symbol whose own daily bars
+/// are sent (Date, Open, High, Low, Close, Volume as CSV text, a Parquet
+/// file or an Arrow IPC stream). The universe and the benchmark read them
+/// before stored symbols of the same name; the task's `params.own_bars`
+/// names them by digest (docs/portfolios.md#your-own-bars).
 #[utoipa::path(post, path = "/backtest/portfolio", tag = "backtest", request_body = PortfolioParams,
     params(crate::openapi::IdempotencyKey),
     responses((status = 202, description = "Queued", body = crate::openapi::SubmitResponse,
@@ -48,12 +56,20 @@ pub fn routes() -> OpenApiRouter<AppState> {
         crate::openapi::BacktestSubmitRefusals,
         crate::openapi::BacktestAccess,
         (status = 503, description = "The task store is unavailable; nothing was queued", body = crate::openapi::ErrorDetail)))]
-pub(crate) async fn start_portfolio(Tenant { state, caller }: Tenant, sent: Submission) -> Reply {
-    services::backtest::portfolio::prepare(state.market.as_ref(), &sent.body).await?;
+pub(crate) async fn start_portfolio(
+    Tenant { state, caller }: Tenant,
+    sent: PortfolioBody,
+) -> Reply {
+    let params = services::backtest::portfolio::own::accept(
+        state.market.as_ref(),
+        &state.uploads,
+        &caller.0.email,
+        sent.body,
+        sent.bars,
+    )
+    .await?;
     let kind = TaskKind::PortfolioBacktest;
-    let submitted = sent
-        .submit(&state, &caller, kind, sent.body.clone())
-        .await?;
+    let submitted = submit(&state, &caller, sent.key.as_deref(), kind, params).await?;
     Ok(crate::submit::accepted(
         &submitted,
         "Portfolio task submitted; poll /backtest/portfolio/{task_id}".into(),

@@ -73,6 +73,24 @@ impl<S: Send + Sync> FromRequest<S> for StrategyBody {
     }
 }
 
+/// One symbol's bars as a part holds them: CSV text, a Parquet file or an
+/// Arrow IPC stream; what is wrong with them names `csv_data`.
+pub(crate) async fn read_bars(data: Bytes) -> Result<Result<Upload, FieldError>, ApiError> {
+    Ok(if data.starts_with(b"PAR1") {
+        tokio::task::spawn_blocking(move || csv::from_parquet(data))
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "reading Parquet bars");
+                ApiError::internal()
+            })?
+    } else if csv::is_arrow_stream(&data) {
+        // Buffers read in place: no decoding worth a thread hop.
+        csv::from_arrow(data)
+    } else {
+        csv::from_csv_text(&data)
+    })
+}
+
 async fn parts<S: Send + Sync>(req: Request, state: &S) -> Result<StrategyBody, ApiError> {
     let bad = |e: String| ApiError::bad_request(format!("malformed multipart body: {e}"));
     let mut form = Multipart::from_request(req, state)
@@ -88,21 +106,7 @@ async fn parts<S: Send + Sync>(req: Request, state: &S) -> Result<StrategyBody, 
                 crate::shape::check(&data)?;
                 strategy = Some(json(&data)?);
             }
-            "bars" => {
-                bars = Some(if data.starts_with(b"PAR1") {
-                    tokio::task::spawn_blocking(move || csv::from_parquet(data))
-                        .await
-                        .map_err(|e| {
-                            tracing::error!(error = %e, "reading Parquet bars");
-                            ApiError::internal()
-                        })?
-                } else if csv::is_arrow_stream(&data) {
-                    // Buffers read in place: no decoding worth a thread hop.
-                    csv::from_arrow(data)
-                } else {
-                    csv::from_csv_text(&data)
-                });
-            }
+            "bars" => bars = Some(read_bars(data).await?),
             other => {
                 return Err(ApiError::field(
                     other,

@@ -9,6 +9,7 @@
 pub mod answers;
 pub mod chart;
 pub mod compute;
+pub mod own;
 mod placement;
 pub mod request;
 pub mod tables;
@@ -339,6 +340,8 @@ pub async fn execute(market: &dyn MarketData, p: Prepared) -> Result<PortfolioRe
 /// Runs portfolio tasks.
 pub struct PortfolioJob {
     pub market: Arc<dyn MarketData>,
+    /// Own bars sent with a portfolio, stored once at submit.
+    pub uploads: platform::uploads::Uploads,
 }
 
 #[async_trait]
@@ -348,10 +351,16 @@ impl JobHandler for PortfolioJob {
     }
 
     async fn run(&self, task: Task, _progress: Progress) -> std::result::Result<Value, JobError> {
-        let prepared = prepare(self.market.as_ref(), &task.params)
+        let mut params = task.params;
+        let own = own::OwnBars::load(&self.uploads, &task.owner, &mut params)
             .await
             .map_err(JobError::from)?;
-        let result = execute(self.market.as_ref(), prepared).await?;
+        let market = own::WithOwn {
+            market: self.market.as_ref(),
+            own: &own,
+        };
+        let prepared = prepare(&market, &params).await.map_err(JobError::from)?;
+        let result = execute(&market, prepared).await?;
         serde_json::to_value(result)
             .map_err(|e| JobError::Permanent(format!("result encoding: {e}")))
     }
