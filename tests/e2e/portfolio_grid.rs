@@ -1,8 +1,9 @@
 //! Grids of portfolios over HTTP: a batch varies a portfolio's fields; each
 //! row has the metrics the same portfolio run alone answers, and the
 //! batch's overfitting statistics are the engine's on the equity curves of
-//! those runs; a row's Monte Carlo draws those runs' session returns.
-//! Refusals name the grid path.
+//! those runs; a row's Monte Carlo draws those runs' session returns; a
+//! walk-forward picks, on each window, what the points run alone over its
+//! sessions say. Refusals name the grid path.
 
 use engine::backtest::monte_carlo as mc;
 use engine::overfitting::{BlockSums, Moments, block_layout, cscv, deflated};
@@ -235,12 +236,6 @@ async fn a_grid_of_portfolios_refuses_what_it_cannot_run_naming_the_path() {
             "portfolio",
             "not both",
         ),
-        (
-            json!({"portfolio": portfolio(), "grid": {"signals.max_positions": [2, 3]},
-                "walk_forward": {"in_sample": 500, "out_of_sample": 100}}),
-            "walk_forward",
-            "portfolios",
-        ),
     ] {
         let (status, answer) = s.post("/backtest/batch", DEMO, &body).await;
         assert_eq!(status, 400, "{body}: {answer}");
@@ -248,5 +243,114 @@ async fn a_grid_of_portfolios_refuses_what_it_cannot_run_naming_the_path() {
         assert!(text.contains(&format!("'{field}'")), "{field}: {answer}");
         assert!(text.contains(says), "{says}: {answer}");
     }
+    s.stop().await;
+}
+
+/// The portfolio run alone as a task over `from`..=`to`: its result.
+async fn alone(s: &TestServer, body: &Value, from: &str, to: &str) -> Value {
+    let mut b = body.clone();
+    b["start_date"] = json!(from);
+    b["end_date"] = json!(to);
+    let (status, sub) = s.post("/backtest/portfolio", DEMO, &b).await;
+    assert_eq!(status, 202, "{sub}");
+    let id = sub["task_id"].as_str().unwrap();
+    s.succeeded(&format!("/backtest/portfolio/{id}"), DEMO)
+        .await["result"]
+        .clone()
+}
+
+/// A walk-forward over a 2 x 2 grid of momentum rotations: on each window
+/// the pick is the point whose run alone over the in-sample sessions has
+/// the highest Sharpe ratio (its score and return are that run's), its
+/// out-of-sample figures are the run alone over the out-of-sample
+/// sessions, and the stitched equity compounds those runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grid_of_portfolios_walks_forward_as_its_points_run_alone_on_each_window() {
+    let (s, _dir) = TestServer::fresh().await;
+    let base = json!({"universe": ["AAPL", "MSFT", "NVDA", "AMZN", "XOM", "JNJ"],
+        "start_date": "2018-01-02", "end_date": "2021-12-31", "commission": 0.001,
+        "weights": {"schedule": {"every": "month"}, "select": {"method": "top", "k": 2, "by": {"momentum": 21}}}});
+    let (ks, lookbacks) = ([1, 3], [21, 126]);
+    let body = json!({"portfolio": base,
+        "grid": {"weights.select.k": ks, "weights.select.by.momentum": lookbacks},
+        "walk_forward": {"in_sample": 378, "out_of_sample": 210}});
+    let (status, sub) = s.post("/backtest/batch", DEMO, &body).await;
+    assert_eq!(status, 202, "{sub}");
+    let id = sub["task_id"].as_str().unwrap();
+    let done = ended(&s, &format!("/backtest/batch/{id}")).await;
+    assert_eq!(done["status"], "SUCCESS", "{done}");
+    let walk = &done["walk_forward"];
+    assert_eq!(walk["notes"], json!([]), "{walk}");
+    let windows = walk["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 3, "{walk}");
+    let points: Vec<Value> = (0..4)
+        .map(|k| {
+            let mut p = base.clone();
+            p["weights"]["select"]["k"] = json!(ks[k / 2]);
+            p["weights"]["select"]["by"]["momentum"] = json!(lookbacks[k % 2]);
+            p
+        })
+        .collect();
+    let (mut growth, mut sessions, mut picked) = (1.0, 0, std::collections::BTreeSet::new());
+    for w in windows {
+        let day = |k: &str| w[k].as_str().unwrap()[..10].to_string();
+        let mut best: Option<(usize, Value)> = None;
+        for (k, p) in points.iter().enumerate() {
+            let r = alone(&s, p, &day("in_sample_start"), &day("in_sample_end")).await;
+            if best
+                .as_ref()
+                .is_none_or(|(_, b)| r["sharpe"].as_f64() > b["sharpe"].as_f64())
+            {
+                best = Some((k, r));
+            }
+        }
+        let (k, inside) = best.unwrap();
+        assert_eq!(w["best_index"], k, "{w}");
+        picked.insert(k);
+        close(
+            w["score"].as_f64().unwrap(),
+            inside["sharpe"].as_f64().unwrap(),
+            "the score",
+        );
+        close(
+            w["in_sample_return"].as_f64().unwrap(),
+            inside["total_return"].as_f64().unwrap(),
+            "the in-sample return",
+        );
+        let outside = alone(
+            &s,
+            &points[k],
+            &day("out_of_sample_start"),
+            &day("out_of_sample_end"),
+        )
+        .await;
+        for (ours, theirs) in [
+            ("out_of_sample_return", "total_return"),
+            ("out_of_sample_sharpe", "sharpe"),
+            ("out_of_sample_max_drawdown", "max_drawdown"),
+        ] {
+            close(
+                w[ours].as_f64().unwrap(),
+                outside[theirs].as_f64().unwrap(),
+                ours,
+            );
+        }
+        assert_eq!(w["out_of_sample_trades"], outside["total_trades"]);
+        growth *= 1.0 + outside["total_return"].as_f64().unwrap() / 100.0;
+        sessions += outside["series"]["equity"].as_array().unwrap().len();
+    }
+    let equity = walk["equity"].as_array().unwrap();
+    assert_eq!(equity.len(), sessions);
+    close(
+        equity.last().unwrap()["equity"].as_f64().unwrap(),
+        growth,
+        "the stitched equity",
+    );
+    close(
+        walk["total_return"].as_f64().unwrap(),
+        (growth - 1.0) * 100.0,
+        "the stitched return",
+    );
+    println!("picks {picked:?}, stitched growth {growth}");
     s.stop().await;
 }

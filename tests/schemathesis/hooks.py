@@ -271,6 +271,15 @@ def map_body(ctx, body):
             # A grid of portfolios: the portfolio as for its own route.
             b["portfolio"] = _portfolio(dict(b["portfolio"]))
             b.pop("grid", None)
+            w = b.get("walk_forward")
+            if isinstance(w, dict):
+                # Windows of a year at least: each window runs the portfolio
+                # again, and a fuzzed 2-session window would be thousands.
+                w = dict(w)
+                for k in ("in_sample", "out_of_sample"):
+                    if isinstance(w.get(k), int) and not isinstance(w.get(k), bool):
+                        w[k] = max(w[k], 252)
+                b["walk_forward"] = w
         return b
     if path in ("/symbol_corr", "/symbol_beta", "/asset_corr"):
         _order(b, "start_date", "end_date")

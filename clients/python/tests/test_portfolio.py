@@ -62,6 +62,27 @@ def test_signal_mode_takes_a_strategy_s_rules(client):
     assert task.result["mode"] == "signals"
 
 
+def test_own_bars_by_symbol_run_as_the_stored_ones_do(client):
+    """The stored bars sent back as frames under other names: the same
+    portfolio, figure for figure and order for order."""
+    stored = ["AAPL", "MSFT", "NVDA"]
+    rotation = {"schedule": {"every": "month"}, "select": {"method": "top", "k": 1, "by": {"momentum": 21}}}
+    window = {"start_date": "2019-01-02", "end_date": "2021-12-31"}
+    at_store = client.portfolio(stored, weights=rotation, **window).wait()
+    frames = {f"MY_{s}": client.prices(s) for s in stored}
+    own = client.portfolio(list(frames), weights=rotation, bars=frames, **window).wait()
+    assert sorted(own.record["params"]["own_bars"]) == sorted(frames)
+    assert own.result["final_capital"] == at_store.result["final_capital"]
+    assert own.result["sharpe"] == at_store.result["sharpe"]
+    orders = own.orders
+    assert len(orders) > 10
+    assert list(orders["symbol"].str.replace("MY_", "")) == list(at_store.orders["symbol"])
+    assert orders["units"].tolist() == at_store.orders["units"].tolist()
+    with pytest.raises(marketlab.MarketlabError) as e:
+        client.portfolio(stored, weights=rotation, bars={"AAPL": frames["MY_AAPL"], "TSLA": frames["MY_MSFT"]})
+    assert e.value.status == 400 and "bars.TSLA" in str(e.value)
+
+
 def test_a_refused_portfolio_names_the_field(client):
     with pytest.raises(marketlab.MarketlabError) as e:
         client.portfolio(["AAPL", "NOPE"], weights={"schedule": {"every": "month"}})

@@ -463,12 +463,13 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         max_leverage: float | None = None,
         name: str | None = None,
         idempotency_key: str | None = None,
+        bars: Mapping[str, pd.DataFrame] | None = None,
     ) -> Op[PT]:
         """A portfolio backtest: `universe` traded from one pool of cash,
         by `signals` or by target `weights` (docs/portfolios.md).
 
         Args:
-            universe: stored symbols, 1-500.
+            universe: stored symbols, or symbols of `bars`; 1-500.
             signals: entry and exit rules per symbol (`entry`, `exit` as
                 a `Strategy` has them), `max_positions`,
                 and optionally `rank_by`, `sizing`, `risk_control`.
@@ -484,6 +485,10 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
             max_leverage: gross exposure over the account's value (default 1).
             name: the task's name.
             idempotency_key: as `backtest` takes it.
+            bars: your own daily bars by symbol (each frame a `Date` index
+                or column and `Open`, `High`, `Low`, `Close`, `Volume`),
+                read before stored symbols of the same name by the universe
+                and the benchmark.
 
         Returns:
             The task; `wait()` it, then read `result`, `equity`, `trades`,
@@ -495,7 +500,13 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
                       start_date=start_date, end_date=end_date, capital=capital, commission=commission,
                       slippage=slippage, trade_price=trade_price, fractional=fractional,
                       max_leverage=max_leverage, name=name)
-        task_id = yield from self._submit("/backtest/portfolio", body, idempotency_key)
+        if not bars:
+            task_id = yield from self._submit("/backtest/portfolio", body, idempotency_key)
+            return self._portfolio_task(self, task_id)
+        files: dict[str, tuple[str | None, Any, str]] = {"portfolio": (None, json_text(body), "application/json")}
+        for symbol, frame in bars.items():
+            files[f"bars.{symbol}"] = bars_file(frame)
+        task_id = yield from self._submit("/backtest/portfolio", None, idempotency_key, files=files)
         return self._portfolio_task(self, task_id)
 
     @call

@@ -131,6 +131,9 @@ pub struct PortfolioGrid {
     /// How the overfitting statistics are computed; `false` for none (no
     /// returns kept either).
     statistics: Option<StatisticsSetting>,
+    /// A walk-forward analysis of the grid: each point run again from flat
+    /// on every window's sessions (docs/portfolios.md#grids).
+    walk_forward: Option<WalkForwardParams>,
 }
 
 /// `POST /backtest/batch`: `strategies`, or `strategy` with `grid`.
@@ -351,12 +354,6 @@ pub fn expand(body: &Value, cap: usize) -> Result<Expanded> {
                 "give 'strategies' or 'portfolio', not both",
             ));
         }
-        (None, Some(_)) if req.walk_forward.is_some() => {
-            return Err(Error::invalid(
-                "walk_forward",
-                "is not available for a grid of portfolios: their statistics are",
-            ));
-        }
         (strategy, None) => (strategy, false),
         (None, Some(p)) => (Some(p), true),
     };
@@ -490,6 +487,7 @@ mod export;
 mod gather;
 mod jobs;
 mod points;
+mod portfolio_walk;
 mod portfolios;
 mod rows;
 pub mod statistics;

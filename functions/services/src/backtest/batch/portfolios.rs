@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-type Blocks = Arc<Vec<(engine::strategy::Block, engine::strategy::Block)>>;
+use super::portfolio_walk::{self, Blocks, Candidate};
 /// A point: its index, its grid values, and itself ready to run or why not.
 type Point = (
     usize,
@@ -74,12 +74,32 @@ pub async fn run(
         points.push((index, v, Ok((p, blocks))));
     }
     drop(built);
+    let walk = match &keep.walk_forward {
+        Some(params) => {
+            let candidates: Vec<Candidate> = points
+                .iter()
+                .filter_map(|(index, v, ready)| {
+                    let (prepared, blocks) = ready.as_ref().ok()?;
+                    Some(Candidate {
+                        index: *index,
+                        body: super::apply(base, v).ok()?,
+                        prepared,
+                        blocks: blocks.clone(),
+                    })
+                })
+                .collect();
+            Some(portfolio_walk::walk(market, &candidates, params, &mut reuse, progress).await?)
+        }
+        None => None,
+    };
     let progress = progress.clone();
-    tokio::task::spawn_blocking(move || rows(&points, keep, &progress))
+    let mut ran = tokio::task::spawn_blocking(move || rows(&points, keep, &progress))
         .await
         .map_err(|e| {
             JobError::Permanent(format!("internal error while running the portfolios: {e}"))
-        })?
+        })??;
+    ran.walk = walk;
+    Ok(ran)
 }
 
 /// The last value computed under a key: what consecutive points share,

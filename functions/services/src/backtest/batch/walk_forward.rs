@@ -195,7 +195,7 @@ pub struct ChunkWalk {
 }
 
 impl ChunkWalk {
-    fn noted(why: impl Into<String>) -> Self {
+    pub(super) fn noted(why: impl Into<String>) -> Self {
         ChunkWalk {
             note: Some(why.into()),
             ..ChunkWalk::default()
@@ -267,6 +267,103 @@ pub fn chunk_walk(ran: &[Ran], params: &WalkForwardParams) -> ChunkWalk {
                 out_run: s.out_of_sample.as_ref().map(KeptMetrics::from),
                 efficiency: s.efficiency,
                 equity,
+            })
+            .collect(),
+        note: None,
+    }
+}
+
+/// A portfolio's run as the walk-forward counts it: its figures as a
+/// backtest's metrics, `buy_hold` the benchmark's change, winning and
+/// losing trades from the win rate.
+pub fn portfolio_metrics(
+    m: &engine::portfolio::metrics::Metrics,
+    benchmark_return: f64,
+) -> Metrics {
+    let positive = (m.win_rate / 100.0 * m.total_trades as f64).round() as usize;
+    Metrics {
+        total_trades: m.total_trades,
+        positive,
+        negative: m.total_trades.saturating_sub(positive),
+        win_rate: m.win_rate,
+        average_win: m.average_win,
+        average_loss: m.average_loss,
+        total_return: m.total_return,
+        buy_hold: benchmark_return,
+        cagr: m.cagr,
+        sharpe: m.sharpe,
+        sortino: m.sortino,
+        annual_volatility: m.annual_volatility,
+        calmar: m.calmar,
+        max_drawdown: m.max_drawdown,
+        drawdown_period: m.drawdown_period,
+        time_in_market: m.time_in_market,
+    }
+}
+
+/// A window of a grid of portfolios as a chunk ran it: the in-sample
+/// best (its batch index, score and metrics) and the best's out-of-sample
+/// metrics and equity from 1 (a run of its own over those sessions).
+pub struct PortfolioStep {
+    pub window: Window,
+    pub best: Option<(usize, f64, Metrics)>,
+    pub out: Option<(Metrics, Vec<f64>)>,
+}
+
+impl WalkForwardParams {
+    /// The windows over `n` sessions from the start, or why there are none
+    /// to run.
+    pub fn windows(&self, n: usize) -> std::result::Result<Vec<Window>, String> {
+        let windows = wf::windows(0, n, self.layout());
+        if windows.is_empty() {
+            return Err(format!(
+                "{n} sessions from the start date leave no out-of-sample session after {} in-sample ones",
+                self.in_sample
+            ));
+        }
+        if windows.len() > MAX_WINDOWS {
+            return Err(format!(
+                "{} windows; at most {MAX_WINDOWS} (lengthen out_of_sample)",
+                windows.len()
+            ));
+        }
+        Ok(windows)
+    }
+
+    /// The score a window's best is the highest of.
+    pub fn score(&self, m: &Metrics) -> f64 {
+        self.metric.pick().score(m)
+    }
+}
+
+/// A chunk's walk-forward over portfolios: `times` are the sessions from
+/// the window's start (the steps' bar indices count from it).
+pub fn portfolio_walk(times: Vec<i64>, bars_per_year: f64, steps: Vec<PortfolioStep>) -> ChunkWalk {
+    ChunkWalk {
+        first_bar: 0,
+        times,
+        bars_per_year,
+        steps: steps
+            .into_iter()
+            .map(|s| {
+                let (in_run, out_run) = (s.best.as_ref().map(|b| &b.2), s.out.as_ref());
+                let efficiency = match (in_run, out_run) {
+                    (Some(i), Some((o, _))) if i.cagr > 0.0 => Some(o.cagr / i.cagr),
+                    _ => None,
+                };
+                KeptStep {
+                    in_sample: [s.window.in_sample.start, s.window.in_sample.end],
+                    out_of_sample: [s.window.out_of_sample.start, s.window.out_of_sample.end],
+                    best: s.best.as_ref().map(|b| b.0),
+                    score: s.best.as_ref().map(|b| b.1),
+                    in_run: in_run.map(KeptMetrics::from),
+                    out_run: out_run.map(|(m, _)| KeptMetrics::from(m)),
+                    efficiency,
+                    equity: match s.out {
+                        Some((_, equity)) => equity,
+                        None => vec![1.0; s.window.out_of_sample.len()],
+                    },
+                }
             })
             .collect(),
         note: None,
