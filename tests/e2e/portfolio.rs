@@ -314,7 +314,15 @@ async fn a_finished_portfolio_s_tables_come_as_json_rows_csv_and_arrow() {
     for table in ["series", "trades", "orders", "weights", "contributions"] {
         assert!(figures.remove(table).is_some(), "{table}");
     }
-    assert_eq!(summary["result"], Value::Object(figures));
+    assert_eq!(summary["result"], Value::Object(figures.clone()));
+    // Kept so: the record holds the figures, the blob store the tables.
+    let uuid: uuid::Uuid = id.parse().unwrap();
+    let record = s.state.tasks.get(uuid).await.unwrap().unwrap();
+    assert_eq!(record.result, Some(Value::Object(figures)));
+    let key = services::backtest::portfolio::stored::key(&uuid);
+    let kept = s.state.uploads.blobs().get(&key).await.unwrap().unwrap();
+    let tables: Value = serde_json::from_slice(&kept).unwrap();
+    assert_eq!(tables["orders"], result["orders"]);
     let (status, refused) = s
         .get(&format!("/backtest/portfolio/{id}?view=tables"), DEMO)
         .await;

@@ -22,6 +22,7 @@ use services::backtest::chart::ExportQuery;
 use services::backtest::portfolio::answers::PortfolioResult;
 use services::backtest::portfolio::chart::{self, PortfolioChart};
 use services::backtest::portfolio::request::PortfolioParams;
+use services::backtest::portfolio::stored;
 use services::backtest::portfolio::tables::{self, PortfolioTable};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -169,17 +170,14 @@ pub(crate) async fn portfolio_report(t: Tenant, Path(task_id): Path<String>) -> 
     if let Some(page) = waiting {
         return Ok(page);
     }
+    let task = stored::joined(t.state.uploads.blobs().as_ref(), task).await?;
     let r = answer(&task)?;
     let chart = chart::chart(&r);
     // The page inlines the charts and the figures, not the orders and
     // trades (a 500-symbol portfolio's run to MBs: they are tables of
     // their own).
     let mut figures = serde_json::to_value(&r).unwrap_or(Value::Null);
-    if let Some(o) = figures.as_object_mut() {
-        for table in TABLES {
-            o.remove(table);
-        }
-    }
+    stored::figures(&mut figures);
     Ok(crate::report::chart_page(
         &name,
         &format!(
@@ -212,9 +210,6 @@ pub struct View {
     view: Option<String>,
 }
 
-/// The result's parts a `summary` read leaves to the tables.
-const TABLES: [&str; 5] = ["series", "trades", "orders", "weights", "contributions"];
-
 /// One of the caller's portfolio tasks; another account's id is 404.
 #[utoipa::path(get, path = "/backtest/portfolio/{task_id}", tag = "backtest",
     params(("task_id" = String, Path, description = "Task UUID"), crate::tasks::Wait, View),
@@ -238,20 +233,22 @@ pub(crate) async fn portfolio_status(
         }
     };
     let kinds = [TaskKind::PortfolioBacktest];
-    let t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, &query).await?;
-    let mut r = record(t);
-    if summary && let Some(Value::Object(o)) = &mut r.result {
-        for table in TABLES {
-            o.remove(table);
+    let mut t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, &query).await?;
+    if summary {
+        if let Some(r) = &mut t.result {
+            stored::figures(r);
         }
+    } else {
+        t = stored::joined(state.uploads.blobs().as_ref(), t).await?;
     }
-    Ok(Json(r))
+    Ok(Json(record(t)))
 }
 
 /// The caller's portfolio task, once it has succeeded (409 before).
 async fn succeeded(t: &Tenant, task_id: &str) -> Result<Task, ApiError> {
     let kinds = [TaskKind::PortfolioBacktest];
     let task = crate::tasks::owned_task(&t.state, &t.caller, task_id, &kinds).await?;
+    let task = stored::joined(t.state.uploads.blobs().as_ref(), task).await?;
     if task.status != TaskStatus::Success {
         return Err(ApiError::new(
             409,

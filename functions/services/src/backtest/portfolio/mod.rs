@@ -12,6 +12,7 @@ pub mod compute;
 pub mod own;
 mod placement;
 pub mod request;
+pub mod stored;
 pub mod tables;
 
 use crate::backtest::prepare::{self as single, Block};
@@ -351,6 +352,7 @@ impl JobHandler for PortfolioJob {
     }
 
     async fn run(&self, task: Task, _progress: Progress) -> std::result::Result<Value, JobError> {
+        let id = task.id;
         let mut params = task.params;
         let own = own::OwnBars::load(&self.uploads, &task.owner, &mut params)
             .await
@@ -361,8 +363,9 @@ impl JobHandler for PortfolioJob {
         };
         let prepared = prepare(&market, &params).await.map_err(JobError::from)?;
         let result = execute(&market, prepared).await?;
-        serde_json::to_value(result)
-            .map_err(|e| JobError::Permanent(format!("result encoding: {e}")))
+        stored::keep(self.uploads.blobs().as_ref(), &id, result)
+            .await
+            .map_err(JobError::from)
     }
 }
 
