@@ -283,11 +283,15 @@ fn answer(
         ));
     }
     let sym = |i: usize| q.universe[i].clone();
+    let mut traded = vec![false; out.profit.len()];
+    for t in &out.trips {
+        traded[t.symbol] = true;
+    }
     let mut contributions: Vec<Contribution> = out
         .profit
         .iter()
         .enumerate()
-        .filter(|(i, _)| out.trips.iter().any(|t| t.symbol == *i))
+        .filter(|(i, _)| traded[*i])
         .map(|(i, &profit)| Contribution {
             symbol: sym(i),
             profit,

@@ -9,6 +9,7 @@
 pub mod answers;
 pub mod chart;
 pub mod compute;
+mod handed;
 pub mod own;
 mod placement;
 pub mod request;
@@ -329,7 +330,11 @@ pub async fn blocks(
 
 /// Runs a prepared portfolio: the strategy's rules built for each symbol
 /// (their readings loaded here), the simulation off the reactor.
-pub async fn execute(market: &dyn MarketData, p: Prepared) -> Result<PortfolioResult, JobError> {
+pub async fn execute(
+    market: &dyn MarketData,
+    p: impl Into<Arc<Prepared>>,
+) -> Result<PortfolioResult, JobError> {
+    let p: Arc<Prepared> = p.into();
     let blocks = blocks(market, &p).await?;
     tokio::task::spawn_blocking(move || compute::run(&p, &blocks))
         .await
@@ -353,6 +358,12 @@ impl JobHandler for PortfolioJob {
 
     async fn run(&self, task: Task, _progress: Progress) -> std::result::Result<Value, JobError> {
         let id = task.id;
+        if let Some(prepared) = handed::taken(&task.owner, &task.params) {
+            let result = execute(self.market.as_ref(), prepared).await?;
+            return stored::keep(self.uploads.blobs().as_ref(), &id, result)
+                .await
+                .map_err(JobError::from);
+        }
         let mut params = task.params;
         let own = own::OwnBars::load(&self.uploads, &task.owner, &mut params)
             .await

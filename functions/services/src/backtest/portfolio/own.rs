@@ -135,6 +135,9 @@ pub async fn accept(
     let own = OwnBars::check(sent)?;
     let prepared = super::prepare(&WithOwn { market, own: &own }, &body).await?;
     if own.is_empty() {
+        // Its job, in this process, runs it as checked here (rules that
+        // read own bars are prepared again, on them).
+        super::handed::hand(owner, &body, prepared);
         return Ok(body);
     }
     own.all_read(&prepared)?;
