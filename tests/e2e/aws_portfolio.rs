@@ -1,7 +1,8 @@
 //! A portfolio task on the AWS path (the emulator, the functions' own
 //! binaries): submitted through the backtest function, run by the worker
-//! function from the queue, read back through the backtest function, and
-//! equal to the same request run embedded on the same data.
+//! function from the queue, read back through the backtest function (its
+//! tables joined from S3), and equal to the same request run embedded on
+//! the same data; then again on those bars sent as the caller's own.
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::marketdata::{LocalDir, ParquetMarketData};
@@ -75,6 +76,87 @@ async fn a_portfolio_runs_through_the_worker_function_as_it_runs_embedded() {
     same(&got["orders"], &want["orders"], "orders");
     same(&got["sharpe"], &want["sharpe"], "sharpe");
     assert!(got["orders"].as_array().unwrap().len() > 100);
+
+    // The same portfolio on its bars sent as the caller's own (multipart,
+    // base64 through API Gateway), stored in S3 and read by the worker.
+    let mut own = body.clone();
+    let universe: Vec<String> = body["universe"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("OWN_{}", s.as_str().unwrap()))
+        .collect();
+    own["universe"] = json!(universe);
+    let json_part = serde_json::to_vec(&own).unwrap();
+    let mut files = Vec::new();
+    for sym in body["universe"].as_array().unwrap() {
+        let sym = sym.as_str().unwrap();
+        let bars = platform::marketdata::MarketData::daily(&local, sym)
+            .await
+            .unwrap();
+        let upload = platform::uploads::Upload {
+            signals: std::array::from_fn(|_| vec![0.0; bars.len()]),
+            bars: (*bars).clone(),
+        };
+        files.push((
+            format!("bars.OWN_{sym}"),
+            upload.to_parquet().unwrap().to_vec(),
+        ));
+    }
+    let mut parts: Vec<(&str, &str, &[u8])> = vec![("portfolio", "application/json", &json_part)];
+    for (name, data) in &files {
+        parts.push((name, "application/vnd.apache.parquet", data));
+    }
+    let (content_type, form) = tests::server::multipart(&parts);
+    let mut event = http_event("POST", "/backtest/portfolio", None, Some(&auth));
+    event["headers"]["content-type"] = json!(content_type);
+    event["body"] = json!(base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        &form
+    ));
+    event["isBase64Encoded"] = json!(true);
+    let submitted = http.invoke(event).await;
+    assert_eq!(submitted.answer["statusCode"], 202, "{}", submitted.answer);
+    let id = answer_json(&submitted.answer)["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let task_id: uuid::Uuid = id.parse().unwrap();
+    drain_until(&c, &names.queue_url, &mut w, || async {
+        state
+            .tasks
+            .get(task_id)
+            .await
+            .unwrap()
+            .is_some_and(|t| t.status.is_finished())
+    })
+    .await;
+    let read = http
+        .invoke(http_event(
+            "GET",
+            &format!("/backtest/portfolio/{id}"),
+            None,
+            Some(&auth),
+        ))
+        .await;
+    let record = answer_json(&read.answer);
+    assert_eq!(record["status"], "SUCCESS", "{record}");
+    let orders: Vec<Value> = record["result"]["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let mut o = o.clone();
+            o["symbol"] = json!(o["symbol"].as_str().unwrap().trim_start_matches("OWN_"));
+            o
+        })
+        .collect();
+    same(&json!(orders), &want["orders"], "own bars' orders");
+    same(
+        &record["result"]["series"],
+        &want["series"],
+        "own bars' series",
+    );
 }
 
 /// Equal values, numbers to the last bits JSON text may cost (a stored

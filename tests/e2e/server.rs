@@ -237,30 +237,17 @@ impl TestServer {
     }
 
     /// POSTs a `multipart/form-data` body of `(name, content type, bytes)`
-    /// parts, each as a file of its name.
+    /// parts ([`multipart`]).
     pub async fn post_form(
         &self,
         path: &str,
         user: Option<(&str, &str)>,
         parts: &[(&str, &str, &[u8])],
     ) -> (u16, serde_json::Value) {
-        let boundary = "----marketlab-test-boundary";
-        let mut body = Vec::new();
-        for (name, ct, data) in parts {
-            body.extend_from_slice(
-                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{name}\"\r\nContent-Type: {ct}\r\n\r\n")
-                    .as_bytes(),
-            );
-            body.extend_from_slice(data);
-            body.extend_from_slice(b"\r\n");
-        }
-        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        let (content_type, body) = multipart(parts);
         let req = reqwest::Client::new()
             .post(self.url(path))
-            .header(
-                "content-type",
-                format!("multipart/form-data; boundary={boundary}"),
-            )
+            .header("content-type", content_type)
             .body(body);
         self.send(path, req, user).await
     }
@@ -406,4 +393,21 @@ pub async fn serve_state(
             .into_future(),
     );
     (base, tx, server)
+}
+
+/// A `multipart/form-data` body of `(name, content type, bytes)` parts,
+/// each as a file of its name, and its content type.
+pub fn multipart(parts: &[(&str, &str, &[u8])]) -> (String, Vec<u8>) {
+    let boundary = "----marketlab-test-boundary";
+    let mut body = Vec::new();
+    for (name, ct, data) in parts {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{name}\"\r\nContent-Type: {ct}\r\n\r\n")
+                .as_bytes(),
+        );
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
 }
