@@ -65,6 +65,7 @@ async fn serve(dir: PathBuf) {
             daily_at: None,
         },
         inbox: None,
+        data_check: platform::marketdata::generation::DEFAULT_CHECK,
         metering: true,
         clock: std::sync::Arc::new(platform::clock::SystemClock),
         webhooks: Default::default(),

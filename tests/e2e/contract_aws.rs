@@ -276,6 +276,16 @@ impl BlobStore for Counting {
     async fn list(&self, prefix: &str) -> Result<Vec<String>, platform::PortError> {
         self.inner.list(prefix).await
     }
+    async fn get_if_changed(
+        &self,
+        key: &str,
+        seen: Option<&str>,
+    ) -> Result<platform::marketdata::Changed, platform::PortError> {
+        self.inner.get_if_changed(key, seen).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), platform::PortError> {
+        self.inner.delete(key).await
+    }
     async fn size(&self, key: &str) -> Result<Option<u64>, platform::PortError> {
         self.sizes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.inner.size(key).await

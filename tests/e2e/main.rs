@@ -20,6 +20,7 @@ mod contract_embedded;
 mod cost_meter;
 mod cpm;
 mod data;
+mod data_updates;
 mod dates;
 mod dead_letters;
 mod docs;

@@ -88,6 +88,8 @@ pub struct Options {
     pub market_dir: PathBuf,
     /// A batch inbox directory to sweep (none by default).
     pub inbox: Option<PathBuf>,
+    /// How often reads look for imports by another process.
+    pub data_check: Duration,
     /// Usage counting and plan limits (on by default).
     pub metering: bool,
     /// The clock metering counts minutes and days on (the system's by
@@ -116,6 +118,7 @@ impl Options {
             },
             market_dir: market_dir().to_path_buf(),
             inbox: None,
+            data_check: platform::marketdata::generation::DEFAULT_CHECK,
             metering: true,
             clock: Arc::new(platform::clock::SystemClock),
             webhooks: marketlab::server::WebhookSettings {
@@ -154,6 +157,7 @@ impl TestServer {
             connections: opts.connections,
             scan: opts.scan,
             inbox: opts.inbox,
+            data_check: opts.data_check,
             metering: opts.metering,
             clock: opts.clock,
             webhooks: opts.webhooks,

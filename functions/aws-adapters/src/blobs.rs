@@ -5,7 +5,7 @@ use aws_sdk_s3::Client;
 use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use platform::PortError;
-use platform::marketdata::BlobStore;
+use platform::marketdata::{BlobStore, Changed};
 use std::ops::Range;
 
 #[derive(Clone)]
@@ -70,6 +70,49 @@ impl BlobStore for S3Blobs {
             .await
             .map(|_| ())
             .map_err(|e| PortError::unavailable_by(format!("put s3://{}/{key}", self.bucket), e))
+    }
+
+    async fn get_if_changed(&self, key: &str, seen: Option<&str>) -> Result<Changed, PortError> {
+        let what = || format!("get s3://{}/{key}", self.bucket);
+        let request = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .set_if_none_match(seen.map(str::to_string));
+        match request.send().await {
+            Ok(out) => {
+                let tag = out.e_tag().unwrap_or_default().to_string();
+                let data = out
+                    .body
+                    .collect()
+                    .await
+                    .map_err(|e| PortError::unavailable_by(what(), e))?;
+                Ok(Changed::New {
+                    data: data.into_bytes(),
+                    tag,
+                })
+            }
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => {
+                Ok(Changed::Missing)
+            }
+            // "Not modified" is an answer without a body, not a fault.
+            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 304) => {
+                Ok(Changed::Same)
+            }
+            Err(e) => Err(PortError::unavailable_by(what(), e)),
+        }
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), PortError> {
+        self.client
+            .delete_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| PortError::unavailable_by(format!("delete s3://{}/{key}", self.bucket), e))
     }
 
     async fn size(&self, key: &str) -> Result<Option<u64>, PortError> {

@@ -31,9 +31,12 @@ pub fn uploads(clients: &Clients, names: &Names) -> platform::uploads::Uploads {
     platform::uploads::Uploads::new(Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)))
 }
 
-/// Market data: Parquet objects in the bucket.
+/// Market data: Parquet objects in the bucket, following the data
+/// generation (`MARKETLAB_DATA_CHECK_SECONDS`, default 30), so a warm
+/// instance serves an import within that bound.
 pub fn market_data(clients: &Clients, names: &Names) -> ParquetMarketData {
     ParquetMarketData::new(Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)))
+        .checking(platform::marketdata::generation::check_from_env())
 }
 
 /// Usage counters and plan quotas over DynamoDB, shared by every instance.

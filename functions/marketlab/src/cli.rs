@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use platform::accounts::SqliteAccountStore;
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::sqlite::Database;
-use sample::import::{CsvLayout, SymbolDetails, read_csv, read_parquet, store_daily};
+use sample::import::{CsvLayout, SymbolDetails, SymbolRows};
 use sample::{DEFAULT_SEED, DEFAULT_STOCKS, FULL_UNIVERSE, SampleConfig, generate};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -130,6 +130,11 @@ pub struct ServeArgs {
     /// (default: 5,300,1800,7200,18000,36000,36000, about 27.5 hours).
     #[arg(long, env = "MARKETLAB_WEBHOOK_RETRY_SECONDS")]
     pub webhook_retry_seconds: Option<platform::webhooks::RetrySchedule>,
+    /// Seconds between checks for market data imported by another process
+    /// (the `marketlab import` commands): a new session is served at most
+    /// this long after its import.
+    #[arg(long, env = "MARKETLAB_DATA_CHECK_SECONDS", default_value_t = 30.0)]
+    pub data_check_seconds: f64,
     /// Serve Prometheus metrics at `/metrics` on this address (for
     /// operators: keep it off the tenants' network). Off when not given.
     #[arg(long, env = "MARKETLAB_METRICS_ADDR")]
@@ -156,6 +161,7 @@ impl Default for ServeArgs {
             webhooks_allow_loopback: false,
             webhook_retry_seconds: None,
             metrics_addr: None,
+            data_check_seconds: 30.0,
             sample: SampleArgs::default(),
         }
     }
@@ -234,6 +240,16 @@ pub enum ImportCommand {
         details: DetailArgs,
         file: PathBuf,
     },
+    /// Daily bars of one symbol or many from a saved Polygon aggregates or
+    /// grouped-daily answer, or an Alpaca bars answer (single or multi-symbol).
+    Json {
+        /// The symbol of an answer that does not name it.
+        #[arg(long)]
+        symbol: Option<String>,
+        #[command(flatten)]
+        details: DetailArgs,
+        file: PathBuf,
+    },
     /// A reference table (option chains, company data, reports...) from CSV
     /// or Parquet (by the file's extension), with the columns of
     /// docs/data-layout.md; it replaces the served table whole.
@@ -247,6 +263,11 @@ pub enum ImportCommand {
 
 #[derive(Args, Debug)]
 pub struct DetailArgs {
+    /// Replace the symbol's stored bars with the file's (a correction);
+    /// by default the file's sessions are added to them, and a session both
+    /// hold must agree.
+    #[arg(long)]
+    replace: bool,
     /// Display name for a new symbol.
     #[arg(long)]
     name: Option<String>,
@@ -342,6 +363,7 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
             per_address: args.connections_per_address.max(1),
             ..Default::default()
         },
+        data_check: seconds("data-check-seconds", args.data_check_seconds)?,
         scan: services::analytics::scanner::nightly::Schedule {
             at_start: !args.no_scan,
             daily_at: (!args.no_scan).then_some(args.scan_at),
@@ -603,8 +625,10 @@ fn read_file(file: &Path) -> Result<(Vec<u8>, String)> {
 }
 
 async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
-    let market = ParquetMarketData::new(Arc::new(LocalDir::new(data_dir.join("market"))));
-    let (symbol, details, bars) = match cmd {
+    let dir = data_dir.join("market");
+    let _turn = sample::import::lock(&dir)?;
+    let market = ParquetMarketData::new(Arc::new(LocalDir::new(&dir)));
+    let (shown, parts, notes, details) = match cmd {
         ImportCommand::Table { name, file } => {
             let (data, shown) = read_file(&file)?;
             let parquet = file
@@ -616,6 +640,11 @@ async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
                 sample::import::read_table_csv(&name, &shown, &data)?
             };
             market.write_table(&name, &batch).await?;
+            platform::marketdata::generation::Generation::publish(
+                market.blobs().as_ref(),
+                [platform::marketdata::layout::table(&name)],
+            )
+            .await?;
             println!("imported {} rows into the table {name}", batch.num_rows());
             return Ok(());
         }
@@ -626,7 +655,13 @@ async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
             file,
         } => {
             let (data, shown) = read_file(&file)?;
-            (symbol, details, read_csv(&shown, &data, layout)?)
+            let rows = sample::import::csv_rows(&shown, &data, layout)?;
+            (
+                shown,
+                vec![SymbolRows { symbol, rows }],
+                Vec::new(),
+                details,
+            )
         }
         ImportCommand::Parquet {
             symbol,
@@ -634,25 +669,50 @@ async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
             file,
         } => {
             let (data, shown) = read_file(&file)?;
-            (symbol, details, read_parquet(&shown, data.into())?)
+            let rows = sample::import::parquet_rows(&shown, data.into())?;
+            (
+                shown,
+                vec![SymbolRows { symbol, rows }],
+                Vec::new(),
+                details,
+            )
+        }
+        ImportCommand::Json {
+            symbol,
+            details,
+            file,
+        } => {
+            let (data, shown) = read_file(&file)?;
+            let (parts, notes) = sample::import::read_json(&shown, &data, symbol.as_deref())?;
+            (shown, parts, notes, details)
         }
     };
-    let info = store_daily(
-        &market,
-        &symbol,
-        &bars,
-        SymbolDetails {
+    let options = sample::import::Options {
+        replace: details.replace,
+        details: SymbolDetails {
             name: details.name,
             asset_class: details.asset_class,
         },
-    )
-    .await?;
+    };
+    let done = sample::import::ingest(&market, &shown, parts, notes, &options).await?;
+    print!("{}", done.report);
+    if done.report.refused() {
+        bail!(
+            "{shown} was refused: {} error(s); nothing was written",
+            done.report.errors
+        );
+    }
+    let span = |s: &platform::marketdata::SymbolInfo| {
+        format!("{} ({} to {})", s.symbol, s.first_date, s.last_date)
+    };
+    let shown_symbols: Vec<String> = done.symbols.iter().take(5).map(span).collect();
     println!(
-        "imported {} bars of {} ({} to {})",
-        bars.len(),
-        info.symbol,
-        info.first_date,
-        info.last_date
+        "imported {} new session(s) of {} symbol(s): {}{} (data generation {})",
+        done.added,
+        done.symbols.len(),
+        shown_symbols.join(", "),
+        if done.symbols.len() > 5 { ", ..." } else { "" },
+        done.generation.unwrap_or_default()
     );
     Ok(())
 }

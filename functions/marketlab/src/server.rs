@@ -54,6 +54,9 @@ pub struct ServerConfig {
     pub scan: services::analytics::scanner::nightly::Schedule,
     /// A directory swept for batch files (`<e-mail>/<name>.jsonl`), or none.
     pub inbox: Option<PathBuf>,
+    /// How often a read looks for imports made by another process (the
+    /// data generation): the bound on serving a new session.
+    pub data_check: Duration,
     /// Count usage and apply plan limits (on by default).
     pub metering: bool,
     /// The clock usage days and rate-limit minutes are counted on (the
@@ -132,6 +135,7 @@ impl ServerConfig {
             connections: Default::default(),
             scan: Default::default(),
             inbox: Some(data_dir.join("inbox")),
+            data_check: platform::marketdata::generation::DEFAULT_CHECK,
             metering: true,
             clock: Arc::new(platform::clock::SystemClock),
             webhooks: Default::default(),
@@ -252,7 +256,9 @@ pub async fn start(
     let state = AppState {
         tasks: tasks.clone(),
         queue: queue.clone(),
-        market: Arc::new(ParquetMarketData::new(Arc::new(market_dir.clone()))),
+        market: Arc::new(
+            ParquetMarketData::new(Arc::new(market_dir.clone())).checking(config.data_check),
+        ),
         uploads: platform::uploads::Uploads::new(Arc::new(market_dir.clone())),
         scanner: Arc::new(ParquetScannerStore::new(Arc::new(market_dir), READ_TTL)),
         auth: Arc::new(

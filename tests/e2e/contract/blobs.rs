@@ -1,9 +1,9 @@
 //! What every blob store promises: whole-object and ranged reads, writes,
-//! listing by prefix.
+//! listing by prefix, conditional reads and removal.
 
 use super::unique;
 use bytes::Bytes;
-use platform::marketdata::BlobStore;
+use platform::marketdata::{BlobStore, Changed};
 
 pub async fn run_all(blobs: &dyn BlobStore) {
     let prefix = format!("contract/{}/", unique("run"));
@@ -65,5 +65,30 @@ pub async fn run_all(blobs: &dyn BlobStore) {
             .await
             .unwrap()
             .is_empty()
+    );
+    // A conditional read: the object and its tag, then nothing while the
+    // tag is current, the new version once it is replaced, and missing
+    // once removed (removing twice is no error).
+    let Changed::New { data, tag } = blobs.get_if_changed(&key, None).await.unwrap() else {
+        panic!("the first conditional read answers the object")
+    };
+    assert_eq!(data, Bytes::from_static(b"second"));
+    assert_eq!(
+        blobs.get_if_changed(&key, Some(&tag)).await.unwrap(),
+        Changed::Same
+    );
+    blobs.put(&key, Bytes::from_static(b"third")).await.unwrap();
+    let Changed::New { data, tag: newer } = blobs.get_if_changed(&key, Some(&tag)).await.unwrap()
+    else {
+        panic!("a replaced object is read again")
+    };
+    assert_eq!(data, Bytes::from_static(b"third"));
+    assert_ne!(newer, tag);
+    blobs.delete(&key).await.unwrap();
+    blobs.delete(&key).await.unwrap();
+    assert_eq!(blobs.get(&key).await.unwrap(), None);
+    assert_eq!(
+        blobs.get_if_changed(&key, Some(&newer)).await.unwrap(),
+        Changed::Missing
     );
 }

@@ -18,6 +18,23 @@ pub trait BlobStore: Send + Sync {
     async fn size(&self, key: &str) -> Result<Option<u64>, PortError>;
     /// Bytes `range` (end exclusive) of an object, or `None` when there is no such key.
     async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Option<Bytes>, PortError>;
+    /// The object unless its version is still `seen` (a tag from an earlier
+    /// answer): one conditional request, so a reader can ask often what
+    /// changed at the cost of a reply with no body.
+    async fn get_if_changed(&self, key: &str, seen: Option<&str>) -> Result<Changed, PortError>;
+    /// Removes the object; removing a missing key is not an error.
+    async fn delete(&self, key: &str) -> Result<(), PortError>;
+}
+
+/// What a conditional read found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Changed {
+    /// The version seen is still the current one.
+    Same,
+    /// There is no such object.
+    Missing,
+    /// A version other than the one seen, with its tag.
+    New { data: Bytes, tag: String },
 }
 
 /// A directory holding the layout as plain files.
@@ -79,6 +96,33 @@ impl BlobStore for LocalDir {
         tokio::task::spawn_blocking(move || this.put_sync(&key, &data))
             .await
             .map_err(PortError::internal)?
+    }
+
+    async fn get_if_changed(&self, key: &str, seen: Option<&str>) -> Result<Changed, PortError> {
+        // A local read costs little; the tag is a hash of the bytes, since
+        // a file's time need not change between two quick writes.
+        let Some(data) = self.get(key).await? else {
+            return Ok(Changed::Missing);
+        };
+        let tag = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            data.hash(&mut h);
+            format!("{:016x}-{}", h.finish(), data.len())
+        };
+        Ok(if seen == Some(tag.as_str()) {
+            Changed::Same
+        } else {
+            Changed::New { data, tag }
+        })
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), PortError> {
+        match tokio::fs::remove_file(self.root.join(key)).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(PortError::unavailable_by(key, e)),
+        }
     }
 
     async fn size(&self, key: &str) -> Result<Option<u64>, PortError> {

@@ -7,12 +7,13 @@
 mod blob;
 pub mod codec;
 pub mod columns;
+pub mod generation;
 pub mod interchange;
 pub mod layout;
 pub mod ranged;
 mod store;
 
-pub use blob::{BlobStore, LocalDir};
+pub use blob::{BlobStore, Changed, LocalDir};
 pub use store::{ParquetMarketData, TAIL};
 
 use crate::PortError;

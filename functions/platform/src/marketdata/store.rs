@@ -29,6 +29,9 @@ struct Lru<T> {
     entries: HashMap<String, Entry<T>>,
     used: usize,
     tick: u64,
+    /// Counts invalidations: a load that began before one is answered but
+    /// not kept (it may have read what was just replaced).
+    epoch: u64,
 }
 
 struct Entry<T> {
@@ -50,6 +53,7 @@ impl<T> Cache<T> {
                 entries: HashMap::new(),
                 used: 0,
                 tick: 0,
+                epoch: 0,
             }),
             budget,
             weigh,
@@ -60,7 +64,7 @@ impl<T> Cache<T> {
     where
         F: Future<Output = Result<T, PortError>>,
     {
-        {
+        let epoch = {
             let mut lru = self.map.lock();
             lru.tick += 1;
             let tick = lru.tick;
@@ -69,11 +73,15 @@ impl<T> Cache<T> {
                 crate::telemetry::cache_read(self.name, true);
                 return Ok(e.value.clone());
             }
-        }
+            lru.epoch
+        };
         crate::telemetry::cache_read(self.name, false);
         let v = Arc::new(load.await?);
         let weight = (self.weigh)(&v);
         let mut lru = self.map.lock();
+        if lru.epoch != epoch {
+            return Ok(v);
+        }
         lru.tick += 1;
         let used = lru.tick;
         if let Some(old) = lru.entries.insert(
@@ -123,9 +131,17 @@ impl<T> Cache<T> {
 
     fn invalidate(&self, key: &str) {
         let mut lru = self.map.lock();
+        lru.epoch += 1;
         if let Some(e) = lru.entries.remove(key) {
             lru.used -= e.weight;
         }
+    }
+
+    fn clear(&self) {
+        let mut lru = self.map.lock();
+        lru.epoch += 1;
+        lru.entries.clear();
+        lru.used = 0;
     }
 
     /// Bytes held and entries, for tests.
@@ -176,6 +192,8 @@ pub struct ParquetMarketData {
     tails: Cache<IndicatorSeries>,
     tables: Cache<RecordBatch>,
     memo: crate::memo::Memo,
+    /// The data generation, when this process follows imports made by others.
+    watch: Option<super::generation::Watch>,
 }
 
 impl ParquetMarketData {
@@ -190,7 +208,60 @@ impl ParquetMarketData {
             tails: Cache::unbounded("tails"),
             tables: Cache::unbounded("tables"),
             memo: crate::memo::Memo::default(),
+            watch: None,
         }
+    }
+
+    /// Follows the data generation: a read at least `every` after the last
+    /// check looks for imports made by another process (one conditional
+    /// read) and drops what they replaced.
+    pub fn checking(mut self, every: std::time::Duration) -> Self {
+        self.watch = Some(super::generation::Watch::new(every));
+        self
+    }
+
+    /// The generation number this process last saw (none before the first
+    /// check, or when it does not follow imports).
+    pub async fn generation_seen(&self) -> Option<u64> {
+        match &self.watch {
+            Some(w) => w.number().await,
+            None => None,
+        }
+    }
+
+    /// Drops what the imports since the last check replaced.
+    async fn current(&self) {
+        use super::generation::Stale;
+        let Some(watch) = &self.watch else {
+            return;
+        };
+        match watch.check(self.blobs.as_ref()).await {
+            Stale::Nothing => {}
+            Stale::Keys(keys) => {
+                for k in &keys {
+                    self.invalidate(k);
+                }
+                tracing::info!(objects = keys.len(), "market data: imports seen");
+            }
+            Stale::All => {
+                self.bars.clear();
+                self.symbols.clear();
+                self.catalog.clear();
+                self.series.clear();
+                self.tails.clear();
+                self.tables.clear();
+            }
+        }
+    }
+
+    /// Drops an object's decoded forms (every cache is keyed by object key).
+    fn invalidate(&self, key: &str) {
+        self.bars.invalidate(key);
+        self.symbols.invalidate(key);
+        self.catalog.invalidate(key);
+        self.series.invalidate(key);
+        self.tails.invalidate(key);
+        self.tables.invalidate(key);
     }
 
     pub fn blobs(&self) -> &Arc<dyn BlobStore> {
@@ -312,6 +383,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn daily(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.current().await;
         let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
         self.bars
             .get_or_load(&key, async {
@@ -321,6 +393,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn daily_once(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.current().await;
         let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
         if let Some(b) = self.bars.peek(&key) {
             return Ok(b);
@@ -330,6 +403,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn indicator_series_once(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
+        self.current().await;
         let key = layout::indicator_series(layout::check_name("indicator", code)?);
         if let Some(s) = self.series.peek(&key) {
             return Ok(s);
@@ -339,6 +413,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn intraday(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.current().await;
         let key = layout::intraday_prices(layout::check_name("symbol", symbol)?);
         self.bars
             .get_or_load(&key, async {
@@ -349,6 +424,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn symbols(&self) -> Result<Arc<Vec<SymbolInfo>>, PortError> {
+        self.current().await;
         self.symbols
             .get_or_load(layout::SYMBOLS, async {
                 codec::batch_to_symbols(&self.load(layout::SYMBOLS, "symbol catalog".into()).await?)
@@ -357,6 +433,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn indicator_catalog(&self) -> Result<Arc<Vec<IndicatorMeta>>, PortError> {
+        self.current().await;
         let key = layout::INDICATOR_CATALOG;
         self.catalog
             .get_or_load(key, async {
@@ -366,6 +443,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn indicator_series(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
+        self.current().await;
         let key = layout::indicator_series(layout::check_name("indicator", code)?);
         self.series
             .get_or_load(&key, async {
@@ -375,6 +453,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn indicator_tail(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
+        self.current().await;
         let key = layout::indicator_series(layout::check_name("indicator", code)?);
         self.tails
             .get_or_load(&key, async {
@@ -390,6 +469,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn indicator_intraday(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
+        self.current().await;
         let key = layout::indicator_intraday(layout::check_name("indicator", code)?);
         self.series
             .get_or_load(&key, async {
@@ -400,6 +480,7 @@ impl MarketData for ParquetMarketData {
     }
 
     async fn table(&self, name: &str) -> Result<Arc<RecordBatch>, PortError> {
+        self.current().await;
         if !layout::TABLES.contains(&name) {
             return Err(PortError::NotFound(format!("table '{name}'")));
         }

@@ -62,6 +62,15 @@ fn parse_date(s: &str) -> Option<NaiveDate> {
 
 /// Parses and validates a whole CSV file; `layout` `None` detects it from the header.
 pub fn read_csv(file: &str, data: &[u8], layout: Option<CsvLayout>) -> Result<Bars, ImportError> {
+    build_bars(file, csv_rows(file, data, layout)?)
+}
+
+/// The file's rows, parsed but not yet checked.
+pub fn csv_rows(
+    file: &str,
+    data: &[u8],
+    layout: Option<CsvLayout>,
+) -> Result<Vec<RawRow>, ImportError> {
     let fail = super::failing(file);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
@@ -122,7 +131,7 @@ pub fn read_csv(file: &str, data: &[u8], layout: Option<CsvLayout>) -> Result<Ba
         }
         rows.push(RawRow { line, date, ohlcv });
     }
-    build_bars(file, rows)
+    Ok(rows)
 }
 
 #[cfg(test)]

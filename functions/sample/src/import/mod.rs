@@ -6,11 +6,18 @@
 //! import leaves the store as it was.
 
 mod csv_file;
+mod ingest;
 mod parquet_file;
+mod provider;
+pub mod report;
+mod rules;
 mod table_file;
 
-pub use csv_file::{CsvLayout, read_csv};
-pub use parquet_file::read_parquet;
+pub use csv_file::{CsvLayout, csv_rows, read_csv};
+pub use ingest::{Ingested, Options, SymbolRows, ingest, lock};
+pub use parquet_file::{parquet_rows, read_parquet};
+pub use provider::read_json;
+pub use report::{Finding, Report, Severity};
 pub use table_file::{columns, read_table_csv, read_table_parquet};
 
 use chrono::NaiveDate;
@@ -73,7 +80,8 @@ impl From<ImportError> for PortError {
 }
 
 /// One parsed row with where it came from.
-pub(crate) struct RawRow {
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawRow {
     pub line: usize,
     pub date: NaiveDate,
     pub ohlcv: [f64; 5],
@@ -83,14 +91,8 @@ pub(crate) const COLUMNS: [&str; 5] = ["Open", "High", "Low", "Close", "Volume"]
 
 /// Checks rows in file order and builds bars: prices positive and finite,
 /// High >= Low, Open and Close inside the range, volume not negative, dates
-/// strictly ascending with no duplicates.
+/// strictly ascending with no duplicates. The first bad row is the error.
 pub(crate) fn build_bars(file: &str, rows: Vec<RawRow>) -> Result<Bars, ImportError> {
-    let err = |line, column: &str, message: String| ImportError {
-        file: file.to_string(),
-        line,
-        column: Some(column.to_string()),
-        message,
-    };
     if rows.is_empty() {
         return Err(ImportError {
             file: file.into(),
@@ -99,86 +101,21 @@ pub(crate) fn build_bars(file: &str, rows: Vec<RawRow>) -> Result<Bars, ImportEr
             message: "no data rows".into(),
         });
     }
-    let mut bars = Bars::with_capacity(rows.len());
-    let mut seen: std::collections::HashMap<NaiveDate, usize> = std::collections::HashMap::new();
-    let mut prev: Option<(NaiveDate, usize)> = None;
-    for r in rows {
-        let [o, h, l, c, v] = r.ohlcv;
-        for (i, x) in r.ohlcv.iter().enumerate() {
-            if !x.is_finite() {
-                return Err(err(
-                    r.line,
-                    COLUMNS[i],
-                    format!("{x} is not a finite number"),
-                ));
-            }
-            if i < 4 && *x <= 0.0 {
-                return Err(err(
-                    r.line,
-                    COLUMNS[i],
-                    format!("price {x} is not positive"),
-                ));
-            }
-        }
-        if v < 0.0 {
-            return Err(err(r.line, "Volume", format!("volume {v} is negative")));
-        }
-        if h < l {
-            return Err(err(r.line, "High", format!("High {h} is below Low {l}")));
-        }
-        if o > h || o < l {
-            return Err(err(
-                r.line,
-                "Open",
-                format!("Open {o} is outside the Low-High range {l}-{h}"),
-            ));
-        }
-        if c > h || c < l {
-            return Err(err(
-                r.line,
-                "Close",
-                format!("Close {c} is outside the Low-High range {l}-{h}"),
-            ));
-        }
-        if let Some(first) = seen.get(&r.date) {
-            return Err(err(
-                r.line,
-                "Date",
-                format!(
-                    "duplicate date {} (first on {} {first})",
-                    r.date,
-                    if file.ends_with(".parquet") {
-                        "row"
-                    } else {
-                        "line"
-                    }
-                ),
-            ));
-        }
-        if let Some((p, _)) = prev
-            && r.date < p
-        {
-            return Err(err(
-                r.line,
-                "Date",
-                format!(
-                    "{} is before the previous row's {p}; rows must be in ascending date order",
-                    r.date
-                ),
-            ));
-        }
-        seen.insert(r.date, r.line);
-        prev = Some((r.date, r.line));
-        bars.push(
-            r.date.and_hms_opt(0, 0, 0).expect("midnight"),
-            o,
-            h,
-            l,
-            c,
-            v,
-        );
+    let mut report = Report::new(file);
+    let bars = rules::check_rows(None, &rows, &mut report);
+    match report
+        .findings
+        .into_iter()
+        .find(|f| f.severity == Severity::Error)
+    {
+        Some(f) => Err(ImportError {
+            file: file.into(),
+            line: f.line,
+            column: f.column,
+            message: f.message,
+        }),
+        None => Ok(bars),
     }
-    Ok(bars)
 }
 
 /// Details of an imported symbol that the file itself does not carry.

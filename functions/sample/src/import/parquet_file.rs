@@ -23,6 +23,11 @@ fn column<'a>(b: &'a RecordBatch, name: &str) -> Option<&'a std::sync::Arc<dyn A
 }
 
 pub fn read_parquet(file: &str, data: Bytes) -> Result<Bars, ImportError> {
+    build_bars(file, parquet_rows(file, data)?)
+}
+
+/// The file's rows, parsed but not yet checked.
+pub fn parquet_rows(file: &str, data: Bytes) -> Result<Vec<RawRow>, ImportError> {
     let fail = super::failing(file);
     let batch = from_parquet(data).map_err(|e| fail(0, None, e.to_string()))?;
     let date_col = column(&batch, "date")
@@ -92,5 +97,5 @@ pub fn read_parquet(file: &str, data: Bytes) -> Result<Bars, ImportError> {
         }
         rows.push(RawRow { line, date, ohlcv });
     }
-    build_bars(file, rows)
+    Ok(rows)
 }

@@ -17,27 +17,31 @@ const FOR: Duration = Duration::from_secs(5);
 type Entry = (String, Instant, Arc<Prepared>);
 static HANDED: LazyLock<Mutex<Vec<Entry>>> = LazyLock::new(Mutex::default);
 
-/// The key of `owner`'s portfolio whose task params are `params`.
-fn key(owner: &str, params: &Value) -> String {
-    format!("{owner}\n{params}")
+/// The key of `owner`'s portfolio whose task params are `params`, on the
+/// market data whose memo is `memo` (two servers in one process, as in
+/// tests, must not take each other's).
+fn key(memo: &platform::memo::Memo, owner: &str, params: &Value) -> String {
+    format!("{:p}\n{owner}\n{params}", memo)
 }
 
-/// Hands `prepared`, checked for `owner`'s task of `params`, to its job.
-pub fn hand(owner: &str, params: &Value, prepared: Prepared) {
+/// Hands `prepared`, checked on the data of `memo` for `owner`'s task of
+/// `params`, to its job.
+pub fn hand(memo: &platform::memo::Memo, owner: &str, params: &Value, prepared: Prepared) {
     let mut held = HANDED.lock();
     held.retain(|(_, at, _)| at.elapsed() < FOR);
     if held.len() >= HELD {
         held.remove(0);
     }
-    held.push((key(owner, params), Instant::now(), Arc::new(prepared)));
+    held.push((key(memo, owner, params), Instant::now(), Arc::new(prepared)));
 }
 
-/// The portfolio handed for `owner`'s task of `params`, if it is still held.
-pub fn taken(owner: &str, params: &Value) -> Option<Arc<Prepared>> {
-    let key = key(owner, params);
+/// The portfolio handed for `owner`'s task of `params`, if it is still
+/// held: the earliest handed, taken once (the same request submitted again
+/// after an import is checked again and runs on the new data).
+pub fn taken(memo: &platform::memo::Memo, owner: &str, params: &Value) -> Option<Arc<Prepared>> {
+    let key = key(memo, owner, params);
     let mut held = HANDED.lock();
     held.retain(|(_, at, _)| at.elapsed() < FOR);
-    held.iter()
-        .find(|(k, _, _)| *k == key)
-        .map(|(_, _, p)| p.clone())
+    let at = held.iter().position(|(k, _, _)| *k == key)?;
+    Some(held.remove(at).2)
 }

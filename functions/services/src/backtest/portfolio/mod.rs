@@ -358,7 +358,7 @@ impl JobHandler for PortfolioJob {
 
     async fn run(&self, task: Task, _progress: Progress) -> std::result::Result<Value, JobError> {
         let id = task.id;
-        if let Some(prepared) = handed::taken(&task.owner, &task.params) {
+        if let Some(prepared) = handed::taken(self.market.memo(), &task.owner, &task.params) {
             let result = execute(self.market.as_ref(), prepared).await?;
             return stored::keep(self.uploads.blobs().as_ref(), &id, result)
                 .await

@@ -137,7 +137,7 @@ pub async fn accept(
     if own.is_empty() {
         // Its job, in this process, runs it as checked here (rules that
         // read own bars are prepared again, on them).
-        super::handed::hand(owner, &body, prepared);
+        super::handed::hand(market.memo(), owner, &body, prepared);
         return Ok(body);
     }
     own.all_read(&prepared)?;
