@@ -94,7 +94,9 @@ pub async fn ingest(
         }
         let lines: Vec<usize> = part.rows.iter().map(|r| r.line).collect();
         let bars = rules::check_rows(Some(&symbol), &part.rows, &mut report);
-        checked.push((symbol, bars, lines));
+        if !bars.is_empty() {
+            checked.push((symbol, bars, lines));
+        }
     }
     if checked.is_empty() && !report.refused() {
         report.add(Finding {
