@@ -134,3 +134,162 @@ async fn a_warm_server_answers_an_appended_session_within_its_check_interval() {
     );
     s.stop().await;
 }
+
+/// A price-crossing strategy on MSFT over the year around `ex`.
+fn crossing(start: &str, adjusted: Option<bool>) -> Value {
+    let mut body = json!({
+        "symbol": "MSFT", "start_date": start,
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Simple Moving Average"}, "rule": {"comparison_type": "MA", "type_name": "CrossAbove", "period": 20}}},
+        "exit": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "SMA"}, "rule": {"comparison_type": "MA", "type_name": "CrossBelow", "period": 20}}}
+    });
+    if let Some(a) = adjusted {
+        body["adjusted"] = json!(a);
+    }
+    body
+}
+
+async fn trades(s: &TestServer, body: &Value) -> Value {
+    let (status, r) = s.post("/backtest/start_backtest", DEMO, body).await;
+    assert_eq!(status, 202, "{r}");
+    let id = r["task_id"].as_str().unwrap().to_string();
+    let task = s.succeeded(&format!("/backtest/status/{id}"), DEMO).await;
+    let r = &task["result"];
+    json!({"entry": r["EntryDate"], "exit": r["ExitDate"], "returns": r["Each Return"],
+           "defaults": task["result"]["defaults_applied"]["adjusted"]})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_split_adjusts_reads_as_pandas_does_and_backtests_trade_on_the_adjusted_series()
+{
+    use sample::import::{Options as Import, SymbolRows, csv_rows, ingest};
+    let data = tempfile::tempdir().unwrap();
+    let market_dir = data.path().join("market");
+    tests::server::sample_into(&market_dir);
+    let market = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
+    // The bars as traded around a 2:1 split 60 sessions before the end:
+    // before it, twice the sample's prices and half its volume.
+    let adjusted = market.daily_stored("MSFT").await.unwrap();
+    let ex = adjusted.date(adjusted.len() - 60);
+    let mut csv = String::from("Date,Open,High,Low,Close,Volume\n");
+    for i in 0..adjusted.len() {
+        let k = if adjusted.date(i) < ex { 2.0 } else { 1.0 };
+        csv.push_str(&format!(
+            "{},{},{},{},{},{}\n",
+            adjusted.date(i),
+            adjusted.open[i] * k,
+            adjusted.high[i] * k,
+            adjusted.low[i] * k,
+            adjusted.close[i] * k,
+            adjusted.volume[i] / k
+        ));
+    }
+    let rows = || {
+        vec![SymbolRows {
+            symbol: "MSFT".into(),
+            rows: csv_rows("msft.csv", csv.as_bytes(), None).unwrap(),
+        }]
+    };
+    let replace = Import {
+        replace: true,
+        ..Default::default()
+    };
+    // Without the split recorded, the halving is reported, not refused.
+    let done = ingest(&market, "msft.csv", rows(), Vec::new(), &replace)
+        .await
+        .unwrap();
+    let jumps: Vec<&str> = done
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "unexplained_jump")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(jumps.len(), 1, "{}", done.report);
+    assert!(jumps[0].starts_with(&ex.to_string()), "{}", jumps[0]);
+    // Recorded (as vendors write it), the same file is explained.
+    let actions = data.path().join("actions.csv");
+    std::fs::write(
+        &actions,
+        format!("symbol,date,kind,value\nmsft,{ex},split,2:1\nMSFT,{ex},dividend,0.83\n"),
+    )
+    .unwrap();
+    import(data.path(), &["actions", actions.to_str().unwrap()])
+        .await
+        .unwrap();
+    let market = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
+    let done = ingest(&market, "msft.csv", rows(), Vec::new(), &replace)
+        .await
+        .unwrap();
+    assert!(done.report.findings.is_empty(), "{}", done.report);
+
+    let mut opts = Options::new(data.path().join("db.sqlite"));
+    opts.market_dir = market_dir.clone();
+    opts.scan.at_start = false;
+    let s = TestServer::start(opts).await;
+    let read = |adjusted: bool| {
+        let s = &s;
+        async move {
+            let (status, body) = s
+                .get(&format!("/ws/prices/MSFT?adjusted={adjusted}"), DEMO)
+                .await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(body["adjusted"], adjusted);
+            body["bars"].as_array().unwrap().clone()
+        }
+    };
+    let (adj, raw) = (read(true).await, read(false).await);
+    let column =
+        |rows: &[Value], k: &str| -> Vec<Value> { rows.iter().map(|r| r[k].clone()).collect() };
+    let want = tests::reference::run(
+        "pandas_splits.py",
+        &json!({
+            "dates": column(&raw, "Date"), "open": column(&raw, "Open"), "high": column(&raw, "High"),
+            "low": column(&raw, "Low"), "close": column(&raw, "Close"), "volume": column(&raw, "Volume"),
+            "splits": [[ex.to_string(), 2.0]]
+        }),
+    );
+    for (ours, theirs) in [
+        ("Open", "open"),
+        ("High", "high"),
+        ("Low", "low"),
+        ("Close", "close"),
+        ("Volume", "volume"),
+    ] {
+        let ours = column(&adj, ours);
+        let theirs = want[theirs].as_array().unwrap();
+        assert_eq!(ours.len(), theirs.len());
+        for (a, b) in ours.iter().zip(theirs) {
+            let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{a} {b}");
+        }
+    }
+    // The adjusted series is the sample's own, and the raw one halves on the ex-date.
+    assert_eq!(
+        column(&adj, "Close").last().unwrap().as_f64(),
+        adjusted.close.last().copied()
+    );
+    let k = raw
+        .iter()
+        .position(|r| r["Date"] == ex.to_string())
+        .unwrap();
+    assert_eq!(
+        raw[k - 1]["Close"].as_f64().unwrap(),
+        adjusted.close[adjusted.len() - 61] * 2.0
+    );
+
+    // A backtest across the split trades as on the adjusted series (the
+    // sample's, on a server of the untouched set), says it defaulted to it,
+    // and trades otherwise on the bars as traded.
+    let start = adjusted.date(adjusted.len() - 250).to_string();
+    let (sample, _db) = TestServer::fresh().await;
+    let on_adjusted = trades(&s, &crossing(&start, None)).await;
+    let reference = trades(&sample, &crossing(&start, None)).await;
+    assert_eq!(on_adjusted, reference);
+    assert_eq!(on_adjusted["defaults"], true);
+    assert!(on_adjusted["entry"].as_array().unwrap().len() > 2);
+    let as_traded = trades(&s, &crossing(&start, Some(false))).await;
+    assert_ne!(as_traded["returns"], on_adjusted["returns"]);
+    assert_eq!(as_traded["defaults"], Value::Null);
+    sample.stop().await;
+    s.stop().await;
+}

@@ -250,6 +250,10 @@ pub enum ImportCommand {
         details: DetailArgs,
         file: PathBuf,
     },
+    /// Splits and cash dividends from CSV (`symbol,date,kind,value`: kind
+    /// `split` with new shares per old, `2` or `2:1`, or `dividend` with cash
+    /// per share); bars are then read split-adjusted.
+    Actions { file: PathBuf },
     /// A reference table (option chains, company data, reports...) from CSV
     /// or Parquet (by the file's extension), with the columns of
     /// docs/data-layout.md; it replaces the served table whole.
@@ -629,6 +633,14 @@ async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
     let _turn = sample::import::lock(&dir)?;
     let market = ParquetMarketData::new(Arc::new(LocalDir::new(&dir)));
     let (shown, parts, notes, details) = match cmd {
+        ImportCommand::Actions { file } => {
+            let (data, shown) = read_file(&file)?;
+            let actions = sample::import::read_actions_csv(&shown, &data)?;
+            let n = actions.len();
+            let generation = sample::import::record_actions(&market, actions).await?;
+            println!("recorded {n} corporate action(s) (data generation {generation})");
+            return Ok(());
+        }
         ImportCommand::Table { name, file } => {
             let (data, shown) = read_file(&file)?;
             let parquet = file

@@ -143,9 +143,21 @@ async fn every_rule_refuses_or_warns_by_name() {
             "non_positive_price",
             Severity::Error,
         ),
-        ("2024-01-16,10,9,11,10,100", "high_below_low", Severity::Error),
-        ("2024-01-16,12,11,9,10,100", "outside_range", Severity::Error),
-        ("2024-01-16,10,11,9,10,-1", "negative_volume", Severity::Error),
+        (
+            "2024-01-16,10,9,11,10,100",
+            "high_below_low",
+            Severity::Error,
+        ),
+        (
+            "2024-01-16,12,11,9,10,100",
+            "outside_range",
+            Severity::Error,
+        ),
+        (
+            "2024-01-16,10,11,9,10,-1",
+            "negative_volume",
+            Severity::Error,
+        ),
         ("2024-01-16,10,11,9,NaN,100", "not_finite", Severity::Error),
         (
             "2024-01-16,10,11,9,10,100\n2024-01-16,10,11,9,10,100",
@@ -199,12 +211,8 @@ async fn every_rule_refuses_or_warns_by_name() {
 #[tokio::test]
 async fn a_file_of_many_symbols_is_refused_whole_for_one_bad_row() {
     let (dir, md) = store();
-    let (parts, notes) = read_json(
-        "alpaca_multi.json",
-        &fixture("alpaca_multi.json"),
-        None,
-    )
-    .unwrap();
+    let (parts, notes) =
+        read_json("alpaca_multi.json", &fixture("alpaca_multi.json"), None).unwrap();
     let mut bad = parts.clone();
     bad[1].rows[0].ohlcv[1] = 1.0; // TSLA's High below its Low
     let refused = ingest(&md, "m.json", bad, notes.clone(), &Options::default())
@@ -255,8 +263,15 @@ fn provider_answers_read_as_their_examples_say() {
     .unwrap();
     let names: Vec<&str> = parts.iter().map(|p| p.symbol.as_str()).collect();
     assert_eq!(names, ["KIMpL", "TANH", "VSAT"]);
-    assert!(parts.iter().all(|p| p.rows[0].date.to_string() == "2020-10-14"));
-    assert_eq!(parts[2].rows[0].ohlcv, [34.9, 35.47, 34.21, 34.24, 312583.0]);
+    assert!(
+        parts
+            .iter()
+            .all(|p| p.rows[0].date.to_string() == "2020-10-14")
+    );
+    assert_eq!(
+        parts[2].rows[0].ohlcv,
+        [34.9, 35.47, 34.21, 34.24, 312583.0]
+    );
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].rule, "adjusted_prices");
     // Alpaca: one symbol, and a map of symbols.

@@ -29,7 +29,14 @@ pub(crate) async fn prices(
 ) -> Reply {
     let format = Format::negotiate(q.format.as_deref(), &headers)?;
     let range = q.range()?;
-    let p = read(&*t.state.market, &t.caller.0, &ticker, range).await?;
+    let p = read(
+        &*t.state.market,
+        &t.caller.0,
+        &ticker,
+        range,
+        q.adjusted.unwrap_or(true),
+    )
+    .await?;
     let rows = p.len() as u64;
     let response = match format {
         Format::Json => crate::arrow::vary(axum::Json(p.answer()).into_response()),

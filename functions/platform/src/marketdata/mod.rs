@@ -4,6 +4,7 @@
 //! The storage itself is a [`BlobStore`] (a local directory, or S3); decoding and
 //! caching live once in [`ParquetMarketData`], so both runtimes read identically.
 
+pub mod actions;
 mod blob;
 pub mod codec;
 pub mod columns;
@@ -12,9 +13,11 @@ pub mod interchange;
 pub mod layout;
 pub mod ranged;
 mod store;
+mod traded;
 
 pub use blob::{BlobStore, Changed, LocalDir};
 pub use store::{ParquetMarketData, TAIL};
+pub use traded::AsTraded;
 
 use crate::PortError;
 pub use arrow_array::RecordBatch;
@@ -83,6 +86,20 @@ pub trait MarketData: Send + Sync {
     async fn daily(&self, symbol: &str) -> Result<Arc<Bars>, PortError>;
     /// Full 30-minute history of a symbol.
     async fn intraday(&self, symbol: &str) -> Result<Arc<Bars>, PortError>;
+    /// [`MarketData::daily`] as traded: before split adjustment (the same
+    /// bars where no split is recorded).
+    async fn daily_raw(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.daily(symbol).await
+    }
+    /// [`MarketData::intraday`] as traded.
+    async fn intraday_raw(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.intraday(symbol).await
+    }
+    /// A symbol's recorded splits as (ex-date, new shares per old), in date
+    /// order: what its adjusted bars are adjusted by.
+    async fn splits(&self, _symbol: &str) -> Result<Vec<(NaiveDate, f64)>, PortError> {
+        Ok(Vec::new())
+    }
     async fn symbols(&self) -> Result<Arc<Vec<SymbolInfo>>, PortError>;
     async fn indicator_catalog(&self) -> Result<Arc<Vec<IndicatorMeta>>, PortError>;
     async fn indicator_series(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError>;

@@ -183,6 +183,12 @@ fn series_weight(s: &IndicatorSeries) -> usize {
         + 64
 }
 
+/// Where a symbol's bars as traded are kept when splits make them differ
+/// from the adjusted ones kept under the object's key.
+fn raw_key(key: &str) -> String {
+    format!("raw:{key}")
+}
+
 pub struct ParquetMarketData {
     blobs: Arc<dyn BlobStore>,
     bars: Cache<Bars>,
@@ -191,6 +197,7 @@ pub struct ParquetMarketData {
     series: Cache<IndicatorSeries>,
     tails: Cache<IndicatorSeries>,
     tables: Cache<RecordBatch>,
+    actions: Cache<Vec<super::actions::Action>>,
     memo: crate::memo::Memo,
     /// The data generation, when this process follows imports made by others.
     watch: Option<super::generation::Watch>,
@@ -207,6 +214,7 @@ impl ParquetMarketData {
             series: Cache::new("series", series, series_weight),
             tails: Cache::unbounded("tails"),
             tables: Cache::unbounded("tables"),
+            actions: Cache::unbounded("actions"),
             memo: crate::memo::Memo::default(),
             watch: None,
         }
@@ -250,6 +258,7 @@ impl ParquetMarketData {
                 self.series.clear();
                 self.tails.clear();
                 self.tables.clear();
+                self.actions.clear();
             }
         }
     }
@@ -257,6 +266,8 @@ impl ParquetMarketData {
     /// Drops an object's decoded forms (every cache is keyed by object key).
     fn invalidate(&self, key: &str) {
         self.bars.invalidate(key);
+        self.bars.invalidate(&raw_key(key));
+        self.actions.invalidate(key);
         self.symbols.invalidate(key);
         self.catalog.invalidate(key);
         self.series.invalidate(key);
@@ -357,6 +368,80 @@ impl ParquetMarketData {
         Ok(())
     }
 
+    /// Every recorded split and dividend (none when the table was never written).
+    pub async fn corporate_actions(&self) -> Result<Arc<Vec<super::actions::Action>>, PortError> {
+        self.current().await;
+        let loaded = self
+            .actions
+            .get_or_load(super::actions::KEY, async {
+                match self
+                    .load(super::actions::KEY, "corporate actions".into())
+                    .await
+                {
+                    Ok(batch) => super::actions::from_batch(&batch),
+                    Err(PortError::NotFound(_)) => Ok(Vec::new()),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        Ok(loaded)
+    }
+
+    /// Adds `rows` to the corporate actions (an action of the same symbol,
+    /// date and kind is replaced) and answers the objects whose adjusted
+    /// reads changed: the table and the bars of each symbol named.
+    pub async fn write_actions(
+        &self,
+        rows: Vec<super::actions::Action>,
+    ) -> Result<Vec<String>, PortError> {
+        let mut all = self.corporate_actions().await?.as_ref().clone();
+        let mut keys = vec![super::actions::KEY.to_string()];
+        for row in rows {
+            all.retain(|a| {
+                !(a.symbol == row.symbol && a.date == row.date && a.kind.name() == row.kind.name())
+            });
+            for k in [
+                layout::daily_prices(&row.symbol),
+                layout::intraday_prices(&row.symbol),
+            ] {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+            all.push(row);
+        }
+        all.sort_by(|a, b| (&a.symbol, a.date).cmp(&(&b.symbol, b.date)));
+        self.store(super::actions::KEY, &super::actions::to_batch(&all))
+            .await?;
+        for k in &keys {
+            self.invalidate(k);
+        }
+        Ok(keys)
+    }
+
+    async fn splits_of(&self, symbol: &str) -> Result<Vec<(chrono::NaiveDate, f64)>, PortError> {
+        Ok(super::actions::splits_of(
+            &self.corporate_actions().await?,
+            symbol,
+        ))
+    }
+
+    /// A symbol's daily bars as stored (as traded), read whole and not kept:
+    /// what an import merges into.
+    pub async fn daily_stored(&self, symbol: &str) -> Result<Bars, PortError> {
+        let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
+        codec::batch_to_bars(&self.load_whole(&key, format!("symbol '{symbol}'")).await?)
+    }
+
+    /// Bars under `key` as traded, kept under their raw key.
+    async fn raw_bars(&self, key: &str, what: String) -> Result<Arc<Bars>, PortError> {
+        self.bars
+            .get_or_load(&raw_key(key), async {
+                codec::batch_to_bars(&self.load(key, what).await?)
+            })
+            .await
+    }
+
     /// Inserts or replaces rows of the symbol catalog, keeping it sorted.
     pub async fn upsert_symbols(&self, rows: Vec<SymbolInfo>) -> Result<(), PortError> {
         let mut all: Vec<SymbolInfo> = match self.symbols().await {
@@ -387,9 +472,34 @@ impl MarketData for ParquetMarketData {
         let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
         self.bars
             .get_or_load(&key, async {
-                codec::batch_to_bars(&self.load(&key, format!("symbol '{symbol}'")).await?)
+                let raw =
+                    codec::batch_to_bars(&self.load(&key, format!("symbol '{symbol}'")).await?)?;
+                Ok(super::actions::adjust(&raw, &self.splits_of(symbol).await?))
             })
             .await
+    }
+
+    async fn daily_raw(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.current().await;
+        if self.splits_of(symbol).await?.is_empty() {
+            return self.daily(symbol).await;
+        }
+        let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
+        self.raw_bars(&key, format!("symbol '{symbol}'")).await
+    }
+
+    async fn intraday_raw(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
+        self.current().await;
+        if self.splits_of(symbol).await?.is_empty() {
+            return self.intraday(symbol).await;
+        }
+        let key = layout::intraday_prices(layout::check_name("symbol", symbol)?);
+        self.raw_bars(&key, format!("30-minute bars of '{symbol}'"))
+            .await
+    }
+
+    async fn splits(&self, symbol: &str) -> Result<Vec<(chrono::NaiveDate, f64)>, PortError> {
+        self.splits_of(symbol).await
     }
 
     async fn daily_once(&self, symbol: &str) -> Result<Arc<Bars>, PortError> {
@@ -399,7 +509,11 @@ impl MarketData for ParquetMarketData {
             return Ok(b);
         }
         let batch = self.load_whole(&key, format!("symbol '{symbol}'")).await?;
-        Ok(Arc::new(codec::batch_to_bars(&batch)?))
+        let raw = codec::batch_to_bars(&batch)?;
+        Ok(Arc::new(super::actions::adjust(
+            &raw,
+            &self.splits_of(symbol).await?,
+        )))
     }
 
     async fn indicator_series_once(&self, code: &str) -> Result<Arc<IndicatorSeries>, PortError> {
@@ -418,7 +532,8 @@ impl MarketData for ParquetMarketData {
         self.bars
             .get_or_load(&key, async {
                 let what = format!("30-minute bars of '{symbol}'");
-                codec::batch_to_bars(&self.load(&key, what).await?)
+                let raw = codec::batch_to_bars(&self.load(&key, what).await?)?;
+                Ok(super::actions::adjust(&raw, &self.splits_of(symbol).await?))
             })
             .await
     }

@@ -13,6 +13,7 @@ use futures::StreamExt;
 use platform::PortError;
 use platform::marketdata::generation::Generation;
 use platform::marketdata::{MarketData, ParquetMarketData, SymbolInfo, layout};
+
 use std::path::Path;
 
 /// Symbols read or written at once.
@@ -109,12 +110,13 @@ pub async fn ingest(
         });
     }
     // Each symbol's stored series, read alongside the others'.
-    let stored: Vec<Result<Option<std::sync::Arc<Bars>>, PortError>> =
+    let actions = market.corporate_actions().await?;
+    let stored: Vec<Result<Option<Bars>, PortError>> =
         futures::stream::iter(checked.iter().map(|(symbol, _, _)| async move {
             if options.replace {
                 return Ok(None);
             }
-            match market.daily_once(symbol).await {
+            match market.daily_stored(symbol).await {
                 Ok(b) => Ok(Some(b)),
                 Err(PortError::NotFound(_)) => Ok(None),
                 Err(e) => Err(e),
@@ -138,7 +140,8 @@ pub async fn ingest(
                 (bars, n)
             }
         };
-        rules::check_series(&symbol, &out, from, &[], &mut report);
+        let splits = platform::marketdata::actions::splits_of(&actions, &symbol);
+        rules::check_series(&symbol, &out, from, &splits, &mut report);
         merged.push(Merged {
             symbol,
             bars: out,
@@ -219,4 +222,14 @@ async fn catalog_rows(
             info
         })
         .collect())
+}
+
+/// Records splits and dividends, then publishes the generation naming the
+/// table and the bars whose adjusted reads they change.
+pub async fn record_actions(
+    market: &ParquetMarketData,
+    actions: Vec<platform::marketdata::actions::Action>,
+) -> Result<u64, PortError> {
+    let keys = market.write_actions(actions).await?;
+    Generation::publish(market.blobs().as_ref(), keys).await
 }

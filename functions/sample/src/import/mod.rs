@@ -5,6 +5,7 @@
 //! object is then written through a temporary file and a rename, so a failed
 //! import leaves the store as it was.
 
+mod actions_file;
 mod csv_file;
 mod ingest;
 mod parquet_file;
@@ -13,8 +14,9 @@ pub mod report;
 mod rules;
 mod table_file;
 
+pub use actions_file::read_actions_csv;
 pub use csv_file::{CsvLayout, csv_rows, read_csv};
-pub use ingest::{Ingested, Options, SymbolRows, ingest, lock};
+pub use ingest::{Ingested, Options, SymbolRows, ingest, lock, record_actions};
 pub use parquet_file::{parquet_rows, read_parquet};
 pub use provider::read_json;
 pub use report::{Finding, Report, Severity};

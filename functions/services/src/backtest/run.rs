@@ -77,7 +77,7 @@ fn engine_block(b: &Block, sources: &[Source]) -> strategy::Block {
 /// one `Inputs` among its strategies, so a grid loads its bars once.
 #[derive(Default)]
 pub struct Inputs {
-    bars: HashMap<(String, engine::Frequency, NaiveDate), Arc<Bars>>,
+    bars: HashMap<(String, engine::Frequency, NaiveDate, bool), Arc<Bars>>,
     /// Indicator readings aligned to a set of bars (by that set's address,
     /// kept alive by `bars`).
     series: HashMap<(String, usize), Arc<Vec<f64>>>,
@@ -176,12 +176,14 @@ pub async fn plan_ready(
     inputs: &mut Inputs,
 ) -> Result<Planned, PortError> {
     let p = ready.params;
+    let traded = platform::marketdata::AsTraded(market);
+    let market: &dyn MarketData = if p.adjusted { market } else { &traded };
     let end = ready.end;
     let intraday = p.frequency == BtFrequency::Hourly;
     let bars = match &p.csv {
         Some(upload) => Arc::new(upload.bars.slice_dates(None, Some(end))),
         None => {
-            let key = (p.symbol.clone(), p.frequency.engine(), end);
+            let key = (p.symbol.clone(), p.frequency.engine(), end, p.adjusted);
             match inputs.bars.get(&key) {
                 Some(b) => b.clone(),
                 None => {

@@ -35,6 +35,10 @@ pub struct PricesQuery {
         param(pattern = "^(json|csv|parquet|arrow)$", example = "csv")
     )]
     pub format: Option<String>,
+    /// `true` (the default): prices before each recorded split divided by
+    /// its ratio, volumes multiplied; `false`: as traded.
+    #[cfg_attr(feature = "openapi", param(example = false))]
+    pub adjusted: Option<bool>,
 }
 
 /// One daily bar: the session's date, prices and volume as stored.
@@ -57,6 +61,8 @@ pub struct PriceBar {
 pub struct PricesAnswer {
     #[cfg_attr(feature = "openapi", schema(example = "SPX"))]
     pub symbol: String,
+    /// Whether the prices are split-adjusted (the default) or as traded.
+    pub adjusted: bool,
     /// The sessions asked for, oldest first (a trial account: of the last 90).
     pub bars: Vec<PriceBar>,
 }
@@ -65,6 +71,7 @@ pub struct PricesAnswer {
 #[derive(Debug, Clone)]
 pub struct Prices {
     pub symbol: String,
+    pub adjusted: bool,
     bars: Arc<Bars>,
     rows: Range<usize>,
 }
@@ -102,6 +109,7 @@ impl Prices {
         let b = &self.bars;
         PricesAnswer {
             symbol: self.symbol.clone(),
+            adjusted: self.adjusted,
             bars: self
                 .rows
                 .clone()
@@ -137,20 +145,29 @@ impl PricesQuery {
 }
 
 /// `ticker`'s daily bars from `start` to `end` (each optional) as `account`
-/// may read them: 404 for a symbol with no bars.
+/// may read them, split-adjusted or as traded: 404 for a symbol with no bars.
 pub async fn prices(
     market: &dyn MarketData,
     account: &Account,
     ticker: &str,
     (start, end): (Option<NaiveDate>, Option<NaiveDate>),
+    adjusted: bool,
 ) -> Result<Prices> {
     let symbol = ticker.trim().to_ascii_uppercase();
-    let bars = match market.daily(&symbol).await {
+    let read = if adjusted {
+        market.daily(&symbol).await
+    } else {
+        market.daily_raw(&symbol).await
+    };
+    let bars = match read {
         Ok(b) => b,
         Err(PortError::NotFound(_)) => return Err(Error::unknown_symbol("ticker", ticker)),
         Err(e) => return Err(e.into()),
     };
-    Ok(within(symbol, bars, account.plan.trial, start, end))
+    Ok(Prices {
+        adjusted,
+        ..within(symbol, bars, account.plan.trial, start, end)
+    })
 }
 
 /// The bars dated from `start` to `end`, and of a trial's only the last
@@ -173,6 +190,7 @@ fn within(
     let from = from.max(first);
     Prices {
         symbol,
+        adjusted: true,
         bars,
         rows: from..to.max(from),
     }

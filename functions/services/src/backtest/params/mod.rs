@@ -62,6 +62,8 @@ pub struct StrategyParams {
     pub exit: RuleBlock,
     /// CSV mode's bars (2.8), read once.
     pub csv: Option<std::sync::Arc<super::csv::Upload>>,
+    /// Split-adjusted bars (the default) or bars as traded.
+    pub adjusted: bool,
 }
 
 /// The parsed request and what the service filled in.
@@ -77,11 +79,15 @@ impl Parsed {
     /// The defaults of 2.1 the caller left out (end_date aside: it depends
     /// on the data).
     pub fn defaults_applied(&self) -> Map<String, Value> {
-        DEFAULTS
+        let mut out: Map<String, Value> = DEFAULTS
             .iter()
             .filter(|(k, _)| *k != "end_date" && given(&self.user_supplied, k).is_none())
             .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
+            .collect();
+        if given(&self.user_supplied, "adjusted").is_none() {
+            out.insert("adjusted".into(), Value::Bool(true));
+        }
+        out
     }
 }
 
@@ -292,6 +298,7 @@ pub fn parse_with(
             entry,
             exit,
             csv,
+            adjusted: typed.adjusted.unwrap_or(true),
         },
         user_supplied: body.clone(),
         warnings,

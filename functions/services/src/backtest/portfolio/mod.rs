@@ -170,11 +170,18 @@ pub async fn prepare_with(
 ) -> Result<Prepared> {
     let params: PortfolioParams = crate::error::from_json(body.clone())?;
     let defaults = params.check()?;
+    let traded = platform::marketdata::AsTraded(market);
+    let market: &dyn MarketData = if params.adjusted.unwrap_or(true) {
+        market
+    } else {
+        &traded
+    };
     let benchmark_name = params.benchmark.clone().unwrap_or_else(|| "SPX".into());
     let latest = market.latest_date().await?;
     let end = params.end_date.unwrap_or(latest);
-    let data_key = serde_json::to_string(&(&params.universe, &benchmark_name, end))
-        .map_err(PortError::internal)?;
+    let data_key =
+        serde_json::to_string(&(&params.universe, &benchmark_name, end, params.adjusted))
+            .map_err(PortError::internal)?;
     let data = match &reuse.data {
         Some((key, data)) if *key == data_key => data.clone(),
         _ => {

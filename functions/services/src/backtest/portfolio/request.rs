@@ -62,6 +62,8 @@ pub struct PortfolioParams {
     /// (cash never negative).
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10))]
     pub max_leverage: Option<f64>,
+    /// Trade split-adjusted prices (true, the default) or prices as traded.
+    pub adjusted: Option<bool>,
     pub signals: Option<SignalMode>,
     pub weights: Option<WeightMode>,
 }
@@ -395,6 +397,7 @@ impl PortfolioParams {
         );
         default("fractional", json!(true), self.fractional.is_some());
         default("max_leverage", json!(1.0), self.max_leverage.is_some());
+        default("adjusted", json!(true), self.adjusted.is_some());
         if let Some(c) = self.capital {
             within("capital", c, 0.0, 1e12, true, false)?;
         }

@@ -159,6 +159,10 @@ pub struct Strategy {
     /// Accepted for compatibility; other values are reported as ignored
     #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = r"^0(\.0{1,4})?$", required = false))]
     pub win_rate: Option<Loose>,
+    /// Trade split-adjusted prices (true, the default) or prices as traded
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(required = false))]
+    pub adjusted: Option<bool>,
     pub entry: EntryBlock,
     pub exit: ExitBlock,
     /// CSV mode (2.8, docs/backtest.md): the bars come with the request.
