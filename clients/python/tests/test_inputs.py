@@ -22,6 +22,10 @@ def test_prices_equal_the_stored_parquet_bars(client, data_dir):
     assert len(frame) > 240
     pd.testing.assert_frame_equal(frame, stored[["Open", "High", "Low", "Close", "Volume"]], check_exact=True, check_freq=False)
     assert frame.attrs["symbol"] == "SPX"
+    # As traded: SPX has no recorded split, so the same bars, said so.
+    traded = client.prices("SPX", start="2015-03-02", end=dt.date(2016, 2, 29), adjusted=False)
+    assert traded.attrs["adjusted"] is False and frame.attrs["adjusted"] is True
+    pd.testing.assert_frame_equal(traded, frame, check_exact=True)
     # Without a range, the whole series; the symbol in any case.
     assert len(client.prices("spx")) == pq.read_metadata(path).num_rows
     with pytest.raises(UnknownSymbol) as e:

@@ -461,6 +461,7 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         trade_price: Literal["current_close", "next_open", "next_close"] | None = None,
         fractional: bool | None = None,
         max_leverage: float | None = None,
+        adjusted: bool | None = None,
         name: str | None = None,
         idempotency_key: str | None = None,
         bars: Mapping[str, pd.DataFrame] | None = None,
@@ -483,6 +484,8 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
                 `current_close`).
             fractional: fractional units (default True).
             max_leverage: gross exposure over the account's value (default 1).
+            adjusted: trade split-adjusted bars (default True) or bars as
+                traded (False).
             name: the task's name.
             idempotency_key: as `backtest` takes it.
             bars: your own daily bars by symbol (each frame a `Date` index
@@ -499,7 +502,7 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         body = _given(universe=[str(s) for s in universe], signals=signals, weights=weights, benchmark=benchmark,
                       start_date=start_date, end_date=end_date, capital=capital, commission=commission,
                       slippage=slippage, trade_price=trade_price, fractional=fractional,
-                      max_leverage=max_leverage, name=name)
+                      max_leverage=max_leverage, adjusted=adjusted, name=name)
         if not bars:
             task_id = yield from self._submit("/backtest/portfolio", body, idempotency_key)
             return self._portfolio_task(self, task_id)
@@ -777,25 +780,31 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         return records_frame(body)
 
     @call
-    def prices(self, symbol: str, start: DateLike | None = None, end: DateLike | None = None) -> Op[pd.DataFrame]:
+    def prices(self, symbol: str, start: DateLike | None = None, end: DateLike | None = None,
+               adjusted: bool = True) -> Op[pd.DataFrame]:
         """A stored symbol's daily bars.
 
         Args:
             symbol: the symbol.
             start, end: the first and last date (each optional; text,
                 `date`, `datetime` or `pd.Timestamp`).
+            adjusted: split-adjusted (the default: prices before each
+                recorded split divided by its ratio) or as traded (False).
 
         Returns:
-            `Open`, `High`, `Low`, `Close`, `Volume` as stored, by a
-            DatetimeIndex `Date`: what `backtest(strategy, bars=...)` takes.
+            `Open`, `High`, `Low`, `Close`, `Volume` by a DatetimeIndex
+            `Date`: what `backtest(strategy, bars=...)` takes; `attrs`
+            says `adjusted`.
 
         Raises:
             UnknownSymbol: no bars are stored for `symbol`.
             MarketlabError: a malformed date, or `start` after `end`."""
-        params = {"format": "arrow", "start": _date(start), "end": _date(end)}
+        params = {"format": "arrow", "start": _date(start), "end": _date(end),
+                  "adjusted": None if adjusted else "false"}
         frame = yield from self._arrow("GET", f"/ws/prices/{symbol}", params=params)
         frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("Date")), name="Date")
         frame.attrs["symbol"] = symbol.upper()
+        frame.attrs["adjusted"] = adjusted
         return frame
 
     @call

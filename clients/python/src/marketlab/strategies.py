@@ -99,7 +99,8 @@ ExitBlock = Union[SingleCondition, Scoring, TimeOrder, RiskControlOnly]
 class Strategy(TypedDict, total=False):
     """A strategy: only `symbol`, `entry` and `exit` are required; the rest
     have the defaults docs/backtest.md gives (capital 100000, the whole
-    history, fills at the current close, `risk_control` `//21`)."""
+    history, fills at the current close, `risk_control` `//21`, bars
+    split-adjusted: `adjusted` False trades them as traded)."""
 
     symbol: Required[str]
     entry: Required[EntryBlock]
@@ -117,6 +118,7 @@ class Strategy(TypedDict, total=False):
     end_date: str
     trade_price: Literal[0, 1, 2] | str
     risk_control: str
+    adjusted: bool
     csv_mode: bool
 
 
