@@ -233,6 +233,7 @@ fn main() {
         opts.scan = Schedule {
             at_start: false,
             daily_at: None,
+            follow: false,
         };
         let market_dir = opts.market_dir.clone();
         let s = TestServer::start(opts).await;

@@ -63,9 +63,11 @@ async fn serve(dir: PathBuf) {
         scan: services::analytics::scanner::nightly::Schedule {
             at_start: true,
             daily_at: None,
+            follow: false,
         },
         inbox: None,
         data_check: platform::marketdata::generation::DEFAULT_CHECK,
+        stale_after: marketlab::updates::STALE_AFTER,
         metering: true,
         clock: std::sync::Arc::new(platform::clock::SystemClock),
         webhooks: Default::default(),

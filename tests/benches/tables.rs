@@ -74,6 +74,7 @@ fn main() {
         opts.scan = Schedule {
             at_start: false,
             daily_at: None,
+            follow: false,
         };
         let server = TestServer::start(opts).await;
         let http = reqwest::Client::new();

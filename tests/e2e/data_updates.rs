@@ -293,3 +293,129 @@ async fn a_recorded_split_adjusts_reads_as_pandas_does_and_backtests_trade_on_th
     sample.stop().await;
     s.stop().await;
 }
+
+/// A Polygon grouped-daily answer of `NEXT` for `symbols`: each symbol's
+/// last stored bar moved up by 1%.
+async fn grouped(market: &ParquetMarketData, symbols: &[String]) -> Vec<u8> {
+    let t = chrono::NaiveDate::parse_from_str(NEXT, "%Y-%m-%d")
+        .unwrap()
+        .and_hms_opt(21, 0, 0)
+        .unwrap()
+        .and_utc()
+        .timestamp_millis();
+    let mut results = Vec::new();
+    for s in symbols {
+        let b = market.daily_stored(s).await.unwrap();
+        let i = b.len() - 1;
+        results.push(
+            json!({"T": s, "o": b.open[i] * 1.01, "h": b.high[i] * 1.01, "l": b.low[i] * 1.01,
+                            "c": b.close[i] * 1.01, "v": b.volume[i], "t": t, "n": 10}),
+        );
+    }
+    serde_json::to_vec(
+        &json!({"adjusted": false, "queryCount": results.len(), "resultsCount": results.len(),
+                               "status": "OK", "results": results}),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_put_in_incoming_are_imported_or_rejected_and_a_completed_session_is_scanned() {
+    use services::analytics::scanner::follow;
+    let data = tempfile::tempdir().unwrap();
+    let market_dir = data.path().join("market");
+    tests::server::sample_into(&market_dir);
+    let mut opts = Options::new(data.path().join("db.sqlite"));
+    opts.market_dir = market_dir.clone();
+    opts.data_check = CHECK;
+    opts.scan.follow = true;
+    let s = TestServer::start(opts).await;
+    let reader = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
+    let symbols: Vec<String> = reader
+        .symbols()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|i| i.last_date.to_string() == LAST)
+        .map(|i| i.symbol.clone())
+        .collect();
+    let last_stock = reader
+        .symbols()
+        .await
+        .unwrap()
+        .iter()
+        .rfind(|i| i.asset_class == "stock" && i.last_date.to_string() == LAST)
+        .unwrap()
+        .symbol
+        .clone();
+    let incoming = market_dir.join("incoming");
+    std::fs::create_dir_all(&incoming).unwrap();
+    // As a file should arrive: written beside, then renamed in whole.
+    let put = |name: &str, data: &[u8]| {
+        let hidden = incoming.join(format!(".{name}.part"));
+        std::fs::write(&hidden, data).unwrap();
+        std::fs::rename(&hidden, incoming.join(name)).unwrap();
+    };
+    let arrived = |name: &str| {
+        let report = market_dir.join(name);
+        async move { eventually(Duration::from_secs(20), || async { report.exists() }).await }
+    };
+
+    // Every symbol but one stock: imported, not yet a complete session.
+    let most: Vec<String> = symbols
+        .iter()
+        .filter(|s| **s != last_stock)
+        .cloned()
+        .collect();
+    put("2026-11-23.json", &grouped(&reader, &most).await);
+    assert!(arrived("ingested/2026-11-23.json.report.json").await);
+    let report: Value = serde_json::from_slice(
+        &std::fs::read(market_dir.join("ingested/2026-11-23.json.report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["errors"], 0, "{report}");
+    assert!(!incoming.join("2026-11-23.json").exists());
+    let fresh = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
+    assert_eq!(follow::complete_session(&fresh).await.unwrap(), None);
+
+    // The last stock completes the session: it is scanned.
+    put(
+        "2026-11-23-rest.json",
+        &grouped(&reader, std::slice::from_ref(&last_stock)).await,
+    );
+    assert!(arrived("ingested/2026-11-23-rest.json.report.json").await);
+    let next: chrono::NaiveDate = NEXT.parse().unwrap();
+    let fresh = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
+    assert_eq!(follow::complete_session(&fresh).await.unwrap(), Some(next));
+    let scanned = eventually(Duration::from_secs(60), || async {
+        s.state.scanner.dates().await.unwrap().contains(&next)
+    })
+    .await;
+    assert!(scanned, "the completed session was not scanned");
+    // Once: a session scanned is not scanned again.
+    let store = tests::server::scanner_store(&market_dir);
+    assert_eq!(
+        follow::follow(&fresh, store.as_ref(), None).await.unwrap(),
+        None
+    );
+
+    // A bad file: moved to rejected/ with its report, nothing written.
+    let before = std::fs::read(market_dir.join("prices/daily/SPX.parquet")).unwrap();
+    put(
+        "SPX.csv",
+        b"Date,Open,High,Low,Close,Volume\n2026-11-24,10,9,11,10,100\n",
+    );
+    assert!(arrived("rejected/SPX.csv.report.json").await);
+    let report: Value = serde_json::from_slice(
+        &std::fs::read(market_dir.join("rejected/SPX.csv.report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["findings"][0]["rule"], "high_below_low", "{report}");
+    assert_eq!(report["findings"][0]["line"], 2);
+    assert!(market_dir.join("rejected/SPX.csv").exists());
+    assert_eq!(
+        std::fs::read(market_dir.join("prices/daily/SPX.parquet")).unwrap(),
+        before
+    );
+    s.stop().await;
+}

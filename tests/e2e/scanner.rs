@@ -194,6 +194,7 @@ async fn the_nightly_scan_runs_at_start_and_the_endpoints_read_its_file() {
         Schedule {
             at_start: true,
             daily_at: None,
+            follow: false,
         },
     )
     .await;
@@ -451,6 +452,7 @@ async fn the_daily_run_scans_at_its_time() {
         Schedule {
             at_start: false,
             daily_at: Some(at),
+            follow: false,
         },
     )
     .await;

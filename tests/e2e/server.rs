@@ -115,6 +115,7 @@ impl Options {
             scan: services::analytics::scanner::nightly::Schedule {
                 at_start: true,
                 daily_at: None,
+                follow: false,
             },
             market_dir: market_dir().to_path_buf(),
             inbox: None,
@@ -158,6 +159,7 @@ impl TestServer {
             scan: opts.scan,
             inbox: opts.inbox,
             data_check: opts.data_check,
+            stale_after: marketlab::updates::STALE_AFTER,
             metering: opts.metering,
             clock: opts.clock,
             webhooks: opts.webhooks,

@@ -371,6 +371,7 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
         scan: services::analytics::scanner::nightly::Schedule {
             at_start: !args.no_scan,
             daily_at: (!args.no_scan).then_some(args.scan_at),
+            follow: !args.no_scan,
         },
         webhooks: server::WebhookSettings {
             allow_loopback: args.webhooks_allow_loopback,

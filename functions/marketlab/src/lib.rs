@@ -8,3 +8,4 @@ pub mod metrics;
 pub mod operator;
 pub mod runtime;
 pub mod server;
+pub mod updates;

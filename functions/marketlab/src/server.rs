@@ -57,6 +57,9 @@ pub struct ServerConfig {
     /// How often a read looks for imports made by another process (the
     /// data generation): the bound on serving a new session.
     pub data_check: Duration,
+    /// How long past the close of a session missing from the data before
+    /// the data are reported stale (a logged error; the lag is a gauge).
+    pub stale_after: Duration,
     /// Count usage and apply plan limits (on by default).
     pub metering: bool,
     /// The clock usage days and rate-limit minutes are counted on (the
@@ -136,6 +139,7 @@ impl ServerConfig {
             scan: Default::default(),
             inbox: Some(data_dir.join("inbox")),
             data_check: platform::marketdata::generation::DEFAULT_CHECK,
+            stale_after: crate::updates::STALE_AFTER,
             metering: true,
             clock: Arc::new(platform::clock::SystemClock),
             webhooks: Default::default(),
@@ -185,6 +189,8 @@ pub struct Embedded {
     workers: WorkerPool,
     /// The scanner's schedule; stops with the server.
     scanner: AbortOnDrop,
+    /// Imports what arrives in incoming/ and scans completed sessions.
+    follower: AbortOnDrop,
     /// The batch inbox's sweeper; stops with the server.
     inbox: Option<AbortOnDrop>,
     /// Writes usage counts every few seconds; a last flush at shutdown.
@@ -253,12 +259,12 @@ pub async fn start(
     let (local_queue, receiver) = LocalQueue::new();
     let jobs = local_queue.clone();
     let queue: Arc<dyn JobQueue> = Arc::new(local_queue);
+    let parquet =
+        Arc::new(ParquetMarketData::new(Arc::new(market_dir.clone())).checking(config.data_check));
     let state = AppState {
         tasks: tasks.clone(),
         queue: queue.clone(),
-        market: Arc::new(
-            ParquetMarketData::new(Arc::new(market_dir.clone())).checking(config.data_check),
-        ),
+        market: parquet.clone(),
         uploads: platform::uploads::Uploads::new(Arc::new(market_dir.clone())),
         scanner: Arc::new(ParquetScannerStore::new(Arc::new(market_dir), READ_TTL)),
         auth: Arc::new(
@@ -328,14 +334,30 @@ pub async fn start(
             "re-queued tasks left unfinished by the previous run"
         );
     }
+    // The scan at start comes before the data follower's first look, in
+    // its task, so the two never scan one session at once.
     let scanner = AbortOnDrop(tokio::spawn(
         services::analytics::scanner::nightly::scheduled(
             state.market.clone(),
             state.scanner.clone(),
-            config.scan,
+            services::analytics::scanner::nightly::Schedule {
+                at_start: false,
+                ..config.scan
+            },
             Some(hooks.events()),
         ),
     ));
+    let follower = AbortOnDrop(tokio::spawn(crate::updates::follow_data(
+        crate::updates::Follower {
+            market: parquet,
+            market_dir: config.market_dir.clone(),
+            scanner: state.scanner.clone(),
+            events: Some(hooks.events()),
+            scan_at_start: config.scan.at_start,
+            follow: config.scan.follow,
+            stale_after: config.stale_after,
+        },
+    )));
     let deliverer = Arc::new(deliveries::Deliverer {
         store: hooks.store.clone(),
         outbox: hooks.outbox.clone(),
@@ -364,6 +386,7 @@ pub async fn start(
         accounts,
         workers,
         scanner,
+        follower,
         inbox,
         flusher,
         deliveries,
@@ -467,6 +490,7 @@ impl Embedded {
         api::serve::serve(listener, app, self.connections, shutdown).await?;
         tracing::info!("http server stopped; waiting for running jobs");
         drop(self.scanner);
+        drop(self.follower);
         drop(self.inbox);
         self.workers.shutdown(self.shutdown_grace).await;
         drop(self.flusher);

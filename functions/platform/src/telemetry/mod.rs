@@ -35,10 +35,22 @@ pub const METERING_FLUSH_LAG: &str = "metering_flush_lag_seconds";
 pub const COLD_STARTS: &str = "cold_starts_total";
 pub const WEBHOOK_ATTEMPTS: &str = "webhook_attempts_total";
 pub const PANICS: &str = "panics_total";
+pub const DATA_LAG: &str = "market_data_lag_seconds";
+pub const DATA_IMPORTS: &str = "market_data_imports_total";
 
 /// Every metric with its unit and meaning: exporters read units from here
 /// (EMF needs them per metric, Prometheus prints the text as HELP).
 pub fn describe() {
+    describe_gauge!(
+        DATA_LAG,
+        Unit::Seconds,
+        "Time since the close of the first session missing from the market data (0 while current)"
+    );
+    describe_counter!(
+        DATA_IMPORTS,
+        Unit::Count,
+        "Files imported from incoming/, by outcome (ingested, rejected)"
+    );
     describe_counter!(
         HTTP_REQUESTS,
         Unit::Count,
@@ -241,6 +253,14 @@ pub fn queue(name: &'static str, depth: u64, oldest: Option<Duration>) {
 /// The oldest message's age alone (the worker sees it in its batch).
 pub fn queue_oldest(name: &'static str, age: Duration) {
     gauge!(QUEUE_OLDEST_AGE, "queue" => name).set(age.as_secs_f64());
+}
+
+pub fn data_lag(lag: Duration) {
+    gauge!(DATA_LAG).set(lag.as_secs_f64());
+}
+
+pub fn data_import(outcome: &'static str) {
+    counter!(DATA_IMPORTS, "outcome" => outcome).increment(1);
 }
 
 pub fn dead_letters(name: &'static str, depth: u64) {

@@ -111,17 +111,11 @@ pub async fn ingest(
     }
     // Each symbol's stored series, read alongside the others'.
     let actions = market.corporate_actions().await?;
-    let stored: Vec<Result<Option<Bars>, PortError>> =
-        futures::stream::iter(checked.iter().map(|(symbol, _, _)| async move {
-            if options.replace {
-                return Ok(None);
-            }
-            match market.daily_stored(symbol).await {
-                Ok(b) => Ok(Some(b)),
-                Err(PortError::NotFound(_)) => Ok(None),
-                Err(e) => Err(e),
-            }
-        }))
+    let reads: Vec<_> = checked
+        .iter()
+        .map(|(symbol, _, _)| stored_bars(market, symbol, options.replace))
+        .collect();
+    let stored: Vec<Result<Option<Bars>, PortError>> = futures::stream::iter(reads)
         .buffered(PARALLEL)
         .collect()
         .await;
@@ -156,11 +150,8 @@ pub async fn ingest(
             generation: None,
         });
     }
-    let written: Vec<Result<String, PortError>> =
-        futures::stream::iter(merged.iter().map(|m| async move {
-            market.write_daily(&m.symbol, &m.bars).await?;
-            Ok(layout::daily_prices(&m.symbol))
-        }))
+    let writes: Vec<_> = merged.iter().map(|m| write(market, m)).collect();
+    let written: Vec<Result<String, PortError>> = futures::stream::iter(writes)
         .buffered(PARALLEL)
         .collect()
         .await;
@@ -175,6 +166,28 @@ pub async fn ingest(
         added: merged.iter().map(|m| m.added).sum(),
         generation: Some(generation),
     })
+}
+
+/// A symbol's stored bars, none when it has none (or they are replaced).
+async fn stored_bars(
+    market: &ParquetMarketData,
+    symbol: &str,
+    replace: bool,
+) -> Result<Option<Bars>, PortError> {
+    if replace {
+        return Ok(None);
+    }
+    match market.daily_stored(symbol).await {
+        Ok(b) => Ok(Some(b)),
+        Err(PortError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes a merged series; its object's key.
+async fn write(market: &ParquetMarketData, m: &Merged) -> Result<String, PortError> {
+    market.write_daily(&m.symbol, &m.bars).await?;
+    Ok(layout::daily_prices(&m.symbol))
 }
 
 /// The catalog rows of the merged symbols: their dates from the series,

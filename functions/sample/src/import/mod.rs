@@ -7,6 +7,7 @@
 
 mod actions_file;
 mod csv_file;
+pub mod inbox;
 mod ingest;
 mod parquet_file;
 mod provider;

@@ -4,6 +4,7 @@
 
 pub mod answers;
 pub mod backtest;
+pub mod follow;
 pub mod history;
 pub mod nightly;
 pub mod requests;

@@ -314,8 +314,12 @@ pub async fn run(
 pub struct Schedule {
     /// Scan at start-up when the latest session has no scan yet.
     pub at_start: bool,
-    /// Scan the latest session every day at this time.
+    /// Scan the latest session every day at this time (unless it was
+    /// scanned): the deadline for a session some symbol never completes.
     pub daily_at: Option<chrono::NaiveTime>,
+    /// Scan a session as soon as its data are complete
+    /// ([`super::follow::follow`]).
+    pub follow: bool,
 }
 
 impl Default for Schedule {
@@ -325,6 +329,7 @@ impl Default for Schedule {
         Schedule {
             at_start: true,
             daily_at: chrono::NaiveTime::from_hms_opt(4, 40, 0),
+            follow: true,
         }
     }
 }
@@ -376,8 +381,28 @@ pub async fn tell(events: &Events, store: &dyn ScannerStore, date: NaiveDate) {
     }
 }
 
+/// Scans the latest session if it has no scan yet.
+pub async fn scan_missing(
+    market: &dyn MarketData,
+    store: &dyn ScannerStore,
+    events: Option<&Events>,
+    why: &str,
+) {
+    let missing = match (market.latest_date().await, store.dates().await) {
+        (Ok(latest), Ok(dates)) => !dates.contains(&latest),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::error!(error = %e, "scanner: cannot tell whether the latest session was scanned");
+            false
+        }
+    };
+    if missing {
+        scan_logged(market, store, events, why).await;
+    }
+}
+
 /// Runs the schedule until dropped (the server aborts it at shutdown; a
-/// scan cut short writes nothing).
+/// scan cut short writes nothing): at start, then daily, each time only
+/// when the latest session has no scan yet.
 pub async fn scheduled(
     market: Arc<dyn MarketData>,
     store: Arc<dyn ScannerStore>,
@@ -385,33 +410,24 @@ pub async fn scheduled(
     events: Option<Events>,
 ) {
     if schedule.at_start {
-        let missing = match (market.latest_date().await, store.dates().await) {
-            (Ok(latest), Ok(dates)) => !dates.contains(&latest),
-            (Err(e), _) | (_, Err(e)) => {
-                tracing::error!(error = %e, "scanner: cannot tell whether the latest session was scanned");
-                false
-            }
-        };
-        if missing {
-            scan_logged(
-                market.as_ref(),
-                store.as_ref(),
-                events.as_ref(),
-                "the latest session had no scan",
-            )
-            .await;
-        }
+        scan_missing(
+            market.as_ref(),
+            store.as_ref(),
+            events.as_ref(),
+            "the latest session had no scan",
+        )
+        .await;
     }
     let Some(at) = schedule.daily_at else {
         return;
     };
     loop {
         tokio::time::sleep(until_next(chrono::Utc::now().naive_utc(), at)).await;
-        scan_logged(
+        scan_missing(
             market.as_ref(),
             store.as_ref(),
             events.as_ref(),
-            "daily schedule",
+            "daily schedule: the latest session had no scan",
         )
         .await;
     }
