@@ -4,6 +4,7 @@ mod analytics;
 mod arrow_answers;
 mod aws_faults;
 mod aws_hangs;
+mod aws_ingest;
 mod aws_portfolio;
 mod aws_stalls;
 mod backtest;

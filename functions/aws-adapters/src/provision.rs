@@ -226,51 +226,67 @@ pub async fn bucket(c: &Clients, name: &str) -> Result<(), PortError> {
 }
 
 /// Sends the bucket's "object created" events for batch files
-/// (`batches/...jsonl`) to the job queue, where the worker sweeps the inbox.
-/// The queue's policy must let S3 send to it (the template's
-/// `JobQueuePolicy` does).
-pub async fn batch_notifications(
+/// (`batches/...jsonl`) to the job queue, where the worker sweeps the inbox,
+/// and, given an ingest queue, those under `incoming/` to it, where the
+/// ingest function imports them: the template's `NotificationConfiguration`.
+/// Each queue's policy must let S3 send to it (the template's queue
+/// policies do).
+pub async fn bucket_notifications(
     c: &Clients,
     bucket: &str,
     queue_url: &str,
+    ingest_queue_url: Option<&str>,
 ) -> Result<(), PortError> {
     use aws_sdk_s3::types::{
         Event, FilterRule, FilterRuleName, NotificationConfiguration,
         NotificationConfigurationFilter, QueueConfiguration, S3KeyFilter,
     };
-    let arn = c
-        .sqs
-        .get_queue_attributes()
-        .queue_url(queue_url)
-        .attribute_names(QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .map_err(|e| PortError::unavailable_by("queue arn", e))?
-        .attributes()
-        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
-        .unwrap_or_default();
+    let arn_of = |url: String| async move {
+        c.sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(QueueAttributeName::QueueArn)
+            .send()
+            .await
+            .map_err(|e| PortError::unavailable_by("queue arn", e))
+            .map(|a| {
+                a.attributes()
+                    .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+                    .unwrap_or_default()
+            })
+    };
     let rule =
         |name: FilterRuleName, value: &str| FilterRule::builder().name(name).value(value).build();
-    let queue = QueueConfiguration::builder()
-        .queue_arn(arn)
-        .events(Event::S3ObjectCreated)
-        .filter(
-            NotificationConfigurationFilter::builder()
-                .key(
-                    S3KeyFilter::builder()
-                        .filter_rules(rule(FilterRuleName::Prefix, "batches/"))
-                        .filter_rules(rule(FilterRuleName::Suffix, ".jsonl"))
-                        .build(),
-                )
-                .build(),
-        )
-        .build()
-        .map_err(|e| PortError::Invalid(format!("notification: {e}")))?;
+    let to = |arn: String, rules: Vec<FilterRule>| {
+        QueueConfiguration::builder()
+            .queue_arn(arn)
+            .events(Event::S3ObjectCreated)
+            .filter(
+                NotificationConfigurationFilter::builder()
+                    .key(S3KeyFilter::builder().set_filter_rules(Some(rules)).build())
+                    .build(),
+            )
+            .build()
+            .map_err(|e| PortError::Invalid(format!("notification: {e}")))
+    };
+    let mut queues = vec![to(
+        arn_of(queue_url.to_string()).await?,
+        vec![
+            rule(FilterRuleName::Prefix, "batches/"),
+            rule(FilterRuleName::Suffix, ".jsonl"),
+        ],
+    )?];
+    if let Some(url) = ingest_queue_url {
+        queues.push(to(
+            arn_of(url.to_string()).await?,
+            vec![rule(FilterRuleName::Prefix, "incoming/")],
+        )?);
+    }
     c.s3.put_bucket_notification_configuration()
         .bucket(bucket)
         .notification_configuration(
             NotificationConfiguration::builder()
-                .queue_configurations(queue)
+                .set_queue_configurations(Some(queues))
                 .build(),
         )
         .send()

@@ -266,6 +266,21 @@ pub async fn scan(
         }
     };
     let date = field("date")?;
+    // The schedule's run is the deadline for a session the data never
+    // completed: a session already scanned (as its data completed) is not
+    // scanned again.
+    if date.is_none() && event.get("unless_scanned").and_then(|v| v.as_bool()) == Some(true) {
+        let latest = market.latest_date().await.map_err(|e| e.to_string())?;
+        if store
+            .dates()
+            .await
+            .map_err(|e| e.to_string())?
+            .contains(&latest)
+        {
+            tracing::info!(%latest, "scanner: the latest session was scanned already");
+            return Ok(serde_json::json!({"date": latest.to_string(), "scanned_already": true}));
+        }
+    }
     let started = std::time::Instant::now();
     if let Some(from) = field("from")? {
         use services::analytics::scanner::history::backfill;
@@ -430,4 +445,137 @@ pub fn oldest_in(event: &SqsEvent) -> Option<std::time::Duration> {
         .filter_map(|r| r.attributes.get("SentTimestamp")?.parse::<i64>().ok())
         .map(|sent| std::time::Duration::from_millis((now - sent).max(0) as u64))
         .max()
+}
+
+/// The ingest function's ports: the market data it merges into, the
+/// scanner it runs once a session is complete, and the allowance past which
+/// the data are stale.
+pub struct Ingest {
+    pub market: platform::marketdata::ParquetMarketData,
+    pub scanner: platform::scanner::ParquetScannerStore,
+    pub events: Option<platform::webhooks::emit::Events>,
+}
+
+impl Ingest {
+    pub fn new(clients: &Clients, names: &Names) -> Self {
+        Ingest {
+            market: wiring::market_data(clients, names),
+            scanner: wiring::scanner_store(clients, names),
+            events: wiring::webhooks(clients, names).map(|h| h.events()),
+        }
+    }
+}
+
+/// The keys under `incoming/` an S3 event (a queue message's body) names,
+/// decoded (S3 sends keys URL-encoded, spaces as `+`).
+fn incoming_keys(body: &str) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    v.get("Records")
+        .and_then(|r| r.as_array())
+        .map(|records| {
+            records
+                .iter()
+                .filter_map(|r| r.pointer("/s3/object/key").and_then(|k| k.as_str()))
+                .map(|k| {
+                    // Form encoding: `+` a space, `%XX` a byte.
+                    form_urlencoded::parse(format!("k={k}").as_bytes())
+                        .next()
+                        .map_or_else(|| k.to_string(), |(_, v)| v.into_owned())
+                })
+                .filter(|k| k.starts_with(sample::import::inbox::INCOMING))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One invocation of the ingest function. An SQS batch of S3 events: each
+/// file named under `incoming/` is imported and moved with its report
+/// (a message whose import failed on a dependency comes again; one that
+/// names no incoming file is left for the dead-letter queue); then the
+/// latest session is scanned if it is complete and was not. Any other
+/// event (the hourly schedule) only measures the lag. Both record the
+/// data's lag as a metric.
+pub async fn ingest(ctx: &Ingest, event: serde_json::Value) -> serde_json::Value {
+    let mut response = SqsBatchResponse::default();
+    let records = event
+        .get("Records")
+        .and_then(|r| r.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let mut taken = 0;
+    for record in &records {
+        let id = record
+            .get("messageId")
+            .and_then(|i| i.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let body = record
+            .get("body")
+            .and_then(|b| b.as_str())
+            .unwrap_or_default();
+        let keys = incoming_keys(body);
+        if keys.is_empty() && !body.contains("s3:TestEvent") {
+            tracing::error!(message_id = %id, "not an S3 event about incoming/; left for the dead-letter queue");
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            response.batch_item_failures.push(failure);
+            continue;
+        }
+        for key in keys {
+            match sample::import::inbox::take(&ctx.market, &key).await {
+                Ok(Some(t)) => {
+                    taken += 1;
+                    let outcome = if t.report.refused() {
+                        "rejected"
+                    } else {
+                        "ingested"
+                    };
+                    platform::telemetry::data_import(outcome);
+                    tracing::info!(file = %t.name, moved_to = %t.moved_to, errors = t.report.errors,
+                        warnings = t.report.warnings, sessions = t.added, "market data: {outcome}");
+                }
+                Ok(None) => tracing::info!(%key, "market data: already taken"),
+                Err(e) => {
+                    tracing::warn!(%key, error = %e, "market data: not imported; the event comes again");
+                    let mut failure = BatchItemFailure::default();
+                    failure.item_identifier = id.clone();
+                    response.batch_item_failures.push(failure);
+                }
+            }
+        }
+    }
+    let mut scanned = serde_json::Value::Null;
+    if taken > 0 {
+        match services::analytics::scanner::follow::follow(
+            &ctx.market,
+            &ctx.scanner,
+            ctx.events.as_ref(),
+        )
+        .await
+        {
+            Ok(Some(s)) => scanned = serde_json::json!(s.date.to_string()),
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "scanner: the completed session was not scanned"),
+        }
+    }
+    use platform::marketdata::MarketData;
+    let lag = match ctx.market.latest_date().await {
+        Ok(latest) => {
+            let lag = services::analytics::scanner::follow::lag(latest, chrono::Utc::now());
+            platform::telemetry::data_lag(lag);
+            Some(lag.as_secs())
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "market data: the latest session is unknown");
+            None
+        }
+    };
+    if records.is_empty() {
+        return serde_json::json!({"lag_seconds": lag});
+    }
+    let mut answer = serde_json::to_value(&response).unwrap_or_default();
+    answer["scanned"] = scanned;
+    answer
 }

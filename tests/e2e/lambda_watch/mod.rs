@@ -360,7 +360,7 @@ async fn functions_under_the_lambda_runtime_on_the_emulator() {
     // A batch file dropped in the bucket: the S3 event reaches the worker
     // through the queue, the batch runs in chunks, and its table is written
     // beside the file.
-    aws_adapters::provision::batch_notifications(&c, &names.bucket, &names.queue_url)
+    aws_adapters::provision::bucket_notifications(&c, &names.bucket, &names.queue_url, None)
         .await
         .unwrap();
     let sma = |period: &str| {

@@ -1,0 +1,161 @@
+//! Market data updates on the AWS path (the emulator, the functions' own
+//! binaries): a file put under `incoming/` reaches the ingest function
+//! through the bucket's event and the ingest queue, is merged and moved
+//! with its report to `ingested/`; the session it completes is scanned; a
+//! warm backtest function answers the new session within its check
+//! interval; a bad file lands in `rejected/` with its report.
+
+use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
+use platform::marketdata::{BlobStore, LocalDir, MarketData, ParquetMarketData};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tests::emulator::{bucket_of, clients, deployment_on, drain_until, function_env};
+use tests::runtime_api::{Function, answer_json, basic, http_event, workspace_binaries};
+
+const LAST: &str = "2026-11-20";
+const NEXT: &str = "2026-11-23";
+const CHECK: Duration = Duration::from_millis(1500);
+
+/// The latest session as the backtest function sees it: the end date a
+/// strategy defaults to.
+async fn latest(http: &mut Function, body: &Value, auth: &str) -> String {
+    let answer = http
+        .invoke(http_event(
+            "POST",
+            "/backtest/validate",
+            Some(body),
+            Some(auth),
+        ))
+        .await;
+    let v = answer_json(&answer.answer);
+    v["defaults_applied"]["end_date"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_functions() {
+    let c = clients().await;
+    let dir = tests::server::private_market();
+    let bucket = bucket_of(&c, dir.path()).await;
+    let d = deployment_on(c.clone(), bucket.clone()).await;
+    let ingest_queue =
+        aws_adapters::provision::queue(&c, &tests::contract::unique("ingest"), 3, 30)
+            .await
+            .unwrap();
+    aws_adapters::provision::bucket_notifications(
+        &c,
+        &bucket,
+        &d.names.queue_url,
+        Some(&ingest_queue),
+    )
+    .await
+    .unwrap();
+    let [ingest, backtest] = workspace_binaries(["ingest", "backtest"]).await;
+    let mut env = function_env(&d.names);
+    env.push((
+        "MARKETLAB_DATA_CHECK_SECONDS",
+        CHECK.as_secs_f64().to_string(),
+    ));
+    let auth = basic(DEMO_EMAIL, DEMO_PASSWORD);
+    let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
+    let body = json!({"symbol": "SPX",
+        "entry": {"rule_type": "SingleCondition", "condition": {"signal": {"name": "Symbol Close"}, "rule": {"comparison_type": "SVMA", "type_name": ">=", "comparison_value": "0", "period": "20"}}},
+        "exit": {"rule_type": "RiskControlOnly"}, "risk_control": "//10"});
+    // Warm, on the bucket's latest session.
+    assert_eq!(latest(&mut http, &body, &auth).await, LAST);
+
+    // A grouped-daily answer of the next session for every symbol.
+    let local = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path())));
+    let t = chrono::NaiveDate::parse_from_str(NEXT, "%Y-%m-%d")
+        .unwrap()
+        .and_hms_opt(21, 0, 0)
+        .unwrap()
+        .and_utc()
+        .timestamp_millis();
+    let mut results = Vec::new();
+    for info in local
+        .symbols()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|i| i.last_date.to_string() == LAST)
+    {
+        let b = local.daily_stored(&info.symbol).await.unwrap();
+        let i = b.len() - 1;
+        results.push(
+            json!({"T": info.symbol, "o": b.open[i], "h": b.high[i] * 1.02, "l": b.low[i],
+                            "c": b.close[i] * 1.01, "v": b.volume[i], "t": t}),
+        );
+    }
+    let file = json!({"status": "OK", "adjusted": false, "resultsCount": results.len(), "results": results});
+    let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.clone());
+    s3.put(
+        "incoming/2026-11-23.json",
+        serde_json::to_vec(&file).unwrap().into(),
+    )
+    .await
+    .unwrap();
+    let mut worker = Function::new(&ingest, "ingest", 2048, &env).await;
+    let exists = |key: &'static str| {
+        let s3 = s3.clone();
+        async move { s3.size(key).await.unwrap().is_some() }
+    };
+    drain_until(&c, &ingest_queue, &mut worker, || {
+        exists("ingested/2026-11-23.json.report.json")
+    })
+    .await;
+    let imported = Instant::now();
+    let report: Value = serde_json::from_slice(
+        &s3.get("ingested/2026-11-23.json.report.json")
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["errors"], 0, "{report}");
+    assert!(!exists("incoming/2026-11-23.json").await);
+    // Every symbol had its session: the session was scanned.
+    assert!(exists("scanner/2026-11-23.parquet").await);
+
+    // The warm function answers the new session within its interval.
+    loop {
+        if latest(&mut http, &body, &auth).await == NEXT {
+            break;
+        }
+        assert!(
+            imported.elapsed() <= CHECK + Duration::from_secs(3),
+            "not seen after {:?}",
+            imported.elapsed()
+        );
+    }
+    let aapl = d.state.market.daily("AAPL").await.unwrap();
+    assert_eq!(aapl.date(aapl.len() - 1).to_string(), NEXT);
+
+    // A bad file: moved to rejected/ with its report, nothing merged.
+    s3.put(
+        "incoming/AAPL.csv",
+        "Date,Open,High,Low,Close,Volume\n2026-11-24,10,9,11,10,100\n".into(),
+    )
+    .await
+    .unwrap();
+    drain_until(&c, &ingest_queue, &mut worker, || {
+        exists("rejected/AAPL.csv.report.json")
+    })
+    .await;
+    let report: Value = serde_json::from_slice(
+        &s3.get("rejected/AAPL.csv.report.json")
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["findings"][0]["rule"], "high_below_low", "{report}");
+    assert!(exists("rejected/AAPL.csv").await);
+    assert!(!exists("incoming/AAPL.csv").await);
+    // The hourly schedule's event measures the lag.
+    let lag = worker.invoke(json!({"source": "aws.scheduler"})).await;
+    assert!(lag.answer["lag_seconds"].is_u64(), "{}", lag.answer);
+}
