@@ -65,6 +65,7 @@ fn template_defaults_match_the_shared_names() {
         ("BucketName", "MARKETLAB_BUCKET"),
         ("WebhooksTableName", "MARKETLAB_WEBHOOKS_TABLE"),
         ("WebhookQueueName", "MARKETLAB_WEBHOOK_QUEUE_NAME"),
+        ("IngestQueueName", "MARKETLAB_INGEST_QUEUE_NAME"),
     ] {
         assert_eq!(default_of(param), names[name], "{param}");
     }
