@@ -340,6 +340,7 @@ async fn a_storage_outage_answers_503_without_its_cause_through_the_lambda_runti
         bucket: "marketlab-market-data".into(),
         webhooks_table: "marketlab-webhooks".into(),
         webhook_queue_url: "http://127.0.0.1:9/000000000000/marketlab-webhooks".into(),
+        ingest_queue_url: "http://127.0.0.1:9/000000000000/marketlab-ingest".into(),
     };
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -41,10 +41,7 @@ async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_function
     let dir = tests::server::private_market();
     let bucket = bucket_of(&c, dir.path()).await;
     let d = deployment_on(c.clone(), bucket.clone()).await;
-    let ingest_queue =
-        aws_adapters::provision::queue(&c, &tests::contract::unique("ingest"), 3, 30)
-            .await
-            .unwrap();
+    let ingest_queue = d.names.ingest_queue_url.clone();
     aws_adapters::provision::bucket_notifications(
         &c,
         &bucket,

@@ -200,6 +200,9 @@ pub async fn deployment_with_queue(
         webhook_queue_url: provision::queue(&c, &unique("webhooks"), 5, 30)
             .await
             .unwrap(),
+        ingest_queue_url: provision::queue(&c, &unique("ingest"), 3, 30)
+            .await
+            .unwrap(),
     };
     provision::webhooks_table(&c, &names.webhooks_table)
         .await

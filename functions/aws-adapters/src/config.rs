@@ -17,6 +17,8 @@ pub struct Names {
     pub webhooks_table: String,
     /// The webhook queue: one message per scheduled delivery attempt.
     pub webhook_queue_url: String,
+    /// The ingest queue: the bucket's events under `incoming/`.
+    pub ingest_queue_url: String,
 }
 
 impl Names {
@@ -31,6 +33,7 @@ impl Names {
             bucket: var("MARKETLAB_BUCKET", "marketlab-market-data"),
             webhooks_table: var("MARKETLAB_WEBHOOKS_TABLE", "marketlab-webhooks"),
             webhook_queue_url: var("MARKETLAB_WEBHOOK_QUEUE_URL", ""),
+            ingest_queue_url: var("MARKETLAB_INGEST_QUEUE_URL", ""),
         }
     }
 }

@@ -12,6 +12,8 @@ pub enum QueueName {
     Jobs,
     /// The webhook queue (delivery attempts).
     Webhooks,
+    /// The ingest queue (the bucket's events under `incoming/`).
+    Ingest,
 }
 
 #[derive(Subcommand, Debug)]
@@ -43,6 +45,7 @@ pub async fn run(
     let source = |q: QueueName| match q {
         QueueName::Jobs => names.queue_url.clone(),
         QueueName::Webhooks => names.webhook_queue_url.clone(),
+        QueueName::Ingest => names.ingest_queue_url.clone(),
     };
     match cmd {
         DlqCommand::List { queue, max } => {

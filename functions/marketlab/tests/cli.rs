@@ -152,7 +152,8 @@ fn accounts_import_and_plans_commands() {
         .args(["import", "csv", "--symbol", "abc"])
         .arg(&good));
     assert!(
-        ok && out.contains("imported 2 bars of ABC (2024-01-02 to 2024-01-03)"),
+        ok && out
+            .contains("imported 2 new session(s) of 1 symbol(s): ABC (2024-01-02 to 2024-01-03)"),
         "{out}"
     );
     assert!(dir.path().join("market/prices/daily/ABC.parquet").exists());
@@ -162,7 +163,9 @@ fn accounts_import_and_plans_commands() {
         .args(["import", "csv", "--symbol", "abc"])
         .arg(&bad));
     assert!(
-        !ok && out.contains("bad.csv: line 3, column High: High 9 is below Low 10"),
+        !ok && out
+            .contains("error [high_below_low] ABC line 3 column High: High 9 is below Low 10")
+            && out.contains("bad.csv was refused: 1 error(s); nothing was written"),
         "{out}"
     );
 }

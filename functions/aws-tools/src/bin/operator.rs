@@ -1,7 +1,7 @@
 //! The operator's commands on the AWS deployment's tables (named by the
 //! template's environment): `operator accounts add|list|set-plan|add-indicator`,
 //! `operator plans [set CODE ...]` and `operator usage [--account E]
-//! [--month M] [--csv]` and `operator dlq list|redrive [--queue jobs|webhooks]`
+//! [--month M] [--csv]` and `operator dlq list|redrive [--queue jobs|webhooks|ingest]`
 //! (the last AWS only), as `marketlab accounts`, `marketlab plans` and
 //! `marketlab usage` on the embedded server (the same code over the ports).
 

@@ -253,7 +253,7 @@ mod tests {
         let q = PricesQuery {
             start: Some("2024-02-01".into()),
             end: Some("2024-01-01".into()),
-            format: None,
+            ..Default::default()
         };
         assert_eq!(q.range().unwrap_err().field(), Some("start"));
         let q = PricesQuery {
