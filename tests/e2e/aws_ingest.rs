@@ -10,7 +10,9 @@ use platform::marketdata::{BlobStore, LocalDir, MarketData, ParquetMarketData};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tests::emulator::{bucket_of, clients, deployment_on, drain_until, function_env};
+use tests::emulator::{
+    bucket_of, clients, deployment_on, function_env, receive_batch, settle_batch,
+};
 use tests::runtime_api::{Function, answer_json, basic, http_event, workspace_binaries};
 
 const LAST: &str = "2026-11-20";
@@ -35,6 +37,45 @@ async fn latest(http: &mut Function, body: &Value, auth: &str) -> String {
         .to_string()
 }
 
+/// The last session of AAPL's bars as the data function answers them.
+async fn last_price(http: &mut Function, auth: &str) -> String {
+    let answer = http
+        .invoke(http_event("GET", "/ws/prices/AAPL", None, Some(auth)))
+        .await;
+    let v = answer_json(&answer.answer);
+    v["bars"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .last()
+        .unwrap()["Date"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The next batch of the ingest queue handed to the function as the event
+/// source mapping would (waiting for the bucket's event to arrive); the
+/// function's answer.
+async fn ingest_next(c: &aws_adapters::Clients, queue: &str, worker: &mut Function) -> Value {
+    let started = Instant::now();
+    loop {
+        if let Some((event, handles)) = receive_batch(c, queue).await {
+            let answer = worker
+                .invoke(serde_json::to_value(&event).unwrap())
+                .await
+                .answer;
+            let settled = serde_json::from_value(answer.clone()).unwrap();
+            assert_eq!(
+                settle_batch(c, queue, &handles, &settled).await,
+                0,
+                "{answer}"
+            );
+            return answer;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no event came");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_functions() {
     let c = clients().await;
@@ -50,7 +91,7 @@ async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_function
     )
     .await
     .unwrap();
-    let [ingest, backtest] = workspace_binaries(["ingest", "backtest"]).await;
+    let [ingest, backtest, data] = workspace_binaries(["ingest", "backtest", "data"]).await;
     let mut env = function_env(&d.names);
     env.push((
         "MARKETLAB_DATA_CHECK_SECONDS",
@@ -64,7 +105,11 @@ async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_function
     // Warm, on the bucket's latest session.
     assert_eq!(latest(&mut http, &body, &auth).await, LAST);
 
-    // A grouped-daily answer of the next session for every symbol.
+    let mut data_fn = Function::new(&data, "data", 1024, &env).await;
+    assert_eq!(last_price(&mut data_fn, &auth).await, LAST);
+
+    // The next session for every symbol, in two grouped-daily answers: all
+    // but one stock, then that stock.
     let local = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path())));
     let t = chrono::NaiveDate::parse_from_str(NEXT, "%Y-%m-%d")
         .unwrap()
@@ -72,54 +117,70 @@ async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_function
         .unwrap()
         .and_utc()
         .timestamp_millis();
-    let mut results = Vec::new();
-    for info in local
-        .symbols()
-        .await
-        .unwrap()
+    let symbols = local.symbols().await.unwrap();
+    let last_stock = symbols
         .iter()
-        .filter(|i| i.last_date.to_string() == LAST)
-    {
+        .rfind(|i| i.asset_class == "stock" && i.last_date.to_string() == LAST)
+        .unwrap()
+        .symbol
+        .clone();
+    let (mut most, mut rest) = (Vec::new(), Vec::new());
+    for info in symbols.iter().filter(|i| i.last_date.to_string() == LAST) {
         let b = local.daily_stored(&info.symbol).await.unwrap();
         let i = b.len() - 1;
-        results.push(
-            json!({"T": info.symbol, "o": b.open[i], "h": b.high[i] * 1.02, "l": b.low[i],
-                            "c": b.close[i] * 1.01, "v": b.volume[i], "t": t}),
-        );
+        let bar = json!({"T": info.symbol, "o": b.open[i], "h": b.high[i] * 1.02, "l": b.low[i],
+                            "c": b.close[i] * 1.01, "v": b.volume[i], "t": t});
+        if info.symbol == last_stock {
+            rest.push(bar);
+        } else {
+            most.push(bar);
+        }
     }
-    let file = json!({"status": "OK", "adjusted": false, "resultsCount": results.len(), "results": results});
+    let answer = |results: &[Value]| {
+        serde_json::to_vec(&json!({"status": "OK", "adjusted": false, "resultsCount": results.len(), "results": results}))
+            .unwrap()
+    };
     let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.clone());
-    s3.put(
-        "incoming/2026-11-23.json",
-        serde_json::to_vec(&file).unwrap().into(),
-    )
-    .await
-    .unwrap();
-    let mut worker = Function::new(&ingest, "ingest", 2048, &env).await;
     let exists = |key: &'static str| {
         let s3 = s3.clone();
         async move { s3.size(key).await.unwrap().is_some() }
     };
-    drain_until(&c, &ingest_queue, &mut worker, || {
-        exists("ingested/2026-11-23.json.report.json")
-    })
-    .await;
+    let mut worker = Function::new(&ingest, "ingest", 2048, &env).await;
+    s3.put("incoming/2026-11-23.json", answer(&most).into())
+        .await
+        .unwrap();
+    let done = ingest_next(&c, &ingest_queue, &mut worker).await;
+    assert_eq!(done["scanned"], Value::Null, "not complete yet: {done}");
+    assert!(exists("ingested/2026-11-23.json.report.json").await);
+    assert!(!exists("scanner/2026-11-23.parquet").await);
+    s3.put("incoming/2026-11-23-rest.json", answer(&rest).into())
+        .await
+        .unwrap();
+    let done = ingest_next(&c, &ingest_queue, &mut worker).await;
     let imported = Instant::now();
+    // The last stock completed the session: it was scanned, once.
+    assert_eq!(done["scanned"], NEXT, "{done}");
+    assert!(exists("scanner/2026-11-23.parquet").await);
     let report: Value = serde_json::from_slice(
-        &s3.get("ingested/2026-11-23.json.report.json")
+        &s3.get("ingested/2026-11-23-rest.json.report.json")
             .await
             .unwrap()
             .unwrap(),
     )
     .unwrap();
     assert_eq!(report["errors"], 0, "{report}");
-    assert!(!exists("incoming/2026-11-23.json").await);
-    // Every symbol had its session: the session was scanned.
-    assert!(exists("scanner/2026-11-23.parquet").await);
+    assert!(!exists("incoming/2026-11-23-rest.json").await);
+    s3.put("incoming/again.json", answer(&rest).into())
+        .await
+        .unwrap();
+    let done = ingest_next(&c, &ingest_queue, &mut worker).await;
+    assert_eq!(done["scanned"], Value::Null, "scanned again: {done}");
 
-    // The warm function answers the new session within its interval.
+    // The warm functions answer the new session within their interval.
     loop {
-        if latest(&mut http, &body, &auth).await == NEXT {
+        if latest(&mut http, &body, &auth).await == NEXT
+            && last_price(&mut data_fn, &auth).await == NEXT
+        {
             break;
         }
         assert!(
@@ -138,10 +199,7 @@ async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_function
     )
     .await
     .unwrap();
-    drain_until(&c, &ingest_queue, &mut worker, || {
-        exists("rejected/AAPL.csv.report.json")
-    })
-    .await;
+    ingest_next(&c, &ingest_queue, &mut worker).await;
     let report: Value = serde_json::from_slice(
         &s3.get("rejected/AAPL.csv.report.json")
             .await

@@ -34,10 +34,11 @@ fn defaults_are_applied_and_reported() {
     assert_eq!(p.params.start_date.to_string(), "1800-10-01");
     assert_eq!(p.defaults_applied()["capital_alloc"], json!("1.000000"));
     assert_eq!(p.defaults_applied()["risk_control"], json!("//21"));
+    assert_eq!(p.defaults_applied()["adjusted"], json!(true));
     assert_eq!(
         p.defaults_applied().len(),
-        17,
-        "every 2.1 default but end_date"
+        18,
+        "every 2.1 default but end_date, and the split adjustment"
     );
     assert!(p.params.end_date.is_none());
 }
