@@ -6,6 +6,7 @@
 
 pub mod actions;
 mod blob;
+mod cache;
 pub mod codec;
 pub mod columns;
 pub mod generation;
