@@ -176,7 +176,7 @@ async fn provisioned_dead_letter_queues_keep_messages_as_long_as_the_template_s(
         .filter_map(|l| l.trim().strip_prefix("MessageRetentionPeriod:"))
         .map(|v| v.trim().parse().unwrap())
         .collect();
-    assert_eq!(kept.len(), 2, "the two dead-letter queues");
+    assert_eq!(kept.len(), 3, "the three dead-letter queues");
     let c = clients().await;
     let name = tests::contract::unique("kept");
     aws_adapters::provision::queue(&c, &name, 5, 60)

@@ -142,7 +142,9 @@ async fn prices_refuse_naming_the_field() {
             "start",
         ),
         ("/ws/prices/SPX?format=xlsx", 400, "format"),
-        ("/ws/prices/SPX?adjusted=false", 400, "adjusted"),
+        ("/ws/prices/SPX?adjusted=maybe", 400, "adjusted"),
+        // Not a name a symbol can have: no such symbol.
+        ("/ws/prices/%F0%91%9A%83%C3%91", 404, "ticker"),
     ] {
         let (got, body): (u16, Value) = s.get(path, DEMO).await;
         assert_eq!(got, status, "{path}: {body}");

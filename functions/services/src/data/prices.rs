@@ -154,6 +154,10 @@ pub async fn prices(
     adjusted: bool,
 ) -> Result<Prices> {
     let symbol = ticker.trim().to_ascii_uppercase();
+    // A name no symbol can have is no stored symbol.
+    if platform::marketdata::layout::check_name("symbol", &symbol).is_err() {
+        return Err(Error::unknown_symbol("ticker", ticker));
+    }
     let read = if adjusted {
         market.daily(&symbol).await
     } else {
