@@ -6,13 +6,14 @@
 //! interval; a bad file lands in `rejected/` with its report.
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
-use platform::marketdata::{BlobStore, LocalDir, MarketData, ParquetMarketData};
+use platform::marketdata::{BlobStore, LocalDir, ParquetMarketData};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tests::emulator::{
     bucket_of, clients, deployment_on, function_env, receive_batch, settle_batch,
 };
+use tests::market_files;
 use tests::runtime_api::{Function, answer_json, basic, http_event, workspace_binaries};
 
 const LAST: &str = "2026-11-20";
@@ -111,49 +112,24 @@ async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_function
     // The next session for every symbol, in two grouped-daily answers: all
     // but one stock, then that stock.
     let local = ParquetMarketData::new(Arc::new(LocalDir::new(dir.path())));
-    let t = chrono::NaiveDate::parse_from_str(NEXT, "%Y-%m-%d")
-        .unwrap()
-        .and_hms_opt(21, 0, 0)
-        .unwrap()
-        .and_utc()
-        .timestamp_millis();
-    let symbols = local.symbols().await.unwrap();
-    let last_stock = symbols
-        .iter()
-        .rfind(|i| i.asset_class == "stock" && i.last_date.to_string() == LAST)
-        .unwrap()
-        .symbol
-        .clone();
-    let (mut most, mut rest) = (Vec::new(), Vec::new());
-    for info in symbols.iter().filter(|i| i.last_date.to_string() == LAST) {
-        let b = local.daily_stored(&info.symbol).await.unwrap();
-        let i = b.len() - 1;
-        let bar = json!({"T": info.symbol, "o": b.open[i], "h": b.high[i] * 1.02, "l": b.low[i],
-                            "c": b.close[i] * 1.01, "v": b.volume[i], "t": t});
-        if info.symbol == last_stock {
-            rest.push(bar);
-        } else {
-            most.push(bar);
-        }
-    }
-    let answer = |results: &[Value]| {
-        serde_json::to_vec(&json!({"status": "OK", "adjusted": false, "resultsCount": results.len(), "results": results}))
-            .unwrap()
-    };
+    let next: chrono::NaiveDate = NEXT.parse().unwrap();
+    let (most, last_stock) = market_files::ending_on(&local, LAST.parse().unwrap()).await;
+    let most = market_files::grouped_daily(&local, &most, next).await;
+    let rest = market_files::grouped_daily(&local, &[last_stock], next).await;
     let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.clone());
     let exists = |key: &'static str| {
         let s3 = s3.clone();
         async move { s3.size(key).await.unwrap().is_some() }
     };
     let mut worker = Function::new(&ingest, "ingest", 2048, &env).await;
-    s3.put("incoming/2026-11-23.json", answer(&most).into())
+    s3.put("incoming/2026-11-23.json", most.into())
         .await
         .unwrap();
     let done = ingest_next(&c, &ingest_queue, &mut worker).await;
     assert_eq!(done["scanned"], Value::Null, "not complete yet: {done}");
     assert!(exists("ingested/2026-11-23.json.report.json").await);
     assert!(!exists("scanner/2026-11-23.parquet").await);
-    s3.put("incoming/2026-11-23-rest.json", answer(&rest).into())
+    s3.put("incoming/2026-11-23-rest.json", rest.clone().into())
         .await
         .unwrap();
     let done = ingest_next(&c, &ingest_queue, &mut worker).await;
@@ -170,9 +146,7 @@ async fn a_file_put_under_incoming_is_merged_scanned_and_served_by_warm_function
     .unwrap();
     assert_eq!(report["errors"], 0, "{report}");
     assert!(!exists("incoming/2026-11-23-rest.json").await);
-    s3.put("incoming/again.json", answer(&rest).into())
-        .await
-        .unwrap();
+    s3.put("incoming/again.json", rest.into()).await.unwrap();
     let done = ingest_next(&c, &ingest_queue, &mut worker).await;
     assert_eq!(done["scanned"], Value::Null, "scanned again: {done}");
 

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tests::market_files;
 use tests::server::{Options, TestServer, eventually};
 
 const DEMO: Option<(&str, &str)> = Some((DEMO_EMAIL, DEMO_PASSWORD));
@@ -294,31 +295,6 @@ async fn a_recorded_split_adjusts_reads_as_pandas_does_and_backtests_trade_on_th
     s.stop().await;
 }
 
-/// A Polygon grouped-daily answer of `NEXT` for `symbols`: each symbol's
-/// last stored bar moved up by 1%.
-async fn grouped(market: &ParquetMarketData, symbols: &[String]) -> Vec<u8> {
-    let t = chrono::NaiveDate::parse_from_str(NEXT, "%Y-%m-%d")
-        .unwrap()
-        .and_hms_opt(21, 0, 0)
-        .unwrap()
-        .and_utc()
-        .timestamp_millis();
-    let mut results = Vec::new();
-    for s in symbols {
-        let b = market.daily_stored(s).await.unwrap();
-        let i = b.len() - 1;
-        results.push(
-            json!({"T": s, "o": b.open[i] * 1.01, "h": b.high[i] * 1.01, "l": b.low[i] * 1.01,
-                            "c": b.close[i] * 1.01, "v": b.volume[i], "t": t, "n": 10}),
-        );
-    }
-    serde_json::to_vec(
-        &json!({"adjusted": false, "queryCount": results.len(), "resultsCount": results.len(),
-                               "status": "OK", "results": results}),
-    )
-    .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn files_put_in_incoming_are_imported_or_rejected_and_a_completed_session_is_scanned() {
     use services::analytics::scanner::follow;
@@ -331,23 +307,8 @@ async fn files_put_in_incoming_are_imported_or_rejected_and_a_completed_session_
     opts.scan.follow = true;
     let s = TestServer::start(opts).await;
     let reader = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
-    let symbols: Vec<String> = reader
-        .symbols()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|i| i.last_date.to_string() == LAST)
-        .map(|i| i.symbol.clone())
-        .collect();
-    let last_stock = reader
-        .symbols()
-        .await
-        .unwrap()
-        .iter()
-        .rfind(|i| i.asset_class == "stock" && i.last_date.to_string() == LAST)
-        .unwrap()
-        .symbol
-        .clone();
+    let next: chrono::NaiveDate = NEXT.parse().unwrap();
+    let (most, last_stock) = market_files::ending_on(&reader, LAST.parse().unwrap()).await;
     let incoming = market_dir.join("incoming");
     std::fs::create_dir_all(&incoming).unwrap();
     // As a file should arrive: written beside, then renamed in whole.
@@ -362,12 +323,10 @@ async fn files_put_in_incoming_are_imported_or_rejected_and_a_completed_session_
     };
 
     // Every symbol but one stock: imported, not yet a complete session.
-    let most: Vec<String> = symbols
-        .iter()
-        .filter(|s| **s != last_stock)
-        .cloned()
-        .collect();
-    put("2026-11-23.json", &grouped(&reader, &most).await);
+    put(
+        "2026-11-23.json",
+        &market_files::grouped_daily(&reader, &most, next).await,
+    );
     assert!(arrived("ingested/2026-11-23.json.report.json").await);
     let report: Value = serde_json::from_slice(
         &std::fs::read(market_dir.join("ingested/2026-11-23.json.report.json")).unwrap(),
@@ -381,10 +340,9 @@ async fn files_put_in_incoming_are_imported_or_rejected_and_a_completed_session_
     // The last stock completes the session: it is scanned.
     put(
         "2026-11-23-rest.json",
-        &grouped(&reader, std::slice::from_ref(&last_stock)).await,
+        &market_files::grouped_daily(&reader, std::slice::from_ref(&last_stock), next).await,
     );
     assert!(arrived("ingested/2026-11-23-rest.json.report.json").await);
-    let next: chrono::NaiveDate = NEXT.parse().unwrap();
     let fresh = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
     assert_eq!(follow::complete_session(&fresh).await.unwrap(), Some(next));
     let scanned = eventually(Duration::from_secs(60), || async {

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod contract;
 pub mod emf;
 pub mod emulator;
+pub mod market_files;
 pub mod operations;
 pub mod plan_costs;
 pub mod pollers;
