@@ -290,3 +290,60 @@ fn provider_answers_read_as_their_examples_say() {
     let e = read_json("x.json", br#"{"status": "ERROR", "results": []}"#, None).unwrap_err();
     assert!(e.to_string().contains("status is ERROR"), "{e}");
 }
+
+#[tokio::test]
+async fn an_inbox_file_that_cannot_be_read_or_holds_nothing_is_refused_with_its_reason() {
+    use sample::import::inbox::{REJECTED, take};
+    let (_dir, md) = store();
+    let blobs = md.blobs().clone();
+    for (name, body, rule) in [
+        ("notes.txt", &b"bars"[..], "unreadable"),
+        (
+            "empty.json",
+            &br#"{"status": "OK", "results": []}"#[..],
+            "unreadable",
+        ),
+        // A header and no rows.
+        (
+            "ABC.csv",
+            &b"Date,Open,High,Low,Close,Volume\n"[..],
+            "no_rows",
+        ),
+    ] {
+        let key = format!("incoming/{name}");
+        blobs
+            .put(&key, bytes::Bytes::from_static(body))
+            .await
+            .unwrap();
+        let taken = take(&md, &key).await.unwrap().unwrap();
+        assert_eq!(
+            rules(&taken.report, Severity::Error),
+            [rule],
+            "{}",
+            taken.report
+        );
+        assert_eq!(taken.moved_to, format!("{REJECTED}{name}"));
+        assert!(blobs.get(&key).await.unwrap().is_none());
+        assert!(
+            blobs
+                .get(&format!("{REJECTED}{name}.report.json"))
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+    // A file whose symbols hold no rows at all refuses itself.
+    let done = ingest(
+        &md,
+        "none.json",
+        vec![SymbolRows {
+            symbol: "ABC".into(),
+            rows: Vec::new(),
+        }],
+        Vec::new(),
+        &Options::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(rules(&done.report, Severity::Error), ["no_rows"]);
+}
