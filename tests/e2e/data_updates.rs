@@ -20,6 +20,15 @@ const LAST: &str = "2026-11-20";
 const NEXT: &str = "2026-11-23";
 const CHECK: Duration = Duration::from_millis(1500);
 
+/// A server over the data directory `data` (its `market/` and a database
+/// beside it), looking for imports every [`CHECK`].
+fn options_over(data: &Path) -> Options {
+    let mut opts = Options::new(data.join("db.sqlite"));
+    opts.market_dir = data.join("market");
+    opts.data_check = CHECK;
+    opts
+}
+
 async fn import(data: &Path, args: &[&str]) -> anyhow::Result<()> {
     use clap::Parser;
     let mut argv = vec![
@@ -78,9 +87,7 @@ async fn a_warm_server_answers_an_appended_session_within_its_check_interval() {
     let data = tempfile::tempdir().unwrap();
     let market_dir = data.path().join("market");
     tests::server::sample_into(&market_dir);
-    let mut opts = Options::new(data.path().join("db.sqlite"));
-    opts.market_dir = market_dir.clone();
-    opts.data_check = CHECK;
+    let mut opts = options_over(data.path());
     opts.scan.at_start = false;
     let s = TestServer::start(opts).await;
 
@@ -223,8 +230,7 @@ async fn a_recorded_split_adjusts_reads_as_pandas_does_and_backtests_trade_on_th
         .unwrap();
     assert!(done.report.findings.is_empty(), "{}", done.report);
 
-    let mut opts = Options::new(data.path().join("db.sqlite"));
-    opts.market_dir = market_dir.clone();
+    let mut opts = options_over(data.path());
     opts.scan.at_start = false;
     let s = TestServer::start(opts).await;
     let read = |adjusted: bool| {
@@ -301,9 +307,7 @@ async fn files_put_in_incoming_are_imported_or_rejected_and_a_completed_session_
     let data = tempfile::tempdir().unwrap();
     let market_dir = data.path().join("market");
     tests::server::sample_into(&market_dir);
-    let mut opts = Options::new(data.path().join("db.sqlite"));
-    opts.market_dir = market_dir.clone();
-    opts.data_check = CHECK;
+    let mut opts = options_over(data.path());
     opts.scan.follow = true;
     let s = TestServer::start(opts).await;
     let reader = ParquetMarketData::new(Arc::new(LocalDir::new(&market_dir)));
