@@ -50,6 +50,7 @@ fn du(path: &Path) -> u64 {
 async fn serve(dir: PathBuf) {
     let state = tempfile::tempdir().unwrap();
     let config = marketlab::server::ServerConfig {
+        test_market_dir: dir.clone(),
         market_dir: dir,
         database: state.path().join("db.sqlite"),
         addr: "127.0.0.1:0".parse().unwrap(),

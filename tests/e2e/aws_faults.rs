@@ -334,6 +334,7 @@ async fn a_storage_outage_answers_503_without_its_cause_through_the_lambda_runti
     let names = aws_adapters::Names {
         tasks_table: "marketlab-tasks".into(),
         accounts_table: "marketlab-accounts".into(),
+        keys_table: "marketlab-keys".into(),
         limits_table: "marketlab-limits".into(),
         usage_table: "marketlab-usage".into(),
         queue_url: "http://127.0.0.1:9/000000000000/marketlab-jobs".into(),

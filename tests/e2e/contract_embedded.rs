@@ -138,6 +138,7 @@ async fn sqlite_metering_of_a_known_mix() {
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
         batch_reads: Default::default(),
+        test_data: None,
     };
     contract::metering::run_all(state).await;
 }

@@ -91,6 +91,29 @@ pub async fn clients() -> Clients {
     Clients::from_env().await
 }
 
+/// The key hash pepper of deployments on the emulator (the template
+/// generates one in Secrets Manager).
+pub const API_KEY_PEPPER: &str = "emulator deployments' API key pepper, not a secret";
+
+/// [`sample_bucket`] with the sample set also under `sample/`, where test
+/// mode reads it; uploaded once per process.
+pub async fn sample_bucket_with_test_set(c: &Clients) -> String {
+    static DONE: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    DONE.get_or_init(|| async {
+        let bucket = sample_bucket(c).await;
+        upload(
+            c,
+            &bucket,
+            crate::server::market_dir(),
+            aws_adapters::wiring::TEST_PREFIX,
+        )
+        .await;
+        bucket
+    })
+    .await
+    .clone()
+}
+
 /// A bucket holding the test sample set, uploaded once per process.
 pub async fn sample_bucket(c: &Clients) -> String {
     static BUCKET: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
@@ -103,26 +126,32 @@ pub async fn sample_bucket(c: &Clients) -> String {
 /// A new bucket holding the market directory `dir`, as `marketlab
 /// load-data` would upload it.
 pub async fn bucket_of(c: &Clients, dir: &std::path::Path) -> String {
-    use platform::marketdata::{BlobStore, LocalDir};
     let bucket = crate::contract::unique("market");
     aws_adapters::provision::bucket(c, &bucket).await.unwrap();
+    upload(c, &bucket, dir, "").await;
+    bucket
+}
+
+/// Uploads the files of `dir` to `bucket` under `prefix`.
+pub async fn upload(c: &Clients, bucket: &str, dir: &std::path::Path, prefix: &str) {
+    use platform::marketdata::{BlobStore, LocalDir};
     let local = LocalDir::new(dir);
-    let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.clone());
+    let s3 = aws_adapters::S3Blobs::new(c.s3.clone(), bucket.to_string());
     let keys = local.list("").await.unwrap();
     // Eight uploads at a time.
     for chunk in keys.chunks(8) {
         let mut uploads = tokio::task::JoinSet::new();
         for key in chunk {
             let (local, s3, key) = (local.clone(), s3.clone(), key.clone());
+            let to = format!("{prefix}{key}");
             uploads.spawn(async move {
-                s3.put(&key, local.get(&key).await.unwrap().unwrap())
+                s3.put(&to, local.get(&key).await.unwrap().unwrap())
                     .await
                     .unwrap()
             });
         }
         uploads.join_all().await;
     }
-    bucket
 }
 
 /// The environment the template gives a function, for a deployment's names
@@ -145,6 +174,8 @@ pub fn function_env_at(names: &aws_adapters::Names, url: String) -> Vec<(&'stati
         ("MARKETLAB_QUEUE_URL", names.queue_url.clone()),
         ("MARKETLAB_BUCKET", names.bucket.clone()),
         ("MARKETLAB_WEBHOOKS_TABLE", names.webhooks_table.clone()),
+        ("MARKETLAB_KEYS_TABLE", names.keys_table.clone()),
+        ("MARKETLAB_API_KEY_PEPPER", API_KEY_PEPPER.into()),
         (
             "MARKETLAB_WEBHOOK_QUEUE_URL",
             names.webhook_queue_url.clone(),
@@ -190,6 +221,7 @@ pub async fn deployment_with_queue(
     let names = aws_adapters::Names {
         tasks_table: unique("tasks"),
         accounts_table: unique("accounts"),
+        keys_table: unique("keys"),
         limits_table: unique("limits"),
         usage_table: unique("usage"),
         queue_url: provision::queue(&c, &unique("jobs"), max_receives, visibility_seconds)
@@ -213,13 +245,18 @@ pub async fn deployment_with_queue(
     provision::accounts_table(&c, &names.accounts_table)
         .await
         .unwrap();
+    provision::keys_table(&c, &names.keys_table).await.unwrap();
     provision::limits_table(&c, &names.limits_table)
         .await
         .unwrap();
     provision::usage_table(&c, &names.usage_table)
         .await
         .unwrap();
-    let state = lambda_functions::state_from(&c, &names);
+    let state = lambda_functions::state_with(
+        &c,
+        &names,
+        Some(platform::keys::Pepper::from_text(API_KEY_PEPPER).unwrap()),
+    );
     for (email, password) in [
         (
             marketlab::server::DEMO_EMAIL,

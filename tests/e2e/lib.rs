@@ -6,6 +6,8 @@ pub mod bench;
 pub mod contract;
 pub mod emf;
 pub mod emulator;
+#[path = "keys_client.rs"]
+pub mod keys;
 pub mod market_files;
 pub mod operations;
 pub mod plan_costs;

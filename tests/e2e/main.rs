@@ -31,6 +31,7 @@ mod http_auth;
 mod http_tasks;
 mod imports;
 mod jobs;
+mod keys;
 mod lambda_watch;
 mod layers;
 mod long_poll;

@@ -86,6 +86,8 @@ pub struct Options {
     pub connections: api::serve::ConnectionLimits,
     pub scan: services::analytics::scanner::nightly::Schedule,
     pub market_dir: PathBuf,
+    /// What test-mode keys read (the shared sample set by default).
+    pub test_market_dir: PathBuf,
     /// A batch inbox directory to sweep (none by default).
     pub inbox: Option<PathBuf>,
     /// How often reads look for imports by another process.
@@ -118,6 +120,7 @@ impl Options {
                 follow: false,
             },
             market_dir: market_dir().to_path_buf(),
+            test_market_dir: market_dir().to_path_buf(),
             inbox: None,
             data_check: platform::marketdata::generation::DEFAULT_CHECK,
             metering: true,
@@ -147,6 +150,7 @@ impl TestServer {
     pub async fn start(opts: Options) -> TestServer {
         let config = ServerConfig {
             market_dir: opts.market_dir,
+            test_market_dir: opts.test_market_dir,
             database: opts.database,
             addr: SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0),
             workers: opts.workers,
@@ -378,6 +382,7 @@ pub async fn bare_state(
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
         batch_reads: Default::default(),
+        test_data: None,
     }
 }
 

@@ -1,21 +1,52 @@
-//! HTTP Basic authentication and plan checks, as middleware per service group.
+//! Authentication (an API key as `Authorization: Bearer`, or HTTP Basic
+//! with the account's e-mail and password), plan checks and the rate limit
+//! with its headers, as middleware per service group.
 
 use crate::error::{ApiError, ErrorStyle};
 use crate::state::AppState;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
-use platform::accounts::{Account, Service, Verdict};
-use platform::metering::{DATA_BYTES, DATA_ROWS, OverLimit};
+use platform::accounts::{Account, KeyLogin, Service, Verdict};
+use platform::keys::{KeyRecord, Mode, Scope};
+use platform::metering::{Allowance, DATA_BYTES, DATA_ROWS, OverLimit, RATE_WINDOW_SECONDS};
+use std::sync::Arc;
 
 /// The verified caller, available to handlers as an extension.
 #[derive(Debug, Clone)]
-pub struct Caller(pub Account);
+pub struct Caller {
+    pub account: Account,
+    /// The key the request came with; none for a password login.
+    pub key: Option<Arc<KeyRecord>>,
+}
 
-/// What every tenant handler reads: the state and the caller the auth layer
-/// verified (a route outside that layer answers 500, a server fault).
+impl Caller {
+    /// A password login: live, every scope.
+    pub fn password(account: Account) -> Self {
+        Caller { account, key: None }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.key.as_ref().map_or(Mode::Live, |k| k.mode)
+    }
+
+    /// Whom tasks, usage and limits are kept under: the account, or its
+    /// test-mode books.
+    pub fn owner(&self) -> String {
+        platform::keys::owner(&self.account.email, self.mode())
+    }
+
+    pub fn allows(&self, scope: Scope) -> bool {
+        self.key.as_ref().is_none_or(|k| k.allows(scope))
+    }
+}
+
+/// What every tenant handler reads: the state (its market data the sample
+/// set for a test-mode caller) and the caller the auth layer verified. A
+/// route outside that layer, or registered without a scope, answers 500: a
+/// server fault, never an open door.
 pub struct Tenant {
     pub state: AppState,
     pub caller: Caller,
@@ -29,11 +60,31 @@ impl axum::extract::FromRequestParts<AppState> for Tenant {
         state: &AppState,
     ) -> Result<Self, ApiError> {
         let caller = parts.extensions.get::<Caller>().cloned();
+        let checked = parts
+            .extensions
+            .get::<crate::scopes::ScopeChecked>()
+            .is_some();
+        let caller = caller.filter(|_| checked).ok_or_else(ApiError::internal)?;
         Ok(Tenant {
-            state: state.clone(),
-            caller: caller.ok_or_else(ApiError::internal)?,
+            state: state.in_mode(caller.mode())?,
+            caller,
         })
     }
+}
+
+/// Credentials as sent.
+enum Credentials {
+    Basic(String, String),
+    Bearer(String),
+}
+
+fn credentials(headers: &HeaderMap) -> Option<Credentials> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = value.trim().split_once(' ')?;
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Some(Credentials::Bearer(rest.trim().to_string()));
+    }
+    basic_credentials(headers).map(|(u, p)| Credentials::Basic(u, p))
 }
 
 /// E-mail and password from an `Authorization: Basic` header.
@@ -51,6 +102,9 @@ pub fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
     Some((user.to_string(), password.to_string()))
 }
 
+/// Says on an answer whether it came from test mode.
+pub const MODE_HEADER: &str = "marketlab-mode";
+
 /// Who may pass a group's authenticated routes, and what they count as.
 #[derive(Clone, Copy)]
 pub struct Gate {
@@ -61,9 +115,11 @@ pub struct Gate {
 }
 
 /// Verifies the caller and the plan's access to the gate's service, then
-/// applies the plan's requests per minute and counts the request (and, on
-/// the data service, the rows and bytes it returned). The data service
-/// answers a missing plan with 401, the others with 403 (their specs differ).
+/// applies the plan's requests per minute (telling what is left in the
+/// `RateLimit` headers) and counts the request (and, on the data service,
+/// the rows and bytes it returned), for the account and for the key. The
+/// data service answers a missing plan with 401, the others with 403
+/// (their specs differ).
 pub async fn require(
     State((state, gate)): State<(AppState, Gate)>,
     mut request: Request,
@@ -74,29 +130,16 @@ pub async fn require(
         style,
         plan_check,
     } = gate;
-    let Some((email, password)) = basic_credentials(request.headers()) else {
-        return ApiError::unauthorized(
-            "authentication required: send HTTP Basic credentials (e-mail and password)",
-        )
-        .into_response();
-    };
     let client = request
         .extensions()
         .get::<crate::serve::ClientIp>()
         .map(|c| c.0);
-    let account = match state.auth.verify(&email, &password, client).await {
-        Ok(Verdict::Valid(a)) => a,
-        Ok(Verdict::Denied) => {
-            return ApiError::unauthorized("invalid e-mail or password").into_response();
-        }
-        Ok(Verdict::Locked(wait)) => {
-            // A tarpit: a client hammering a locked key gets its answers slowly,
-            // which caps its request rate per connection at a few a second.
-            tokio::time::sleep(LOCKED_DELAY.min(wait)).await;
-            return locked(wait).into_response();
-        }
-        Err(e) => return ApiError::from(e).into_response(),
+    let sent = credentials(request.headers());
+    let caller = match verify(&state, sent, client).await {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
     };
+    let account = &caller.account;
     if plan_check && !account.can_use(service) {
         let message = format!(
             "the '{}' plan does not include the {service} service",
@@ -110,28 +153,111 @@ pub async fn require(
         }
         .into_response();
     }
+    let mode = caller.mode();
     let Some(metering) = state.metering.clone() else {
-        request.extensions_mut().insert(Caller(account));
-        return next.run(request).await;
+        request.extensions_mut().insert(caller);
+        return with_mode(next.run(request).await, mode);
     };
-    let now = metering.now();
-    if let Err(over) = metering
-        .admit(&account.email, account.plan.code, service, now)
+    let owner = caller.owner();
+    let key = caller.key.as_ref().map(|k| k.id.clone());
+    let allowance = match metering
+        .admit(&owner, account.plan.code, service, metering.now())
         .await
     {
-        return over_limit(over).into_response();
+        Ok(a) => a,
+        Err(over) => {
+            let mut r = over_limit(over.clone()).into_response();
+            rate_headers(&mut r, service, over.value as u32, 0, over.retry_after);
+            return with_mode(r, mode);
+        }
+    };
+    let counted = |counter: &str, n: u64| {
+        metering.record(&owner, counter, n);
+        if let Some(id) = &key {
+            metering.record(&owner, &platform::metering::key_counter(id, counter), n);
+        }
+    };
+    if let Some(id) = &key {
+        let requests = platform::metering::requests_counter(service);
+        metering.record(&owner, &platform::metering::key_counter(id, requests), 1);
     }
-    let email = account.email.clone();
-    request.extensions_mut().insert(Caller(account));
-    let response = next.run(request).await;
+    request.extensions_mut().insert(caller);
+    let mut response = next.run(request).await;
     // Data answers carry their volume (`data::routes::body`).
     if response.status().is_success()
         && let Some(v) = response.extensions().get::<crate::rows::DataVolume>()
     {
-        metering.record(&email, DATA_BYTES, v.bytes);
-        metering.record(&email, DATA_ROWS, v.rows);
+        let (bytes, rows) = (v.bytes, v.rows);
+        counted(DATA_BYTES, bytes);
+        counted(DATA_ROWS, rows);
     }
-    response
+    let Allowance {
+        limit,
+        remaining,
+        reset,
+    } = allowance;
+    rate_headers(&mut response, service, limit, remaining, reset);
+    with_mode(response, mode)
+}
+
+/// The caller the credentials sent name.
+async fn verify(
+    state: &AppState,
+    sent: Option<Credentials>,
+    client: Option<std::net::IpAddr>,
+) -> Result<Caller, ApiError> {
+    match sent {
+        None => Err(ApiError::unauthorized(
+            "authentication required: send an API key (Authorization: Bearer) or HTTP Basic credentials (e-mail and password)",
+        )),
+        Some(Credentials::Basic(email, password)) => {
+            match state.auth.verify(&email, &password, client).await? {
+                Verdict::Valid(a) => Ok(Caller::password(a)),
+                Verdict::Denied => Err(ApiError::unauthorized("invalid e-mail or password")),
+                Verdict::Locked(wait) => Err(slowly_locked(wait).await),
+            }
+        }
+        Some(Credentials::Bearer(key)) => match state.auth.verify_key(&key, client).await? {
+            KeyLogin::Valid(account, key) => Ok(Caller {
+                account,
+                key: Some(Arc::from(key)),
+            }),
+            KeyLogin::Denied(why) => Err(ApiError::unauthorized(why)),
+            KeyLogin::Locked(wait) => Err(slowly_locked(wait).await),
+            KeyLogin::Disabled => Err(ApiError::unauthorized(
+                "this deployment does not accept API keys: send HTTP Basic credentials",
+            )),
+        },
+    }
+}
+
+/// A tarpit: a client hammering a locked login gets its answers slowly,
+/// which caps its request rate per connection at a few a second.
+async fn slowly_locked(wait: std::time::Duration) -> ApiError {
+    tokio::time::sleep(LOCKED_DELAY.min(wait)).await;
+    locked(wait)
+}
+
+/// `RateLimit-Policy` and `RateLimit` (IETF httpapi ratelimit headers,
+/// draft 10): the service's requests per minute, what is left of them and
+/// the seconds until the window ends.
+fn rate_headers(r: &mut Response, service: Service, limit: u32, remaining: u32, reset: u64) {
+    let h = r.headers_mut();
+    let policy = format!("\"{service}\";q={limit};w={RATE_WINDOW_SECONDS}");
+    let now = format!("\"{service}\";r={remaining};t={reset}");
+    for (name, value) in [("ratelimit-policy", policy), ("ratelimit", now)] {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            h.insert(HeaderName::from_static(name), v);
+        }
+    }
+}
+
+fn with_mode(mut r: Response, mode: Mode) -> Response {
+    r.headers_mut().insert(
+        HeaderName::from_static(MODE_HEADER),
+        HeaderValue::from_static(mode.name()),
+    );
+    r
 }
 
 /// 429 for a plan limit, naming it and its value, with the wait in `Retry-After`.

@@ -24,13 +24,15 @@ pub struct Admitted<'a> {
 /// without a call to the quota store, whose connection every tenant's
 /// requests share.
 pub async fn admit<'a>(t: &'a Tenant, kind: &'static str) -> Result<Admitted<'a>, ApiError> {
-    let account = &t.caller.0;
-    let place = t.state.compute.admit(&account.email)?;
+    let account = &t.caller.account;
+    // Test mode has its own share and books.
+    let owner = t.caller.owner();
+    let place = t.state.compute.admit(&owner)?;
     let now = chrono::Utc::now();
     // A millisecond is held while it runs: enough to refuse a caller whose
     // month is spent, and nothing to give back if the client leaves.
     if let Some(m) = &t.state.metering {
-        m.reserve_compute(&account.email, account.plan.code, 1, now)
+        m.reserve_compute(&owner, account.plan.code, 1, now)
             .await
             .map_err(crate::auth::over_limit)?;
     }
@@ -70,7 +72,7 @@ impl Admitted<'_> {
 /// Records `ran` ms of `kind` and settles the millisecond held since `now`.
 async fn settle(t: &Tenant, kind: &str, ran: u64, now: chrono::DateTime<chrono::Utc>) {
     let Some(m) = &t.state.metering else { return };
-    let email = &t.caller.0.email;
+    let email = &t.caller.owner();
     if ran > 0 {
         m.record(email, &format!("{COMPUTE_PREFIX}{kind}"), ran);
     }

@@ -119,6 +119,7 @@ impl From<services::Error> for ApiError {
             },
             services::Error::NotSubscribed(m) => ApiError::new(405, m),
             services::Error::Conflict(m) => ApiError::new(409, m),
+            services::Error::Forbidden(m) => ApiError::forbidden(m),
             services::Error::Insufficient(_) => ApiError {
                 insufficient_data: true,
                 ..ApiError::new(422, e.to_string())
@@ -243,6 +244,9 @@ impl ErrorStyle {
     }
 }
 
+/// Headers an error keeps when it is rendered in its group's envelope.
+const KEPT_HEADERS: [&str; 3] = ["ratelimit", "ratelimit-policy", crate::auth::MODE_HEADER];
+
 /// Gives every error response of a router its service's JSON envelope: its
 /// own errors, the router's empty 404/405 answers, and the plain-text
 /// rejections of axum's extractors (whose text becomes the message).
@@ -255,7 +259,14 @@ pub async fn render_errors(
         .as_ref()
         .and_then(|r| r.0.header_value().to_str().ok());
     if let Some(e) = response.extensions().get::<ApiError>() {
-        return style.render(e, id);
+        let mut rendered = style.render(e, id);
+        // What the auth layer said about the caller's limits and mode stays.
+        for name in KEPT_HEADERS {
+            if let Some(v) = response.headers().get(name) {
+                rendered.headers_mut().insert(name, v.clone());
+            }
+        }
+        return rendered;
     }
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(&response) {

@@ -8,7 +8,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::security::{HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
 
 /// What a submit answers: the new (or replayed) task's id.
@@ -144,15 +144,34 @@ pub struct Health {
     pub status: &'static str,
 }
 
-/// Basic authentication, and the named parts of a strategy request.
+/// The two ways to sign in: an API key (each operation names the scope a
+/// key needs) and the account's e-mail and password.
 struct Shared;
 
 impl Modify for Shared {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::HttpBuilder;
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
-            "basic",
-            SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
+            crate::scopes::BASIC,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Basic)
+                    .description(Some(
+                        "The account's e-mail and password: every scope, live mode.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            crate::scopes::BEARER,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("mlk_<live|test>_<id>_<secret>")
+                    .description(Some("An API key (`POST /keys`). The scope each operation needs is listed in its security requirement: `read` (data, analytics, results), `submit` (tasks and batches), `manage` (keys, webhooks, alerts); a key without it is answered 403 naming the scope. A `test` key works on the sample data set, its tasks and usage kept apart; its answers carry `MarketLab-Mode: test`."))
+                    .build(),
+            ),
         );
     }
 }
@@ -174,7 +193,7 @@ impl ToSchema for Binary {}
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. HTTP Basic authentication (account e-mail and password) on every operation except the public ones. Results are also pages to open in a browser, with charts: each task links its report as `report_url` ([backtest](#/backtest/backtest_report), [pattern match](#/analytics/cpm_report), [scanner backtest](#/analytics/scanner_report), [batch](#/backtest/batch_report)), and the analytics views draw [seasonality](/views/seasonality?ticker=SPX), [correlation](/views/correlation?benchmark=SPX&stock_comparison=IVV,TLT,GLD&start_date=2020-01-02&end_date=2024-12-31) and [a pattern search](/views/pattern?symbol=SPX&start_date=2024-03-01&end_date=2024-05-31&corr_per=80&time_in_market=10). `GET /usage` shows the caller's usage beside the plan's limits."),
+    info(title = "marketlab API", version = "1.0.0", description = "Strategy backtests as asynchronous tasks (submit, poll, read the result), analytics tools (seasonality, correlation, beta) and the indicator data service under /ws. An API key (`Authorization: Bearer`, scoped: see `POST /keys`) or HTTP Basic authentication (account e-mail and password) on every operation except the public ones; answers that count against the plan's requests per minute carry `RateLimit-Policy` and `RateLimit` headers. Results are also pages to open in a browser, with charts: each task links its report as `report_url` ([backtest](#/backtest/backtest_report), [pattern match](#/analytics/cpm_report), [scanner backtest](#/analytics/scanner_report), [batch](#/backtest/batch_report)), and the analytics views draw [seasonality](/views/seasonality?ticker=SPX), [correlation](/views/correlation?benchmark=SPX&stock_comparison=IVV,TLT,GLD&start_date=2020-01-02&end_date=2024-12-31) and [a pattern search](/views/pattern?symbol=SPX&start_date=2024-03-01&end_date=2024-05-31&corr_per=80&time_in_market=10). `GET /usage` shows the caller's usage beside the plan's limits."),
     components(schemas(
         SubmitResponse, ValidateResponse,
         EncodedBlock, EncodedSignal, EncodedCondition, BacktestResult,

@@ -36,6 +36,35 @@ pub struct AppState {
     pub long_polls: platform::shares::Shares,
     /// Batch status answers, built once per wake-up for all their waiters.
     pub batch_reads: Arc<crate::shared_reads::SharedReads<crate::shared_reads::Built>>,
+    /// The sample data set test-mode keys work on; none refuses them.
+    pub test_data: Option<TestData>,
+}
+
+/// Market data and scanner days of test mode: the sample set, with caches
+/// of its own.
+#[derive(Clone)]
+pub struct TestData {
+    pub market: Arc<dyn MarketData>,
+    pub scanner: Arc<dyn ScannerStore>,
+}
+
+impl AppState {
+    /// The state a caller in `mode` works with: test mode reads the sample set.
+    pub fn in_mode(&self, mode: platform::keys::Mode) -> Result<AppState, crate::ApiError> {
+        match mode {
+            platform::keys::Mode::Live => Ok(self.clone()),
+            platform::keys::Mode::Test => {
+                let test = self.test_data.as_ref().ok_or_else(|| {
+                    crate::ApiError::new(503, "test mode is not available in this deployment")
+                })?;
+                Ok(AppState {
+                    market: test.market.clone(),
+                    scanner: test.scanner.clone(),
+                    ..self.clone()
+                })
+            }
+        }
+    }
 }
 
 /// Long-polls one tenant may hold at once (a notebook waiting on many

@@ -161,12 +161,24 @@ pub async fn submit(
         queue: state.queue.as_ref(),
         metering: state.metering.as_deref(),
     };
+    let owner = caller.owner();
     let new = NewTask {
-        owner: caller.0.email.clone(),
+        owner: owner.clone(),
         kind,
         params,
     };
-    Ok(submitter.submit(caller.0.plan.code, new, key).await?)
+    let submitted = submitter.submit(caller.account.plan.code, new, key).await?;
+    // Tasks submitted, for the account and the key that sent them (`/usage`).
+    if let Some(m) = &state.metering
+        && !submitted.replayed
+    {
+        let counter = format!("{}{kind}", services::usage::TASKS_PREFIX);
+        m.record(&owner, &counter, 1);
+        if let Some(k) = &caller.key {
+            m.record(&owner, &platform::metering::key_counter(&k.id, &counter), 1);
+        }
+    }
+    Ok(submitted)
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub(crate) async fn owned_task(
     let uuid = Uuid::parse_str(id).map_err(|_| not_found())?;
     state
         .tasks
-        .get_owned(uuid, &caller.0.email)
+        .get_owned(uuid, &caller.owner())
         .await?
         .filter(|t| kinds.contains(&t.kind))
         .ok_or_else(not_found)
@@ -88,7 +88,7 @@ pub(crate) async fn owned_task_waiting(
 ) -> Result<Task, ApiError> {
     held(
         state,
-        &caller.0.email,
+        &caller.owner(),
         id,
         query,
         || owned_task(state, caller, id, kinds),
@@ -193,7 +193,7 @@ pub(crate) async fn ended_within(
     wait: std::time::Duration,
 ) -> Result<Option<Task>, ApiError> {
     let arrived = tokio::time::Instant::now();
-    let Ok(_place) = state.long_polls.admit(&caller.0.email) else {
+    let Ok(_place) = state.long_polls.admit(&caller.owner()) else {
         return Ok(None);
     };
     let text = id.to_string();
@@ -335,7 +335,7 @@ pub(crate) async fn list_page<S: Serialize>(
     };
     let listed = state
         .tasks
-        .list(&caller.0.email, &filter, Page { limit, offset })
+        .list(&caller.owner(), &filter, Page { limit, offset })
         .await?;
     Ok(Json(TaskList {
         tasks: listed.tasks.iter().map(summary).collect(),

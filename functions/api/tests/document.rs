@@ -30,3 +30,51 @@ fn no_two_answer_types_share_a_schema_name() {
         "rename one of the types (or its `#[schema(as = ...)]`)"
     );
 }
+
+/// Every operation behind authentication states both ways in and the one
+/// scope a key needs; operations that queue work need `submit`, those on
+/// keys, webhooks and alerts `manage`, all others `read`. The scope stated
+/// is the scope checked: both come from the operation's registration.
+#[test]
+fn every_operation_states_the_scope_its_registration_checks() {
+    let doc: serde_json::Value = serde_json::from_str(api::routes::document()).unwrap();
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let security = &op["security"];
+            if security == &serde_json::json!([{}]) {
+                continue;
+            }
+            let scope = security[1]["bearer"][0]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path}: no bearer scope in {security}"));
+            assert_eq!(
+                security[0],
+                serde_json::json!({"basic": []}),
+                "{method} {path}"
+            );
+            let queues = op["responses"]
+                .as_object()
+                .unwrap()
+                .get("202")
+                .is_some_and(|r| r["description"].as_str().unwrap_or("").contains("Queued"));
+            let managed = path.starts_with("/keys")
+                || path.starts_with("/webhooks")
+                || path.ends_with("/alerts")
+                || path.contains("/alerts/");
+            let expected = if managed {
+                "manage"
+            } else if queues {
+                "submit"
+            } else {
+                "read"
+            };
+            assert_eq!(scope, expected, "{method} {path}");
+            *counts.entry(scope.to_string()).or_default() += 1;
+        }
+    }
+    assert!(
+        counts["submit"] >= 6 && counts["manage"] >= 10,
+        "{counts:?}"
+    );
+}

@@ -59,6 +59,7 @@ async fn state_on(db: Database, market: &std::path::Path) -> AppState {
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
         batch_reads: Default::default(),
+        test_data: None,
     }
 }
 

@@ -7,6 +7,8 @@
 pub struct Names {
     pub tasks_table: String,
     pub accounts_table: String,
+    /// API keys, one item per key id.
+    pub keys_table: String,
     /// Failed-login counts, plan limits and their counters.
     pub limits_table: String,
     /// Usage counters per account and day.
@@ -27,6 +29,7 @@ impl Names {
         Names {
             tasks_table: var("MARKETLAB_TASKS_TABLE", "marketlab-tasks"),
             accounts_table: var("MARKETLAB_ACCOUNTS_TABLE", "marketlab-accounts"),
+            keys_table: var("MARKETLAB_KEYS_TABLE", "marketlab-keys"),
             limits_table: var("MARKETLAB_LIMITS_TABLE", "marketlab-limits"),
             usage_table: var("MARKETLAB_USAGE_TABLE", "marketlab-usage"),
             queue_url: var("MARKETLAB_QUEUE_URL", ""),

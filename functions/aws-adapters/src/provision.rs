@@ -83,6 +83,34 @@ pub async fn accounts_table(c: &Clients, table: &str) -> Result<(), PortError> {
     keyed_table(c, table, "email").await
 }
 
+/// The API keys table (key `id`; index `by_account` on account + created).
+pub async fn keys_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    let gsi = GlobalSecondaryIndex::builder()
+        .index_name(crate::ACCOUNT_INDEX)
+        .key_schema(key("account", KeyType::Hash)?)
+        .key_schema(key("created", KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .map_err(PortError::internal)?;
+    let r = c
+        .dynamodb
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("id")?)
+        .attribute_definitions(attr("account")?)
+        .attribute_definitions(attr("created")?)
+        .key_schema(key("id", KeyType::Hash)?)
+        .global_secondary_indexes(gsi)
+        .send()
+        .await;
+    created(table, r)
+}
+
 /// The limits table (key `key`; items expire through TTL on `expires_at`).
 pub async fn limits_table(c: &Clients, table: &str) -> Result<(), PortError> {
     keyed_table(c, table, "key").await

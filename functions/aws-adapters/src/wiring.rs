@@ -39,6 +39,53 @@ pub fn market_data(clients: &Clients, names: &Names) -> ParquetMarketData {
         .checking(platform::marketdata::generation::check_from_env())
 }
 
+/// Where the test-mode sample set lives in the bucket.
+pub const TEST_PREFIX: &str = "sample/";
+
+/// Test mode's market data and scanner days: the sample set under
+/// [`TEST_PREFIX`] in the bucket, read as the live data are.
+pub fn test_data(
+    clients: &Clients,
+    names: &Names,
+) -> (ParquetMarketData, platform::scanner::ParquetScannerStore) {
+    let blobs: Arc<dyn platform::marketdata::BlobStore> =
+        Arc::new(platform::marketdata::Under::new(
+            Arc::new(S3Blobs::new(clients.s3.clone(), &names.bucket)),
+            TEST_PREFIX,
+        ));
+    (
+        ParquetMarketData::new(blobs.clone())
+            .checking(platform::marketdata::generation::check_from_env()),
+        platform::scanner::ParquetScannerStore::new(blobs, platform::scanner::READ_TTL),
+    )
+}
+
+/// The pepper API keys are hashed with: `MARKETLAB_API_KEY_PEPPER` (the
+/// template's generated secret); none without it, and keys are refused.
+pub fn key_pepper() -> Option<platform::keys::Pepper> {
+    let text = std::env::var("MARKETLAB_API_KEY_PEPPER").ok()?;
+    platform::keys::Pepper::from_text(&text)
+        .inspect_err(|e| {
+            tracing::error!(error = %e, "MARKETLAB_API_KEY_PEPPER unusable: API keys are off");
+        })
+        .ok()
+}
+
+/// API keys over DynamoDB, hashed with `pepper`.
+pub fn keys(
+    clients: &Clients,
+    names: &Names,
+    pepper: platform::keys::Pepper,
+) -> platform::keys::KeyChecker {
+    platform::keys::KeyChecker::new(
+        Arc::new(crate::DynamoKeyStore::new(
+            clients.dynamodb.clone(),
+            &names.keys_table,
+        )),
+        pepper,
+    )
+}
+
 /// Usage counters and plan quotas over DynamoDB, shared by every instance.
 pub fn metering(clients: &Clients, names: &Names) -> platform::metering::Metering {
     platform::metering::Metering::new(

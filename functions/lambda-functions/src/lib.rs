@@ -15,6 +15,16 @@ pub async fn aws_state() -> AppState {
 }
 
 pub fn state_from(clients: &Clients, names: &Names) -> AppState {
+    state_with(clients, names, wiring::key_pepper())
+}
+
+/// The ports as [`state_from`] wires them, API keys hashed with `pepper`
+/// (none: keys are refused).
+pub fn state_with(
+    clients: &Clients,
+    names: &Names,
+    pepper: Option<platform::keys::Pepper>,
+) -> AppState {
     let accounts = Arc::new(DynamoAccountStore::new(
         clients.dynamodb.clone(),
         &names.accounts_table,
@@ -24,8 +34,8 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         queue: Arc::new(SqsQueue::new(clients.sqs.clone(), &names.queue_url)),
         market: Arc::new(wiring::market_data(clients, names)),
         scanner: Arc::new(wiring::scanner_store(clients, names)),
-        auth: Arc::new(
-            Authenticator::new(
+        auth: Arc::new({
+            let auth = Authenticator::new(
                 accounts,
                 Duration::from_secs(300),
                 Arc::new(DynamoFailureLog::new(
@@ -33,8 +43,12 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
                     &names.limits_table,
                 )),
             )
-            .expect("authenticator"),
-        ),
+            .expect("authenticator");
+            match pepper {
+                Some(p) => auth.with_keys(wiring::keys(clients, names, p)),
+                None => auth,
+            }
+        }),
         data_legacy_json: std::env::var("MARKETLAB_DATA_LEGACY_JSON")
             .is_ok_and(|v| v == "1" || v == "true"),
         limits: Default::default(),
@@ -44,6 +58,13 @@ pub fn state_from(clients: &Clients, names: &Names) -> AppState {
         compute: Default::default(),
         long_polls: api::state::long_polls(&Default::default()),
         batch_reads: Default::default(),
+        test_data: Some({
+            let (market, scanner) = wiring::test_data(clients, names);
+            api::state::TestData {
+                market: Arc::new(market),
+                scanner: Arc::new(scanner),
+            }
+        }),
     }
 }
 

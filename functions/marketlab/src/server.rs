@@ -7,6 +7,7 @@ use api::state::AppState;
 use chrono::TimeDelta;
 use platform::PortError;
 use platform::accounts::{AccountStore, Authenticator, SqliteAccountStore};
+use platform::keys::{KeyChecker, Pepper, SqliteKeyStore};
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::metering::Metering;
 use platform::queue::{JobQueue, LocalQueue};
@@ -34,6 +35,9 @@ pub const TRIAL_PASSWORD: &str = "trial-password";
 pub struct ServerConfig {
     /// The Parquet layout of docs/data-layout.md; filled with the sample set when empty.
     pub market_dir: PathBuf,
+    /// The data test-mode keys work on, in the same layout; filled with the
+    /// sample set when empty. It may be `market_dir` itself.
+    pub test_market_dir: PathBuf,
     /// The SQLite file holding tasks and accounts.
     pub database: PathBuf,
     pub addr: SocketAddr,
@@ -99,14 +103,21 @@ fn webhook_key(
     database: &std::path::Path,
 ) -> Result<platform::webhooks::signing::Keyring, PortError> {
     use platform::webhooks::signing::Keyring;
-    let path = database.with_file_name("webhooks.key");
+    let text = secret_file(database, "webhooks.key")?;
+    Keyring::decode(&text).map_err(|e| PortError::fault(database.display().to_string(), e))
+}
+
+/// A deployment secret kept beside the database as `name` (0600): read, or
+/// made from system randomness on first start.
+fn secret_file(database: &std::path::Path, name: &str) -> Result<String, PortError> {
+    use platform::webhooks::signing::Keyring;
+    let path = database.with_file_name(name);
     match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            Keyring::decode(&text).map_err(|e| PortError::fault(path.display().to_string(), e))
-        }
+        Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let key =
-                Keyring::generate().map_err(|e| PortError::fault("webhook key", e.to_string()))?;
+            let key = Keyring::generate()
+                .map_err(|e| PortError::fault(name.to_string(), e.to_string()))?
+                .encode();
             let mut open = std::fs::OpenOptions::new();
             open.write(true).create_new(true);
             #[cfg(unix)]
@@ -114,7 +125,7 @@ fn webhook_key(
             let mut file = open
                 .open(&path)
                 .map_err(|e| PortError::unavailable_by(path.display().to_string(), e))?;
-            std::io::Write::write_all(&mut file, key.encode().as_bytes())
+            std::io::Write::write_all(&mut file, key.as_bytes())
                 .map_err(|e| PortError::unavailable_by(path.display().to_string(), e))?;
             Ok(key)
         }
@@ -127,6 +138,7 @@ impl ServerConfig {
     pub fn in_dir(data_dir: &std::path::Path, addr: SocketAddr) -> Self {
         ServerConfig {
             market_dir: data_dir.join("market"),
+            test_market_dir: data_dir.join("test-market"),
             database: data_dir.join("state").join("marketlab.sqlite"),
             addr,
             workers: 2,
@@ -191,6 +203,8 @@ pub struct Embedded {
     scanner: AbortOnDrop,
     /// Imports what arrives in incoming/ and scans completed sessions.
     follower: AbortOnDrop,
+    /// The first scan of a test-mode set made at this start.
+    test_scan: Option<AbortOnDrop>,
     /// The batch inbox's sweeper; stops with the server.
     inbox: Option<AbortOnDrop>,
     /// Writes usage counts every few seconds; a last flush at shutdown.
@@ -204,6 +218,43 @@ pub struct Embedded {
     jobs: Arc<LocalQueue>,
 }
 
+/// Copies the files under `from` to `to`, making directories as needed.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Generates the sample set into `dir` if it is empty; true if it did.
+async fn fill_with_sample(dir: &LocalDir, sample: &SampleConfig) -> Result<bool, PortError> {
+    if !dir.is_empty() {
+        return Ok(false);
+    }
+    tracing::info!(dir = %dir.root().display(), stocks = sample.stocks, "market directory is empty: generating the sample data set");
+    let (sample, dir) = (sample.clone(), dir.clone());
+    let started = std::time::Instant::now();
+    let summary = tokio::task::spawn_blocking(move || generate(&sample, &dir))
+        .await
+        .map_err(PortError::internal)??;
+    tracing::info!(
+        symbols = summary.symbols,
+        indicators = summary.indicators,
+        objects = summary.objects,
+        megabytes = summary.bytes / 1_000_000,
+        seconds = started.elapsed().as_secs_f64(),
+        "sample data ready"
+    );
+    Ok(true)
+}
+
 /// Prepares data, stores, accounts and workers, and re-queues any task a
 /// previous run left unfinished. `registry` maps task kinds to job handlers.
 pub async fn start(
@@ -213,22 +264,21 @@ pub async fn start(
     platform::memory::return_large_blocks();
     platform::pool::init(None);
     let market_dir = LocalDir::new(&config.market_dir);
-    if market_dir.is_empty() {
-        tracing::info!(dir = %market_dir.root().display(), stocks = config.sample.stocks, "market directory is empty: generating the sample data set");
-        let (sample, dir) = (config.sample.clone(), market_dir.clone());
-        let started = std::time::Instant::now();
-        let summary = tokio::task::spawn_blocking(move || generate(&sample, &dir))
+    let generated = fill_with_sample(&market_dir, &config.sample).await?;
+    let test_dir = LocalDir::new(&config.test_market_dir);
+    let test_filled = if generated && test_dir.is_empty() {
+        // The sample set just made is the test set too: copied, not made again.
+        let (from, to) = (config.market_dir.clone(), config.test_market_dir.clone());
+        tokio::task::spawn_blocking(move || copy_tree(&from, &to))
             .await
-            .map_err(PortError::internal)??;
-        tracing::info!(
-            symbols = summary.symbols,
-            indicators = summary.indicators,
-            objects = summary.objects,
-            megabytes = summary.bytes / 1_000_000,
-            seconds = started.elapsed().as_secs_f64(),
-            "sample data ready"
-        );
-    }
+            .map_err(PortError::internal)?
+            .map_err(|e| {
+                PortError::unavailable_by(config.test_market_dir.display().to_string(), e)
+            })?;
+        true
+    } else {
+        fill_with_sample(&test_dir, &config.sample).await?
+    };
     let db = Database::open(&config.database)?;
     let accounts: Arc<dyn AccountStore> = Arc::new(SqliteAccountStore::new(db.clone()));
     if config.demo_accounts {
@@ -245,6 +295,7 @@ pub async fn start(
             .with_clock(config.clock.clone()),
         )
     });
+    let key_store = Arc::new(SqliteKeyStore::new(db.clone()));
     let webhook_rows = Arc::new(platform::webhooks::SqliteWebhooks::new(db.clone()));
     let hooks = platform::webhooks::Hooks {
         store: webhook_rows.clone(),
@@ -261,6 +312,23 @@ pub async fn start(
     let queue: Arc<dyn JobQueue> = Arc::new(local_queue);
     let parquet =
         Arc::new(ParquetMarketData::new(Arc::new(market_dir.clone())).checking(config.data_check));
+    // Test mode on the live directory itself shares its reads and caches.
+    let test_data = if config.test_market_dir == config.market_dir {
+        api::state::TestData {
+            market: parquet.clone(),
+            scanner: Arc::new(ParquetScannerStore::new(
+                Arc::new(market_dir.clone()),
+                READ_TTL,
+            )),
+        }
+    } else {
+        api::state::TestData {
+            market: Arc::new(
+                ParquetMarketData::new(Arc::new(test_dir.clone())).checking(config.data_check),
+            ),
+            scanner: Arc::new(ParquetScannerStore::new(Arc::new(test_dir), READ_TTL)),
+        }
+    };
     let state = AppState {
         tasks: tasks.clone(),
         queue: queue.clone(),
@@ -269,7 +337,15 @@ pub async fn start(
         scanner: Arc::new(ParquetScannerStore::new(Arc::new(market_dir), READ_TTL)),
         auth: Arc::new(
             Authenticator::embedded(accounts.clone(), Duration::from_secs(300))?
-                .with_clock(config.clock.clone()),
+                .with_clock(config.clock.clone())
+                .with_keys(
+                    KeyChecker::new(
+                        key_store,
+                        Pepper::from_text(&secret_file(&config.database, "api-keys.key")?)
+                            .map_err(|e| PortError::fault("API key pepper", e))?,
+                    )
+                    .with_clock(config.clock.clone()),
+                ),
         ),
         data_legacy_json: config.data_legacy_json,
         limits: api::limits::Limits {
@@ -291,6 +367,7 @@ pub async fn start(
         compute: Default::default(),
         long_polls: api::state::long_polls(&config.limits),
         batch_reads: Default::default(),
+        test_data: Some(test_data),
     };
     let returns = platform::returns::ReturnStore::new(state.uploads.blobs().clone());
     let deps = WorkerDeps {
@@ -347,6 +424,25 @@ pub async fn start(
             Some(hooks.events()),
         ),
     ));
+    // A test set made at this start gets its scan once; nothing follows it.
+    let test_scan =
+        (test_filled && config.test_market_dir != config.market_dir && config.scan.at_start)
+            .then(|| state.test_data.clone())
+            .flatten()
+            .map(|t| {
+                AbortOnDrop(tokio::spawn(
+                    services::analytics::scanner::nightly::scheduled(
+                        t.market,
+                        t.scanner,
+                        services::analytics::scanner::nightly::Schedule {
+                            at_start: true,
+                            daily_at: None,
+                            follow: false,
+                        },
+                        None,
+                    ),
+                ))
+            });
     let follower = AbortOnDrop(tokio::spawn(crate::updates::follow_data(
         crate::updates::Follower {
             market: parquet,
@@ -387,6 +483,7 @@ pub async fn start(
         workers,
         scanner,
         follower,
+        test_scan,
         inbox,
         flusher,
         deliveries,
@@ -491,6 +588,7 @@ impl Embedded {
         tracing::info!("http server stopped; waiting for running jobs");
         drop(self.scanner);
         drop(self.follower);
+        drop(self.test_scan);
         drop(self.inbox);
         self.workers.shutdown(self.shutdown_grace).await;
         drop(self.flusher);

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod clock;
 pub mod error;
+pub mod keys;
 pub mod logging;
 pub mod marketdata;
 pub mod memo;

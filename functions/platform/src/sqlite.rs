@@ -191,6 +191,20 @@ CREATE TABLE IF NOT EXISTS accounts (
     created_at          TEXT NOT NULL,
     custom_indicators   TEXT NOT NULL DEFAULT '[]'
 );
+-- API keys: the secret only as a keyed hash (platform::keys).
+CREATE TABLE IF NOT EXISTS api_keys (
+    id           TEXT PRIMARY KEY,
+    account      TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    scopes       TEXT NOT NULL,
+    mode         TEXT NOT NULL,
+    hash         TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    expires_at   TEXT,
+    revoked_at   TEXT,
+    last_used_at TEXT
+);
+CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys (account, created_at DESC);
 ";
 
 /// The file holds password hashes: only its owner may read it (0600, and

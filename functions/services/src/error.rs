@@ -140,6 +140,10 @@ pub enum Error {
     /// kept reached, a disabled endpoint): 409.
     #[error("{0}")]
     Conflict(String),
+    /// The caller may not do this with the credentials it sent (a key
+    /// granting scopes it does not hold): 403.
+    #[error("{0}")]
+    Forbidden(String),
     /// The data exist but cannot support the answer (too few sessions).
     #[error("insufficient data: {0}")]
     Insufficient(String),

@@ -107,26 +107,81 @@ pub const KINDS: [Kind; 7] = [
     },
 ];
 
-/// Every kind's job over these ports.
+/// The sample set test-mode tasks run on.
+pub struct TestPorts {
+    pub market: Arc<dyn MarketData>,
+    pub scanner: Arc<dyn ScannerStore>,
+}
+
+/// Every kind's job over these ports; with `test`, a test-mode owner's
+/// tasks run on its sample set.
 pub fn registry(
     market: Arc<dyn MarketData>,
     scanner: Arc<dyn ScannerStore>,
     tasks: Arc<dyn TaskStore>,
     queue: Arc<dyn JobQueue>,
     uploads: platform::uploads::Uploads,
+    test: Option<TestPorts>,
 ) -> JobRegistry {
-    let deps = Deps {
+    let live = Deps {
         market,
         scanner,
         tasks,
         queue,
         uploads,
     };
+    let test = test.map(|t| Deps {
+        market: t.market,
+        scanner: t.scanner,
+        tasks: live.tasks.clone(),
+        queue: live.queue.clone(),
+        uploads: live.uploads.clone(),
+    });
     let mut r = JobRegistry::default();
     for k in &KINDS {
-        r.register(k.kind, (k.job)(&deps));
+        let job = (k.job)(&live);
+        match &test {
+            Some(t) => r.register(
+                k.kind,
+                Arc::new(ByMode {
+                    live: job,
+                    test: (k.job)(t),
+                }),
+            ),
+            None => r.register(k.kind, job),
+        }
     }
     r
+}
+
+/// A kind's job on live data and on the sample set, picked by the task's owner.
+struct ByMode {
+    live: Arc<dyn JobHandler>,
+    test: Arc<dyn JobHandler>,
+}
+
+impl ByMode {
+    fn of(&self, task: &platform::tasks::Task) -> &Arc<dyn JobHandler> {
+        match platform::keys::account_of(&task.owner).1 {
+            platform::keys::Mode::Live => &self.live,
+            platform::keys::Mode::Test => &self.test,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl JobHandler for ByMode {
+    async fn run(
+        &self,
+        task: platform::tasks::Task,
+        progress: platform::worker::Progress,
+    ) -> Result<Value, platform::worker::JobError> {
+        self.of(&task).clone().run(task, progress).await
+    }
+
+    fn reserved(&self, task: &platform::tasks::Task) -> Reserved {
+        self.of(task).reserved(task)
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod data;
 pub mod dates;
 pub mod error;
 pub mod jobs;
+pub mod keys;
 #[cfg(feature = "openapi")]
 pub mod query_params;
 pub mod submit;

@@ -25,6 +25,8 @@ pub struct Figures {
     pub data_rows: u64,
     /// Bytes of the data service's answers.
     pub data_bytes: u64,
+    /// Tasks submitted, per task kind.
+    pub tasks: BTreeMap<String, u64>,
 }
 
 impl Figures {
@@ -38,6 +40,8 @@ impl Figures {
                 self.data_rows += n;
             } else if name == DATA_BYTES {
                 self.data_bytes += n;
+            } else if let Some(kind) = name.strip_prefix(TASKS_PREFIX) {
+                *self.tasks.entry(kind.to_string()).or_default() += n;
             }
         }
         self.compute_minutes = self.compute_ms.values().sum::<u64>() as f64 / 60_000.0;
@@ -83,11 +87,27 @@ pub struct PlanView {
     pub limits: Limits,
 }
 
+/// What one key did in the month (`GET /usage?by=key`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct KeyUsage {
+    pub id: String,
+    /// `mlk_<mode>_<id>`.
+    pub prefix: String,
+    pub name: String,
+    /// Requests, tasks submitted and data returned with this key. Task
+    /// compute is counted for the account, not split by key.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
 /// `GET /usage`: the caller's month, day by day and in total.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct UsageReport {
     pub account: String,
+    /// `live`, or `test` for a test key: test usage is kept apart and never billed.
+    pub mode: platform::keys::Mode,
     pub plan: PlanView,
     /// `YYYY-MM`.
     pub month: String,
@@ -98,6 +118,39 @@ pub struct UsageReport {
     pub days: Vec<DayUsage>,
     /// Counts reach the store within this many seconds of the request.
     pub delay_seconds: u64,
+    /// With `by=key`: each key of this mode that did anything this month,
+    /// newest key first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<KeyUsage>>,
+}
+
+/// Tasks submitted, per kind (`tasks:<kind>`).
+pub const TASKS_PREFIX: &str = "tasks:";
+
+/// Each listed key's share of the counters in `stored` (`key:<id>:<counter>`).
+pub fn by_key(keys: &[platform::keys::KeyRecord], stored: &[UsageDay]) -> Vec<KeyUsage> {
+    keys.iter()
+        .filter_map(|k| {
+            let prefix = format!("{}{}:", platform::metering::KEY_PREFIX, k.id);
+            let mut figures = Figures::default();
+            let mut any = false;
+            for d in stored {
+                let own: BTreeMap<String, u64> = d
+                    .counters
+                    .iter()
+                    .filter_map(|(name, n)| Some((name.strip_prefix(&prefix)?.to_string(), *n)))
+                    .collect();
+                any |= !own.is_empty();
+                figures.add(&own);
+            }
+            any.then(|| KeyUsage {
+                id: k.id.clone(),
+                prefix: k.prefix(),
+                name: k.name.clone(),
+                figures,
+            })
+        })
+        .collect()
 }
 
 /// A month named `YYYY-MM`, as its first day.
@@ -136,7 +189,8 @@ pub fn report(
         total.requests.entry(s.to_string()).or_default();
     }
     UsageReport {
-        account: account.to_string(),
+        account: platform::keys::account_of(account).0.to_string(),
+        mode: platform::keys::account_of(account).1,
         plan: PlanView {
             code: plan.code.to_string(),
             name: plan.name.to_string(),
@@ -148,18 +202,30 @@ pub fn report(
         total,
         days,
         delay_seconds: platform::metering::FLUSH_EVERY.as_secs(),
+        keys: None,
     }
 }
 
 /// The caller's report for `month` (its first day).
+///
+/// `owner` is the account or its test-mode books (`platform::keys::owner`);
+/// with `keys`, the report breaks the month down by those keys.
 pub async fn for_account(
     metering: &Metering,
     account: &platform::accounts::Account,
+    owner: &str,
     month: NaiveDate,
+    keys: Option<&[platform::keys::KeyRecord]>,
 ) -> crate::Result<UsageReport> {
-    let stored = metering.month(&account.email, month).await?;
+    let stored = metering.month(owner, month).await?;
     let limits = metering.limits(account.plan.code).await;
-    Ok(report(&account.email, account.plan, limits, month, &stored))
+    let mut r = report(owner, account.plan, limits, month, &stored);
+    if let Some(keys) = keys {
+        let mode = platform::keys::account_of(owner).1;
+        let mine: Vec<_> = keys.iter().filter(|k| k.mode == mode).cloned().collect();
+        r.keys = Some(by_key(&mine, &stored));
+    }
+    Ok(r)
 }
 
 /// The CSV header of the export; one row per account, day and counter.
@@ -180,6 +246,11 @@ pub fn csv_rows(account: &str, plan: &str, days: &[UsageDay]) -> Vec<String> {
                 ("data_rows", "data", "rows")
             } else if name == DATA_BYTES {
                 ("data_bytes", "data", "bytes")
+            } else if let Some(k) = name.strip_prefix(TASKS_PREFIX) {
+                ("tasks", k, "tasks")
+            } else if name.starts_with(platform::metering::KEY_PREFIX) {
+                // A key's share, already in the account's counts.
+                continue;
             } else {
                 ("other", name.as_str(), "count")
             };

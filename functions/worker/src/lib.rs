@@ -79,6 +79,13 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
                 &names.queue_url,
             )),
             wiring::uploads(clients, names),
+            Some({
+                let (market, scanner) = wiring::test_data(clients, names);
+                services::jobs::TestPorts {
+                    market: Arc::new(market),
+                    scanner: Arc::new(scanner),
+                }
+            }),
         ))),
         lease: TimeDelta::from_std(job_timeout()).unwrap_or(TimeDelta::minutes(2)),
         stall: stall_bound(),

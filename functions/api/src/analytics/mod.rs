@@ -17,7 +17,7 @@ mod views;
 
 use crate::error::ApiError;
 use crate::error::Reply;
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -30,16 +30,16 @@ use utoipa_axum::router::OpenApiRouter;
 /// The analytics routes with their documentation.
 pub fn routes() -> OpenApiRouter<AppState> {
     tasks::routes()
-        .routes(documented!(seasonality::all_in_one))
-        .routes(documented!(seasonality::predefined_holidays))
-        .routes(documented!(seasonality::by_week))
-        .routes(documented!(seasonality::by_month))
-        .routes(documented!(seasonality::by_day_of_month))
-        .routes(documented!(seasonality::by_day_of_year))
-        .routes(documented!(seasonality::around_holiday))
-        .routes(documented!(seasonality::around_specific_days))
-        .routes(documented!(seasonality::by_day_of_single_month))
-        .routes(documented!(seasonality::one_dollar_curve))
+        .routes(scoped!(Read: seasonality::all_in_one))
+        .routes(scoped!(Read: seasonality::predefined_holidays))
+        .routes(scoped!(Read: seasonality::by_week))
+        .routes(scoped!(Read: seasonality::by_month))
+        .routes(scoped!(Read: seasonality::by_day_of_month))
+        .routes(scoped!(Read: seasonality::by_day_of_year))
+        .routes(scoped!(Read: seasonality::around_holiday))
+        .routes(scoped!(Read: seasonality::around_specific_days))
+        .routes(scoped!(Read: seasonality::by_day_of_single_month))
+        .routes(scoped!(Read: seasonality::one_dollar_curve))
         // Unknown views answer in this service's envelope on any deployment.
         .route(
             "/seasonality/{*view}",
@@ -51,43 +51,43 @@ pub fn routes() -> OpenApiRouter<AppState> {
                 },
             ),
         )
-        .routes(documented!(correlation::symbol_corr))
-        .routes(documented!(correlation::asset_corr))
-        .routes(documented!(correlation::pattern_corr))
-        .routes(documented!(correlation::symbol_beta))
-        .routes(documented!(task_pages::cpm_report))
-        .routes(documented!(views::seasonality_view))
-        .routes(documented!(views::correlation_view))
-        .routes(documented!(views::pattern_view))
-        .routes(documented!(task_pages::scanner_report))
-        .routes(documented!(cpm::predefined_patterns))
-        .routes(documented!(cpm::scan, cpm::scan_query))
-        .routes(documented!(
+        .routes(scoped!(Read: correlation::symbol_corr))
+        .routes(scoped!(Read: correlation::asset_corr))
+        .routes(scoped!(Read: correlation::pattern_corr))
+        .routes(scoped!(Read: correlation::symbol_beta))
+        .routes(scoped!(Read: task_pages::cpm_report))
+        .routes(scoped!(Read: views::seasonality_view))
+        .routes(scoped!(Read: views::correlation_view))
+        .routes(scoped!(Read: views::pattern_view))
+        .routes(scoped!(Read: task_pages::scanner_report))
+        .routes(scoped!(Read: cpm::predefined_patterns))
+        .routes(scoped!(Read: cpm::scan, cpm::scan_query))
+        .routes(scoped!(Read:
             cpm::scan_with_backtest,
             cpm::scan_with_backtest_query
         ))
-        .routes(documented!(cpm::scan_start))
-        .routes(documented!(cpm::backtest_start))
-        .routes(documented!(scanner::predefined_signals))
-        .routes(documented!(scanner::single))
-        .routes(documented!(scanner::latest_day_all))
-        .routes(documented!(scanner::scanner_backtest_start))
-        .routes(documented!(options::options))
-        .routes(documented!(reports::report_types))
-        .routes(documented!(reports::reports))
-        .routes(documented!(company::market_pred))
-        .routes(documented!(company::get_profile))
-        .routes(documented!(company::get_analysis))
-        .routes(documented!(company::get_earning))
-        .routes(documented!(company::get_income))
-        .routes(documented!(company::get_balance))
-        .routes(documented!(company::get_cash))
-        .routes(documented!(company::get_news))
-        .routes(documented!(company::get_sec))
-        .routes(documented!(company::get_holder))
-        .routes(documented!(company::get_pred))
-        .routes(documented!(screens::predefined_screens))
-        .routes(documented!(screens::screen))
+        .routes(scoped!(Submit: cpm::scan_start))
+        .routes(scoped!(Submit: cpm::backtest_start))
+        .routes(scoped!(Read: scanner::predefined_signals))
+        .routes(scoped!(Read: scanner::single))
+        .routes(scoped!(Read: scanner::latest_day_all))
+        .routes(scoped!(Submit: scanner::scanner_backtest_start))
+        .routes(scoped!(Read: options::options))
+        .routes(scoped!(Read: reports::report_types))
+        .routes(scoped!(Read: reports::reports))
+        .routes(scoped!(Read: company::market_pred))
+        .routes(scoped!(Read: company::get_profile))
+        .routes(scoped!(Read: company::get_analysis))
+        .routes(scoped!(Read: company::get_earning))
+        .routes(scoped!(Read: company::get_income))
+        .routes(scoped!(Read: company::get_balance))
+        .routes(scoped!(Read: company::get_cash))
+        .routes(scoped!(Read: company::get_news))
+        .routes(scoped!(Read: company::get_sec))
+        .routes(scoped!(Read: company::get_holder))
+        .routes(scoped!(Read: company::get_pred))
+        .routes(scoped!(Read: screens::predefined_screens))
+        .routes(scoped!(Read: screens::screen))
         .merge(crate::webhooks::alerts::routes())
 }
 

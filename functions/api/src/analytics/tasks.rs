@@ -4,7 +4,7 @@
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use crate::tasks::{TaskList, list_page, param_str};
 use axum::Json;
@@ -18,10 +18,10 @@ use uuid::Uuid;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(documented!(cpm_status))
-        .routes(documented!(cpm_tasks))
-        .routes(documented!(scanner_status))
-        .routes(documented!(scanner_tasks))
+        .routes(scoped!(Read: cpm_status))
+        .routes(scoped!(Read: cpm_tasks))
+        .routes(scoped!(Read: scanner_status))
+        .routes(scoped!(Read: scanner_tasks))
 }
 
 // Analytics service: task object of 2.8 for cpm and scanner backtests.

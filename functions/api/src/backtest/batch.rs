@@ -34,8 +34,8 @@ use services::backtest::batch_files;
 pub(crate) async fn submit_batch(Tenant { state, caller }: Tenant, sent: Submission) -> Reply {
     let market = state.market.as_ref();
     let cap = match &state.metering {
-        Some(m) => m.batch_size(caller.0.plan).await,
-        None => caller.0.plan.max_batch,
+        Some(m) => m.batch_size(caller.account.plan).await,
+        None => caller.account.plan.max_batch,
     };
     let params = batch::submission(market, sent.body.clone(), cap).await?;
     let total = params.total;
@@ -113,7 +113,7 @@ pub(crate) async fn batch_status(t: Tenant, Path(id): Path<String>, query: Param
     let built = crate::tasks::held_shared(
         &t.state,
         &t.state.batch_reads,
-        &t.caller.0.email,
+        &t.caller.owner(),
         id,
         &query,
         read,
@@ -276,7 +276,7 @@ pub(crate) async fn batches(
     let page = t
         .state
         .tasks
-        .list(&t.caller.0.email, &filter, Page { limit, offset })
+        .list(&t.caller.owner(), &filter, Page { limit, offset })
         .await?;
     let mut out = Vec::with_capacity(page.tasks.len());
     for task in &page.tasks {

@@ -7,7 +7,7 @@ use crate::auth::Tenant;
 use crate::error::{ApiError, Reply};
 use crate::extract::{Params, Query};
 use crate::openapi::{Binary, ErrorDetail};
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use crate::submit::submit;
 use crate::table_format::{Format, respond};
@@ -30,15 +30,15 @@ use uuid::Uuid;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(documented!(start_portfolio))
-        .routes(documented!(portfolio_status))
-        .routes(documented!(portfolio_equity))
-        .routes(documented!(portfolio_trades))
-        .routes(documented!(portfolio_orders))
-        .routes(documented!(portfolio_weights))
-        .routes(documented!(portfolio_contributions))
-        .routes(documented!(portfolio_chart))
-        .routes(documented!(portfolio_report))
+        .routes(scoped!(Submit: start_portfolio))
+        .routes(scoped!(Read: portfolio_status))
+        .routes(scoped!(Read: portfolio_equity))
+        .routes(scoped!(Read: portfolio_trades))
+        .routes(scoped!(Read: portfolio_orders))
+        .routes(scoped!(Read: portfolio_weights))
+        .routes(scoped!(Read: portfolio_contributions))
+        .routes(scoped!(Read: portfolio_chart))
+        .routes(scoped!(Read: portfolio_report))
 }
 
 /// Submit a portfolio backtest: checked against the data, then queued.
@@ -64,7 +64,7 @@ pub(crate) async fn start_portfolio(
     let params = services::backtest::portfolio::own::accept(
         state.market.as_ref(),
         &state.uploads,
-        &caller.0.email,
+        &caller.owner(),
         sent.body,
         sent.bars,
     )

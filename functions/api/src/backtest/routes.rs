@@ -8,6 +8,7 @@ use crate::error::Reply;
 use crate::extract::Params;
 use crate::openapi::MetadataByCode;
 use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use crate::state::Shared;
 use crate::submit::submit;
@@ -26,23 +27,23 @@ use utoipa_axum::router::OpenApiRouter;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(documented!(start_backtest))
-        .routes(documented!(validate))
-        .routes(documented!(indicator_list))
-        .routes(documented!(indicator_metadata))
-        .routes(documented!(super::batch::submit_batch))
-        .routes(documented!(super::batch::batch_status))
-        .routes(documented!(super::batch::batch_results))
-        .routes(documented!(super::batch::batch_rows))
-        .routes(documented!(super::batch::batches))
-        .routes(documented!(super::report::backtest_report))
-        .routes(documented!(super::report::backtest_chart))
-        .routes(documented!(super::exports::backtest_trades))
-        .routes(documented!(super::exports::backtest_equity))
-        .routes(documented!(super::report::batch_report))
-        .routes(documented!(super::report::batch_walk_forward))
-        .routes(documented!(super::monte_carlo::backtest_monte_carlo))
-        .routes(documented!(super::monte_carlo::batch_monte_carlo))
+        .routes(scoped!(Submit: start_backtest))
+        .routes(scoped!(Read: validate))
+        .routes(scoped!(Read: indicator_list))
+        .routes(scoped!(Read: indicator_metadata))
+        .routes(scoped!(Submit: super::batch::submit_batch))
+        .routes(scoped!(Read: super::batch::batch_status))
+        .routes(scoped!(Read: super::batch::batch_results))
+        .routes(scoped!(Read: super::batch::batch_rows))
+        .routes(scoped!(Read: super::batch::batches))
+        .routes(scoped!(Read: super::report::backtest_report))
+        .routes(scoped!(Read: super::report::backtest_chart))
+        .routes(scoped!(Read: super::exports::backtest_trades))
+        .routes(scoped!(Read: super::exports::backtest_equity))
+        .routes(scoped!(Read: super::report::batch_report))
+        .routes(scoped!(Read: super::report::batch_walk_forward))
+        .routes(scoped!(Read: super::monte_carlo::backtest_monte_carlo))
+        .routes(scoped!(Read: super::monte_carlo::batch_monte_carlo))
 }
 
 /// Endpoints of this service that need no credentials.
@@ -79,7 +80,7 @@ pub(crate) async fn start_backtest(
     let mut params = sent.body;
     if let Some(upload) = prepared.params().csv.clone() {
         // Kept once, as columns: the task names it, status reads stay small.
-        let stored = state.uploads.put(&caller.0.email, upload.clone()).await?;
+        let stored = state.uploads.put(&caller.owner(), upload.clone()).await?;
         if let Some(o) = params.as_object_mut() {
             o.remove("csv_data");
             o.insert(

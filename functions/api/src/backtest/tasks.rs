@@ -3,7 +3,7 @@
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use crate::tasks::{TaskList, list_page, param_str};
 use axum::Json;
@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(documented!(backtest_status))
-        .routes(documented!(backtest_tasks))
+        .routes(scoped!(Read: backtest_status))
+        .routes(scoped!(Read: backtest_tasks))
 }
 
 /// Task record of the backtest service (2.10).

@@ -33,7 +33,7 @@ pub(crate) async fn user_indicators(t: Tenant, params: Params) -> Reply {
             format!("'{all}' is not true or false"),
         ));
     }
-    let list = custom::user_indicators(&t.caller.0, oldest_first);
+    let list = custom::user_indicators(&t.caller.account, oldest_first);
     Ok(body(
         &t.state,
         serde_json::to_string(&list).expect("custom indicators serialize"),
@@ -44,8 +44,8 @@ pub(crate) async fn user_indicators(t: Tenant, params: Params) -> Reply {
 #[utoipa::path(get, path = "/getUserIndicatorData", tag = "data", params(CustomUrl), responses((status = 200, description = "One custom indicator, calculated", body = CustomSeries), (status = 400, description = "`url` missing, or the stored definition is invalid", body = DataError), (status = 504, description = "The calculation timed out; retry", body = DataError), DataErrors))]
 pub(crate) async fn user_indicator_data(t: Tenant, params: Params) -> Reply {
     let url = params.required("url")?;
-    let calculation = custom::definition(&t.caller.0, url)?;
-    let inputs = custom::inputs(&*t.state.market, &t.caller.0, &calculation).await?;
+    let calculation = custom::definition(&t.caller.account, url)?;
+    let inputs = custom::inputs(&*t.state.market, &t.caller.account, &calculation).await?;
     let limit = t.state.limits.custom_timeout;
     let started = std::time::Instant::now();
     let timed_out = || {
@@ -63,5 +63,8 @@ pub(crate) async fn user_indicator_data(t: Tenant, params: Params) -> Reply {
     if started.elapsed() > limit {
         return Err(timed_out());
     }
-    Ok(body(&t.state, custom::answer(&t.caller.0, url, calculated)))
+    Ok(body(
+        &t.state,
+        custom::answer(&t.caller.account, url, calculated),
+    ))
 }

@@ -31,7 +31,7 @@ pub(crate) async fn prices(
     let range = q.range()?;
     let p = read(
         &*t.state.market,
-        &t.caller.0,
+        &t.caller.account,
         &ticker,
         range,
         q.adjusted.unwrap_or(true),

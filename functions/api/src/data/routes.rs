@@ -8,7 +8,7 @@ use crate::error::DataError;
 use crate::error::Reply;
 use crate::extract::Params;
 use crate::openapi::DataErrors;
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use crate::state::Shared;
 use axum::extract::{Path, State};
@@ -26,34 +26,34 @@ use utoipa_axum::router::OpenApiRouter;
 pub fn routes() -> OpenApiRouter<AppState> {
     use super::{custom, intraday, prices};
     OpenApiRouter::new()
-        .routes(documented!(all_symbols))
-        .routes(documented!(all_symbols_with_indexes))
-        .routes(documented!(user_selected_symbols))
-        .routes(documented!(user_selected_with_indexes))
+        .routes(scoped!(Read: all_symbols))
+        .routes(scoped!(Read: all_symbols_with_indexes))
+        .routes(scoped!(Read: user_selected_symbols))
+        .routes(scoped!(Read: user_selected_with_indexes))
         // The spec spells this one both ways; the first is documented.
         .route(
             "/getAllUserSelectedSymbolswithIndexes",
             get(user_selected_with_indexes),
         )
-        .routes(documented!(model_data))
-        .routes(documented!(model_with_indexes))
-        .routes(documented!(group_symbols))
-        .routes(documented!(symbol_data))
-        .routes(documented!(symbol_sentiment))
-        .routes(documented!(symbol_limit_days))
-        .routes(documented!(symbol_sentiment_limit_days))
-        .routes(documented!(today))
-        .routes(documented!(today_indexes))
-        .routes(documented!(symbol_for_date))
-        .routes(documented!(all_for_date))
-        .routes(documented!(bulk))
-        .routes(documented!(intraday::intraday_symbols))
-        .routes(documented!(intraday::intraday_history))
-        .routes(documented!(intraday::intraday_limit_days))
-        .routes(documented!(intraday::today_intraday))
-        .routes(documented!(custom::user_indicators))
-        .routes(documented!(custom::user_indicator_data))
-        .routes(documented!(prices::prices))
+        .routes(scoped!(Read: model_data))
+        .routes(scoped!(Read: model_with_indexes))
+        .routes(scoped!(Read: group_symbols))
+        .routes(scoped!(Read: symbol_data))
+        .routes(scoped!(Read: symbol_sentiment))
+        .routes(scoped!(Read: symbol_limit_days))
+        .routes(scoped!(Read: symbol_sentiment_limit_days))
+        .routes(scoped!(Read: today))
+        .routes(scoped!(Read: today_indexes))
+        .routes(scoped!(Read: symbol_for_date))
+        .routes(scoped!(Read: all_for_date))
+        .routes(scoped!(Read: bulk))
+        .routes(scoped!(Read: intraday::intraday_symbols))
+        .routes(scoped!(Read: intraday::intraday_history))
+        .routes(scoped!(Read: intraday::intraday_limit_days))
+        .routes(scoped!(Read: intraday::today_intraday))
+        .routes(scoped!(Read: custom::user_indicators))
+        .routes(scoped!(Read: custom::user_indicator_data))
+        .routes(scoped!(Read: prices::prices))
 }
 
 /// A JSON body, or (legacy switch on) that JSON again as a JSON string.
@@ -238,13 +238,13 @@ pub(crate) async fn group_symbols(t: Tenant, Path(group): Path<String>) -> Reply
 /// An account's catalog list as this service answers it.
 async fn listed(t: &Tenant, which: Listing<'_>, with_market: bool) -> Reply {
     let c = data::catalog(&*t.state.market).await?;
-    let answer = data::listing(&t.caller.0, &c, which, with_market)?;
+    let answer = data::listing(&t.caller.account, &c, which, with_market)?;
     Ok(body(&t.state, answer))
 }
 
 /// One indicator's history as this service answers it.
 async fn history(t: &Tenant, headers: &HeaderMap, code: &str, span: Span, extras: Extras) -> Reply {
-    let json = indicator_history(&*t.state.market, &t.caller.0, code, span, extras).await?;
+    let json = indicator_history(&*t.state.market, &t.caller.account, code, span, extras).await?;
     if crate::arrow::wanted(headers) {
         return arrow_history(&t.state, &json);
     }
@@ -341,11 +341,11 @@ pub(crate) async fn symbol_sentiment_limit_days(
 /// The latest reading of each subscribed indicator, keyed "0", "1", ....
 #[utoipa::path(get, path = "/getTodayData", tag = "data", responses((status = 200, description = "The latest reading of each subscribed indicator, keyed \"0\", \"1\", ...", body = Snapshot), DataErrors))]
 pub(crate) async fn today(t: Tenant) -> Reply {
-    let key = format!("today:{}", data::view_key(&t.caller.0));
+    let key = format!("today:{}", data::view_key(&t.caller.account));
     kept_answer(
         &t.state,
         key,
-        snapshot(&*t.state.market, &t.caller.0, false),
+        snapshot(&*t.state.market, &t.caller.account, false),
     )
     .await
 }
@@ -353,8 +353,13 @@ pub(crate) async fn today(t: Tenant) -> Reply {
 /// The same with market symbols.
 #[utoipa::path(get, path = "/getTodayDataIndexes", tag = "data", responses((status = 200, description = "The same with market symbols", body = Snapshot), DataErrors))]
 pub(crate) async fn today_indexes(t: Tenant) -> Reply {
-    let key = format!("today-indexes:{}", data::view_key(&t.caller.0));
-    kept_answer(&t.state, key, snapshot(&*t.state.market, &t.caller.0, true)).await
+    let key = format!("today-indexes:{}", data::view_key(&t.caller.account));
+    kept_answer(
+        &t.state,
+        key,
+        snapshot(&*t.state.market, &t.caller.account, true),
+    )
+    .await
 }
 
 /// The reading on one date (406 unless YYYYMMDD).
@@ -369,11 +374,11 @@ pub(crate) async fn symbol_for_date(t: Tenant, Path(code): Path<String>, params:
 #[utoipa::path(get, path = "/getAllDataForDate", tag = "data", params(DateParam), responses((status = 200, description = "Every subscribed indicator's reading on one date", body = DateSnapshot), (status = 406, description = "`date` is not a YYYYMMDD date", body = DataError), DataErrors))]
 pub(crate) async fn all_for_date(t: Tenant, params: Params) -> Reply {
     let d = date(&params)?;
-    let key = format!("date {d}:{}", data::view_key(&t.caller.0));
+    let key = format!("date {d}:{}", data::view_key(&t.caller.account));
     kept_answer(
         &t.state,
         key,
-        data::history::all_for_date(&*t.state.market, &t.caller.0, d),
+        data::history::all_for_date(&*t.state.market, &t.caller.account, d),
     )
     .await
 }
@@ -401,13 +406,13 @@ pub(crate) async fn bulk(t: Tenant, params: Params) -> Reply {
     };
     let key = format!(
         "bulk {n} {}:{}",
-        t.caller.0.plan.trial,
-        data::view_key(&t.caller.0)
+        t.caller.account.plan.trial,
+        data::view_key(&t.caller.account)
     );
     kept_answer(
         &t.state,
         key,
-        data::history::bulk(&*t.state.market, &t.caller.0, n),
+        data::history::bulk(&*t.state.market, &t.caller.account, n),
     )
     .await
 }

@@ -19,7 +19,8 @@ pub fn document() -> &'static str {
             .merge(crate::backtest::routes::public_routes())
             .merge(crate::backtest::routes())
             .merge(usage::backtest_routes())
-            .merge(crate::webhooks::endpoints::routes());
+            .merge(crate::webhooks::endpoints::routes())
+            .merge(crate::keys::routes());
         #[cfg(feature = "analytics")]
         let groups = groups.merge(crate::analytics::routes());
         #[cfg(feature = "data")]

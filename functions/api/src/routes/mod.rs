@@ -113,7 +113,7 @@ pub fn backtest(state: &AppState) -> Router {
             Service::Backtest,
             ErrorStyle::Backtest,
             false,
-            crate::webhooks::endpoints::routes(),
+            crate::webhooks::endpoints::routes().merge(crate::keys::routes()),
         ))
         .merge(public)
 }

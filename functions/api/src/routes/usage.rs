@@ -5,7 +5,7 @@
 use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
 use crate::extract::Params;
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use axum::Json;
 use services::usage::UsageReport;
@@ -22,6 +22,17 @@ pub struct MonthParam {
         example = "2026-11"
     )]
     month: Option<String>,
+    /// `key`: break the month down by the account's keys (of the caller's mode).
+    #[param(example = "key")]
+    by: Option<UsageBreakdown>,
+}
+
+/// How `/usage` may break a month down.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "lowercase")]
+pub enum UsageBreakdown {
+    Key,
 }
 
 async fn report(
@@ -38,7 +49,27 @@ async fn report(
             "usage is not metered in this deployment",
         ));
     };
-    Ok(services::usage::for_account(metering, &caller.0, month).await?)
+    let keys = match params.get("by") {
+        None => None,
+        Some("key") => match state.auth.keys() {
+            Some(k) => Some(k.store().list(&caller.account.email).await?),
+            None => Some(Vec::new()),
+        },
+        Some(other) => {
+            return Err(ApiError::field(
+                "by",
+                format!("must be 'key' (got '{other}')"),
+            ));
+        }
+    };
+    Ok(services::usage::for_account(
+        metering,
+        &caller.account,
+        &caller.owner(),
+        month,
+        keys.as_deref(),
+    )
+    .await?)
 }
 
 /// The caller's usage of a month, per day and in total, per service, with
@@ -61,9 +92,9 @@ pub async fn data_usage(
 }
 
 pub fn backtest_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(documented!(usage))
+    OpenApiRouter::new().routes(scoped!(Read: usage))
 }
 
 pub fn data_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(documented!(data_usage))
+    OpenApiRouter::new().routes(scoped!(Read: data_usage))
 }

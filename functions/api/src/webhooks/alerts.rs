@@ -4,7 +4,7 @@
 use super::{AlertList, configured};
 use crate::auth::Tenant;
 use crate::error::ApiError;
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::Path;
@@ -25,7 +25,7 @@ pub(crate) async fn create_alert(
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     let body = crate::extract::json_body(&body)?;
-    let data = hooks::create_alert(configured(&state)?, &caller.0.email, body).await?;
+    let data = hooks::create_alert(configured(&state)?, &caller.owner(), body).await?;
     let answer = crate::analytics::Standard {
         code: 201,
         msg: "Alert created".into(),
@@ -40,7 +40,7 @@ pub(crate) async fn create_alert(
 pub(crate) async fn list_alerts(
     Tenant { state, caller }: Tenant,
 ) -> Result<Json<crate::analytics::Standard<AlertList>>, ApiError> {
-    let alerts = hooks::alerts(configured(&state)?, &caller.0.email).await?;
+    let alerts = hooks::alerts(configured(&state)?, &caller.owner()).await?;
     Ok(Json(crate::analytics::Standard {
         code: 200,
         msg: "Alerts".into(),
@@ -56,12 +56,12 @@ pub(crate) async fn delete_alert(
     Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    hooks::delete_alert(configured(&state)?, &caller.0.email, &id).await?;
+    hooks::delete_alert(configured(&state)?, &caller.owner(), &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(documented!(create_alert, list_alerts))
-        .routes(documented!(delete_alert))
+        .routes(scoped!(Manage: create_alert, list_alerts))
+        .routes(scoped!(Manage: delete_alert))
 }

@@ -4,7 +4,7 @@ use super::{DeliveryList, WebhookList, configured};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::Params;
-use crate::routes::schema_names::documented;
+use crate::scopes::scoped;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::Path;
@@ -39,7 +39,7 @@ pub(crate) async fn create_webhook(
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     let body = crate::extract::json_body(&body)?;
-    let view = hooks::register(configured(&state)?, &caller.0.email, body).await?;
+    let view = hooks::register(configured(&state)?, &caller.owner(), body).await?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
 }
 
@@ -49,7 +49,7 @@ pub(crate) async fn create_webhook(
 pub(crate) async fn list_webhooks(
     Tenant { state, caller }: Tenant,
 ) -> Result<Json<WebhookList>, ApiError> {
-    let endpoints = hooks::list(configured(&state)?, &caller.0.email).await?;
+    let endpoints = hooks::list(configured(&state)?, &caller.owner()).await?;
     Ok(Json(WebhookList { endpoints }))
 }
 
@@ -63,7 +63,7 @@ pub(crate) async fn get_webhook(
     Path(id): Path<String>,
 ) -> Result<Json<EndpointView>, ApiError> {
     Ok(Json(
-        hooks::get(configured(&state)?, &caller.0.email, &id).await?,
+        hooks::get(configured(&state)?, &caller.owner(), &id).await?,
     ))
 }
 
@@ -76,7 +76,7 @@ pub(crate) async fn delete_webhook(
     Tenant { state, caller }: Tenant,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    hooks::delete(configured(&state)?, &caller.0.email, &id).await?;
+    hooks::delete(configured(&state)?, &caller.owner(), &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -95,7 +95,7 @@ pub(crate) async fn rotate_webhook(
 ) -> Result<Json<EndpointView>, ApiError> {
     let body = body_or_null(&body)?;
     Ok(Json(
-        hooks::rotate(configured(&state)?, &caller.0.email, &id, body).await?,
+        hooks::rotate(configured(&state)?, &caller.owner(), &id, body).await?,
     ))
 }
 
@@ -109,7 +109,7 @@ pub(crate) async fn enable_webhook(
     Path(id): Path<String>,
 ) -> Result<Json<EndpointView>, ApiError> {
     Ok(Json(
-        hooks::enable(configured(&state)?, &caller.0.email, &id).await?,
+        hooks::enable(configured(&state)?, &caller.owner(), &id).await?,
     ))
 }
 
@@ -126,7 +126,7 @@ pub(crate) async fn webhook_deliveries(
     params: Params,
 ) -> Result<Json<DeliveryList>, ApiError> {
     let limit = params.int_in("limit", 50, 1, 200)? as usize;
-    let deliveries = hooks::deliveries(configured(&state)?, &caller.0.email, &id, limit).await?;
+    let deliveries = hooks::deliveries(configured(&state)?, &caller.owner(), &id, limit).await?;
     Ok(Json(DeliveryList { deliveries }))
 }
 
@@ -142,16 +142,16 @@ pub(crate) async fn redeliver(
     Tenant { state, caller }: Tenant,
     Path((id, delivery)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let view = hooks::redeliver(configured(&state)?, &caller.0.email, &id, &delivery).await?;
+    let view = hooks::redeliver(configured(&state)?, &caller.owner(), &id, &delivery).await?;
     Ok((StatusCode::ACCEPTED, Json(view)).into_response())
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(documented!(create_webhook, list_webhooks))
-        .routes(documented!(get_webhook, delete_webhook))
-        .routes(documented!(rotate_webhook))
-        .routes(documented!(enable_webhook))
-        .routes(documented!(webhook_deliveries))
-        .routes(documented!(redeliver))
+        .routes(scoped!(Manage: create_webhook, list_webhooks))
+        .routes(scoped!(Manage: get_webhook, delete_webhook))
+        .routes(scoped!(Manage: rotate_webhook))
+        .routes(scoped!(Manage: enable_webhook))
+        .routes(scoped!(Manage: webhook_deliveries))
+        .routes(scoped!(Manage: redeliver))
 }

@@ -3,6 +3,10 @@
 //! requests does not pay one slow hash each, and bounds on what hashing may
 //! cost under a flood.
 
+mod bearer;
+
+pub use bearer::KeyLogin;
+
 use super::hashing::{dummy_hash, verify_with};
 use super::throttle::{FailureLog, LoginPolicy};
 use super::trickle::Trickle;
@@ -50,6 +54,10 @@ pub struct Authenticator {
     refresh: Duration,
     /// The time failed logins are counted and locked on.
     clock: Arc<dyn crate::clock::Clock>,
+    /// Key logins; none refuses them.
+    keys: Option<Arc<crate::keys::KeyChecker>>,
+    /// Accounts of key logins, by e-mail, with when they were read.
+    key_accounts: Mutex<HashMap<String, (Instant, Option<Account>)>>,
 }
 
 /// The shared outcome of one credential check: the account and the hash
@@ -115,6 +123,8 @@ impl Authenticator {
             ttl,
             refresh: ACCOUNT_REFRESH,
             clock: Arc::new(crate::clock::SystemClock),
+            keys: None,
+            key_accounts: Mutex::new(HashMap::new()),
         })
     }
 

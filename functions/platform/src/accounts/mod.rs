@@ -9,7 +9,7 @@ mod sqlite;
 mod throttle;
 mod trickle;
 
-pub use auth::{ACCOUNT_REFRESH, Authenticator, Verdict};
+pub use auth::{ACCOUNT_REFRESH, Authenticator, KeyLogin, Verdict};
 pub use hashing::hash_password;
 pub use plans::{PLANS, Plan, Service, plan};
 pub use records::{add_account, new_record};

@@ -24,6 +24,12 @@ pub async fn add_account(
             "an account needs an e-mail address and a password of at least 8 characters".into(),
         ));
     }
+    // `test:` marks test-mode owners (`keys::owner`): no address may look like one.
+    if email.contains(':') {
+        return Err(PortError::Invalid(format!(
+            "'{email}' is not an e-mail address (':' is not allowed)"
+        )));
+    }
     store
         .put(new_record(
             email,

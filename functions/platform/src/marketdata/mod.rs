@@ -15,10 +15,12 @@ pub mod layout;
 pub mod ranged;
 mod store;
 mod traded;
+mod under;
 
 pub use blob::{BlobStore, Changed, LocalDir};
 pub use store::{ParquetMarketData, TAIL};
 pub use traded::AsTraded;
+pub use under::Under;
 
 use crate::PortError;
 pub use arrow_array::RecordBatch;

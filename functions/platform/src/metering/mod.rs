@@ -11,6 +11,8 @@
 //! limit, and the worker settles each attempt's counted compute against it,
 //! so work accepted at once overshoots the limit by at most one estimate.
 
+#[cfg(all(test, feature = "sqlite"))]
+mod allowance_tests;
 mod compute;
 
 pub use compute::Reserved;
@@ -58,7 +60,35 @@ struct Window {
     /// The shared counter had nothing left for this minute under `limit`.
     full: bool,
     limit: u32,
+    /// The shared counter after this instance's last reservation.
+    total: u64,
 }
+
+impl Window {
+    /// Requests left this minute: the limit less what every instance has
+    /// reserved, plus what this one reserved and has not used.
+    fn remaining(&self) -> u32 {
+        let unused = u64::from(self.granted - self.used);
+        (u64::from(self.limit) + unused).saturating_sub(self.total) as u32
+    }
+}
+
+/// What is left of a rate limit after an admitted request: the figures of
+/// the `RateLimit` and `RateLimit-Policy` headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance {
+    /// Requests per window (a minute).
+    pub limit: u32,
+    /// Requests left in this window: exact on one instance; with several,
+    /// as of this instance's last reservation (another's unused reservation
+    /// counts as used, and its later ones are seen at the next).
+    pub remaining: u32,
+    /// Seconds until the window ends.
+    pub reset: u64,
+}
+
+/// The window of the rate limits, in seconds.
+pub const RATE_WINDOW_SECONDS: u64 = 60;
 
 pub struct Metering {
     meter: Meter,
@@ -87,6 +117,14 @@ pub fn requests_counter(service: Service) -> &'static str {
     }
 }
 pub const COMPUTE_PREFIX: &str = "compute_ms:";
+/// What a key's share of a counter is kept under, beside the account's
+/// own count (`/usage?by=key`).
+pub const KEY_PREFIX: &str = "key:";
+
+/// The counter of key `id`'s share of `counter`.
+pub fn key_counter(id: &str, counter: &str) -> String {
+    format!("{KEY_PREFIX}{id}:{counter}")
+}
 /// The least compute an attempt is counted for. A task's fixed costs (its
 /// submit, queue message, task-store writes and result read) are those of
 /// about half a second of worker time (docs/deploy.md#cost), so a month's
@@ -190,98 +228,122 @@ impl Metering {
     }
 
     /// Counts one request of `account` to `service`, unless the plan's
-    /// requests per minute are used up. A quota store that cannot answer
-    /// lets the request through (and logs it): a limit must not become an outage.
+    /// requests per minute are used up, and says what is left of them. A
+    /// quota store that cannot answer lets the request through (and logs
+    /// it): a limit must not become an outage.
     pub async fn admit(
         &self,
         account: &str,
         plan: &str,
         service: Service,
         now: DateTime<Utc>,
-    ) -> Result<(), OverLimit> {
+    ) -> Result<Allowance, OverLimit> {
         let limit = self.limits(plan).await.requests_per_minute;
         let minute = now.timestamp().div_euclid(60);
         let slot = service_index(service);
+        let reset = (60 - now.timestamp().rem_euclid(60)).max(1) as u64;
         // A reservation's verdict, once there is one to use.
-        let verdict = |used: Option<bool>| {
-            used.map(|within| {
-                if within {
+        let verdict = |used: Option<Option<u32>>| {
+            used.map(|left| match left {
+                Some(remaining) => {
                     self.record(account, requests_counter(service), 1);
-                    Ok(())
-                } else {
-                    Err(Self::over_rate(plan, limit, service, now))
+                    Ok(Allowance {
+                        limit,
+                        remaining,
+                        reset,
+                    })
                 }
+                None => Err(Self::over_rate(plan, limit, service, now)),
             })
         };
         if let Some(v) = verdict(self.use_reserved(account, slot, minute, limit)) {
             return v;
         }
-        {
-            // One reservation at a time per account and service: a burst on
-            // an empty window waits for one block instead of each request
-            // taking a block of its own (and the last ones finding none).
-            let gate = self
-                .reserving
-                .lock()
-                .entry((account.to_string(), slot))
-                .or_default()
-                .clone();
-            let _turn = gate.lock().await;
-            if let Some(v) = verdict(self.use_reserved(account, slot, minute, limit)) {
-                return v;
-            }
-            // A twentieth of the minute at a time: one store call per block,
-            // and at most that much held back from other instances.
-            let block = (limit / 20).clamp(1, 1_000);
-            let counter = format!("rate#{account}#{service}#{minute}");
-            let granted = match self
-                .quotas
-                .take(&counter, block, u64::from(limit), (minute + 2) * 60)
-                .await
-            {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "rate limit store unavailable; admitting");
-                    1
-                }
-            };
-            let mut windows = self.windows.lock();
-            let entry = &mut windows.entry(account.to_string()).or_default()[slot];
-            if entry.as_ref().is_none_or(|w| w.minute != minute) {
-                *entry = Some(Window {
-                    minute,
-                    granted: 0,
-                    used: 0,
-                    full: false,
-                    limit,
-                });
-            }
-            let w = entry.as_mut().expect("set above");
-            w.limit = limit;
-            w.full = granted == 0;
-            if granted == 0 {
-                return Err(Self::over_rate(plan, limit, service, now));
-            }
-            w.granted += granted;
-            w.used += 1;
+        // One reservation at a time per account and service: a burst on
+        // an empty window waits for one block instead of each request
+        // taking a block of its own (and the last ones finding none).
+        let gate = self
+            .reserving
+            .lock()
+            .entry((account.to_string(), slot))
+            .or_default()
+            .clone();
+        let _turn = gate.lock().await;
+        if let Some(v) = verdict(self.use_reserved(account, slot, minute, limit)) {
+            return v;
         }
+        // A twentieth of the minute at a time: one store call per block,
+        // and at most that much held back from other instances.
+        let block = (limit / 20).clamp(1, 1_000);
+        let counter = format!("rate#{account}#{service}#{minute}");
+        let (granted, total) = match self
+            .quotas
+            .take(&counter, block, u64::from(limit), (minute + 2) * 60)
+            .await
+        {
+            // What every instance has reserved so far: the rest is what the
+            // answer's `RateLimit` header reports.
+            Ok(n) => match self.quotas.count(&counter).await {
+                Ok(total) => (n, total.unwrap_or(0).max(0) as u64),
+                Err(_) => (n, u64::from(n)),
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "rate limit store unavailable; admitting");
+                (1, 1)
+            }
+        };
+        let mut windows = self.windows.lock();
+        let entry = &mut windows.entry(account.to_string()).or_default()[slot];
+        if entry.as_ref().is_none_or(|w| w.minute != minute) {
+            *entry = Some(Window {
+                minute,
+                granted: 0,
+                used: 0,
+                full: false,
+                limit,
+                total: 0,
+            });
+        }
+        let w = entry.as_mut().expect("set above");
+        w.limit = limit;
+        w.full = granted == 0;
+        w.total = total;
+        if granted == 0 {
+            drop(windows);
+            return Err(Self::over_rate(plan, limit, service, now));
+        }
+        w.granted += granted;
+        w.used += 1;
+        let remaining = w.remaining();
+        drop(windows);
         self.record(account, requests_counter(service), 1);
-        Ok(())
+        Ok(Allowance {
+            limit,
+            remaining,
+            reset,
+        })
     }
 
     /// Uses one request of the instance's reservation for this minute, if
-    /// any is left; `None` when the store must be asked.
-    fn use_reserved(&self, account: &str, slot: usize, minute: i64, limit: u32) -> Option<bool> {
+    /// any is left, and says how many remain after it (`None` inside: the
+    /// minute is used up); `None` when the store must be asked.
+    fn use_reserved(
+        &self,
+        account: &str,
+        slot: usize,
+        minute: i64,
+        limit: u32,
+    ) -> Option<Option<u32>> {
         let mut windows = self.windows.lock();
         match windows.get_mut(account).and_then(|w| w[slot].as_mut()) {
             Some(w) if w.minute == minute && w.used < w.granted => {
                 w.used += 1;
-                Some(true)
+                Some(Some(w.remaining()))
             }
             // A full counter stays full until its minute ends, unless the
             // plan's limit was raised since: refused here, without a store
             // call per refused request.
-            Some(w) if w.minute == minute && w.full && limit <= w.limit => Some(false),
+            Some(w) if w.minute == minute && w.full && limit <= w.limit => Some(None),
             _ => None,
         }
     }
@@ -334,9 +396,10 @@ impl Metering {
         {
             return Ok(p.clone());
         }
+        // A test-mode owner has its account's plan.
         let plan = self
             .accounts
-            .get(owner)
+            .get(crate::keys::account_of(owner).0)
             .await?
             .map_or_else(|| "none".to_string(), |a| a.plan);
         self.owners

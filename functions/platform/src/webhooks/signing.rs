@@ -53,6 +53,14 @@ impl Keyring {
         Ok(Keyring { master })
     }
 
+    /// A 32-byte key for another `purpose` (API key hashes), independent of
+    /// every endpoint secret.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut mac = HmacSha256::new_from_slice(&self.master).expect("any key length");
+        mac.update(format!("marketlab derived key:{purpose}").as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     /// The signing key of `endpoint` at `version`.
     pub fn secret(&self, endpoint: &str, version: u32) -> Vec<u8> {
         let mut mac = HmacSha256::new_from_slice(&self.master).expect("any key length");
