@@ -172,6 +172,18 @@ async fn dynamodb_account_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn dynamodb_key_store() {
+    let c = clients().await;
+    let table = unique("keys");
+    provision::keys_table(&c, &table).await.unwrap();
+    contract::keys::run_all(Arc::new(aws_adapters::DynamoKeyStore::new(
+        c.dynamodb.clone(),
+        table,
+    )))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn dynamodb_failure_log() {
     let c = clients().await;
     let table = unique("limits");

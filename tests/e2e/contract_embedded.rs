@@ -54,6 +54,14 @@ async fn sqlite_account_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn sqlite_key_store() {
+    contract::keys::run_all(Arc::new(platform::keys::SqliteKeyStore::new(
+        Database::in_memory().unwrap(),
+    )))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn sqlite_usage_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(&dir.path().join("usage.sqlite")).unwrap();

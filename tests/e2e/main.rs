@@ -5,6 +5,7 @@ mod arrow_answers;
 mod aws_faults;
 mod aws_hangs;
 mod aws_ingest;
+mod aws_keys;
 mod aws_portfolio;
 mod aws_stalls;
 mod backtest;

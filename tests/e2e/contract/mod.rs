@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod blobs;
 pub mod failures;
+pub mod keys;
 pub mod market;
 pub mod metering;
 pub mod queue;
