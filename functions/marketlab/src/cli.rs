@@ -134,6 +134,11 @@ pub struct ServeArgs {
     /// this long after its import.
     #[arg(long, env = "MARKETLAB_DATA_CHECK_SECONDS", default_value_t = 30.0)]
     pub data_check_seconds: f64,
+    /// The data test-mode API keys work on (`<data-dir>/test-market` by
+    /// default, filled with the sample set when empty); may be the market
+    /// directory itself when that holds the sample set.
+    #[arg(long, env = "MARKETLAB_TEST_MARKET_DIR")]
+    pub test_market_dir: Option<PathBuf>,
     /// Serve Prometheus metrics at `/metrics` on this address (for
     /// operators: keep it off the tenants' network). Off when not given.
     #[arg(long, env = "MARKETLAB_METRICS_ADDR")]
@@ -161,6 +166,7 @@ impl Default for ServeArgs {
             webhook_retry_seconds: None,
             metrics_addr: None,
             data_check_seconds: 30.0,
+            test_market_dir: None,
             sample: SampleArgs::default(),
         }
     }
@@ -306,6 +312,10 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
             ..Default::default()
         },
         data_check: seconds("data-check-seconds", args.data_check_seconds)?,
+        test_market_dir: args
+            .test_market_dir
+            .clone()
+            .unwrap_or_else(|| data_dir.join("test-market")),
         scan: services::analytics::scanner::nightly::Schedule {
             at_start: !args.no_scan,
             daily_at: (!args.no_scan).then_some(args.scan_at),

@@ -5,6 +5,7 @@
 
 mod aws;
 mod embedded;
+mod secrets;
 
 use serde_json::{Value, json};
 

@@ -125,27 +125,29 @@ impl KeyChecker {
             .or_insert_with(|| Arc::new(OnceCell::new()))
             .clone();
         let result = cell.get_or_try_init(|| self.store.get(id)).await.cloned();
+        // Kept before the read is let go, so no check in between reads again.
+        if let Ok(record) = &result {
+            let mut cache = self.cache.lock();
+            if cache.len() >= CACHED {
+                let refresh = self.refresh;
+                cache.retain(|_, e| e.read.elapsed() < refresh);
+            }
+            let touched = cache.get(id).and_then(|e| e.touched);
+            cache.insert(
+                id.to_string(),
+                Entry {
+                    record: record.clone(),
+                    read: Instant::now(),
+                    touched,
+                },
+            );
+        }
         let mut inflight = self.inflight.lock();
         if inflight.get(id).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
             inflight.remove(id);
         }
         drop(inflight);
-        let record = result?;
-        let mut cache = self.cache.lock();
-        if cache.len() >= CACHED {
-            let refresh = self.refresh;
-            cache.retain(|_, e| e.read.elapsed() < refresh);
-        }
-        let touched = cache.get(id).and_then(|e| e.touched);
-        cache.insert(
-            id.to_string(),
-            Entry {
-                record: record.clone(),
-                read: Instant::now(),
-                touched,
-            },
-        );
-        Ok(record)
+        result
     }
 
     /// Writes the last-used time in the background, once a minute at most.
@@ -164,5 +166,87 @@ impl KeyChecker {
                 tracing::warn!(error = %e, "key last-used time not written");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{Mode, Scope, issue};
+    use async_trait::async_trait;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// One key; counts reads.
+    struct OneKey(KeyRecord, AtomicUsize);
+
+    #[async_trait]
+    impl KeyStore for OneKey {
+        async fn get(&self, id: &str) -> Result<Option<KeyRecord>, PortError> {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            tokio::task::yield_now().await;
+            Ok((id == self.0.id).then(|| self.0.clone()))
+        }
+        async fn insert(&self, _: KeyRecord, _: usize) -> Result<bool, PortError> {
+            Ok(false)
+        }
+        async fn list(&self, _: &str) -> Result<Vec<KeyRecord>, PortError> {
+            Ok(vec![self.0.clone()])
+        }
+        async fn revoke(
+            &self,
+            _: &str,
+            _: &str,
+            _: chrono::NaiveDateTime,
+        ) -> Result<bool, PortError> {
+            Ok(false)
+        }
+        async fn touch(&self, _: &str, _: chrono::NaiveDateTime) -> Result<(), PortError> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_cold_check_is_one_read_and_a_burst_on_a_cold_key_shares_it() {
+        let pepper = Pepper::new([2; 32]);
+        let issued = issue(Mode::Live, &pepper).unwrap();
+        let store = Arc::new(OneKey(
+            KeyRecord {
+                id: issued.id.clone(),
+                account: "a@b.example".into(),
+                name: "k".into(),
+                scopes: vec![Scope::Read],
+                mode: Mode::Live,
+                hash: issued.hash,
+                created_at: crate::tasks::now(),
+                expires_at: None,
+                revoked_at: None,
+                last_used_at: None,
+            },
+            AtomicUsize::new(0),
+        ));
+        let checker = Arc::new(KeyChecker::new(store.clone(), pepper));
+        let burst: Vec<_> = (0..16)
+            .map(|_| {
+                let (c, key) = (checker.clone(), issued.key.clone());
+                tokio::spawn(async move { c.check(&key).await.unwrap() })
+            })
+            .collect();
+        for b in burst {
+            assert!(matches!(b.await.unwrap(), KeyVerdict::Valid(_)));
+        }
+        assert_eq!(store.1.load(Ordering::SeqCst), 1, "one read for the burst");
+        for _ in 0..100 {
+            checker.check(&issued.key).await.unwrap();
+        }
+        assert_eq!(store.1.load(Ordering::SeqCst), 1, "none while warm");
+        // An unknown id is read once and then answered from memory too.
+        let other = issue(Mode::Live, &Pepper::new([2; 32])).unwrap();
+        for _ in 0..3 {
+            assert_eq!(
+                checker.check(&other.key).await.unwrap(),
+                KeyVerdict::Denied("invalid API key")
+            );
+        }
+        assert_eq!(store.1.load(Ordering::SeqCst), 2);
     }
 }
