@@ -16,6 +16,7 @@ or, under asyncio, the same calls awaited:
 from .client import AsyncClient, Client
 from .errors import ConnectionFailed, MarketlabError, RateLimited, TaskFailed, TaskTimeout, UnknownSymbol, WebhookVerificationError
 from .monte_carlo import MonteCarlo
+from .ratelimits import RateLimit
 from .strategies import (
     Condition,
     EntryBlock,
@@ -70,6 +71,7 @@ __all__ = [
     "AsyncScannerBacktestTask",
     "AsyncPortfolioTask",
     "MonteCarlo",
+    "RateLimit",
     "WebhookVerificationError",
     "verify_webhook",
     "Strategy",

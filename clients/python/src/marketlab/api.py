@@ -17,6 +17,7 @@ from .errors import ConnectionFailed, MarketlabError, RateLimited, error_for, me
 from .frames import dated, from_arrow, records_frame
 from .grids import bars_rows
 from .inputs import DateLike, as_date, as_month, json_text, query, symbol_list
+from .ratelimits import RateLimit, rate_limit_of
 from .seasonality import SEASONALITY, View, seasonality_frame
 from .strategies import Strategy
 from .upload import bars_file
@@ -49,7 +50,14 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
     once); `retry_base` scales the jittered waits between other retries;
     `submit_wait` is how long a backtest's submit may hold its answer for
     the task's end (`Prefer: wait`): a quick backtest comes back finished
-    in one round trip and its `wait()` sends nothing (0: never hold)."""
+    in one round trip and its `wait()` sends nothing (0: never hold).
+
+    Sign in with an API key (`api_key=`, or `MARKETLAB_API_KEY` when
+    neither a key nor a user is given), sent as `Authorization: Bearer`,
+    or with the account's e-mail and password (HTTP Basic). After each
+    answer, `rate_limit` holds what it said of the plan's requests per
+    minute (`RateLimit`, or None) and `mode` whether it was `live` or
+    `test` (a test key's sandbox)."""
 
     _backtest_task: Callable[..., BT]
     _batch_task: Callable[..., BaT]
@@ -60,9 +68,10 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
     def __init__(
         self,
         url: str,
-        user: str,
-        password: str,
+        user: str | None = None,
+        password: str | None = None,
         *,
+        api_key: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 3,
         max_retry_wait: float = 65.0,
@@ -75,27 +84,34 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         self.retry_base = retry_base
         self.submit_wait = submit_wait
         self._waits: dict[str, float] | None = None
-        self._connect(user, password, timeout)
+        self.rate_limit: RateLimit | None = None
+        self.mode: str | None = None
+        self._connect(_credentials(user, password, api_key), timeout)
 
-    def _connect(self, user: str, password: str, timeout: float) -> None:
+    def _connect(self, credentials: "Credentials", timeout: float) -> None:
         """Makes the HTTP client (blocking or async)."""
         raise NotImplementedError
 
     @classmethod
     def from_env(cls, **options: Any) -> Self:
-        """A client from `MARKETLAB_URL` (default http://127.0.0.1:8080),
-        `MARKETLAB_USER` and `MARKETLAB_PASSWORD`; `options` as the
-        constructor takes them.
+        """A client from `MARKETLAB_URL` (default http://127.0.0.1:8080) and
+        `MARKETLAB_API_KEY`, or else `MARKETLAB_USER` and
+        `MARKETLAB_PASSWORD`; `options` as the constructor takes them.
 
         Raises:
-            RuntimeError: the user or password variable is not set."""
+            RuntimeError: neither a key nor a user and password is set."""
         import os
 
+        url = os.environ.get("MARKETLAB_URL", "http://127.0.0.1:8080")
+        if os.environ.get("MARKETLAB_API_KEY"):
+            return cls(url, api_key=os.environ["MARKETLAB_API_KEY"], **options)
         try:
             user, password = os.environ["MARKETLAB_USER"], os.environ["MARKETLAB_PASSWORD"]
         except KeyError as missing:
-            raise RuntimeError(f"set {missing.args[0]} (and MARKETLAB_URL unless the server is at http://127.0.0.1:8080)") from None
-        return cls(os.environ.get("MARKETLAB_URL", "http://127.0.0.1:8080"), user, password, **options)
+            raise RuntimeError(
+                f"set MARKETLAB_API_KEY, or {missing.args[0]} (and MARKETLAB_URL unless the server is at http://127.0.0.1:8080)"
+            ) from None
+        return cls(url, user, password, **options)
 
     # -- transport ---------------------------------------------------------
 
@@ -135,6 +151,7 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
                 yield self._backoff(attempt)
                 continue
             status = response.status_code
+            self._note(response)
             if attempt < self.max_retries and (status == 429 or (repeatable and status in (502, 503, 504))):
                 wait = _retry_after(response)
                 if wait is None and status != 429:
@@ -148,6 +165,15 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
             if status >= 400:
                 raise _error(response)
             return response
+
+    def _note(self, response: httpx.Response) -> None:
+        """Keeps what an answer said of the rate limit and the mode."""
+        limit = rate_limit_of(response.headers)
+        if limit is not None:
+            self.rate_limit = limit
+        mode = response.headers.get("marketlab-mode")
+        if mode is not None:
+            self.mode = mode
 
     def _backoff(self, attempt: int) -> Sleep:
         return Sleep(random.uniform(0, min(self.retry_base * 2**attempt, 10.0)))
@@ -876,10 +902,82 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
     # -- account -----------------------------------------------------------
 
     @call
-    def usage(self, month: DateLike | None = None) -> Op[dict[str, Any]]:
+    def usage(self, month: DateLike | None = None, by_key: bool = False) -> Op[dict[str, Any]]:
         """The account's usage this month (or `month`: `YYYY-MM`, or a date
-        in it) beside its plan's limits."""
-        return (yield from self._object("GET", "/usage", params={"month": as_month(month)} if month is not None else None))
+        in it) beside its plan's limits; a test key sees its test books.
+        With `by_key`, `keys` breaks the month down by the account's keys
+        (requests, tasks submitted, data returned)."""
+        params: dict[str, Any] = {}
+        if month is not None:
+            params["month"] = as_month(month)
+        if by_key:
+            params["by"] = "key"
+        return (yield from self._object("GET", "/usage", params=params or None))
+
+    # -- API keys ----------------------------------------------------------
+
+    @call
+    def create_key(
+        self,
+        name: str,
+        scopes: Iterable[Literal["read", "submit", "manage"]] = ("read",),
+        *,
+        mode: Literal["live", "test"] | None = None,
+        expires_at: str | None = None,
+    ) -> Op[dict[str, Any]]:
+        """Makes an API key: `read` (data, analytics, results), `submit`
+        (tasks and batches), `manage` (keys, webhooks, alerts); `mode="test"`
+        for the sandbox (sample data, its own tasks and usage, never billed);
+        `expires_at` as RFC 3339. Sent once: a dropped connection raises
+        rather than make two keys.
+
+        Returns:
+            The key's record and, in `key`, the key itself: shown only
+            here (the server keeps a hash)."""
+        body = _given(name=name, scopes=list(scopes), mode=mode, expires_at=expires_at)
+        return (yield from self._object("POST", "/keys", json=body))
+
+    @call
+    def keys(self) -> Op[pd.DataFrame]:
+        """The account's keys, newest first: one row each (`id`, `prefix`,
+        `name`, `scopes`, `mode`, `status`, times), never their secrets."""
+        body = yield from self._json("GET", "/keys")
+        frame = pd.DataFrame(body["keys"], columns=[
+            "id", "prefix", "name", "scopes", "mode", "status", "created_at", "expires_at", "revoked_at", "last_used_at"])
+        for column in ("created_at", "expires_at", "revoked_at", "last_used_at"):
+            frame[column] = pd.to_datetime(frame[column], utc=True)
+        return frame
+
+    @call
+    def revoke_key(self, key_id: str) -> Op[dict[str, Any]]:
+        """Revokes a key (its `id`): refused everywhere within 5 s."""
+        return (yield from self._object("DELETE", f"/keys/{key_id}"))
+
+
+#: How a client signs in: a user and password (Basic), or an API key.
+Credentials = tuple[str, str] | str
+
+
+def _credentials(user: str | None, password: str | None, api_key: str | None) -> Credentials:
+    """The credentials given, or `MARKETLAB_API_KEY` when none are."""
+    import os
+
+    if api_key is not None and (user is not None or password is not None):
+        raise ValueError("give an API key or a user and password, not both")
+    if api_key is None and user is None and password is None:
+        api_key = os.environ.get("MARKETLAB_API_KEY")
+    if api_key is not None:
+        return api_key
+    if user is None or password is None:
+        raise ValueError("give api_key= (or set MARKETLAB_API_KEY), or a user and a password")
+    return (user, password)
+
+
+def connection_options(credentials: Credentials) -> dict[str, Any]:
+    """What the HTTP client is made with to send the credentials."""
+    if isinstance(credentials, str):
+        return {"headers": {"Authorization": f"Bearer {credentials}"}}
+    return {"auth": credentials}
 
 
 def _date(value: DateLike | None) -> str | None:

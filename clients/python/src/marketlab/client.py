@@ -1,7 +1,7 @@
 """The two clients: `Client` (blocking, on `httpx.Client`) and
 `AsyncClient` (on `httpx.AsyncClient`), with one surface (`marketlab.api`):
 what a `Client` call answers, the same call on an `AsyncClient` answers
-as an awaitable. Both send Basic credentials; submissions carry an
+as an awaitable. Both send an API key (Bearer) or Basic credentials; submissions carry an
 `Idempotency-Key`, so a retried submit never runs twice."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from .api import Api
+from .api import Api, Credentials, connection_options
 from .calls import Awaiting, Blocking, Op, drive, drive_async
 from .tasks import (
     AsyncBacktestTask,
@@ -37,8 +37,8 @@ class Client(Api[BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Portfoli
     _scanner_task = ScannerBacktestTask
     _portfolio_task = PortfolioTask
 
-    def _connect(self, user: str, password: str, timeout: float) -> None:
-        self.http = httpx.Client(base_url=self.url, auth=(user, password), timeout=timeout)
+    def _connect(self, credentials: Credentials, timeout: float) -> None:
+        self.http = httpx.Client(base_url=self.url, timeout=timeout, **connection_options(credentials))
 
     def _drive(self, op: Op[T]) -> T:
         return drive(self.http, op)
@@ -68,8 +68,8 @@ class AsyncClient(
     _scanner_task = AsyncScannerBacktestTask
     _portfolio_task = AsyncPortfolioTask
 
-    def _connect(self, user: str, password: str, timeout: float) -> None:
-        self.http = httpx.AsyncClient(base_url=self.url, auth=(user, password), timeout=timeout)
+    def _connect(self, credentials: Credentials, timeout: float) -> None:
+        self.http = httpx.AsyncClient(base_url=self.url, timeout=timeout, **connection_options(credentials))
 
     async def _drive(self, op: Op[T]) -> T:
         return await drive_async(self.http, op)
