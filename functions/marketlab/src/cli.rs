@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
 use platform::accounts::SqliteAccountStore;
+use platform::keys::Pepper;
 use platform::marketdata::{LocalDir, ParquetMarketData};
 use platform::sqlite::Database;
 use sample::{DEFAULT_SEED, DEFAULT_STOCKS, FULL_UNIVERSE, SampleConfig, generate};
@@ -45,6 +46,9 @@ pub enum Command {
     /// Manage accounts.
     #[command(subcommand)]
     Accounts(AccountCommand),
+    /// Make, list and revoke an account's API keys.
+    #[command(subcommand)]
+    Keys(crate::keys::KeyCommand),
     /// List the plans with the services they grant and their limits; `set`
     /// changes a plan's limits for every running instance (within 30 s).
     Plans(PlansArgs),
@@ -257,6 +261,23 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Scan(args) => scan(&data_dir, args).await,
         Command::Batch(BatchCommand::Run { file }) => batch_run(&data_dir, &file).await,
         Command::Accounts(cmd) => accounts(&data_dir, cmd).await,
+        Command::Keys(cmd) => {
+            let database = data_dir.join("state").join("marketlab.sqlite");
+            let db = Database::open(&database)?;
+            let pepper =
+                Pepper::from_text(&server::secret_file(&database, server::KEY_PEPPER_FILE)?)
+                    .map_err(anyhow::Error::msg)?;
+            let store = platform::keys::SqliteKeyStore::new(db.clone());
+            let accounts = SqliteAccountStore::new(db);
+            crate::keys::keys(
+                &store,
+                &accounts,
+                &pepper,
+                cmd,
+                &mut std::io::stdout().lock(),
+            )
+            .await
+        }
         Command::Plans(args) => {
             let db = Database::open(&data_dir.join("state").join("marketlab.sqlite"))?;
             let quotas = platform::quota::SqliteQuotaStore::new(db);

@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod imports;
+pub mod keys;
 pub mod metrics;
 pub mod operator;
 pub mod runtime;

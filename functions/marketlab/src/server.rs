@@ -107,9 +107,12 @@ fn webhook_key(
     Keyring::decode(&text).map_err(|e| PortError::fault(database.display().to_string(), e))
 }
 
+/// The file beside the database holding the pepper API keys are hashed with.
+pub const KEY_PEPPER_FILE: &str = "api-keys.key";
+
 /// A deployment secret kept beside the database as `name` (0600): read, or
 /// made from system randomness on first start.
-fn secret_file(database: &std::path::Path, name: &str) -> Result<String, PortError> {
+pub fn secret_file(database: &std::path::Path, name: &str) -> Result<String, PortError> {
     use platform::webhooks::signing::Keyring;
     let path = database.with_file_name(name);
     match std::fs::read_to_string(&path) {
@@ -341,7 +344,7 @@ pub async fn start(
                 .with_keys(
                     KeyChecker::new(
                         key_store,
-                        Pepper::from_text(&secret_file(&config.database, "api-keys.key")?)
+                        Pepper::from_text(&secret_file(&config.database, KEY_PEPPER_FILE)?)
                             .map_err(|e| PortError::fault("API key pepper", e))?,
                     )
                     .with_clock(config.clock.clone()),

@@ -1,5 +1,6 @@
 //! The operator's commands on the AWS deployment's tables (named by the
 //! template's environment): `operator accounts add|list|set-plan|add-indicator`,
+//! `operator keys create|list|revoke`,
 //! `operator plans [set CODE ...]` and `operator usage [--account E]
 //! [--month M] [--csv]` and `operator dlq list|redrive [--queue jobs|webhooks|ingest]`
 //! (the last AWS only), as `marketlab accounts`, `marketlab plans` and
@@ -26,6 +27,10 @@ enum Command {
     /// Add, list and change accounts and their plans.
     #[command(subcommand)]
     Accounts(AccountCommand),
+    /// Make, list and revoke an account's API keys (needs
+    /// MARKETLAB_API_KEY_PEPPER, the functions' secret).
+    #[command(subcommand)]
+    Keys(marketlab::keys::KeyCommand),
     /// List the plans and their limits, or set one's limits.
     Plans(PlansArgs),
     /// Usage per account for a month; `--csv` for invoicing.
@@ -45,6 +50,15 @@ async fn main() -> Result<()> {
         Command::Accounts(cmd) => {
             let store = DynamoAccountStore::new(clients.dynamodb.clone(), &names.accounts_table);
             marketlab::operator::accounts(&store, cmd, &mut out).await
+        }
+        Command::Keys(cmd) => {
+            let pepper = aws_adapters::wiring::key_pepper().ok_or_else(|| {
+                anyhow::anyhow!("set MARKETLAB_API_KEY_PEPPER to the deployment's API key pepper")
+            })?;
+            let store =
+                aws_adapters::DynamoKeyStore::new(clients.dynamodb.clone(), &names.keys_table);
+            let accounts = DynamoAccountStore::new(clients.dynamodb.clone(), &names.accounts_table);
+            marketlab::keys::keys(&store, &accounts, &pepper, cmd, &mut out).await
         }
         Command::Plans(args) => marketlab::operator::plans(&quotas, args.command, &mut out).await,
         Command::Usage(args) => {
