@@ -15,6 +15,11 @@ struct Args {
     /// Market data directory to upload (generated with the sample set if empty).
     #[arg(long)]
     market_dir: Option<PathBuf>,
+    /// The test-mode data to upload under `sample/` (generated with the
+    /// sample set if empty); the market directory's own files when it was
+    /// the sample set made now.
+    #[arg(long)]
+    test_market_dir: Option<PathBuf>,
     /// Stocks in the sample set when one is generated.
     #[arg(long, default_value_t = sample::DEFAULT_STOCKS)]
     sample_stocks: usize,
@@ -35,6 +40,25 @@ struct Args {
     job_timeout_seconds: Option<f64>,
 }
 
+/// Uploads every object of `local` to `s3` under `prefix`, eight PUTs at
+/// a time: one after another, a round trip each, the sample set's thousand
+/// objects took most of a minute.
+async fn upload(local: &LocalDir, s3: &S3Blobs, prefix: &str) -> Result<()> {
+    use futures::StreamExt;
+    let keys = local.list("").await?;
+    futures::stream::iter(&keys)
+        .map(|key| async move {
+            let data = local.get(key).await?.context("object vanished")?;
+            s3.put(&format!("{prefix}{key}"), data).await?;
+            anyhow::Ok(())
+        })
+        .buffer_unordered(8)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<()>>()
+}
+
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
@@ -48,6 +72,9 @@ async fn main() -> Result<()> {
     provision::accounts_table(&clients, &names.accounts_table)
         .await
         .context("accounts table")?;
+    provision::keys_table(&clients, &names.keys_table)
+        .await
+        .context("keys table")?;
     provision::limits_table(&clients, &names.limits_table)
         .await
         .context("limits table")?;
@@ -78,37 +105,36 @@ async fn main() -> Result<()> {
     provision::bucket(&clients, &names.bucket)
         .await
         .context("bucket")?;
-    if let Some(dir) = args.market_dir {
-        let local = LocalDir::new(&dir);
+    let config = sample::SampleConfig {
+        stocks: args.sample_stocks,
+        ..Default::default()
+    };
+    let s3 = S3Blobs::new(clients.s3.clone(), &names.bucket);
+    let mut generated = None;
+    if let Some(dir) = &args.market_dir {
+        let local = LocalDir::new(dir);
         if local.is_empty() {
-            let config = sample::SampleConfig {
-                stocks: args.sample_stocks,
-                ..Default::default()
-            };
             sample::generate(&config, &local).context("generating the sample set")?;
+            generated = Some(dir.clone());
         }
-        let s3 = S3Blobs::new(clients.s3.clone(), &names.bucket);
-        let keys = local.list("").await?;
-        // Eight PUTs at a time: one after another, a round trip each, the
-        // sample set's thousand objects took most of a minute.
-        use futures::StreamExt;
-        futures::stream::iter(&keys)
-            .map(|key| {
-                let (local, s3) = (&local, &s3);
-                async move {
-                    let data = local.get(key).await?.context("object vanished")?;
-                    s3.put(key, data).await?;
-                    anyhow::Ok(())
-                }
-            })
-            .buffer_unordered(8)
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .collect::<Result<()>>()?;
+        upload(&local, &s3, "").await?;
+        eprintln!("uploaded {} to s3://{}", dir.display(), names.bucket);
+    }
+    let test_dir = match (&args.test_market_dir, generated) {
+        (Some(dir), _) => {
+            let local = LocalDir::new(dir);
+            if local.is_empty() {
+                sample::generate(&config, &local).context("generating the test set")?;
+            }
+            Some(dir.clone())
+        }
+        (None, made) => made,
+    };
+    if let Some(dir) = test_dir {
+        let prefix = aws_adapters::wiring::TEST_PREFIX;
+        upload(&LocalDir::new(&dir), &s3, prefix).await?;
         eprintln!(
-            "uploaded {} objects from {} to s3://{}",
-            keys.len(),
+            "uploaded {} to s3://{}/{prefix} (test mode)",
             dir.display(),
             names.bucket
         );
@@ -140,6 +166,7 @@ async fn main() -> Result<()> {
     }
     println!("export MARKETLAB_TASKS_TABLE={}", names.tasks_table);
     println!("export MARKETLAB_ACCOUNTS_TABLE={}", names.accounts_table);
+    println!("export MARKETLAB_KEYS_TABLE={}", names.keys_table);
     println!("export MARKETLAB_LIMITS_TABLE={}", names.limits_table);
     println!("export MARKETLAB_USAGE_TABLE={}", names.usage_table);
     println!("export MARKETLAB_QUEUE_URL={queue_url}");
@@ -161,5 +188,15 @@ async fn main() -> Result<()> {
         }
     };
     println!("export MARKETLAB_WEBHOOK_KEY={key}");
+    // The API key pepper likewise: a new one would orphan every key made.
+    let pepper = match std::env::var("MARKETLAB_API_KEY_PEPPER") {
+        Ok(p) => p,
+        Err(_) => {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("API key pepper: {e}"))?;
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
+        }
+    };
+    println!("export MARKETLAB_API_KEY_PEPPER={pepper}");
     Ok(())
 }
