@@ -59,6 +59,7 @@ fn template_defaults_match_the_shared_names() {
     for (param, name) in [
         ("TasksTableName", "MARKETLAB_TASKS_TABLE"),
         ("AccountsTableName", "MARKETLAB_ACCOUNTS_TABLE"),
+        ("KeysTableName", "MARKETLAB_KEYS_TABLE"),
         ("LimitsTableName", "MARKETLAB_LIMITS_TABLE"),
         ("UsageTableName", "MARKETLAB_USAGE_TABLE"),
         ("QueueName", "MARKETLAB_QUEUE_NAME"),

@@ -24,6 +24,7 @@ def test_the_python_page_runs(env):
     for i, block in enumerate(code):
         exec(compile(block, f"{PAGE.name} block {i + 1}", "exec"), namespace)
     # What the page shows holds.
+    assert namespace["keyed"].rate_limit.policy == "data" and namespace["keyed"].mode == "live"
     assert len(namespace["results"]) == 20
     assert namespace["heat"].shape == (4, 5)
     assert namespace["best_strategy"]["entry"]["condition"]["signal"]["params"]["period"] == namespace["best"]["fast"]
