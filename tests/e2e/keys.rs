@@ -42,6 +42,16 @@ async fn a_key_is_made_used_listed_and_revoked_and_another_instance_refuses_it_w
         assert_eq!(r.status(), 200, "{base}");
         assert_eq!(r.headers()["marketlab-mode"], "live");
     }
+    // `/auth-info` says which key it is and what it may do.
+    let info: Value = bearer(&http, Method::GET, &s.base, "/auth-info", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["authenticated"], true);
+    assert_eq!(info["key"]["prefix"], made["prefix"]);
+    assert_eq!(info["key"]["scopes"], json!(["read", "submit"]));
+    assert_eq!(info["account"]["email"], DEMO_EMAIL);
     // It cannot manage keys: 403 naming the scope.
     let r = bearer(&http, Method::GET, &s.base, "/keys", &key).await;
     assert_eq!(r.status(), 403);

@@ -79,12 +79,17 @@ enum Credentials {
 }
 
 fn credentials(headers: &HeaderMap) -> Option<Credentials> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, rest) = value.trim().split_once(' ')?;
-    if scheme.eq_ignore_ascii_case("bearer") {
-        return Some(Credentials::Bearer(rest.trim().to_string()));
+    if let Some(key) = bearer_key(headers) {
+        return Some(Credentials::Bearer(key.to_string()));
     }
     basic_credentials(headers).map(|(u, p)| Credentials::Basic(u, p))
+}
+
+/// The key of an `Authorization: Bearer` header.
+pub fn bearer_key(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
 }
 
 /// E-mail and password from an `Authorization: Basic` header.
