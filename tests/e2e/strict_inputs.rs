@@ -88,6 +88,11 @@ async fn every_documented_body_is_taken_and_an_unknown_field_in_it_refused() {
         format!("/webhooks/{}/rotate", endpoint["id"].as_str().unwrap()),
         json!({"keep_previous_hours": 1}),
     ));
+    bodies.push((
+        "POST /keys".into(),
+        "/keys".into(),
+        json!({"name": "strict", "scopes": ["read"], "mode": "test", "expires_at": "2099-01-01T00:00:00Z"}),
+    ));
     let covered: BTreeSet<String> = bodies.iter().map(|(k, _, _)| k.clone()).collect();
     assert_eq!(
         covered,

@@ -63,6 +63,15 @@ pub fn with_scope<S: Clone + Send + Sync + 'static>(
     )
 }
 
+/// A route outside the document (an alias of a documented one) with the
+/// same scope check.
+pub fn checked<S: Clone + Send + Sync + 'static>(
+    scope: Scope,
+    router: axum::routing::MethodRouter<S>,
+) -> axum::routing::MethodRouter<S> {
+    router.layer(from_fn_with_state(scope, check))
+}
+
 async fn check(State(scope): State<Scope>, mut request: Request, next: Next) -> Response {
     let Some(caller) = request.extensions().get::<Caller>() else {
         return ApiError::internal().into_response();

@@ -250,6 +250,21 @@ pub fn whole_number<'de, D: serde::Deserializer<'de>>(
     }
 }
 
+/// [`whole_number`] for an optional count (`null` or left out: none); with
+/// `#[serde(default, deserialize_with = "whole_number_or_null")]`.
+pub fn whole_number_or_null<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<usize>, D::Error> {
+    use serde::Deserialize as _;
+    match Option::<f64>::deserialize(d)? {
+        None => Ok(None),
+        Some(v) if v.fract() == 0.0 && (0.0..=1e15).contains(&v) => Ok(Some(v as usize)),
+        Some(v) => Err(serde::de::Error::custom(format!(
+            "must be a whole number, got {v}"
+        ))),
+    }
+}
+
 /// For `#[serde(default, deserialize_with = "not_null")]`: an optional
 /// field may be left out for its default, but not sent as `null` (its
 /// schema does not allow null, and a null that meant "default" would be a

@@ -3,7 +3,7 @@
 //! listed with what they may do and when they were last used; revoked.
 
 use crate::{Error, Result};
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, SubsecRound, Utc};
 use platform::keys::{KeyRecord, KeyStore, MAX_LIVE_KEYS, Mode, Pepper, Scope, issue};
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "openapi")]
@@ -48,11 +48,11 @@ pub struct KeyView {
     pub mode: Mode,
     /// `active`, `revoked` or `expired`.
     pub status: &'static str,
-    pub created_at: NaiveDateTime,
-    pub expires_at: Option<NaiveDateTime>,
-    pub revoked_at: Option<NaiveDateTime>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
     /// To the minute: written at most once a minute.
-    pub last_used_at: Option<NaiveDateTime>,
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 /// `POST /keys` answers the key once: it is kept only as a hash.
@@ -101,10 +101,10 @@ pub fn view(k: &KeyRecord, now: NaiveDateTime) -> KeyView {
         } else {
             "expired"
         },
-        created_at: k.created_at,
-        expires_at: k.expires_at,
-        revoked_at: k.revoked_at,
-        last_used_at: k.last_used_at,
+        created_at: k.created_at.and_utc(),
+        expires_at: k.expires_at.map(|t| t.and_utc()),
+        revoked_at: k.revoked_at.map(|t| t.and_utc()),
+        last_used_at: k.last_used_at.map(|t| t.and_utc()),
     }
 }
 
@@ -146,7 +146,8 @@ pub async fn create(
             )));
         }
     }
-    let created_at = now.naive_utc();
+    // Microseconds, as the stores keep times: the answer equals a later read.
+    let created_at = now.naive_utc().trunc_subsecs(6);
     if let Some(e) = request.expires_at
         && e <= now
     {
@@ -161,7 +162,7 @@ pub async fn create(
         mode,
         hash: issued.hash,
         created_at,
-        expires_at: request.expires_at.map(|e| e.naive_utc()),
+        expires_at: request.expires_at.map(|e| e.naive_utc().trunc_subsecs(6)),
         revoked_at: None,
         last_used_at: None,
     };

@@ -145,6 +145,7 @@ pub async fn run_all(state: AppState) {
         ("rows:data", 10),
         ("bytes:data", data_bytes),
         ("compute_ms:strategy_backtest", compute),
+        ("tasks:strategy_backtest", 1),
     ]
     .into_iter()
     .map(|(k, n)| (k.to_string(), n))

@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::NaiveDate;
+use platform::keys::Scope;
 use platform::marketdata::IndicatorMeta;
 use services::data::history::{Extras, Span, indicator_history, snapshot};
 use services::data::schemas::*;
@@ -33,7 +34,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         // The spec spells this one both ways; the first is documented.
         .route(
             "/getAllUserSelectedSymbolswithIndexes",
-            get(user_selected_with_indexes),
+            crate::scopes::checked(Scope::Read, get(user_selected_with_indexes)),
         )
         .routes(scoped!(Read: model_data))
         .routes(scoped!(Read: model_with_indexes))

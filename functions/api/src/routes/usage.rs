@@ -23,16 +23,8 @@ pub struct MonthParam {
     )]
     month: Option<String>,
     /// `key`: break the month down by the account's keys (of the caller's mode).
-    #[param(example = "key")]
-    by: Option<UsageBreakdown>,
-}
-
-/// How `/usage` may break a month down.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "lowercase")]
-pub enum UsageBreakdown {
-    Key,
+    #[param(example = "key", pattern = "^key$")]
+    by: Option<String>,
 }
 
 async fn report(

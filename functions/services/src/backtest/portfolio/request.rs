@@ -96,6 +96,7 @@ pub struct SignalMode {
     pub risk_control: Option<String>,
     /// Positions held at once, 1-500.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
+    #[serde(deserialize_with = "crate::error::whole_number")]
     pub max_positions: usize,
     /// Which entries of one bar go first when they outnumber the free slots;
     /// default the universe's order.
@@ -130,9 +131,9 @@ pub enum Order {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScoreParams {
     /// Bars, 1-5000.
-    Momentum(usize),
+    Momentum(#[serde(deserialize_with = "crate::error::whole_number")] usize),
     /// Bars, 2-5000.
-    Volatility(usize),
+    Volatility(#[serde(deserialize_with = "crate::error::whole_number")] usize),
     Technical(TechnicalScore),
 }
 
@@ -144,6 +145,7 @@ pub struct TechnicalScore {
     pub name: String,
     /// Its period where it has one; default its usual one.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 5000))]
+    #[serde(default, deserialize_with = "crate::error::whole_number_or_null")]
     pub period: Option<usize>,
 }
 
@@ -163,12 +165,14 @@ pub enum SizingParams {
     /// (both over `bars` returns).
     InverseVolatility {
         #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 5000))]
+        #[serde(deserialize_with = "crate::error::whole_number")]
         bars: usize,
     },
     /// A slot's share of an annual volatility target: (annual_volatility /
     /// max_positions) / the symbol's annualised volatility over `bars`.
     VolatilityTarget {
         #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 5000))]
+        #[serde(deserialize_with = "crate::error::whole_number")]
         bars: usize,
         #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0, maximum = 5))]
         annual_volatility: f64,
@@ -179,6 +183,7 @@ pub enum SizingParams {
         #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0, maximum = 1))]
         cap: Option<f64>,
         #[cfg_attr(feature = "openapi", schema(maximum = 1000))]
+        #[serde(default, deserialize_with = "crate::error::whole_number_or_null")]
         min_trades: Option<usize>,
     },
 }
@@ -234,12 +239,14 @@ pub enum SelectParams {
     /// The k highest scores (k at most the universe's size).
     Top {
         #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
+        #[serde(deserialize_with = "crate::error::whole_number")]
         k: usize,
         by: ScoreParams,
     },
     /// The k lowest.
     Bottom {
         #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
+        #[serde(deserialize_with = "crate::error::whole_number")]
         k: usize,
         by: ScoreParams,
     },
@@ -253,6 +260,7 @@ pub enum WeightingParams {
     /// In proportion to 1 / volatility over `bars` returns.
     InverseVolatility {
         #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 5000))]
+        #[serde(deserialize_with = "crate::error::whole_number")]
         bars: usize,
     },
     /// A weight per universe symbol, summing to 1 (with `select` all).
@@ -574,6 +582,36 @@ mod tests {
     fn check(v: Value) -> std::result::Result<Map<String, Value>, String> {
         let p: PortfolioParams = from_json(v).map_err(|e| e.to_string())?;
         p.check().map_err(|e| e.to_string())
+    }
+
+    /// JSON has one number type: `2.0` is the count 2, `2.5` is no count.
+    #[test]
+    fn counts_may_be_written_as_whole_floats() {
+        let with_k = |k: Value, bars: Value| {
+            check(
+                json!({"universe": ["A", "B"], "weights": {"schedule": {"every": "month"},
+                "select": {"method": "top", "k": k, "by": {"momentum": bars}}}}),
+            )
+        };
+        with_k(json!(2.0), json!(20.0)).unwrap();
+        with_k(json!(2), json!(20)).unwrap();
+        let e = with_k(json!(2.5), json!(20)).unwrap_err();
+        assert!(
+            e.contains("weights.select") && e.contains("whole number"),
+            "{e}"
+        );
+        let e = with_k(json!(2), json!(20.5)).unwrap_err();
+        assert!(e.contains("whole number"), "{e}");
+        let entry = json!({"rule_type": "SingleCondition", "condition": {"signal": {"name": "RSI"}, "rule": {"type_name": "<", "comparison_value": 30}}});
+        let ranked = |period: Value| {
+            check(
+                json!({"universe": ["A", "B"], "signals": {"entry": entry, "exit": entry, "max_positions": 2.0,
+                "rank_by": {"by": {"technical": {"name": "RSI", "period": period}}}}}),
+            )
+        };
+        ranked(json!(14.0)).unwrap();
+        ranked(json!(null)).unwrap();
+        assert!(ranked(json!(14.5)).unwrap_err().contains("whole number"));
     }
 
     #[test]
