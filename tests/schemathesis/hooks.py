@@ -146,8 +146,9 @@ def _portfolio(b):
     select = w.get("select")
     if isinstance(select, dict) and select.get("method") in ("top", "bottom"):
         select = dict(select)
-        if isinstance(select.get("k"), int):
-            select["k"] = max(1, min(select["k"], n))
+        # JSON integers may come as whole floats (218.0).
+        if isinstance(select.get("k"), (int, float)):
+            select["k"] = max(1, min(int(select["k"]), n))
         if isinstance(select.get("by"), dict):
             # Selections rank by momentum or volatility only.
             by = _figure(select["by"])

@@ -225,7 +225,7 @@ async fn verify(
         Some(Credentials::Bearer(key)) => match state.auth.verify_key(&key, client).await? {
             KeyLogin::Valid(account, key) => Ok(Caller {
                 account,
-                key: Some(Arc::from(key)),
+                key: Some(key),
             }),
             KeyLogin::Denied(why) => Err(ApiError::unauthorized(why)),
             KeyLogin::Locked(wait) => Err(slowly_locked(wait).await),

@@ -23,15 +23,17 @@ const CACHED: usize = 100_000;
 /// What a presented key comes to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum KeyVerdict {
-    Valid(KeyRecord),
+    Valid(Arc<KeyRecord>),
     /// Not a key, unknown, wrong secret, revoked or expired; the reason is
     /// for the caller (it says `revoked` only to the holder of the secret).
     Denied(&'static str),
 }
 
+/// A key's record with its stored hash's bytes; `None`: no key has the id.
+type Found = Option<(Arc<KeyRecord>, [u8; 32])>;
+
 struct Entry {
-    /// `None`: no key has this id.
-    record: Option<KeyRecord>,
+    record: Found,
     read: Instant,
     touched: Option<Instant>,
 }
@@ -89,10 +91,14 @@ impl KeyChecker {
             Some(r) => r,
             None => self.read(token.id).await?,
         };
-        let Some(record) = record else {
+        let Some((record, expected)) = record else {
             return Ok(KeyVerdict::Denied("invalid API key"));
         };
-        if record.mode != token.mode || !self.pepper.matches(token.id, token.secret, &record.hash) {
+        if record.mode != token.mode
+            || !self
+                .pepper
+                .matches_digest(token.id, token.secret, &expected)
+        {
             return Ok(KeyVerdict::Denied("invalid API key"));
         }
         let now = self.clock.now().naive_utc();
@@ -111,20 +117,24 @@ impl KeyChecker {
         self.cache.lock().remove(id);
     }
 
-    fn cached(&self, id: &str) -> Option<Option<KeyRecord>> {
+    fn cached(&self, id: &str) -> Option<Found> {
         let cache = self.cache.lock();
         let e = cache.get(id)?;
         (e.read.elapsed() < self.refresh).then(|| e.record.clone())
     }
 
-    async fn read(&self, id: &str) -> Result<Option<KeyRecord>, PortError> {
+    async fn read(&self, id: &str) -> Result<Found, PortError> {
         let cell = self
             .inflight
             .lock()
             .entry(id.to_string())
             .or_insert_with(|| Arc::new(OnceCell::new()))
             .clone();
-        let result = cell.get_or_try_init(|| self.store.get(id)).await.cloned();
+        let result = cell.get_or_try_init(|| self.store.get(id)).await.map(|r| {
+            // A record whose hash is not 64 hex digits matches nothing.
+            r.as_ref()
+                .and_then(|r| Some((Arc::new(r.clone()), super::digest(&r.hash)?)))
+        });
         // Kept before the read is let go, so no check in between reads again.
         if let Ok(record) = &result {
             let mut cache = self.cache.lock();

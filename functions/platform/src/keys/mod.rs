@@ -13,7 +13,7 @@ mod token;
 pub use check::{KEY_REFRESH, KeyChecker, KeyVerdict};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteKeyStore;
-pub use token::{Issued, Pepper, Token, issue};
+pub use token::{Issued, Pepper, Token, digest, issue};
 
 use crate::PortError;
 use async_trait::async_trait;

@@ -17,9 +17,10 @@ const SECRET_BYTES: usize = 32;
 /// 32 bytes in unpadded base64.
 const SECRET_LEN: usize = 43;
 
-/// The deployment secret key hashes are made with.
+/// The deployment secret key hashes are made with, held as the HMAC state
+/// already keyed with it: a check hashes only the key it is given.
 #[derive(Clone)]
-pub struct Pepper([u8; 32]);
+pub struct Pepper(HmacSha256);
 
 impl std::fmt::Debug for Pepper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -29,14 +30,14 @@ impl std::fmt::Debug for Pepper {
 
 impl Pepper {
     pub fn new(bytes: [u8; 32]) -> Self {
-        Pepper(bytes)
+        Pepper(HmacSha256::new_from_slice(&bytes).expect("any key length"))
     }
 
     /// From operator text, as the webhook key is read (base64 of 32 bytes,
     /// or at least 32 characters).
     pub fn from_text(text: &str) -> Result<Self, String> {
         crate::webhooks::signing::Keyring::from_text(text)
-            .map(|k| Pepper(k.derive("api keys")))
+            .map(|k| Pepper::new(k.derive("api keys")))
             .map_err(|e| e.replace("webhook key", "API key pepper"))
     }
 
@@ -48,19 +49,26 @@ impl Pepper {
 
     /// Whether `secret` is the one `hash` was made from, in constant time.
     pub fn matches(&self, id: &str, secret: &str, hash: &str) -> bool {
-        let Some(expected) = unhex(hash) else {
-            return false;
-        };
-        self.mac(id, secret).verify_slice(&expected).is_ok()
+        digest(hash).is_some_and(|expected| self.matches_digest(id, secret, &expected))
+    }
+
+    /// [`Self::matches`] against a hash already read from its hex ([`digest`]).
+    pub fn matches_digest(&self, id: &str, secret: &str, expected: &[u8; 32]) -> bool {
+        self.mac(id, secret).verify_slice(expected).is_ok()
     }
 
     fn mac(&self, id: &str, secret: &str) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(&self.0).expect("any key length");
+        let mut mac = self.0.clone();
         mac.update(id.as_bytes());
         mac.update(b":");
         mac.update(secret.as_bytes());
         mac
     }
+}
+
+/// A stored hash's 32 bytes, from its hex.
+pub fn digest(hash: &str) -> Option<[u8; 32]> {
+    unhex(hash)?.try_into().ok()
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {

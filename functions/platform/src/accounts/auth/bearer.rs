@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// What a key login comes to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum KeyLogin {
-    Valid(Account, Box<KeyRecord>),
+    Valid(Account, Arc<KeyRecord>),
     /// The reason, for the answer.
     Denied(&'static str),
     /// The address sent too many bad keys or passwords: retry after this.
@@ -64,7 +64,7 @@ impl Authenticator {
             }
         };
         match self.key_account(&record.account).await? {
-            Some(a) => Ok(KeyLogin::Valid(a, Box::new(record))),
+            Some(a) => Ok(KeyLogin::Valid(a, record)),
             None => Ok(KeyLogin::Denied("the key's account no longer exists")),
         }
     }
