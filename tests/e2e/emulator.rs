@@ -93,7 +93,7 @@ pub async fn clients() -> Clients {
 
 /// The key hash pepper of deployments on the emulator (the template
 /// generates one in Secrets Manager).
-pub const API_KEY_PEPPER: &str = "emulator deployments' API key pepper, not a secret";
+pub const API_KEY_PEPPER: &str = "emulator-deployments-api-key-pepper-not-a-secret";
 
 /// [`sample_bucket`] with the sample set also under `sample/`, where test
 /// mode reads it; uploaded once per process.

@@ -90,9 +90,19 @@ async fn openapi_document_validates_and_lists_every_operation() {
         doc["paths"]["/health"]["get"]["responses"]["429"].is_null(),
         "public: no login lock"
     );
+    let schemes = &doc["components"]["securitySchemes"];
     assert_eq!(
-        doc["components"]["securitySchemes"]["basic"],
-        json!({"type": "http", "scheme": "basic"})
+        (&schemes["basic"]["type"], &schemes["basic"]["scheme"]),
+        (&json!("http"), &json!("basic"))
+    );
+    assert_eq!(
+        (&schemes["bearer"]["type"], &schemes["bearer"]["scheme"]),
+        (&json!("http"), &json!("bearer"))
+    );
+    // Each authenticated operation: both ways in, the key's scope as its role.
+    assert_eq!(
+        doc["paths"]["/backtest/start_backtest"]["post"]["security"],
+        json!([{"basic": []}, {"bearer": ["submit"]}])
     );
     let result = &doc["components"]["schemas"]["BacktestResult"]["properties"];
     for field in [
