@@ -195,14 +195,20 @@ async fn keys_scopes_and_test_mode_through_the_functions() {
     )
     .await;
     assert_eq!(status, 404, "live tasks are invisible to a test key");
-    // Usage reaches the table at a request's end once 2 s have passed.
+    // Usage reaches the table at a request's end once 2 s have passed:
+    // wait until both books show their task (each is one task, never two).
     let started = Instant::now();
-    let usage = loop {
+    let (usage, test_usage) = loop {
         let (_, _, usage) = call(&mut a, "GET", "/usage?by=key", None, &password).await;
-        if usage["total"]["tasks"]["strategy_backtest"] == 1 {
-            break usage;
+        let (_, _, test_usage) = call(&mut a, "GET", "/usage", None, &test).await;
+        let one = |u: &Value| u["total"]["tasks"]["strategy_backtest"] == 1;
+        if one(&usage) && one(&test_usage) {
+            break (usage, test_usage);
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "{usage}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{usage} {test_usage}"
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     assert_eq!(usage["mode"], "live");
@@ -216,7 +222,6 @@ async fn keys_scopes_and_test_mode_through_the_functions() {
         names.contains(&"ci") && !names.contains(&"sandbox"),
         "{usage}"
     );
-    let (_, _, test_usage) = call(&mut a, "GET", "/usage", None, &test).await;
     assert_eq!(
         (test_usage["mode"].as_str(), &test_usage["total"]["tasks"]),
         (Some("test"), &json!({"strategy_backtest": 1}))
