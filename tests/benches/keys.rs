@@ -107,20 +107,7 @@ fn main() {
         .await;
 
         let (s, _dir) = TestServer::fresh().await;
-        s.state
-            .metering
-            .as_ref()
-            .unwrap()
-            .quota_store()
-            .set_plan_limits(
-                "pro",
-                platform::quota::PlanLimits {
-                    requests_per_minute: 100_000_000,
-                    ..platform::quota::default_limits("pro")
-                },
-            )
-            .await
-            .unwrap();
+        s.without_rate_limit().await;
         let key = Keys::new(&s.base)
             .create(serde_json::json!({"name": "bench", "scopes": ["read"]}))
             .await["key"]

@@ -43,20 +43,7 @@ fn main() {
         let off = TestServer::start(off_options).await;
         // The bench sends far more than a plan's minute allows: raise the
         // limit so every request takes the metered path and none is refused.
-        on.state
-            .metering
-            .as_ref()
-            .unwrap()
-            .quota_store()
-            .set_plan_limits(
-                "pro",
-                platform::quota::PlanLimits {
-                    requests_per_minute: 100_000_000,
-                    ..platform::quota::default_limits("pro")
-                },
-            )
-            .await
-            .unwrap();
+        on.without_rate_limit().await;
         let client = reqwest::Client::new();
         println!(
             "metering overhead (embedded servers over HTTP on 127.0.0.1, one keep-alive client; {ROUNDS} alternating rounds of {PER_ROUND} requests each)"

@@ -199,6 +199,25 @@ impl TestServer {
         )
     }
 
+    /// Lifts the pro plan's requests per minute out of a bench's way, so
+    /// every request takes the metered path and none is refused.
+    pub async fn without_rate_limit(&self) {
+        self.state
+            .metering
+            .as_ref()
+            .expect("metering on")
+            .quota_store()
+            .set_plan_limits(
+                "pro",
+                platform::quota::PlanLimits {
+                    requests_per_minute: 100_000_000,
+                    ..platform::quota::default_limits("pro")
+                },
+            )
+            .await
+            .expect("plan limits set");
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

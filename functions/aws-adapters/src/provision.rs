@@ -47,20 +47,19 @@ fn created<T, E: std::error::Error + Send + Sync + 'static>(
     }
 }
 
-/// The tasks table (key `id`, GSI `by_owner` on owner + created, projecting kind and status).
-pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
+/// A table keyed by `id` with one index on `hash` + `created`.
+async fn id_table_with_index(
+    c: &Clients,
+    table: &str,
+    index: &str,
+    hash: &str,
+    projection: Projection,
+) -> Result<(), PortError> {
     let gsi = GlobalSecondaryIndex::builder()
-        .index_name(OWNER_INDEX)
-        .key_schema(key("owner", KeyType::Hash)?)
+        .index_name(index)
+        .key_schema(key(hash, KeyType::Hash)?)
         .key_schema(key("created", KeyType::Range)?)
-        // Listing counts and pages over the index alone; page items are read whole.
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::Include)
-                .non_key_attributes("kind")
-                .non_key_attributes("status")
-                .build(),
-        )
+        .projection(projection)
         .build()
         .map_err(PortError::internal)?;
     let r = c
@@ -69,46 +68,37 @@ pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
         .table_name(table)
         .billing_mode(BillingMode::PayPerRequest)
         .attribute_definitions(attr("id")?)
-        .attribute_definitions(attr("owner")?)
+        .attribute_definitions(attr(hash)?)
         .attribute_definitions(attr("created")?)
         .key_schema(key("id", KeyType::Hash)?)
         .global_secondary_indexes(gsi)
         .send()
         .await;
     created(table, r)
+}
+
+/// The tasks table (key `id`, GSI `by_owner` on owner + created, projecting kind and status).
+pub async fn tasks_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    // Listing counts and pages over the index alone; page items are read whole.
+    let projection = Projection::builder()
+        .projection_type(ProjectionType::Include)
+        .non_key_attributes("kind")
+        .non_key_attributes("status")
+        .build();
+    id_table_with_index(c, table, OWNER_INDEX, "owner", projection).await
+}
+
+/// The API keys table (key `id`; index `by_account` on account + created).
+pub async fn keys_table(c: &Clients, table: &str) -> Result<(), PortError> {
+    let projection = Projection::builder()
+        .projection_type(ProjectionType::All)
+        .build();
+    id_table_with_index(c, table, crate::ACCOUNT_INDEX, "account", projection).await
 }
 
 /// The accounts table (key `email`).
 pub async fn accounts_table(c: &Clients, table: &str) -> Result<(), PortError> {
     keyed_table(c, table, "email").await
-}
-
-/// The API keys table (key `id`; index `by_account` on account + created).
-pub async fn keys_table(c: &Clients, table: &str) -> Result<(), PortError> {
-    let gsi = GlobalSecondaryIndex::builder()
-        .index_name(crate::ACCOUNT_INDEX)
-        .key_schema(key("account", KeyType::Hash)?)
-        .key_schema(key("created", KeyType::Range)?)
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .map_err(PortError::internal)?;
-    let r = c
-        .dynamodb
-        .create_table()
-        .table_name(table)
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr("id")?)
-        .attribute_definitions(attr("account")?)
-        .attribute_definitions(attr("created")?)
-        .key_schema(key("id", KeyType::Hash)?)
-        .global_secondary_indexes(gsi)
-        .send()
-        .await;
-    created(table, r)
 }
 
 /// The limits table (key `key`; items expire through TTL on `expires_at`).
