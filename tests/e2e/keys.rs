@@ -316,6 +316,17 @@ async fn a_test_key_works_on_the_sample_set_and_its_tasks_and_usage_stay_apart()
     let (_, sample) = sample_server.get(prices, DEMO).await;
     assert_eq!(as_test, sample);
     assert_ne!(as_test, as_live, "live data of another seed");
+    // So do synchronous analytics answers.
+    let seasonal = "/seasonality/performance-by-month?ticker=SPX";
+    let as_test: Value = bearer(&http, Method::GET, &s.base, seasonal, &test_key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (_, as_live) = s.get(seasonal, DEMO).await;
+    let (_, sample) = sample_server.get(seasonal, DEMO).await;
+    assert_eq!(as_test, sample);
+    assert_ne!(as_test, as_live);
 
     // A backtest each way: each listing holds only its own.
     let start = |key: &str| {

@@ -2,11 +2,10 @@
 //! `{code, msg, data}`: thin handlers over `services::analytics::company`.
 
 use super::{AnalyticsErrors, Standard};
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
-use crate::state::Shared;
 use axum::Json;
-use axum::extract::State;
 use services::analytics::company::answers::*;
 use services::analytics::company::{self, Answer, CompanyParams};
 
@@ -24,7 +23,7 @@ fn standard<T>(a: Answer<T>) -> Json<Standard<T>> {
     responses((status = 200, description = "Profile, latest metrics, trading figures, ratings and price targets, each with a description", body = Standard<MarketPredData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn market_pred(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<MarketPredData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -39,7 +38,7 @@ pub(crate) async fn market_pred(
     responses((status = 200, description = "Profile, latest metrics and trading figures", body = Standard<ProfileData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_profile(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<ProfileData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -54,7 +53,7 @@ pub(crate) async fn get_profile(
     responses((status = 200, description = "Analyst ratings and price targets", body = Standard<AnalysisData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_analysis(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<AnalysisData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -69,7 +68,7 @@ pub(crate) async fn get_analysis(
     responses((status = 200, description = "Earnings history and upcoming estimates", body = Standard<EarningAnswer>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_earning(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<EarningAnswer>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -84,7 +83,7 @@ pub(crate) async fn get_earning(
     responses((status = 200, description = "Income statements of the most recent 5 years", body = Standard<IncomeData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_income(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<IncomeData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -99,7 +98,7 @@ pub(crate) async fn get_income(
     responses((status = 200, description = "Balance sheets of the most recent 5 years", body = Standard<BalanceData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_balance(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<BalanceData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -114,7 +113,7 @@ pub(crate) async fn get_balance(
     responses((status = 200, description = "Cash flow statements of the most recent 5 years", body = Standard<CashData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_cash(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<CashData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -129,7 +128,7 @@ pub(crate) async fn get_cash(
     responses((status = 200, description = "The latest 50 news", body = Standard<NewsData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_news(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<NewsData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -144,7 +143,7 @@ pub(crate) async fn get_news(
     responses((status = 200, description = "The latest 50 SEC filings", body = Standard<SecData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_sec(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<SecData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -157,7 +156,7 @@ pub(crate) async fn get_sec(
     responses((status = 200, description = "Insider trades and the top 10 institutional and fund holders", body = Standard<HolderData>),
         (status = 404, description = "Unknown symbol", body = crate::error::AnalyticsError), AnalyticsErrors))]
 pub(crate) async fn get_holder(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<Standard<HolderData>>, ApiError> {
     let q = Query::<CompanyParams>::from_params(raw)?.0.validate()?;
@@ -169,6 +168,8 @@ pub(crate) async fn get_holder(
 /// `GET /company_detail/get_pred`: every company's latest prediction (no symbol).
 #[utoipa::path(get, path = "/company_detail/get_pred", tag = "analytics",
     responses((status = 200, description = "Predictions of every company on the latest date", body = Standard<PredData>), AnalyticsErrors))]
-pub(crate) async fn get_pred(State(state): Shared) -> Result<Json<Standard<PredData>>, ApiError> {
+pub(crate) async fn get_pred(
+    Tenant { state, .. }: Tenant,
+) -> Result<Json<Standard<PredData>>, ApiError> {
     Ok(standard(company::get_pred(state.market.as_ref()).await?))
 }

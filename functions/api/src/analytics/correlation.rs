@@ -6,8 +6,6 @@ use super::body::{Fields, SymbolsForm};
 use super::{AnalyticsErrors, OrInsufficient, blocking, blocking_table, envelope};
 use crate::auth::Tenant;
 use crate::error::Reply;
-use crate::state::Shared;
-use axum::extract::State;
 use axum::http::HeaderMap;
 use services::analytics::correlation::{self as corr, *};
 
@@ -65,7 +63,7 @@ pub(crate) async fn asset_corr(t: Tenant, fields: Fields) -> Reply {
 #[utoipa::path(post, path = "/pattern_corr", tag = "analytics",
     request_body(content((PatternRequest = "application/json"), (PatternRequest = "application/x-www-form-urlencoded"), (PatternRequest = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when a window has too few sessions", body = OrInsufficient<PatternData>), AnalyticsErrors))]
-pub(crate) async fn pattern_corr(State(state): Shared, fields: Fields) -> Reply {
+pub(crate) async fn pattern_corr(Tenant { state, .. }: Tenant, fields: Fields) -> Reply {
     let answer = corr::pattern_corr(&*state.market, &fields.pattern_request()?).await?;
     envelope(SUCCESS, answer)
 }

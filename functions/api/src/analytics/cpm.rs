@@ -7,11 +7,10 @@ use crate::auth::Tenant;
 use crate::error::{ApiError, Reply};
 use crate::extract::{Params, Query, json_body, json_value};
 use crate::openapi::SubmitResponse;
-use crate::state::{AppState, Shared};
+use crate::state::AppState;
 use crate::submit::Submission;
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::response::IntoResponse;
 use platform::tasks::TaskKind;
 use platform::worker::Progress;
@@ -59,14 +58,14 @@ macro_rules! answered_now {
         $(#[doc = $post_doc])*
         #[utoipa::path(post, path = $path, tag = "analytics", request_body = PatternParams,
             responses((status = 200, description = $answered, body = $answer), AnalyticsErrors))]
-        pub(crate) async fn $post(State(state): Shared, bytes: Bytes) -> Reply {
+        pub(crate) async fn $post(Tenant { state, .. }: Tenant, bytes: Bytes) -> Reply {
             answer_now(&state, body(&bytes)?, $mode).await
         }
 
         $(#[doc = $get_doc])*
         #[utoipa::path(get, path = $path, tag = "analytics", params(PatternParams),
             responses((status = 200, description = $answered, body = $answer), AnalyticsErrors))]
-        pub(crate) async fn $get(State(state): Shared, raw: Params) -> Reply {
+        pub(crate) async fn $get(Tenant { state, .. }: Tenant, raw: Params) -> Reply {
             answer_now(&state, query(raw).await?, $mode).await
         }
     };

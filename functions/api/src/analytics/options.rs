@@ -2,11 +2,10 @@
 //! `services::analytics::options`.
 
 use super::AnalyticsErrors;
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
-use crate::state::Shared;
 use axum::Json;
-use axum::extract::State;
 use services::analytics::options::{self, OptionAnswer, OptionParams};
 
 /// `GET /smart-option-scanner/options`: short puts worth selling on a day
@@ -15,7 +14,7 @@ use services::analytics::options::{self, OptionAnswer, OptionParams};
     params(OptionParams),
     responses((status = 200, description = "The listed puts, or code 407 without data when the date has no chains or nothing passes", body = OptionAnswer), AnalyticsErrors))]
 pub(crate) async fn options(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<OptionAnswer>, ApiError> {
     let q = Query::<OptionParams>::from_params(raw)?.0.validate()?;

@@ -1,11 +1,10 @@
 //! Report routes (analytics 4.8): thin handlers over `services::analytics::reports`.
 
 use super::{AnalyticsErrors, Standard};
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
-use crate::state::Shared;
 use axum::Json;
-use axum::extract::State;
 use services::analytics::reports::{self, ReportAnswer, ReportParams, ReportTypes};
 
 /// `GET /reports/get-predefined-report-types`: the four report types.
@@ -24,7 +23,7 @@ pub(crate) async fn report_types() -> Json<Standard<ReportTypes>> {
     params(ReportParams),
     responses((status = 200, description = "Reports, newest first", body = ReportAnswer), AnalyticsErrors))]
 pub(crate) async fn reports(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<ReportAnswer>, ApiError> {
     let q = Query::<ReportParams>::from_params(raw)?.0.validate()?;

@@ -9,10 +9,9 @@ use crate::error::Reply;
 use crate::extract::json_value;
 use crate::extract::{Params, Query};
 use crate::openapi::SubmitResponse;
-use crate::state::Shared;
 use crate::submit::Submission;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::IntoResponse;
 use platform::tasks::TaskKind;
 use services::analytics::scanner::answers::{ScannerDayAnswer, ScannerSingleAnswer, SignalList};
@@ -38,7 +37,7 @@ pub(crate) async fn predefined_signals() -> Json<Standard<SignalList>> {
     params(("ticker" = String, Path, description = "A stock (any case); 404 when unknown", example = "AAPL"), SingleParams),
     responses((status = 200, description = "The stock's signals, or code 407 without data when none fired", body = ScannerSingleAnswer), AnalyticsErrors))]
 pub(crate) async fn single(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     Path(ticker): Path<String>,
     raw: Params,
 ) -> Result<Json<ScannerSingleAnswer>, ApiError> {
@@ -55,7 +54,7 @@ pub(crate) async fn single(
     responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan). With `Accept: application/vnd.apache.arrow.stream`, `scanner_data` as an Arrow IPC stream (`code`, `msg`, `as_of_date`, `count` and `tickers` in the schema metadata); code 407 stays JSON",
         content((ScannerDayAnswer = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn latest_day_all(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     headers: axum::http::HeaderMap,
     raw: Params,
 ) -> crate::error::Reply {

@@ -1,11 +1,10 @@
 //! Screen routes (analytics 4.7): thin handlers over `services::analytics::screens`.
 
 use super::{AnalyticsErrors, Standard};
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::{Params, Query};
-use crate::state::Shared;
 use axum::Json;
-use axum::extract::State;
 use services::analytics::screens::{self, ScreenAnswer, ScreenList, ScreenParams};
 
 /// `GET /screens/get-predefined-screens`: the fifteen screens and their categories.
@@ -24,7 +23,7 @@ pub(crate) async fn predefined_screens() -> Json<Standard<ScreenList>> {
     params(ScreenParams),
     responses((status = 200, description = "The screen's records", body = ScreenAnswer), AnalyticsErrors))]
 pub(crate) async fn screen(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     raw: Params,
 ) -> Result<Json<ScreenAnswer>, ApiError> {
     let q = Query::<ScreenParams>::from_params(raw)?.0.validate()?;

@@ -3,10 +3,9 @@
 //! also the documented schemas.
 
 use super::{AnalyticsErrors, Envelope, envelope};
+use crate::auth::Tenant;
 use crate::error::Reply;
 use crate::extract::Query;
-use crate::state::Shared;
-use axum::extract::State;
 use services::analytics::seasonality::*;
 
 /// `GET /seasonality/get-predefined-holidays`: the 16 event names (no ticker needed).
@@ -19,21 +18,24 @@ pub(crate) async fn predefined_holidays() -> Reply {
 /// Daily returns by weekday.
 #[utoipa::path(get, path = "/seasonality/performance-by-week", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<WeekRow>>), AnalyticsErrors))]
-pub(crate) async fn by_week(State(state): Shared, Query(years): Query<Years>) -> Reply {
+pub(crate) async fn by_week(Tenant { state, .. }: Tenant, Query(years): Query<Years>) -> Reply {
     envelope(200, Study::load(&*state.market, &years).await?.by_week())
 }
 
 /// Monthly returns by month (complete months).
 #[utoipa::path(get, path = "/seasonality/performance-by-month", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<MonthRow>>), AnalyticsErrors))]
-pub(crate) async fn by_month(State(state): Shared, Query(years): Query<Years>) -> Reply {
+pub(crate) async fn by_month(Tenant { state, .. }: Tenant, Query(years): Query<Years>) -> Reply {
     envelope(200, Study::load(&*state.market, &years).await?.by_month())
 }
 
 /// Daily returns by calendar day of each month.
 #[utoipa::path(get, path = "/seasonality/performance-by-day-of-month", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<DayOfMonthRow>>), AnalyticsErrors))]
-pub(crate) async fn by_day_of_month(State(state): Shared, Query(years): Query<Years>) -> Reply {
+pub(crate) async fn by_day_of_month(
+    Tenant { state, .. }: Tenant,
+    Query(years): Query<Years>,
+) -> Reply {
     envelope(
         200,
         Study::load(&*state.market, &years).await?.by_day_of_month(),
@@ -43,7 +45,10 @@ pub(crate) async fn by_day_of_month(State(state): Shared, Query(years): Query<Ye
 /// Daily returns by trading day of year, 1-252.
 #[utoipa::path(get, path = "/seasonality/performance-by-day-of-year", tag = "analytics", params(Years),
     responses((status = 200, description = "code 200", body = Envelope<Vec<DayOfYearRow>>), AnalyticsErrors))]
-pub(crate) async fn by_day_of_year(State(state): Shared, Query(years): Query<Years>) -> Reply {
+pub(crate) async fn by_day_of_year(
+    Tenant { state, .. }: Tenant,
+    Query(years): Query<Years>,
+) -> Reply {
     envelope(
         200,
         Study::load(&*state.market, &years).await?.by_day_of_year(),
@@ -54,7 +59,7 @@ pub(crate) async fn by_day_of_year(State(state): Shared, Query(years): Query<Yea
 #[utoipa::path(get, path = "/seasonality/performance-around-holiday", tag = "analytics", params(Years, Holiday, Shift),
     responses((status = 200, description = "code 200", body = Envelope<HolidayData>), AnalyticsErrors))]
 pub(crate) async fn around_holiday(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     Query(years): Query<Years>,
     Query(holiday): Query<Holiday>,
     Query(shift): Query<Shift>,
@@ -72,7 +77,7 @@ pub(crate) async fn around_holiday(
 #[utoipa::path(get, path = "/seasonality/performance-around-specific-days", tag = "analytics", params(Years, SpecificDay, Shift),
     responses((status = 200, description = "code 200", body = Envelope<SpecificData>), AnalyticsErrors))]
 pub(crate) async fn around_specific_days(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     Query(years): Query<Years>,
     Query(day): Query<SpecificDay>,
     Query(shift): Query<Shift>,
@@ -85,7 +90,7 @@ pub(crate) async fn around_specific_days(
 #[utoipa::path(get, path = "/seasonality/performance-by-day-of-single-month", tag = "analytics", params(Years, SingleMonth),
     responses((status = 200, description = "code 200", body = Envelope<SingleMonthData>), AnalyticsErrors))]
 pub(crate) async fn by_day_of_single_month(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     Query(years): Query<Years>,
     Query(month): Query<SingleMonth>,
 ) -> Reply {
@@ -97,7 +102,7 @@ pub(crate) async fn by_day_of_single_month(
 #[utoipa::path(get, path = "/seasonality/one-dollar-curve", tag = "analytics", params(Years, Curve),
     responses((status = 200, description = "code 200", body = Envelope<CurveData>), AnalyticsErrors))]
 pub(crate) async fn one_dollar_curve(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     Query(years): Query<Years>,
     Query(curve): Query<Curve>,
 ) -> Reply {
@@ -111,7 +116,7 @@ pub(crate) async fn one_dollar_curve(
     responses((status = 200, description = "code 200; the requested features", body = Envelope<AllInOne>), AnalyticsErrors))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn all_in_one(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     Query(years): Query<Years>,
     Query(features): Query<Features>,
     Query(shift): Query<Shift>,

@@ -8,12 +8,11 @@
 
 use super::AnalyticsErrors;
 use super::body::Fields;
+use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::error::Reply;
 use crate::extract::{Params, Query};
 use crate::report::{chart_page, escape};
-use crate::state::Shared;
-use axum::extract::State;
 use platform::worker::Progress;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -29,7 +28,7 @@ use utoipa::IntoParams;
     responses((status = 200, description = "The page; its script reads `GET /seasonality` with these parameters", content_type = "text/html", body = String),
         AnalyticsErrors))]
 pub(crate) async fn seasonality_view(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     Query(years): Query<Years>,
     // Checked here as `GET /seasonality` will check them for the page.
     _: Query<Holiday>,
@@ -86,7 +85,7 @@ pub(crate) struct CorrelationQuery {
 #[utoipa::path(get, path = "/views/correlation", tag = "analytics", params(CorrelationQuery),
     responses((status = 200, description = "The page; its script posts these fields to the correlation endpoints", content_type = "text/html", body = String),
         AnalyticsErrors))]
-pub(crate) async fn correlation_view(State(state): Shared, raw: Params) -> Reply {
+pub(crate) async fn correlation_view(Tenant { state, .. }: Tenant, raw: Params) -> Reply {
     let fields: Map<String, Value> = raw
         .0
         .iter()
@@ -133,7 +132,7 @@ pub(crate) async fn correlation_view(State(state): Shared, raw: Params) -> Reply
 #[utoipa::path(get, path = "/views/pattern", tag = "analytics", params(PatternParams),
     responses((status = 200, description = "The page, with the answer and the series it draws", content_type = "text/html", body = String),
         AnalyticsErrors))]
-pub(crate) async fn pattern_view(State(state): Shared, raw: Params) -> Reply {
+pub(crate) async fn pattern_view(Tenant { state, .. }: Tenant, raw: Params) -> Reply {
     let params: CpmParams = super::cpm::query(raw).await?.into();
     let prepared = cpm::prepare(state.market.as_ref(), &params, Mode::Backtest).await?;
     let answer = cpm::run(state.market.as_ref(), prepared, &Progress::default()).await?;

@@ -10,10 +10,8 @@ use crate::openapi::MetadataByCode;
 use crate::routes::schema_names::documented;
 use crate::scopes::scoped;
 use crate::state::AppState;
-use crate::state::Shared;
 use crate::submit::submit;
 use axum::Json;
-use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use platform::tasks::TaskKind;
@@ -111,7 +109,7 @@ pub(crate) async fn start_backtest(
         (status = 404, description = "The symbol or benchmark has no data; `field` names it", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn validate(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     mut sent: StrategyBody,
 ) -> Result<Json<ValidateResponse>, ApiError> {
     let upload = sent.upload()?;
@@ -128,7 +126,7 @@ pub(crate) async fn validate(
         (status = 400, description = "Unknown type", body = crate::openapi::ErrorDetail),
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn indicator_list(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     headers: axum::http::HeaderMap,
     params: Params,
 ) -> Reply {
@@ -170,7 +168,7 @@ pub(crate) async fn indicator_list(
         (status = 401, description = "Missing or invalid credentials", body = crate::openapi::ErrorDetail),
         (status = 404, description = "Unknown indicator", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn indicator_metadata(
-    State(state): Shared,
+    Tenant { state, .. }: Tenant,
     params: Params,
 ) -> Result<Json<MetadataByCode>, ApiError> {
     let code = params.required("indicator")?;

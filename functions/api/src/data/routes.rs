@@ -10,8 +10,7 @@ use crate::extract::Params;
 use crate::openapi::DataErrors;
 use crate::scopes::scoped;
 use crate::state::AppState;
-use crate::state::Shared;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -187,7 +186,7 @@ fn date(params: &Params) -> Result<NaiveDate, ApiError> {
 
 /// All indicators except internal and relative-trend records.
 #[utoipa::path(get, path = "/getAllSymbols", tag = "data", responses((status = 200, description = "All indicators except internal and relative-trend records", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn all_symbols(State(state): Shared, headers: HeaderMap) -> Reply {
+pub(crate) async fn all_symbols(Tenant { state, .. }: Tenant, headers: HeaderMap) -> Reply {
     catalog_answer(&state, &headers, "getAllSymbols", |c| {
         catalog_list(
             c.iter().filter(|m| !m.internal && m.kind != "reltrend"),
@@ -199,7 +198,10 @@ pub(crate) async fn all_symbols(State(state): Shared, headers: HeaderMap) -> Rep
 
 /// The full catalog with each indicator's market symbol.
 #[utoipa::path(get, path = "/getAllSymbolswithIndexes", tag = "data", responses((status = 200, description = "The full catalog with each indicator's market symbol", body = [CatalogItem]), DataErrors))]
-pub(crate) async fn all_symbols_with_indexes(State(state): Shared, headers: HeaderMap) -> Reply {
+pub(crate) async fn all_symbols_with_indexes(
+    Tenant { state, .. }: Tenant,
+    headers: HeaderMap,
+) -> Reply {
     catalog_answer(&state, &headers, "getAllSymbolswithIndexes", |c| {
         catalog_list(c.iter().filter(|m| !m.internal), true)
     })
