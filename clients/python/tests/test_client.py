@@ -315,3 +315,17 @@ def test_analytics_and_data_reads_are_frames(client):
     assert client.history("AAPL_OPTIX").index[-1] == series.index[-1]
     usage = client.usage()
     assert usage["plan"]["code"] == "pro" and usage["total"]["requests"]["backtest"] > 0
+
+
+def test_a_server_on_this_machine_is_read_uncompressed(client):
+    """On loopback compressing costs time and saves nothing (docs/decisions.md,
+    "Compression inside the budget"): the client asks for answers as they are."""
+    from marketlab.api import is_loopback
+
+    assert all(map(is_loopback, ["http://127.0.0.1:8080", "http://localhost:1/", "http://[::1]:8080", "http://127.3.4.5"]))
+    assert not any(map(is_loopback, ["https://api.marketlab.example", "http://10.0.0.1:8080", "http://localhost.example"]))
+    # A JSON answer the server would compress for a client that asked.
+    r = client.request("GET", "/ws/getSymbolDataLimitDays/SPX_OPTIX", params={"days": 3000},
+                       headers={"Accept": "application/json"})
+    assert r.request.headers["accept-encoding"] == "identity"
+    assert len(r.content) > 16 * 1024 and "content-encoding" not in r.headers

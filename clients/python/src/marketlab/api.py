@@ -973,11 +973,30 @@ def _credentials(user: str | None, password: str | None, api_key: str | None) ->
     return (user, password)
 
 
-def connection_options(credentials: Credentials) -> dict[str, Any]:
-    """What the HTTP client is made with to send the credentials."""
+def connection_options(credentials: Credentials, url: str = "") -> dict[str, Any]:
+    """What the HTTP client is made with: the credentials, and for a server
+    on this machine (`localhost`, a loopback address) `Accept-Encoding:
+    identity`: on loopback the bytes cost nothing, and compressing and
+    decompressing a JSON answer only adds time (2.9 MB: 139 ms gzip'd, 76
+    ms as it is; docs/decisions.md). Other servers get httpx's default."""
+    headers = {"Accept-Encoding": "identity"} if is_loopback(url) else {}
     if isinstance(credentials, str):
-        return {"headers": {"Authorization": f"Bearer {credentials}"}}
-    return {"auth": credentials}
+        return {"headers": {**headers, "Authorization": f"Bearer {credentials}"}}
+    return {"auth": credentials, "headers": headers}
+
+
+def is_loopback(url: str) -> bool:
+    """Whether `url` names this machine: `localhost` or a loopback address."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _date(value: DateLike | None) -> str | None:

@@ -38,7 +38,7 @@ class Client(Api[BacktestTask, BatchTask, CpmTask, ScannerBacktestTask, Portfoli
     _portfolio_task = PortfolioTask
 
     def _connect(self, credentials: Credentials, timeout: float) -> None:
-        self.http = httpx.Client(base_url=self.url, timeout=timeout, **connection_options(credentials))
+        self.http = httpx.Client(base_url=self.url, timeout=timeout, **connection_options(credentials, self.url))
 
     def _drive(self, op: Op[T]) -> T:
         return drive(self.http, op)
@@ -69,7 +69,7 @@ class AsyncClient(
     _portfolio_task = AsyncPortfolioTask
 
     def _connect(self, credentials: Credentials, timeout: float) -> None:
-        self.http = httpx.AsyncClient(base_url=self.url, timeout=timeout, **connection_options(credentials))
+        self.http = httpx.AsyncClient(base_url=self.url, timeout=timeout, **connection_options(credentials, self.url))
 
     async def _drive(self, op: Op[T]) -> T:
         return await drive_async(self.http, op)

@@ -45,7 +45,13 @@ fn gated(
     if !routes.has_routes() {
         return Router::new();
     }
+    // Compression inside auth: it runs on the compute pool under the
+    // caller's share and is counted as the caller's compute.
     let routes = routes
+        .route_layer(from_fn_with_state(
+            crate::compression::Compressing(state.clone()),
+            crate::compression::compress,
+        ))
         .route_layer(from_fn_with_state(
             (
                 state.clone(),
@@ -219,7 +225,7 @@ pub fn service(state: &AppState, group: Group) -> Router {
     } else {
         app
     };
-    crate::logging::layer(app.layer(crate::compression::layer()))
+    crate::logging::layer(app)
 }
 
 /// Every group on one listener: backtest and analytics at the root, the data
@@ -235,5 +241,5 @@ pub fn embedded(state: &AppState) -> Router {
         .merge(data(state))
         .fallback(|| async { crate::ApiError::not_found("no such endpoint") })
         .layer(map_response_with_state(ErrorStyle::Data, render_errors));
-    crate::logging::layer(root.nest("/ws", ws).layer(crate::compression::layer()))
+    crate::logging::layer(root.nest("/ws", ws))
 }
