@@ -3,14 +3,20 @@
 //!
 //! In process: a key check on a warm instance (the record cached, the
 //! secret's HMAC compared) beside the peer every request paid before keys,
-//! a cached password login, and an uncached one (argon2). Over HTTP: the
+//! a cached password login, and an uncached one (argon2). Then what a
+//! prober could time: an unknown key id against a wrong secret, call by
+//! call in alternation, as the campaign measured (a wrong secret for a key
+//! in use, a new unknown id each time), with every id seen for the first
+//! time, and as the whole refusal with its failure counts. Over HTTP: the
 //! same small authenticated request signed with the key and with the
 //! password, alternating rounds on one embedded server, so what a client
 //! sees of either way in is measured on its own path.
 
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::accounts::{Authenticator, KeyLogin, SqliteAccountStore, Verdict, add_account};
-use platform::keys::{KeyChecker, Pepper, SqliteKeyStore};
+use platform::keys::{
+    KeyChecker, KeyRecord, KeyStore, KeyVerdict, Mode, Pepper, Scope, SqliteKeyStore, issue,
+};
 use platform::sqlite::Database;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,6 +69,68 @@ fn p50(times: &mut [Duration]) -> f64 {
     times[times.len() / 2].as_secs_f64() * 1e6
 }
 
+/// Refusals timed per call: unknown ids and wrong secrets in alternation.
+const PROBES: usize = 1_500;
+
+/// Median µs of each of two calls, timed one after the other `n` times.
+async fn paired<A, B, FA, FB>(n: usize, mut a: A, mut b: B) -> (f64, f64)
+where
+    A: FnMut(usize) -> FA,
+    B: FnMut(usize) -> FB,
+    FA: std::future::Future<Output = ()>,
+    FB: std::future::Future<Output = ()>,
+{
+    let (mut ta, mut tb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let t = Instant::now();
+        a(i).await;
+        ta.push(t.elapsed());
+        let t = Instant::now();
+        b(i).await;
+        tb.push(t.elapsed());
+    }
+    (p50(&mut ta), p50(&mut tb))
+}
+
+/// `n` keys stored in `keys`, each of an account of its own, sent with a
+/// wrong secret; and `n` keys of ids no key has.
+async fn probes(keys: &SqliteKeyStore, pepper: &Pepper, n: usize) -> (Vec<String>, Vec<String>) {
+    let mut wrong = Vec::with_capacity(n);
+    for k in 0..n {
+        let issued = issue(Mode::Live, pepper).unwrap();
+        let record = KeyRecord {
+            id: issued.id.clone(),
+            account: format!("owner{k}@bench.example"),
+            name: "probed".into(),
+            scopes: vec![Scope::Read],
+            mode: Mode::Live,
+            hash: issued.hash,
+            created_at: chrono::Utc::now().naive_utc(),
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+        };
+        assert!(keys.insert(record, usize::MAX).await.unwrap());
+        wrong.push(format!("mlk_live_{}_{}", issued.id, "A".repeat(43)));
+    }
+    let unknown = (0..n)
+        .map(|_| issue(Mode::Live, pepper).unwrap().key)
+        .collect();
+    (wrong, unknown)
+}
+
+fn refused(v: KeyVerdict) {
+    assert!(matches!(v, KeyVerdict::Wrong { .. }), "{v:?}");
+}
+
+/// A line of the comparison: both medians and their difference.
+fn compared(what: &str, (unknown, wrong): (f64, f64)) -> String {
+    format!(
+        "{what}: unknown id {unknown:.2} µs, wrong secret {wrong:.2} µs, difference {:.2} µs (p50 of {PROBES} each; acceptance within 10 µs)",
+        (unknown - wrong).abs()
+    )
+}
+
 fn main() {
     let write = std::env::args().any(|a| a == "--write-docs");
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -72,7 +140,9 @@ fn main() {
         add_account(accounts.as_ref(), DEMO_EMAIL, DEMO_PASSWORD, "pro", vec![])
             .await
             .unwrap();
-        let checker = KeyChecker::new(Arc::new(SqliteKeyStore::new(db)), Pepper::new([7; 32]));
+        let key_store = Arc::new(SqliteKeyStore::new(db));
+        let pepper = Pepper::new([7; 32]);
+        let checker = KeyChecker::new(key_store.clone(), pepper.clone());
         let made = services::keys::create(
             checker.store().as_ref(),
             checker.pepper(),
@@ -104,6 +174,55 @@ fn main() {
                 Verdict::Valid(_)
             ));
         })
+        .await;
+
+        // What a prober times. As the campaign did: a wrong secret for the
+        // key just used (its record in memory), a new unknown id each time.
+        let checks = auth.keys().unwrap().clone();
+        let in_use = format!("{}{}", &key[..key.len() - 43], "A".repeat(43));
+        let (_, unknown) = probes(&key_store, &pepper, PROBES).await;
+        let repeated = paired(
+            PROBES,
+            |i| {
+                let (c, k) = (&checks, &unknown[i]);
+                async move { refused(c.check(k).await.unwrap()) }
+            },
+            |_| {
+                let (c, k) = (&checks, &in_use);
+                async move { refused(c.check(k).await.unwrap()) }
+            },
+        )
+        .await;
+        // Every id seen for the first time, on an instance that has read none.
+        let cold = KeyChecker::new(key_store.clone(), pepper.clone());
+        let (wrong, unknown) = probes(&key_store, &pepper, PROBES).await;
+        let first_look = paired(
+            PROBES,
+            |i| {
+                let (c, k) = (&cold, &unknown[i]);
+                async move { refused(c.check(k).await.unwrap()) }
+            },
+            |i| {
+                let (c, k) = (&cold, &wrong[i]);
+                async move { refused(c.check(k).await.unwrap()) }
+            },
+        )
+        .await;
+        // The whole refusal: the check and the failure counts of the id and
+        // its account (each id and account once, so none is locked).
+        let (wrong, unknown) = probes(&key_store, &pepper, PROBES).await;
+        let denied = |l: KeyLogin| assert_eq!(l, KeyLogin::Denied(platform::keys::INVALID_KEY));
+        let whole = paired(
+            PROBES,
+            |i| {
+                let (a, k) = (&auth, &unknown[i]);
+                async move { denied(a.verify_key(k, None).await.unwrap()) }
+            },
+            |i| {
+                let (a, k) = (&auth, &wrong[i]);
+                async move { denied(a.verify_key(k, None).await.unwrap()) }
+            },
+        )
         .await;
 
         let (s, _dir) = TestServer::fresh().await;
@@ -142,6 +261,15 @@ fn main() {
             format!(
                 "an uncached password login (argon2): {:.1} ms",
                 argon2 / 1000.0
+            ),
+            compared(
+                "a refused key, as the campaign timed it (a wrong secret for a key in use, a new unknown id each time)",
+                repeated,
+            ),
+            compared("a refused key, each id seen for the first time", first_look),
+            compared(
+                "the whole refusal, with the failure counts of the id and its account",
+                whole,
             ),
             format!(
                 "`GET /backtest/indicators/list` over HTTP, p50 of {} each: with the key {k50:.0} µs, with the password {b50:.0} µs ({:.2}x)",

@@ -207,3 +207,108 @@ async fn a_dropped_file_over_the_monthly_compute_is_refused_like_a_submit() {
     assert!(ledger <= 60_000, "no reservation is left behind: {ledger}");
     server.stop().await;
 }
+
+/// Answers refused by a limit, a share or a scope are not billed: with the
+/// tenant's places on the compute pool all taken, a correlation is 429; a
+/// key without the scope is 403; with the month's compute spent, a submit,
+/// a batch and a correlation are 429. `/usage` counts none of them, and
+/// counts the requests that were answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn refusals_by_limits_shares_and_scopes_are_not_billed() {
+    let (server, _dir) = TestServer::fresh().await;
+    set_limits(
+        &server,
+        "pro",
+        PlanLimits {
+            requests_per_minute: 100_000,
+            concurrent_tasks: 8,
+            monthly_compute_minutes: 1,
+            max_batch: None,
+        },
+    )
+    .await;
+    let (email, password) = ("refused@example.test", "a long password");
+    server.add_account(email, password, "pro").await;
+    let http = reqwest::Client::new();
+    let post = |path: &str, body: serde_json::Value| {
+        http.post(server.url(path))
+            .basic_auth(email, Some(password))
+            .json(&body)
+            .send()
+    };
+    let refused = |r: reqwest::Response, status: u16| {
+        assert_eq!(r.status().as_u16(), status, "{}", r.url());
+        if status == 429 {
+            assert!(r.headers().contains_key("retry-after"), "{}", r.url());
+        }
+    };
+    let correlation = serde_json::json!({"benchmark": "SPX", "stock_comparison": ["IVV", "TLT"],
+        "start_date": "2024-01-01", "end_date": "2024-06-30"});
+
+    // The tenant's share of the compute pool, taken: a correlation waits for none.
+    let share = server.state.compute.limits().per_tenant;
+    let held: Vec<_> = (0..share)
+        .map(|_| server.state.compute.admit(email).unwrap())
+        .collect();
+    refused(
+        post("/symbol_corr", correlation.clone()).await.unwrap(),
+        429,
+    );
+    drop(held);
+
+    // A read key submitting (its creation is answered, and billed).
+    let made = tests::keys::Keys::with_basic(&server.base, email, password)
+        .create(serde_json::json!({"name": "reader", "scopes": ["read"]}))
+        .await;
+    let key = made["key"].as_str().unwrap();
+    let r = http
+        .post(server.url("/backtest/start_backtest"))
+        .bearer_auth(key)
+        .json(&optix_strategy())
+        .send()
+        .await
+        .unwrap();
+    refused(r, 403);
+
+    // The month's compute spent.
+    let m = server.state.metering.as_ref().unwrap();
+    m.record(email, "compute_ms:strategy_backtest", 60_000);
+    m.flush().await.unwrap();
+    refused(
+        post("/backtest/start_backtest", optix_strategy())
+            .await
+            .unwrap(),
+        429,
+    );
+    let batch = serde_json::json!({"strategies": [optix_strategy()]});
+    refused(post("/backtest/batch", batch).await.unwrap(), 429);
+    refused(post("/symbol_corr", correlation).await.unwrap(), 429);
+
+    let usage = |by_key: bool| {
+        let m = m.clone();
+        let http = http.clone();
+        let url = server.url(if by_key { "/usage?by=key" } else { "/usage" });
+        async move {
+            m.flush().await.unwrap();
+            let r = http.get(url).basic_auth(email, Some(password)).send().await;
+            r.unwrap().json::<serde_json::Value>().await.unwrap()
+        }
+    };
+    let first = usage(true).await;
+    assert_eq!(
+        first["total"]["requests"],
+        serde_json::json!({"backtest": 1, "analytics": 0, "data": 0}),
+        "only the key's creation: {first}"
+    );
+    assert_eq!(
+        first["keys"],
+        serde_json::json!([]),
+        "the key's 403 is not its use"
+    );
+    // Answered requests are billed: that `/usage` and a list of tasks.
+    let (status, _) = server.get("/backtest/tasks", Some((email, password))).await;
+    assert_eq!(status, 200);
+    let second = usage(false).await;
+    assert_eq!(second["total"]["requests"]["backtest"], 3, "{second}");
+    server.stop().await;
+}

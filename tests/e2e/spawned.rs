@@ -51,6 +51,7 @@ impl Spawned {
             .expect("marketlab starts");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut metrics = None;
+        let mut before = Vec::new();
         let base = loop {
             let line = lines.next().expect("a line").expect("stdout");
             if let Some(rest) = line.strip_prefix("marketlab metrics on ") {
@@ -59,9 +60,10 @@ impl Spawned {
             if let Some(rest) = line.strip_prefix("marketlab listening on ") {
                 break rest.split_whitespace().next().unwrap().to_string();
             }
+            before.push(line);
         };
         // The rest is kept as it comes, so the process never blocks on it.
-        let kept = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::new(Mutex::new(before));
         let into = kept.clone();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
@@ -76,7 +78,7 @@ impl Spawned {
         }
     }
 
-    /// What it has written to stdout since it began listening.
+    /// What it has written to stdout (but the line saying where it listens).
     pub fn lines(&self) -> Vec<String> {
         self.lines.lock().unwrap().clone()
     }

@@ -121,8 +121,9 @@ pub struct Gate {
 
 /// Verifies the caller and the plan's access to the gate's service, then
 /// applies the plan's requests per minute (telling what is left in the
-/// `RateLimit` headers) and counts the request (and, on the data service,
-/// the rows and bytes it returned), for the account and for the key. The
+/// `RateLimit` headers) and bills the request unless its answer is a refusal
+/// (and, on the data service, the rows and bytes it returned), for the
+/// account and for the key. The
 /// data service answers a missing plan with 401, the others with 403
 /// (their specs differ).
 pub async fn require(
@@ -182,12 +183,11 @@ pub async fn require(
             metering.record(&owner, &platform::metering::key_counter(id, counter), n);
         }
     };
-    if let Some(id) = &key {
-        let requests = platform::metering::requests_counter(service);
-        metering.record(&owner, &platform::metering::key_counter(id, requests), 1);
-    }
     request.extensions_mut().insert(caller);
     let mut response = next.run(request).await;
+    // Billed once answered: a refusal past this point (a scope, the month's
+    // compute, a fair share) is not.
+    metering.count_request(&owner, service, key.as_deref(), response.status().as_u16());
     // Data answers carry their volume (`data::routes::body`).
     if response.status().is_success()
         && let Some(v) = response.extensions().get::<crate::rows::DataVolume>()
@@ -273,12 +273,13 @@ pub fn over_limit(over: OverLimit) -> ApiError {
 /// How long an answer to a locked login is held back.
 pub const LOCKED_DELAY: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// 429 for a login locked by recent failures, with the wait in `Retry-After`.
+/// 429 for a login locked by recent failures (of the account, the API key
+/// id, or the address), with the wait in `Retry-After`.
 pub fn locked(wait: std::time::Duration) -> ApiError {
     let secs = wait.as_secs_f64().ceil() as u64;
     ApiError::new(
         429,
-        format!("too many failed logins for this account or address; retry in {secs} s"),
+        format!("too many failed logins for this account, key or address; retry in {secs} s"),
     )
     .with_retry_after(secs)
 }

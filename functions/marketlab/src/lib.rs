@@ -4,6 +4,7 @@
 //! `aws-tools` package, and the HTTP Lambda functions do not link this one.
 
 pub mod cli;
+pub mod freshness;
 pub mod imports;
 pub mod keys;
 pub mod metrics;

@@ -4,6 +4,7 @@
 
 mod company;
 mod indicators;
+pub mod mark;
 mod options;
 mod prices;
 mod recessions;
@@ -327,6 +328,7 @@ pub fn generate(config: &SampleConfig, out: &LocalDir) -> Result<Summary, PortEr
         layout::INDICATOR_CATALOG,
         &codec::catalog_to_batch(&catalog),
     )?;
+    mark::write(config, latest, out)?;
     // The symbol catalog goes last: its presence marks a complete data set.
     w.put(layout::SYMBOLS, &codec::symbols_to_batch(&symbols))?;
     Ok(Summary {

@@ -107,8 +107,9 @@ pub async fn run_all(store: Arc<dyn KeyStore>) {
     checks(store).await;
 }
 
-/// A key checker over the store: the right secret passes, a wrong one and
-/// a revoked or expired key do not; a record is kept for the refresh.
+/// A key checker over the store: the right secret passes, a wrong one, an
+/// unknown id and a revoked or expired key do not; a record is kept for the
+/// refresh.
 async fn checks(store: Arc<dyn KeyStore>) {
     let pepper = Pepper::new([4; 32]);
     let account = format!("{}@example.test", unique("checks"));
@@ -125,14 +126,22 @@ async fn checks(store: Arc<dyn KeyStore>) {
         &key[..key.len() - 1],
         if key.ends_with('A') { 'B' } else { 'A' }
     );
-    assert_eq!(
-        fresh.check(&wrong).await.unwrap(),
-        KeyVerdict::Denied("invalid API key")
-    );
+    // A wrong secret names the id and its account, for the failure counts;
+    // an id no key has is refused the same way, with no account.
+    let refused = KeyVerdict::Wrong {
+        id: r.id.clone(),
+        account: Some(account.clone()),
+    };
+    assert_eq!(fresh.check(&wrong).await.unwrap(), refused);
     let other_pepper = KeyChecker::new(store.clone(), Pepper::new([5; 32]));
+    assert_eq!(other_pepper.check(&key).await.unwrap(), refused);
+    let (unknown, unknown_key) = record(&account, "never stored", now(), &pepper);
     assert_eq!(
-        other_pepper.check(&key).await.unwrap(),
-        KeyVerdict::Denied("invalid API key")
+        fresh.check(&unknown_key).await.unwrap(),
+        KeyVerdict::Wrong {
+            id: unknown.id,
+            account: None
+        }
     );
     store.revoke(&account, &r.id, now()).await.unwrap();
     assert_eq!(

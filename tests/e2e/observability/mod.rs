@@ -5,6 +5,7 @@
 
 mod aws;
 mod embedded;
+mod fresh_start;
 mod secrets;
 
 use serde_json::{Value, json};

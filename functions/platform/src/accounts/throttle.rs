@@ -5,7 +5,8 @@
 //! up to 15 minutes); a locked key is answered without hashing, so guessing
 //! one password costs a counter read, not an argon2 hash. An address past
 //! its allowance is not locked but slowed ([`super::Trickle`]), so users
-//! sharing it with a flood still sign in.
+//! sharing it with a flood still sign in. Wrong API key secrets are counted
+//! the same way per key id and per account owning it ([`LoginPolicy::KEY`]).
 
 use crate::PortError;
 use crate::PortResult;
@@ -58,6 +59,10 @@ impl LoginPolicy {
         max: Duration::from_secs(15 * 60),
         window: Duration::from_secs(15 * 60),
     };
+    /// Per API key id, whether or not a key has it, and per account owning
+    /// the ids: wrong secrets lock the id's (and the account's) refusals as
+    /// wrong passwords lock an account.
+    pub const KEY: LoginPolicy = LoginPolicy::ACCOUNT;
     /// Per client address: room for several users behind one address before
     /// its checks trickle.
     pub const ADDRESS: LoginPolicy = LoginPolicy {

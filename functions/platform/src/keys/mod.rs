@@ -10,7 +10,7 @@ mod check;
 mod sqlite;
 mod token;
 
-pub use check::{KEY_REFRESH, KeyChecker, KeyVerdict};
+pub use check::{INVALID_KEY, KEY_REFRESH, KeyChecker, KeyVerdict};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteKeyStore;
 pub use token::{Issued, Pepper, Token, digest, issue};

@@ -125,6 +125,14 @@ pub const KEY_PREFIX: &str = "key:";
 pub fn key_counter(id: &str, counter: &str) -> String {
     format!("{KEY_PREFIX}{id}:{counter}")
 }
+/// Whether a request answered with `status` is billed: not when it was
+/// refused by its credentials or a scope (401, 403), by a limit or a fair
+/// share (429: the requests per minute, the month's compute, the compute
+/// pool, long-polls), or because the server could not take it (503).
+pub fn billed(status: u16) -> bool {
+    !matches!(status, 401 | 403 | 429 | 503)
+}
+
 /// The least compute an attempt is counted for. A task's fixed costs (its
 /// submit, queue message, task-store writes and result read) are those of
 /// about half a second of worker time (docs/deploy.md#cost), so a month's
@@ -227,10 +235,12 @@ impl Metering {
         limits
     }
 
-    /// Counts one request of `account` to `service`, unless the plan's
-    /// requests per minute are used up, and says what is left of them. A
-    /// quota store that cannot answer lets the request through (and logs
-    /// it): a limit must not become an outage.
+    /// Counts one request of `account` to `service` against the plan's
+    /// requests per minute, unless they are used up, and says what is left of
+    /// them. A quota store that cannot answer lets the request through (and
+    /// logs it): a limit must not become an outage. The minute's count takes
+    /// every admitted request; the bill only those [`Self::count_request`]
+    /// is told of once their answers are known.
     pub async fn admit(
         &self,
         account: &str,
@@ -245,14 +255,11 @@ impl Metering {
         // A reservation's verdict, once there is one to use.
         let verdict = |used: Option<Option<u32>>| {
             used.map(|left| match left {
-                Some(remaining) => {
-                    self.record(account, requests_counter(service), 1);
-                    Ok(Allowance {
-                        limit,
-                        remaining,
-                        reset,
-                    })
-                }
+                Some(remaining) => Ok(Allowance {
+                    limit,
+                    remaining,
+                    reset,
+                }),
                 None => Err(Self::over_rate(plan, limit, service, now)),
             })
         };
@@ -316,12 +323,25 @@ impl Metering {
         w.used += 1;
         let remaining = w.remaining();
         drop(windows);
-        self.record(account, requests_counter(service), 1);
         Ok(Allowance {
             limit,
             remaining,
             reset,
         })
+    }
+
+    /// Bills one request of `account` to `service` (and its share to the key
+    /// `key`, if it came with one) whose answer had `status`, unless that
+    /// answer was a refusal ([`billed`]).
+    pub fn count_request(&self, account: &str, service: Service, key: Option<&str>, status: u16) {
+        if !billed(status) {
+            return;
+        }
+        let counter = requests_counter(service);
+        self.record(account, counter, 1);
+        if let Some(id) = key {
+            self.record(account, &key_counter(id, counter), 1);
+        }
     }
 
     /// Uses one request of the instance's reservation for this minute, if
@@ -514,6 +534,7 @@ mod tests {
         for k in 0..60 {
             let m = if k % 2 == 0 { &a } else { &b };
             if m.admit("x@y", "pro", Service::Data, at).await.is_ok() {
+                m.count_request("x@y", Service::Data, None, 200);
                 admitted += 1;
             }
         }
@@ -527,17 +548,24 @@ mod tests {
             a.admit("x@y", "pro", Service::Backtest, at).await.is_ok(),
             "per service"
         );
+        a.count_request("x@y", Service::Backtest, Some("0a1b2c3d4e5f"), 200);
         let later = at + TimeDelta::seconds(60);
         assert!(
             a.admit("x@y", "pro", Service::Data, later).await.is_ok(),
             "next minute"
         );
+        a.count_request("x@y", Service::Data, None, 200);
+        // Admitted, then refused by a limit or a share: not billed.
+        for refused in [401, 403, 429, 503] {
+            a.count_request("x@y", Service::Data, None, refused);
+        }
         a.flush().await.unwrap();
         b.flush().await.unwrap();
         let day = at.date_naive();
         let days = a.month("x@y", day).await.unwrap();
         assert_eq!(days[0].counters["requests:data"], 46);
         assert_eq!(days[0].counters["requests:backtest"], 1);
+        assert_eq!(days[0].counters["key:0a1b2c3d4e5f:requests:backtest"], 1);
     }
 
     #[tokio::test]
