@@ -69,6 +69,7 @@ async fn serve(dir: PathBuf) {
         inbox: None,
         data_check: platform::marketdata::generation::DEFAULT_CHECK,
         stale_after: marketlab::updates::STALE_AFTER,
+        inbox_max_bytes: sample::import::inbox::MAX_BYTES,
         metering: true,
         clock: std::sync::Arc::new(platform::clock::SystemClock),
         webhooks: Default::default(),

@@ -371,6 +371,11 @@ async fn a_file_dropped_in_the_inbox_runs_and_its_table_is_written_beside_it() {
     )
     .unwrap();
 
+    // A link to a strategy kept elsewhere is refused by name, unread.
+    let elsewhere = inbox.path().join("elsewhere.jsonl");
+    std::fs::write(&elsewhere, sma_strategy("30", "//5").to_string()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, mine.join("linked.jsonl")).unwrap();
+
     let results = mine.join("periods.results.parquet");
     assert!(eventually(Duration::from_secs(60), || async { results.exists() }).await);
     let id = std::fs::read_to_string(mine.join("periods.batch")).unwrap();
@@ -388,7 +393,11 @@ async fn a_file_dropped_in_the_inbox_runs_and_its_table_is_written_beside_it() {
     // Refusals are written beside their files; nothing is submitted for them.
     // A sweep may have run between the writes above, so the refusals can
     // come a sweep after the first batch's table.
-    for refused in [mine.join("bad.error.txt"), stranger.join("x.error.txt")] {
+    for refused in [
+        mine.join("bad.error.txt"),
+        stranger.join("x.error.txt"),
+        mine.join("linked.error.txt"),
+    ] {
         assert!(
             eventually(Duration::from_secs(30), || async { refused.exists() }).await,
             "{}",
@@ -402,6 +411,9 @@ async fn a_file_dropped_in_the_inbox_runs_and_its_table_is_written_beside_it() {
     );
     let why = std::fs::read_to_string(stranger.join("x.error.txt")).unwrap();
     assert!(why.contains("no account"), "{why}");
+    let why = std::fs::read_to_string(mine.join("linked.error.txt")).unwrap();
+    assert!(why.contains("not a regular file"), "{why}");
+    assert!(!mine.join("linked.batch").exists());
     assert_eq!(s.get("/backtest/batches", DEMO).await.1["total"], 1);
     assert!(!mine.join("later.error.txt").exists() && !mine.join("later.batch").exists());
     std::fs::write(

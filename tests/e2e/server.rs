@@ -164,6 +164,7 @@ impl TestServer {
             inbox: opts.inbox,
             data_check: opts.data_check,
             stale_after: marketlab::updates::STALE_AFTER,
+            inbox_max_bytes: sample::import::inbox::MAX_BYTES,
             metering: opts.metering,
             clock: opts.clock,
             webhooks: opts.webhooks,

@@ -23,7 +23,15 @@
 //!    tenant while another makes cheap requests: see [`heavy`];
 //! 7. 5,000 long-polls from one tenant while another works, and 8. a
 //!    20,000-row batch finishing under 1,000 of its owner's long-polls:
-//!    see [`long_polls`].
+//!    see [`long_polls`];
+//! 9. 64 concurrent heavy correlations from one tenant asked for gzip'd
+//!    and br'd, honouring `Retry-After`, while another makes cheap
+//!    requests: the cheap request's p99 stays under 50 ms and the
+//!    compression is counted in `/usage` (`compute_ms.compression`): see
+//!    [`heavy`];
+//! 10. 200 MB files in the market directory's `incoming/` while prices are
+//!     read: the reads' p99 under 100 ms, memory up by under 150 MiB: see
+//!     [`inbox`].
 //!
 //! `tests/run` runs the bounded form (about a minute); `--full` runs the long one.
 
@@ -39,6 +47,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 
 mod heavy;
+mod inbox;
 mod long_polls;
 mod uploads;
 
@@ -54,7 +63,7 @@ struct Args {
     /// The long form: 10,000 submissions, a 60 s flood, 500 silent connections.
     #[arg(long)]
     full: bool,
-    /// Only these phases (1-8, as numbered above); all when absent.
+    /// Only these phases (1-10, as numbered above); all when absent.
     #[arg(long, value_delimiter = ',')]
     phases: Vec<usize>,
 }
@@ -623,7 +632,7 @@ async fn main() {
         args.marketlab.display()
     );
     let mut checks = Vec::new();
-    for phase in 0..8 {
+    for phase in 0..10 {
         if !args.phases.is_empty() && !args.phases.contains(&(phase + 1)) {
             continue;
         }
@@ -636,7 +645,9 @@ async fn main() {
             4 => heavy::heavy_reads(&args.marketlab, data, port, heavy::Heavy::MonteCarlo).await,
             5 => heavy::heavy_reads(&args.marketlab, data, port, heavy::Heavy::Correlation).await,
             6 => long_polls::long_poll_flood(&args.marketlab, data, port).await,
-            _ => long_polls::batch_waiters(&args.marketlab, data, port).await,
+            7 => long_polls::batch_waiters(&args.marketlab, data, port).await,
+            8 => heavy::heavy_reads(&args.marketlab, data, port, heavy::Heavy::Compressed).await,
+            _ => inbox::big_files(&args.marketlab, data, port).await,
         };
         println!(
             "soak {} {} ({:.1} s): {}",

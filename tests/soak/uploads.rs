@@ -144,7 +144,7 @@ pub(super) async fn uploads(bin: &Path, data: &Path, port: u16) -> Check {
 
 /// The server's resident memory once it stops changing: within 1 MiB over
 /// half a second (freed memory goes back after 250 ms), or after 5 s.
-async fn settled(server: &Server) -> f64 {
+pub(super) async fn settled(server: &Server) -> f64 {
     let t = Instant::now();
     let mut seen = vec![server.memory().1];
     loop {

@@ -115,6 +115,26 @@ impl BlobStore for S3Blobs {
             .map_err(|e| PortError::unavailable_by(format!("delete s3://{}/{key}", self.bucket), e))
     }
 
+    /// One server-side copy, then the delete: the bytes never leave S3.
+    async fn rename(&self, from: &str, to: &str) -> Result<(), PortError> {
+        // The copy source is `bucket/key`, the key percent-encoded.
+        let source: String = form_urlencoded::byte_serialize(from.as_bytes())
+            .collect::<String>()
+            .replace("%2F", "/")
+            .replace('+', "%20");
+        self.client
+            .copy_object()
+            .bucket(&self.bucket)
+            .key(to)
+            .copy_source(format!("{}/{source}", self.bucket))
+            .send()
+            .await
+            .map_err(|e| {
+                PortError::unavailable_by(format!("copy s3://{}/{from} to {to}", self.bucket), e)
+            })?;
+        self.delete(from).await
+    }
+
     async fn size(&self, key: &str) -> Result<Option<u64>, PortError> {
         match self
             .client

@@ -138,6 +138,10 @@ pub struct ServeArgs {
     /// this long after its import.
     #[arg(long, env = "MARKETLAB_DATA_CHECK_SECONDS", default_value_t = 30.0)]
     pub data_check_seconds: f64,
+    /// The largest file the market directory's `incoming/` takes, in bytes;
+    /// a larger one is refused unread, with its report.
+    #[arg(long, env = "MARKETLAB_INBOX_MAX_BYTES", default_value_t = sample::import::inbox::MAX_BYTES)]
+    pub inbox_max_bytes: u64,
     /// The data test-mode API keys work on (`<data-dir>/test-market` by
     /// default, filled with the sample set when empty); may be the market
     /// directory itself when that holds the sample set.
@@ -170,6 +174,7 @@ impl Default for ServeArgs {
             webhook_retry_seconds: None,
             metrics_addr: None,
             data_check_seconds: 30.0,
+            inbox_max_bytes: sample::import::inbox::MAX_BYTES,
             test_market_dir: None,
             sample: SampleArgs::default(),
         }
@@ -333,6 +338,7 @@ async fn serve(data_dir: &Path, args: ServeArgs) -> Result<()> {
             ..Default::default()
         },
         data_check: seconds("data-check-seconds", args.data_check_seconds)?,
+        inbox_max_bytes: args.inbox_max_bytes,
         test_market_dir: args
             .test_market_dir
             .clone()

@@ -80,6 +80,7 @@ pub async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
     let dir = data_dir.join("market");
     let _turn = sample::import::lock(&dir)?;
     let market = ParquetMarketData::new(Arc::new(LocalDir::new(&dir)));
+    sample::import::recover(&market).await?;
     let (shown, parts, notes, details) = match cmd {
         ImportCommand::Actions { file } => {
             let (data, shown) = read_file(&file)?;
@@ -153,6 +154,7 @@ pub async fn import(data_dir: &Path, cmd: ImportCommand) -> Result<()> {
             name: details.name,
             asset_class: details.asset_class,
         },
+        at: sample::import::At::from_env(),
     };
     let done = sample::import::ingest(&market, &shown, parts, notes, &options).await?;
     print!("{}", done.report);

@@ -63,7 +63,11 @@ pub struct ServerConfig {
     pub data_check: Duration,
     /// How long past the close of a session missing from the data before
     /// the data are reported stale (a logged error; the lag is a gauge).
+    /// Not for the sample set as generated, whose age is logged once at
+    /// INFO instead (`crate::freshness`).
     pub stale_after: Duration,
+    /// The largest file the market directory's `incoming/` takes.
+    pub inbox_max_bytes: u64,
     /// Count usage and apply plan limits (on by default).
     pub metering: bool,
     /// The clock usage days and rate-limit minutes are counted on (the
@@ -155,6 +159,7 @@ impl ServerConfig {
             inbox: Some(data_dir.join("inbox")),
             data_check: platform::marketdata::generation::DEFAULT_CHECK,
             stale_after: crate::updates::STALE_AFTER,
+            inbox_max_bytes: sample::import::inbox::MAX_BYTES,
             metering: true,
             clock: Arc::new(platform::clock::SystemClock),
             webhooks: Default::default(),
@@ -315,6 +320,7 @@ pub async fn start(
     let queue: Arc<dyn JobQueue> = Arc::new(local_queue);
     let parquet =
         Arc::new(ParquetMarketData::new(Arc::new(market_dir.clone())).checking(config.data_check));
+    crate::updates::recover(&parquet, &config.market_dir).await?;
     // Test mode on the live directory itself shares its reads and caches.
     let test_data = if config.test_market_dir == config.market_dir {
         api::state::TestData {
@@ -446,6 +452,7 @@ pub async fn start(
                     ),
                 ))
             });
+    crate::freshness::announce(&parquet).await;
     let follower = AbortOnDrop(tokio::spawn(crate::updates::follow_data(
         crate::updates::Follower {
             market: parquet,
@@ -455,6 +462,7 @@ pub async fn start(
             scan_at_start: config.scan.at_start,
             follow: config.scan.follow,
             stale_after: config.stale_after,
+            inbox_max_bytes: config.inbox_max_bytes,
         },
     )));
     let deliverer = Arc::new(deliveries::Deliverer {

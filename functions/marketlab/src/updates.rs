@@ -27,23 +27,26 @@ pub struct Follower {
     /// Scan each session once its data are complete.
     pub follow: bool,
     pub stale_after: Duration,
+    /// The largest file `incoming/` takes.
+    pub inbox_max_bytes: u64,
 }
 
 /// Imports `incoming/` under the import lock; what it did, logged.
 async fn sweep(f: &Follower) -> Result<usize, platform::PortError> {
-    if f.market
-        .blobs()
-        .list(sample::import::inbox::INCOMING)
-        .await?
-        .is_empty()
-    {
+    use sample::import::inbox::{Inbox, LocalInbox};
+    let inbox = LocalInbox::new(&f.market_dir);
+    if inbox.waiting().await?.is_empty() {
         return Ok(0);
     }
-    let dir = f.market_dir.clone();
-    let turn = tokio::task::spawn_blocking(move || sample::import::lock(&dir))
-        .await
-        .map_err(platform::PortError::internal)??;
-    let taken = sample::import::inbox::sweep(&f.market).await;
+    let turn = turn(&f.market_dir).await?;
+    // A sweep that failed part way left its files in incoming/ and what it
+    // wrote aside in staging/: removed before they are taken again.
+    sample::import::recover(&f.market).await?;
+    let options = sample::import::Options {
+        at: sample::import::At::from_env(),
+        ..Default::default()
+    };
+    let taken = sample::import::inbox::sweep(&f.market, &inbox, f.inbox_max_bytes, &options).await;
     drop(turn);
     let taken = taken?;
     for t in &taken {
@@ -58,6 +61,27 @@ async fn sweep(f: &Follower) -> Result<usize, platform::PortError> {
         }
     }
     Ok(taken.len())
+}
+
+/// The import turn of the market directory `dir` (taken off the async
+/// threads: another process may hold it).
+async fn turn(dir: &std::path::Path) -> Result<std::fs::File, platform::PortError> {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || sample::import::lock(&dir))
+        .await
+        .map_err(platform::PortError::internal)?
+}
+
+/// Finishes or removes the imports a crash cut short, under the import
+/// turn: before the server answers, so it never serves half an import.
+pub async fn recover(
+    market: &ParquetMarketData,
+    dir: &std::path::Path,
+) -> Result<(), platform::PortError> {
+    let turn = turn(dir).await?;
+    let done = sample::import::recover(market).await;
+    drop(turn);
+    done
 }
 
 /// Runs until dropped.
@@ -86,7 +110,10 @@ pub async fn follow_data(f: Follower) {
         if let Ok(latest) = f.market.latest_date().await {
             let lag = follow::lag(latest, chrono::Utc::now());
             platform::telemetry::data_lag(lag);
-            let now_stale = lag > f.stale_after;
+            // The sample set as generated is behind by design (said at the
+            // start); real data imported since are judged as real.
+            let now_stale =
+                lag > f.stale_after && !crate::freshness::still_sample(&f.market, latest).await;
             if now_stale && !stale {
                 tracing::error!(latest = %latest, lag_hours = lag.as_secs() / 3600,
                     "market data: stale, a session's bars are missing past the allowance");

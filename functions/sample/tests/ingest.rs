@@ -293,10 +293,14 @@ fn provider_answers_read_as_their_examples_say() {
 
 #[tokio::test]
 async fn an_inbox_file_that_cannot_be_read_or_holds_nothing_is_refused_with_its_reason() {
-    use sample::import::inbox::{REJECTED, take};
-    let (_dir, md) = store();
+    use sample::import::inbox::{BlobInbox, Inbox, LocalInbox, MAX_BYTES, REJECTED, take};
+    let (dir, md) = store();
     let blobs = md.blobs().clone();
-    for (name, body, rule) in [
+    // The directory's inbox and the bucket's (over the same directory) alike.
+    let local = LocalInbox::new(dir.path());
+    let bucket = BlobInbox::new(blobs.clone());
+    let inboxes: [&dyn Inbox; 2] = [&local, &bucket];
+    for ((name, body, rule), inbox) in [
         ("notes.txt", &b"bars"[..], "unreadable"),
         (
             "empty.json",
@@ -309,13 +313,19 @@ async fn an_inbox_file_that_cannot_be_read_or_holds_nothing_is_refused_with_its_
             &b"Date,Open,High,Low,Close,Volume\n"[..],
             "no_rows",
         ),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|case| inboxes.map(|inbox| (case, inbox)))
+    {
         let key = format!("incoming/{name}");
         blobs
             .put(&key, bytes::Bytes::from_static(body))
             .await
             .unwrap();
-        let taken = take(&md, &key).await.unwrap().unwrap();
+        let taken = take(&md, inbox, name, MAX_BYTES, &Options::default())
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(
             rules(&taken.report, Severity::Error),
             [rule],

@@ -512,6 +512,13 @@ pub async fn ingest(ctx: &Ingest, event: serde_json::Value) -> serde_json::Value
         .cloned()
         .unwrap_or_default();
     let mut taken = 0;
+    // One ingest runs at a time (reserved concurrency 1): an import a
+    // stopped instance left aside is finished or removed first.
+    if !records.is_empty()
+        && let Err(e) = sample::import::recover(&ctx.market).await
+    {
+        tracing::warn!(error = %e, "market data: imports cut short were not recovered");
+    }
     for record in &records {
         let id = record
             .get("messageId")
@@ -531,7 +538,11 @@ pub async fn ingest(ctx: &Ingest, event: serde_json::Value) -> serde_json::Value
             continue;
         }
         for key in keys {
-            match sample::import::inbox::take(&ctx.market, &key).await {
+            let inbox = sample::import::inbox::BlobInbox::new(ctx.market.blobs().clone());
+            let name = &key[sample::import::inbox::INCOMING.len()..];
+            let options = sample::import::Options::default();
+            let limit = sample::import::inbox::max_bytes_from_env();
+            match sample::import::inbox::take(&ctx.market, &inbox, name, limit, &options).await {
                 Ok(Some(t)) => {
                     taken += 1;
                     let outcome = if t.report.refused() {

@@ -1,5 +1,6 @@
 //! What every blob store promises: whole-object and ranged reads, writes,
-//! listing by prefix, conditional reads and removal.
+//! listing by prefix, conditional reads, removal, moves (what an import
+//! commits with) and removal of a prefix (what it cleans up with).
 
 use super::unique;
 use bytes::Bytes;
@@ -91,4 +92,41 @@ pub async fn run_all(blobs: &dyn BlobStore) {
         blobs.get_if_changed(&key, Some(&newer)).await.unwrap(),
         Changed::Missing
     );
+    // A move replaces what is at the destination; the source is gone.
+    let (from, to) = (
+        format!("{prefix}aside/n o+w.parquet"),
+        format!("{prefix}c/z.parquet"),
+    );
+    blobs.put(&from, Bytes::from_static(b"new")).await.unwrap();
+    blobs.put(&to, Bytes::from_static(b"old")).await.unwrap();
+    blobs.rename(&from, &to).await.unwrap();
+    assert_eq!(
+        blobs.get(&to).await.unwrap(),
+        Some(Bytes::from_static(b"new"))
+    );
+    assert_eq!(blobs.get(&from).await.unwrap(), None);
+    // A prefix removed whole; others kept.
+    blobs
+        .put(
+            &format!("{prefix}aside/d/e.parquet"),
+            Bytes::from_static(b"e"),
+        )
+        .await
+        .unwrap();
+    blobs
+        .delete_prefix(&format!("{prefix}aside/"))
+        .await
+        .unwrap();
+    assert!(
+        blobs
+            .list(&format!("{prefix}aside/"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(blobs.list(&format!("{prefix}c/")).await.unwrap().len(), 1);
+    blobs
+        .delete_prefix(&format!("{prefix}aside/"))
+        .await
+        .unwrap();
 }

@@ -24,6 +24,23 @@ pub trait BlobStore: Send + Sync {
     async fn get_if_changed(&self, key: &str, seen: Option<&str>) -> Result<Changed, PortError>;
     /// Removes the object; removing a missing key is not an error.
     async fn delete(&self, key: &str) -> Result<(), PortError>;
+    /// Moves an object to another key, replacing what is there: one rename
+    /// in a directory; a store without one copies, then deletes.
+    async fn rename(&self, from: &str, to: &str) -> Result<(), PortError> {
+        let data = self
+            .get(from)
+            .await?
+            .ok_or_else(|| PortError::NotFound(from.to_string()))?;
+        self.put(to, data).await?;
+        self.delete(from).await
+    }
+    /// Removes every object under `prefix`.
+    async fn delete_prefix(&self, prefix: &str) -> Result<(), PortError> {
+        for key in self.list(prefix).await? {
+            self.delete(&key).await?;
+        }
+        Ok(())
+    }
 }
 
 /// What a conditional read found.
@@ -80,14 +97,50 @@ impl LocalDir {
     }
 }
 
+/// Opens the regular file at `path` for reading, never through a link (an
+/// object is a file of the directory, not what a link put there points
+/// to) and never waiting on a FIFO; none when it is missing.
+fn open_regular(key: &str, path: &Path) -> Result<Option<std::fs::File>, PortError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_regular(key)),
+        Err(e) => return Err(PortError::unavailable_by(key, e)),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(Some(file)),
+        Ok(_) => Err(not_regular(key)),
+        Err(e) => Err(PortError::unavailable_by(key, e)),
+    }
+}
+
+fn not_regular(key: &str) -> PortError {
+    PortError::Invalid(format!(
+        "'{key}' is not a regular file (a link, a FIFO or a device), and is not read"
+    ))
+}
+
 #[async_trait]
 impl BlobStore for LocalDir {
     async fn get(&self, key: &str) -> Result<Option<Bytes>, PortError> {
-        match tokio::fs::read(self.root.join(key)).await {
-            Ok(data) => Ok(Some(Bytes::from(data))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(PortError::unavailable_by(key, e)),
-        }
+        let (key, path) = (key.to_string(), self.root.join(key));
+        tokio::task::spawn_blocking(move || {
+            use std::io::Read;
+            let Some(mut file) = open_regular(&key, &path)? else {
+                return Ok(None);
+            };
+            let mut data = Vec::new();
+            file.read_to_end(&mut data)
+                .map_err(|e| PortError::unavailable_by(key.as_str(), e))?;
+            Ok(Some(Bytes::from(data)))
+        })
+        .await
+        .map_err(PortError::internal)?
     }
 
     async fn put(&self, key: &str, data: Bytes) -> Result<(), PortError> {
@@ -125,8 +178,41 @@ impl BlobStore for LocalDir {
         }
     }
 
+    async fn rename(&self, from: &str, to: &str) -> Result<(), PortError> {
+        let (from, to) = (self.root.join(from), self.root.join(to));
+        tokio::task::spawn_blocking(move || {
+            if let Some(dir) = to.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::rename(&from, &to)
+        })
+        .await
+        .map_err(PortError::internal)?
+        .map_err(|e| PortError::unavailable_by("rename", e))
+    }
+
+    /// Removes the directory `prefix` names (hidden temporary files
+    /// included); a prefix that is not a directory's is removed key by key.
+    async fn delete_prefix(&self, prefix: &str) -> Result<(), PortError> {
+        if let Some(dir) = prefix.strip_suffix('/') {
+            let path = self.root.join(dir);
+            // remove_dir_all follows no link: a link inside is removed itself.
+            return match tokio::fs::remove_dir_all(&path).await {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(PortError::unavailable_by(prefix, e)),
+            };
+        }
+        for key in self.list(prefix).await? {
+            self.delete(&key).await?;
+        }
+        Ok(())
+    }
+
     async fn size(&self, key: &str) -> Result<Option<u64>, PortError> {
-        match tokio::fs::metadata(self.root.join(key)).await {
+        // The entry's own size: a link is not an object (reading it fails).
+        match tokio::fs::symlink_metadata(self.root.join(key)).await {
+            Ok(m) if !m.is_file() => Err(not_regular(key)),
             Ok(m) => Ok(Some(m.len())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(PortError::unavailable_by(key, e)),
@@ -134,22 +220,24 @@ impl BlobStore for LocalDir {
     }
 
     async fn get_range(&self, key: &str, range: Range<u64>) -> Result<Option<Bytes>, PortError> {
-        use tokio::io::{AsyncReadExt, AsyncSeekExt};
-        let mut file = match tokio::fs::File::open(self.root.join(key)).await {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(PortError::unavailable_by(key, e)),
-        };
-        let io = |e: std::io::Error| PortError::unavailable_by(key, e);
-        file.seek(std::io::SeekFrom::Start(range.start))
-            .await
-            .map_err(io)?;
-        // A range past the end answers the bytes there are, as S3 does: a
-        // short object is the caller's to judge, not an outage.
-        let len = range.end.saturating_sub(range.start);
-        let mut buf = Vec::with_capacity(len as usize);
-        file.take(len).read_to_end(&mut buf).await.map_err(io)?;
-        Ok(Some(Bytes::from(buf)))
+        let (key, path) = (key.to_string(), self.root.join(key));
+        tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Seek};
+            let Some(mut file) = open_regular(&key, &path)? else {
+                return Ok(None);
+            };
+            let io = |e: std::io::Error| PortError::unavailable_by(key.as_str(), e);
+            file.seek(std::io::SeekFrom::Start(range.start))
+                .map_err(io)?;
+            // A range past the end answers the bytes there are, as S3 does: a
+            // short object is the caller's to judge, not an outage.
+            let len = range.end.saturating_sub(range.start);
+            let mut buf = Vec::with_capacity(len.min(64 << 20) as usize);
+            file.take(len).read_to_end(&mut buf).map_err(io)?;
+            Ok(Some(Bytes::from(buf)))
+        })
+        .await
+        .map_err(PortError::internal)?
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, PortError> {
@@ -168,7 +256,8 @@ impl BlobStore for LocalDir {
                 };
                 for entry in entries.flatten() {
                     let path = entry.path();
-                    if path.is_dir() {
+                    // The entry's own type: a link to a directory is not walked.
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
                         stack.push(path);
                     } else if let Ok(rel) = path.strip_prefix(&root) {
                         let key = rel.to_string_lossy().replace('\\', "/");

@@ -13,6 +13,7 @@ pub mod generation;
 pub mod interchange;
 pub mod layout;
 pub mod ranged;
+pub mod staging;
 mod store;
 mod traded;
 mod under;

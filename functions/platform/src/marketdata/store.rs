@@ -3,6 +3,7 @@
 
 use super::cache::Cache;
 use super::codec::{self, to_parquet};
+use super::staging::Staging;
 use super::{BlobStore, IndicatorMeta, IndicatorSeries, MarketData, SymbolInfo, layout};
 use crate::PortError;
 use arrow_array::RecordBatch;
@@ -252,27 +253,33 @@ impl ParquetMarketData {
         &self,
         rows: Vec<super::actions::Action>,
     ) -> Result<Vec<String>, PortError> {
-        let mut all = self.corporate_actions().await?.as_ref().clone();
-        let mut keys = vec![super::actions::KEY.to_string()];
-        for row in rows {
-            all.retain(|a| {
-                !(a.symbol == row.symbol && a.date == row.date && a.kind.name() == row.kind.name())
-            });
-            for k in [
-                layout::daily_prices(&row.symbol),
-                layout::intraday_prices(&row.symbol),
-            ] {
-                if !keys.contains(&k) {
-                    keys.push(k);
-                }
-            }
-            all.push(row);
-        }
-        all.sort_by(|a, b| (&a.symbol, a.date).cmp(&(&b.symbol, b.date)));
+        let (all, keys) = actions_with(self.corporate_actions().await?.as_ref().clone(), rows);
         self.store(super::actions::KEY, &super::actions::to_batch(&all))
             .await?;
         for k in &keys {
             self.invalidate(k);
+        }
+        Ok(keys)
+    }
+
+    /// [`ParquetMarketData::write_actions`] aside in `staging`: the table is
+    /// written there, and the other objects whose adjusted reads change are
+    /// named in it, so the commit's generation names them too.
+    pub async fn stage_actions(
+        &self,
+        staging: &mut Staging<'_>,
+        rows: Vec<super::actions::Action>,
+    ) -> Result<Vec<String>, PortError> {
+        let base = self.actions_staged(staging).await?;
+        let (all, keys) = actions_with(base.as_ref().clone(), rows);
+        staging
+            .put(
+                super::actions::KEY,
+                to_parquet(&super::actions::to_batch(&all))?,
+            )
+            .await?;
+        for k in &keys[1..] {
+            staging.also(k);
         }
         Ok(keys)
     }
@@ -302,21 +309,155 @@ impl ParquetMarketData {
 
     /// Inserts or replaces rows of the symbol catalog, keeping it sorted.
     pub async fn upsert_symbols(&self, rows: Vec<SymbolInfo>) -> Result<(), PortError> {
-        let mut all: Vec<SymbolInfo> = match self.symbols().await {
-            Ok(existing) => existing.as_ref().clone(),
-            Err(PortError::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(e),
-        };
-        for row in rows {
-            all.retain(|s| s.symbol != row.symbol);
-            all.push(row);
-        }
-        all.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+        let all = self.catalog_with(rows).await?;
         self.store(layout::SYMBOLS, &codec::symbols_to_batch(&all))
             .await?;
         self.symbols.invalidate(layout::SYMBOLS);
         Ok(())
     }
+
+    /// Writes a symbol's daily bars (validated first) aside in `staging`.
+    pub async fn stage_daily(
+        &self,
+        staging: &mut Staging<'_>,
+        symbol: &str,
+        bars: &Bars,
+    ) -> Result<(), PortError> {
+        let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
+        bars.validate()
+            .map_err(|e| PortError::Invalid(format!("{symbol}: {e}")))?;
+        let batch = codec::bars_to_batch(bars, false);
+        let data = tokio::task::spawn_blocking(move || to_parquet(&batch))
+            .await
+            .map_err(PortError::internal)??;
+        staging.put(&key, data).await
+    }
+
+    /// Writes the symbol catalog with `rows` inserted or replaced aside in
+    /// `staging`.
+    pub async fn stage_symbols(
+        &self,
+        staging: &mut Staging<'_>,
+        rows: Vec<SymbolInfo>,
+    ) -> Result<(), PortError> {
+        let all = match staging.get(layout::SYMBOLS).await? {
+            Some(data) => with_rows(codec::batch_to_symbols(&codec::from_parquet(data)?)?, rows),
+            None => self.catalog_with(rows).await?,
+        };
+        staging
+            .put(layout::SYMBOLS, to_parquet(&codec::symbols_to_batch(&all))?)
+            .await
+    }
+
+    /// Commits `staging` (see [`super::staging`]) and drops what this
+    /// process held of the objects it replaced; the generation's number.
+    pub async fn commit(&self, staging: Staging<'_>) -> Result<u64, PortError> {
+        self.commit_with(staging, |_| {}).await
+    }
+
+    /// [`ParquetMarketData::commit`], calling `at` at each step.
+    pub async fn commit_with(
+        &self,
+        staging: Staging<'_>,
+        at: impl Fn(super::staging::Step),
+    ) -> Result<u64, PortError> {
+        let keys = staging.keys();
+        let generation = staging.commit_with(at).await?;
+        for k in &keys {
+            self.invalidate(k);
+        }
+        Ok(generation)
+    }
+
+    /// A staging area over this store's objects.
+    pub fn staging(&self) -> Staging<'_> {
+        Staging::new(self.blobs.as_ref())
+    }
+
+    /// The catalog with `rows` inserted or replaced, sorted.
+    async fn catalog_with(&self, rows: Vec<SymbolInfo>) -> Result<Vec<SymbolInfo>, PortError> {
+        let all: Vec<SymbolInfo> = match self.symbols().await {
+            Ok(existing) => existing.as_ref().clone(),
+            Err(PortError::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        Ok(with_rows(all, rows))
+    }
+
+    /// A symbol's daily bars as an import sees them: the version written
+    /// aside by an earlier file of the same import, else the served one.
+    pub async fn daily_staged(
+        &self,
+        staging: &Staging<'_>,
+        symbol: &str,
+    ) -> Result<Bars, PortError> {
+        let key = layout::daily_prices(layout::check_name("symbol", symbol)?);
+        match staging.get(&key).await? {
+            Some(data) => codec::batch_to_bars(&codec::from_parquet(data)?),
+            None => self.daily_stored(symbol).await,
+        }
+    }
+
+    /// The corporate actions as an import sees them (see [`Self::daily_staged`]).
+    pub async fn actions_staged(
+        &self,
+        staging: &Staging<'_>,
+    ) -> Result<Arc<Vec<super::actions::Action>>, PortError> {
+        match staging.get(super::actions::KEY).await? {
+            Some(data) => Ok(Arc::new(super::actions::from_batch(&codec::from_parquet(
+                data,
+            )?)?)),
+            None => self.corporate_actions().await,
+        }
+    }
+
+    /// The symbol catalog as an import sees it (see [`Self::daily_staged`]).
+    pub async fn symbols_staged(
+        &self,
+        staging: &Staging<'_>,
+    ) -> Result<Arc<Vec<SymbolInfo>>, PortError> {
+        match staging.get(layout::SYMBOLS).await? {
+            Some(data) => Ok(Arc::new(codec::batch_to_symbols(&codec::from_parquet(
+                data,
+            )?)?)),
+            None => self.symbols().await,
+        }
+    }
+}
+
+/// `all` with `rows` inserted or replaced by symbol, sorted.
+fn with_rows(mut all: Vec<SymbolInfo>, rows: Vec<SymbolInfo>) -> Vec<SymbolInfo> {
+    for row in rows {
+        all.retain(|s| s.symbol != row.symbol);
+        all.push(row);
+    }
+    all.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+    all
+}
+
+/// The actions `all` with `rows` added, and the objects whose adjusted
+/// reads they change (the table first).
+fn actions_with(
+    mut all: Vec<super::actions::Action>,
+    rows: Vec<super::actions::Action>,
+) -> (Vec<super::actions::Action>, Vec<String>) {
+    let mut keys = vec![super::actions::KEY.to_string()];
+    for row in rows {
+        all.retain(|a| {
+            !(a.symbol == row.symbol && a.date == row.date && a.kind.name() == row.kind.name())
+        });
+        for k in [
+            layout::daily_prices(&row.symbol),
+            layout::intraday_prices(&row.symbol),
+        ] {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        all.push(row);
+    }
+    all.sort_by(|a, b| (&a.symbol, a.date).cmp(&(&b.symbol, b.date)));
+    (all, keys)
 }
 
 #[async_trait]

@@ -2,7 +2,7 @@
 //! Stooq (`<TICKER>,<PER>,<DATE>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>,<OPENINT>`)
 //! and plain (`Date,Open,High,Low,Close,Volume`).
 
-use super::{COLUMNS, ImportError, RawRow, build_bars};
+use super::{COLUMNS, ImportError, MAX_ROWS, RawRow, build_bars};
 use chrono::NaiveDate;
 use engine::Bars;
 use std::str::FromStr;
@@ -71,6 +71,16 @@ pub fn csv_rows(
     data: &[u8],
     layout: Option<CsvLayout>,
 ) -> Result<Vec<RawRow>, ImportError> {
+    csv_rows_from(file, data, layout)
+}
+
+/// [`csv_rows`] from a stream, read a record at a time: at most
+/// [`MAX_ROWS`] rows are held, whatever the file's size.
+pub fn csv_rows_from(
+    file: &str,
+    data: impl std::io::Read,
+    layout: Option<CsvLayout>,
+) -> Result<Vec<RawRow>, ImportError> {
     let fail = super::failing(file);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
@@ -91,7 +101,7 @@ pub fn csv_rows(
                 None,
                 format!(
                     "unrecognised header '{}': expected Yahoo, Stooq or plain Date,Open,High,Low,Close,Volume columns",
-                    header.join(",")
+                    super::excerpt(&header.join(","))
                 ),
             ));
         }
@@ -108,9 +118,21 @@ pub fn csv_rows(
         })?;
     }
     let mut rows = Vec::new();
-    for (n, record) in reader.records().enumerate() {
+    let mut record = csv::StringRecord::new();
+    for n in 0.. {
         let line = n + 2;
-        let record = record.map_err(|e| fail(line, None, format!("unreadable row: {e}")))?;
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(fail(line, None, format!("unreadable row: {e}"))),
+        }
+        if rows.len() == MAX_ROWS {
+            return Err(fail(
+                line,
+                None,
+                format!("more than {MAX_ROWS} rows: more than a daily series can hold"),
+            ));
+        }
         if record.iter().all(|f| f.is_empty()) {
             continue;
         }
@@ -119,15 +141,22 @@ pub fn csv_rows(
             fail(
                 line,
                 Some("Date"),
-                format!("'{}' is not a date (YYYY-MM-DD or YYYYMMDD)", field(0)),
+                format!(
+                    "'{}' is not a date (YYYY-MM-DD or YYYYMMDD)",
+                    super::excerpt(field(0))
+                ),
             )
         })?;
         let mut ohlcv = [0.0; 5];
         for k in 0..5 {
             let raw = field(k + 1);
-            ohlcv[k] = raw
-                .parse::<f64>()
-                .map_err(|_| fail(line, Some(COLUMNS[k]), format!("'{raw}' is not a number")))?;
+            ohlcv[k] = raw.parse::<f64>().map_err(|_| {
+                fail(
+                    line,
+                    Some(COLUMNS[k]),
+                    format!("'{}' is not a number", super::excerpt(raw)),
+                )
+            })?;
         }
         rows.push(RawRow { line, date, ohlcv });
     }

@@ -6,6 +6,8 @@
 //! import leaves the store as it was.
 
 mod actions_file;
+mod background;
+mod bounded;
 mod csv_file;
 pub mod inbox;
 mod ingest;
@@ -16,9 +18,11 @@ mod rules;
 mod table_file;
 
 pub use actions_file::read_actions_csv;
-pub use csv_file::{CsvLayout, csv_rows, read_csv};
-pub use ingest::{Ingested, Options, SymbolRows, ingest, lock, record_actions};
-pub use parquet_file::{parquet_rows, read_parquet};
+pub use csv_file::{CsvLayout, csv_rows, csv_rows_from, read_csv};
+pub use ingest::{
+    At, Ingested, Options, SymbolRows, ingest, ingest_into, lock, record_actions, recover,
+};
+pub use parquet_file::{parquet_rows, parquet_rows_from, read_parquet};
 pub use provider::read_json;
 pub use report::{Finding, Report, Severity};
 pub use table_file::{columns, read_table_csv, read_table_parquet};
@@ -91,6 +95,26 @@ pub struct RawRow {
 }
 
 pub(crate) const COLUMNS: [&str; 5] = ["Open", "High", "Low", "Close", "Volume"];
+
+/// The most rows one symbol's daily bars file may hold: more days than
+/// have passed since 1800. A file past it is refused when the row past it
+/// is read, so a parse holds at most this many rows, whatever the file.
+pub const MAX_ROWS: usize = 100_000;
+
+/// The most of a refused input a message quotes: a field's first 32
+/// characters, control characters replaced.
+pub(crate) fn excerpt(s: &str) -> String {
+    const MAX: usize = 32;
+    let mut out: String = s
+        .chars()
+        .take(MAX)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if s.chars().nth(MAX).is_some() {
+        out.push_str("...");
+    }
+    out
+}
 
 /// Checks rows in file order and builds bars: prices positive and finite,
 /// High >= Low, Open and Close inside the range, volume not negative, dates

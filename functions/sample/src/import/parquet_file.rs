@@ -2,7 +2,7 @@
 //! columns (names case-insensitive; dates as date32/date64/timestamp or text;
 //! prices of any numeric type).
 
-use super::{COLUMNS, ImportError, RawRow, build_bars};
+use super::{COLUMNS, ImportError, MAX_ROWS, RawRow, build_bars};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Float64Type};
 use arrow_array::{Array, RecordBatch};
@@ -10,8 +10,10 @@ use arrow_schema::DataType;
 use bytes::Bytes;
 use chrono::NaiveDate;
 use engine::Bars;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::reader::ChunkReader;
 
-use platform::marketdata::codec::{days_to_date, from_parquet};
+use platform::marketdata::codec::days_to_date;
 
 fn column<'a>(b: &'a RecordBatch, name: &str) -> Option<&'a std::sync::Arc<dyn Array>> {
     let schema = b.schema();
@@ -28,8 +30,35 @@ pub fn read_parquet(file: &str, data: Bytes) -> Result<Bars, ImportError> {
 
 /// The file's rows, parsed but not yet checked.
 pub fn parquet_rows(file: &str, data: Bytes) -> Result<Vec<RawRow>, ImportError> {
+    parquet_rows_from(file, data)
+}
+
+/// [`parquet_rows`] from an open file or bytes: a file of more than
+/// [`MAX_ROWS`] rows is refused from its footer, before any row is read.
+pub fn parquet_rows_from<R: ChunkReader + 'static>(
+    file: &str,
+    data: R,
+) -> Result<Vec<RawRow>, ImportError> {
     let fail = super::failing(file);
-    let batch = from_parquet(data).map_err(|e| fail(0, None, e.to_string()))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data)
+        .map_err(|e| fail(0, None, format!("not a readable Parquet file: {e}")))?;
+    let rows = builder.metadata().file_metadata().num_rows().max(0) as usize;
+    if rows > MAX_ROWS {
+        return Err(fail(
+            0,
+            None,
+            format!("{rows} rows, more than the {MAX_ROWS} a daily series can hold"),
+        ));
+    }
+    let schema = builder.schema().clone();
+    let batches = builder
+        .with_batch_size(64 * 1024)
+        .build()
+        .map_err(|e| fail(0, None, format!("not a readable Parquet file: {e}")))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| fail(0, None, format!("Parquet data is corrupt: {e}")))?;
+    let batch = arrow_select::concat::concat_batches(&schema, &batches)
+        .map_err(|e| fail(0, None, e.to_string()))?;
     let date_col = column(&batch, "date")
         .ok_or_else(|| fail(0, Some("Date"), "missing column 'date'".into()))?;
     let dates: Vec<Option<NaiveDate>> = match date_col.data_type() {

@@ -33,6 +33,13 @@ pub mod rule {
     /// A close-to-close move past the threshold that no recorded split
     /// explains (warning).
     pub const UNEXPLAINED_JUMP: &str = "unexplained_jump";
+    /// An inbox entry that is not a regular file with one link (a link,
+    /// a directory, a device, a FIFO): refused unread.
+    pub const NOT_A_FILE: &str = "not_a_file";
+    /// An inbox file past the size limit: refused unread.
+    pub const TOO_LARGE: &str = "too_large";
+    /// More rows of one symbol than a daily series can hold.
+    pub const TOO_MANY_ROWS: &str = "too_many_rows";
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

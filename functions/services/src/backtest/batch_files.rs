@@ -119,8 +119,12 @@ async fn submit(
     let Some(plan) = platform::accounts::plan(&account.plan) else {
         return Ok(Err(format!("account '{owner}' has an unknown plan")));
     };
-    let Some(bytes) = inbox.files.get(key).await? else {
-        return Ok(Err("the file vanished".into()));
+    let bytes = match inbox.files.get(key).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(Err("the file vanished".into())),
+        // Replaced by a link since it was listed: refused unread.
+        Err(PortError::Invalid(why)) => return Ok(Err(why)),
+        Err(e) => return Err(e.into()),
     };
     let name = file.trim_end_matches(".jsonl");
     let request = match parse_lines(name, &String::from_utf8_lossy(&bytes)) {
@@ -180,27 +184,53 @@ pub async fn sweep(inbox: &Inbox<'_>) -> Result<Swept> {
         if has(".error.txt") || has(".batch") {
             continue;
         }
+        // A link or a special file is refused unread, by its name.
+        let size = match inbox.files.size(key).await {
+            Ok(size) => size,
+            Err(PortError::Invalid(why)) => {
+                refuse(inbox, base, &why).await?;
+                done.refused += 1;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         // An empty file is one being written (created, its bytes not yet
         // in): a later sweep reads it whole.
-        if inbox.files.size(key).await? == Some(0) {
+        if size == Some(0) {
+            continue;
+        }
+        if let Some(n) = size.filter(|n| *n > MAX_FILE_BYTES) {
+            let why = format!("{n} bytes, over the batch inbox's limit of {MAX_FILE_BYTES} bytes");
+            refuse(inbox, base, &why).await?;
+            done.refused += 1;
             continue;
         }
         match submit(inbox, key, base).await? {
             Ok(_) => done.submitted += 1,
             Err(why) => {
-                inbox
-                    .files
-                    .put(
-                        &format!("{base}.error.txt"),
-                        Bytes::from(format!("{why}\n")),
-                    )
-                    .await?;
+                refuse(inbox, base, &why).await?;
                 done.refused += 1;
             }
         }
     }
     done.written = write_finished(inbox.files, inbox.prefix, inbox.tasks, inbox.returns).await?;
     Ok(done)
+}
+
+/// The largest batch file read: a 100,000-strategy batch of typical
+/// strategies is under half of it.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Writes why a file was refused beside it (`<name>.error.txt`).
+async fn refuse(inbox: &Inbox<'_>, base: &str, why: &str) -> Result<()> {
+    inbox
+        .files
+        .put(
+            &format!("{base}.error.txt"),
+            Bytes::from(format!("{why}\n")),
+        )
+        .await?;
+    Ok(())
 }
 
 /// Writes the tables of the inbox's finished batches that have none yet;
