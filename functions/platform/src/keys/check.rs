@@ -260,7 +260,7 @@ impl KeyChecker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::{Mode, Scope, issue};
+    use crate::keys::{Mode, issue};
     use async_trait::async_trait;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -298,18 +298,7 @@ mod tests {
         let pepper = Pepper::new([2; 32]);
         let issued = issue(Mode::Live, &pepper).unwrap();
         let store = Arc::new(OneKey(
-            KeyRecord {
-                id: issued.id.clone(),
-                account: "a@b.example".into(),
-                name: "k".into(),
-                scopes: vec![Scope::Read],
-                mode: Mode::Live,
-                hash: issued.hash,
-                created_at: crate::tasks::now(),
-                expires_at: None,
-                revoked_at: None,
-                last_used_at: None,
-            },
+            KeyRecord::for_test(&issued, "a@b.example"),
             AtomicUsize::new(0),
         ));
         let checker = Arc::new(KeyChecker::new(store.clone(), pepper));
@@ -366,18 +355,7 @@ mod tests {
         let pepper = Pepper::new([3; 32]);
         let issued = issue(Mode::Live, &pepper).unwrap();
         let store = OneKey(
-            KeyRecord {
-                id: issued.id.clone(),
-                account: "owner@b.example".into(),
-                name: "k".into(),
-                scopes: vec![Scope::Read],
-                mode: Mode::Live,
-                hash: issued.hash,
-                created_at: crate::tasks::now(),
-                expires_at: None,
-                revoked_at: None,
-                last_used_at: None,
-            },
+            KeyRecord::for_test(&issued, "owner@b.example"),
             AtomicUsize::new(0),
         );
         let store = Arc::new(store);

@@ -127,6 +127,23 @@ pub struct KeyRecord {
 }
 
 impl KeyRecord {
+    /// A live read key of `account` for `issued`, made now: the tests' key.
+    #[cfg(test)]
+    pub(crate) fn for_test(issued: &token::Issued, account: &str) -> KeyRecord {
+        KeyRecord {
+            id: issued.id.clone(),
+            account: account.into(),
+            name: "k".into(),
+            scopes: vec![Scope::Read],
+            mode: Mode::Live,
+            hash: issued.hash.clone(),
+            created_at: crate::tasks::now(),
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+        }
+    }
+
     /// `mlk_<mode>_<id>`: shown in lists and logs, and enough to tell keys apart.
     pub fn prefix(&self) -> String {
         token::prefix(self.mode, &self.id)

@@ -148,7 +148,7 @@ mod tests {
     use super::*;
     use crate::accounts::{MemoryFailureLog, SqliteAccountStore, add_account};
     use crate::clock::ManualClock;
-    use crate::keys::{KeyStore, Mode, Pepper, Scope, SqliteKeyStore, issue};
+    use crate::keys::{KeyStore, Mode, Pepper, SqliteKeyStore, issue};
     use crate::sqlite::Database;
 
     struct Setup {
@@ -193,18 +193,7 @@ mod tests {
     /// A live read key of `owner@b.test`; its text.
     async fn make_key(s: &Setup) -> String {
         let issued = issue(Mode::Live, &s.pepper).unwrap();
-        let record = KeyRecord {
-            id: issued.id,
-            account: "owner@b.test".into(),
-            name: "k".into(),
-            scopes: vec![Scope::Read],
-            mode: Mode::Live,
-            hash: issued.hash,
-            created_at: crate::tasks::now(),
-            expires_at: None,
-            revoked_at: None,
-            last_used_at: None,
-        };
+        let record = KeyRecord::for_test(&issued, "owner@b.test");
         assert!(s.keys.insert(record, usize::MAX).await.unwrap());
         issued.key
     }
