@@ -379,3 +379,118 @@ async fn a_sweep_cut_short_before_its_commit_serves_none_of_its_files_and_keeps_
     assert_eq!(taken.len(), 3);
     assert_eq!(data.md.daily("A").await.unwrap().len(), 3);
 }
+
+#[tokio::test]
+async fn a_file_with_a_bad_symbol_name_is_refused_and_blocks_nothing_else() {
+    let data = Data::new();
+    std::fs::write(
+        data.incoming("a b.csv"),
+        format!("{HEAD}2024-01-08,10,11,9,10.5,100\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        data.incoming("p.json"),
+        r#"{"status": "OK", "results": [{"T": "../../state/x", "o": 1, "h": 1, "l": 1, "c": 1, "v": 1, "t": 1704690000000}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        data.incoming("AAA.csv"),
+        format!("{HEAD}2024-01-08,10,11,9,10.5,100\n"),
+    )
+    .unwrap();
+    let inbox = LocalInbox::new(data.market());
+    let taken = sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
+        .await
+        .unwrap();
+    let outcome: Vec<(&str, bool)> = taken
+        .iter()
+        .map(|t| (t.name.as_str(), t.report.refused()))
+        .collect();
+    assert_eq!(
+        outcome,
+        [("AAA.csv", false), ("a b.csv", true), ("p.json", true)]
+    );
+    assert_eq!(taken[1].report.findings[0].rule, "invalid_symbol");
+    assert_eq!(taken[2].report.findings[0].rule, "invalid_symbol");
+    assert_eq!(data.md.daily("AAA").await.unwrap().len(), 1);
+    assert!(!data.dir.path().join("state/x").exists());
+}
+
+#[tokio::test]
+async fn a_file_replaced_by_a_link_while_it_is_imported_moves_nothing_of_the_link() {
+    use sample::import::inbox::{Inbox, Opened, Settle};
+    let data = Data::new();
+    let marker = format!("marker-{}", uuid::Uuid::new_v4().simple());
+    let pepper = data.secret("api-keys.key", &marker);
+    for (name, swap) in [("H.csv", "hard"), ("S.csv", "symbolic")] {
+        std::fs::write(
+            data.incoming(name),
+            format!("{HEAD}2024-01-08,10,11,9,10.5,100\n"),
+        )
+        .unwrap();
+        let inbox = LocalInbox::new(data.market());
+        let Opened::File(_, id) = inbox.open(name, MAX_BYTES).await.unwrap() else {
+            panic!("a regular file opens");
+        };
+        // Between the open and the move, the name now points at the pepper.
+        let beside = data.market().join("beside");
+        match swap {
+            "hard" => std::fs::hard_link(&pepper, &beside).unwrap(),
+            _ => std::os::unix::fs::symlink(&pepper, &beside).unwrap(),
+        }
+        std::fs::rename(&beside, data.incoming(name)).unwrap();
+        inbox
+            .settle(name, INGESTED, Settle::Move(id), b"{}".to_vec())
+            .await
+            .unwrap();
+        assert!(
+            std::fs::symlink_metadata(data.market().join(INGESTED).join(name)).is_err(),
+            "{swap}"
+        );
+        assert!(
+            std::fs::symlink_metadata(data.incoming(name)).is_err(),
+            "{swap}"
+        );
+    }
+    let pepper_ino = pepper.metadata().unwrap().ino();
+    assert_eq!(
+        holding(data.dir.path(), &marker, &[pepper_ino]),
+        Vec::<String>::new()
+    );
+    assert_eq!(pepper.metadata().unwrap().nlink(), 1);
+}
+
+#[tokio::test]
+async fn a_linked_incoming_or_rejected_directory_is_not_used() {
+    let data = Data::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(
+        elsewhere.path().join("X.csv"),
+        format!("{HEAD}2024-01-08,10,11,9,10.5,100\n"),
+    )
+    .unwrap();
+    std::fs::remove_dir(data.market().join("incoming")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), data.market().join("incoming")).unwrap();
+    let inbox = LocalInbox::new(data.market());
+    let e = sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("not a directory"), "{e}");
+    assert!(elsewhere.path().join("X.csv").exists());
+    // A linked rejected/ receives nothing.
+    std::fs::remove_file(data.market().join("incoming")).unwrap();
+    std::fs::create_dir(data.market().join("incoming")).unwrap();
+    std::fs::write(data.incoming("bad.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.path(),
+        data.market().join(REJECTED.trim_end_matches('/')),
+    )
+    .unwrap();
+    assert!(
+        sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
+            .await
+            .is_err()
+    );
+    assert!(!elsewhere.path().join("bad.txt").exists());
+    assert!(data.incoming("bad.txt").exists());
+}

@@ -62,11 +62,16 @@ pub enum Source {
     Bytes(Bytes),
 }
 
+/// A local entry's identity (device, inode): what was opened is what is
+/// moved, not whatever was put at its name meanwhile.
+pub type FileId = (u64, u64);
+
 /// What to do with an entry once taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settle {
-    /// Moved (renamed) to `ingested/` or `rejected/`.
-    Move,
+    /// Moved (renamed) to `ingested/` or `rejected/`: the entry of this
+    /// identity, when it is known (a directory's inbox).
+    Move(Option<FileId>),
     /// Its name removed from `incoming/`: a link or a special file, whose
     /// target stays where it is and is not copied anywhere.
     Remove,
@@ -82,7 +87,7 @@ pub enum Opened {
         reason: String,
         settle: Settle,
     },
-    File(Source),
+    File(Source, Option<FileId>),
 }
 
 /// Where incoming files wait: a directory, or a bucket's prefix.
@@ -126,7 +131,7 @@ fn not_a_file(meta: &std::fs::Metadata) -> Option<(String, Settle)> {
     let (what, settle) = if t.is_symlink() {
         ("a symbolic link", Settle::Remove)
     } else if t.is_dir() {
-        ("a directory", Settle::Move)
+        ("a directory", Settle::Move(Some(id_of(meta))))
     } else if t.is_fifo() {
         ("a FIFO", Settle::Remove)
     } else if t.is_socket() {
@@ -151,6 +156,11 @@ fn not_a_file(meta: &std::fs::Metadata) -> Option<(String, Settle)> {
 
 const REGULAR_ONLY: &str = "; the inbox takes regular files only";
 
+fn id_of(meta: &std::fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
 fn open_local(path: &std::path::Path, limit: u64) -> std::io::Result<Opened> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let meta = match std::fs::symlink_metadata(path) {
@@ -166,7 +176,7 @@ fn open_local(path: &std::path::Path, limit: u64) -> std::io::Result<Opened> {
         });
     }
     if meta.len() > limit {
-        return Ok(too_large(meta.len(), limit));
+        return Ok(too_large(meta.len(), limit, Some(id_of(&meta))));
     }
     // No link followed, no wait on a FIFO put there since the look above.
     let file = match std::fs::OpenOptions::new()
@@ -190,7 +200,7 @@ fn open_local(path: &std::path::Path, limit: u64) -> std::io::Result<Opened> {
         return Ok(Opened::Refused {
             rule: rule::NOT_A_FILE,
             reason: "replaced while it was being opened".into(),
-            settle: Settle::Move,
+            settle: Settle::Remove,
         });
     }
     if let Some((what, settle)) = not_a_file(&opened) {
@@ -200,24 +210,30 @@ fn open_local(path: &std::path::Path, limit: u64) -> std::io::Result<Opened> {
             settle,
         });
     }
-    Ok(Opened::File(Source::File(file)))
+    Ok(Opened::File(Source::File(file), Some(id_of(&opened))))
 }
 
-fn too_large(len: u64, limit: u64) -> Opened {
+fn too_large(len: u64, limit: u64, id: Option<FileId>) -> Opened {
     Opened::Refused {
         rule: rule::TOO_LARGE,
         reason: format!(
             "{len} bytes, over the inbox's limit of {limit} bytes (MARKETLAB_INBOX_MAX_BYTES)"
         ),
-        settle: Settle::Move,
+        settle: Settle::Move(id),
     }
 }
 
 #[async_trait]
 impl Inbox for LocalInbox {
     async fn waiting(&self) -> Result<Vec<String>, PortError> {
-        let dir = self.root.join(INCOMING);
+        // No trailing slash: a path ending in one resolves a link.
+        let dir = self.root.join(INCOMING.trim_end_matches('/'));
         tokio::task::spawn_blocking(move || {
+            if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+                return Err(PortError::Invalid(format!(
+                    "{INCOMING} is not a directory of the market directory (a link?): not swept"
+                )));
+            }
             let entries = match std::fs::read_dir(&dir) {
                 Ok(e) => e,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -255,23 +271,14 @@ impl Inbox for LocalInbox {
         let (name, dir) = (name.to_string(), dir.to_string());
         tokio::task::spawn_blocking(move || {
             let from = root.join(INCOMING).join(&name);
-            let to_dir = root.join(&dir);
-            std::fs::create_dir_all(&to_dir).map_err(io(&dir))?;
+            let to_dir = real_dir(&root, &dir)?;
             match settle {
                 Settle::Remove => match std::fs::remove_file(&from) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => return Err(io(INCOMING)(e)),
                 },
-                Settle::Move => {
-                    let to = to_dir.join(&name);
-                    if std::fs::rename(&from, &to).is_err() {
-                        // A directory of that name is there already: beside it.
-                        let other =
-                            to_dir.join(format!("{name}.{}", uuid::Uuid::new_v4().simple()));
-                        std::fs::rename(&from, &other).map_err(io(INCOMING))?;
-                    }
-                }
+                Settle::Move(expected) => move_taken(&from, &to_dir, &name, expected)?,
             }
             platform::marketdata::LocalDir::new(&root)
                 .put_sync(&format!("{dir}{name}.report.json"), &report)
@@ -279,6 +286,59 @@ impl Inbox for LocalInbox {
         .await
         .map_err(PortError::internal)?
     }
+}
+
+/// `root/dir`, made if missing, refused when it is a link: the inbox
+/// moves nothing out of the market directory.
+fn real_dir(root: &std::path::Path, dir: &str) -> Result<PathBuf, PortError> {
+    // No trailing slash: a path ending in one resolves a link.
+    let path = root.join(dir.trim_end_matches('/'));
+    std::fs::create_dir_all(&path).map_err(io(dir))?;
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_dir() => Ok(path),
+        Ok(_) => Err(PortError::Invalid(format!(
+            "{dir} is not a directory of the market directory (a link?)"
+        ))),
+        Err(e) => Err(io(dir)(e)),
+    }
+}
+
+/// Moves the entry `from` (of identity `expected`) to `to_dir/name`: first
+/// to a hidden name there, where its identity is checked, then to its
+/// name. An entry put at `from` since it was opened (a link to a secret,
+/// say) is not what was read: its name is removed instead, target untouched.
+fn move_taken(
+    from: &std::path::Path,
+    to_dir: &std::path::Path,
+    name: &str,
+    expected: Option<FileId>,
+) -> Result<(), PortError> {
+    use std::os::unix::fs::MetadataExt;
+    let taking = to_dir.join(format!(".{}.taking", uuid::Uuid::new_v4().simple()));
+    match std::fs::rename(from, &taking) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(INCOMING)(e)),
+    }
+    let meta = std::fs::symlink_metadata(&taking).map_err(io(INCOMING))?;
+    let same = expected.is_none_or(|id| id == id_of(&meta))
+        && !meta.file_type().is_symlink()
+        && (meta.is_dir() || meta.nlink() == 1);
+    if !same {
+        tracing::warn!(file = %name, "market data: an inbox file was replaced while it was imported; the replacement is removed unread");
+        let gone = match meta.is_dir() {
+            true => std::fs::remove_dir_all(&taking),
+            false => std::fs::remove_file(&taking),
+        };
+        return gone.map_err(io(INCOMING));
+    }
+    let to = to_dir.join(name);
+    if std::fs::rename(&taking, &to).is_err() {
+        // A directory of that name is there already: beside it.
+        let other = to_dir.join(format!("{name}.{}", uuid::Uuid::new_v4().simple()));
+        std::fs::rename(&taking, &other).map_err(io(INCOMING))?;
+    }
+    Ok(())
 }
 
 /// The inbox of a blob store's `incoming/` prefix (the bucket on AWS, where
@@ -310,13 +370,13 @@ impl Inbox for BlobInbox {
         let key = format!("{INCOMING}{name}");
         match self.blobs.size(&key).await? {
             None => return Ok(Opened::Gone),
-            Some(len) if len > limit => return Ok(too_large(len, limit)),
+            Some(len) if len > limit => return Ok(too_large(len, limit, None)),
             Some(_) => {}
         }
         Ok(match self.blobs.get(&key).await? {
             None => Opened::Gone,
-            Some(data) if data.len() as u64 > limit => too_large(data.len() as u64, limit),
-            Some(data) => Opened::File(Source::Bytes(data)),
+            Some(data) if data.len() as u64 > limit => too_large(data.len() as u64, limit, None),
+            Some(data) => Opened::File(Source::Bytes(data), None),
         })
     }
 
@@ -329,7 +389,7 @@ impl Inbox for BlobInbox {
     ) -> Result<(), PortError> {
         let key = format!("{INCOMING}{name}");
         match settle {
-            Settle::Move => self.blobs.rename(&key, &format!("{dir}{name}")).await?,
+            Settle::Move(_) => self.blobs.rename(&key, &format!("{dir}{name}")).await?,
             Settle::Remove => self.blobs.delete(&key).await?,
         }
         self.blobs
@@ -466,7 +526,7 @@ async fn take_into(
             reason,
             settle,
         } => (refusal(name, rule, 0, None, reason), 0, settle),
-        Opened::File(source) => {
+        Opened::File(source, id) => {
             let shown = name.to_string();
             let parsed = super::background::run(move || parse(&shown, source, limit)).await?;
             let (report, added) = match parsed {
@@ -481,7 +541,7 @@ async fn take_into(
                 }
                 Err(e) => (refusal(name, "unreadable", e.line, e.column, e.message), 0),
             };
-            (report, added, Settle::Move)
+            (report, added, Settle::Move(id))
         }
     };
     Ok(Some(Pending {

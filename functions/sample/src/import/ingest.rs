@@ -221,7 +221,24 @@ fn check_parts(
     }
     let mut checked = Vec::with_capacity(parts.len());
     for part in parts {
-        let symbol = layout::check_name("symbol", &part.symbol)?.to_ascii_uppercase();
+        // A name the layout cannot hold refuses the file, not the inbox.
+        let symbol = match layout::check_name("symbol", &part.symbol) {
+            Ok(s) => s.to_ascii_uppercase(),
+            Err(_) => {
+                report.add(Finding {
+                    severity: Severity::Error,
+                    rule: "invalid_symbol",
+                    symbol: None,
+                    line: 0,
+                    column: None,
+                    message: format!(
+                        "'{}' is not a symbol name (at most 64 letters, digits and . _ - ^ =)",
+                        super::excerpt(&part.symbol)
+                    ),
+                });
+                continue;
+            }
+        };
         if part.rows.is_empty() {
             continue;
         }

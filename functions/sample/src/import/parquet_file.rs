@@ -51,12 +51,25 @@ pub fn parquet_rows_from<R: ChunkReader + 'static>(
         ));
     }
     let schema = builder.schema().clone();
-    let batches = builder
+    // The footer's count can lie: the rows are counted as they are decoded.
+    let reader = builder
         .with_batch_size(64 * 1024)
         .build()
-        .map_err(|e| fail(0, None, format!("not a readable Parquet file: {e}")))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| fail(0, None, format!("Parquet data is corrupt: {e}")))?;
+        .map_err(|e| fail(0, None, format!("not a readable Parquet file: {e}")))?;
+    let mut batches = Vec::new();
+    let mut held = 0;
+    for batch in reader {
+        let batch = batch.map_err(|e| fail(0, None, format!("Parquet data is corrupt: {e}")))?;
+        held += batch.num_rows();
+        if held > MAX_ROWS {
+            return Err(fail(
+                0,
+                None,
+                format!("more than {MAX_ROWS} rows: more than a daily series can hold"),
+            ));
+        }
+        batches.push(batch);
+    }
     let batch = arrow_select::concat::concat_batches(&schema, &batches)
         .map_err(|e| fail(0, None, e.to_string()))?;
     let date_col = column(&batch, "date")
