@@ -209,3 +209,63 @@ async fn import_round_trips_and_failed_import_changes_nothing() {
     );
     assert_eq!(md.daily("AAPL").await.unwrap().len(), 2);
 }
+
+#[test]
+fn a_parquet_footer_that_understates_its_rows_is_refused_as_they_are_decoded() {
+    use arrow_array::{Date32Array, Float64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    // One more row than a daily series holds, written honestly...
+    let n = sample::import::MAX_ROWS + 1;
+    let price = || Arc::new(Float64Array::from(vec![10.0; n])) as Arc<dyn arrow_array::Array>;
+    let schema = Arc::new(Schema::new(
+        ["date", "open", "high", "low", "close", "volume"]
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let kind = if k == 0 {
+                    DataType::Date32
+                } else {
+                    DataType::Float64
+                };
+                Field::new(*name, kind, false)
+            })
+            .collect::<Vec<_>>(),
+    ));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Date32Array::from(vec![19730; n])),
+            price(),
+            price(),
+            price(),
+            price(),
+            price(),
+        ],
+    )
+    .unwrap();
+    let mut file = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut file, schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    // ...then its footer's count (field 3 of the file's metadata, a zigzag
+    // varint after the field header 0x16) made to say 5, in as many bytes.
+    let len = file.len();
+    let footer = len - 8 - u32::from_le_bytes(file[len - 8..len - 4].try_into().unwrap()) as usize;
+    let honest = [0x16, 0xC2, 0x9A, 0x0C]; // zigzag(100,001) = 200,002
+    let at = footer
+        + file[footer..]
+            .windows(4)
+            .position(|w| w == honest)
+            .expect("the footer's count");
+    file[at + 1..at + 4].copy_from_slice(&[0x8A, 0x80, 0x00]);
+    let data = bytes::Bytes::from(file);
+    let told = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(data.clone())
+        .unwrap()
+        .metadata()
+        .file_metadata()
+        .num_rows();
+    assert_eq!(told, 5, "the footer lies");
+    let e = sample::import::parquet_rows_from("LIE.parquet", data).unwrap_err();
+    assert!(e.message.contains("more than 100000 rows"), "{e}");
+}
