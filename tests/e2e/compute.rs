@@ -38,9 +38,14 @@ async fn all_finished(server: &TestServer, account: &str) {
 
 /// A one-minute plan for the `backtest` plan's tenants, fast otherwise.
 async fn one_minute(server: &TestServer) {
+    one_minute_of(server, "backtest").await;
+}
+
+/// `plan` with one minute of compute a month.
+async fn one_minute_of(server: &TestServer, plan: &str) {
     set_limits(
         server,
-        "backtest",
+        plan,
         PlanLimits {
             requests_per_minute: 100_000,
             concurrent_tasks: 8,
@@ -216,17 +221,7 @@ async fn a_dropped_file_over_the_monthly_compute_is_refused_like_a_submit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn refusals_by_limits_shares_and_scopes_are_not_billed() {
     let (server, _dir) = TestServer::fresh().await;
-    set_limits(
-        &server,
-        "pro",
-        PlanLimits {
-            requests_per_minute: 100_000,
-            concurrent_tasks: 8,
-            monthly_compute_minutes: 1,
-            max_batch: None,
-        },
-    )
-    .await;
+    one_minute_of(&server, "pro").await;
     let (email, password) = ("refused@example.test", "a long password");
     server.add_account(email, password, "pro").await;
     let http = reqwest::Client::new();

@@ -33,6 +33,14 @@ impl Data {
         Data { dir, md }
     }
 
+    /// One sweep of the inbox with the default limit and options.
+    async fn sweep(&self) -> Vec<sample::import::inbox::Taken> {
+        let inbox = LocalInbox::new(self.market());
+        sweep(&self.md, &inbox, MAX_BYTES, &Options::default())
+            .await
+            .unwrap()
+    }
+
     fn market(&self) -> std::path::PathBuf {
         self.dir.path().join("market")
     }
@@ -104,10 +112,7 @@ async fn links_fifos_and_directories_are_refused_by_name_and_nothing_they_point_
     // A link to a directory outside: not walked.
     std::os::unix::fs::symlink(data.dir.path().join("state"), data.incoming("STATE")).unwrap();
 
-    let inbox = LocalInbox::new(data.market());
-    let taken = sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
-        .await
-        .unwrap();
+    let taken = data.sweep().await;
     let mut names: Vec<&str> = taken.iter().map(|t| t.name.as_str()).collect();
     names.sort();
     assert_eq!(
@@ -257,10 +262,7 @@ async fn a_refused_file_is_quoted_by_a_short_excerpt_at_most() {
         format!("Date,Open,High,Low,Close,Volume\n{marker},1,1,1,1,1\n"),
     )
     .unwrap();
-    let inbox = LocalInbox::new(data.market());
-    let taken = sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
-        .await
-        .unwrap();
+    let taken = data.sweep().await;
     assert_eq!(taken.len(), 2);
     for t in taken {
         let text = t.report.findings[0].message.clone();
@@ -287,10 +289,7 @@ async fn a_csv_of_more_rows_than_a_daily_series_holds_is_refused_once_read_past_
         text.push_str("2024-01-08,10,11,9,10.5,100\n");
     }
     std::fs::write(data.incoming("REP.csv"), text).unwrap();
-    let inbox = LocalInbox::new(data.market());
-    let taken = sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
-        .await
-        .unwrap();
+    let taken = data.sweep().await;
     let f = &taken[0].report.findings[0];
     assert_eq!(f.rule, "unreadable");
     assert_eq!(f.line, sample::import::MAX_ROWS + 2);
@@ -323,10 +322,7 @@ async fn a_sweep_of_several_files_is_one_import_and_one_generation() {
     use platform::marketdata::generation::Generation;
     let data = Data::new();
     drop_files(&data);
-    let inbox = LocalInbox::new(data.market());
-    let taken = sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
-        .await
-        .unwrap();
+    let taken = data.sweep().await;
     let names: Vec<&str> = taken.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["A.csv", "B.csv", "Z.json"]);
     assert!(taken.iter().all(|t| !t.report.refused()));
@@ -398,10 +394,7 @@ async fn a_file_with_a_bad_symbol_name_is_refused_and_blocks_nothing_else() {
         format!("{HEAD}2024-01-08,10,11,9,10.5,100\n"),
     )
     .unwrap();
-    let inbox = LocalInbox::new(data.market());
-    let taken = sweep(&data.md, &inbox, MAX_BYTES, &Options::default())
-        .await
-        .unwrap();
+    let taken = data.sweep().await;
     let outcome: Vec<(&str, bool)> = taken
         .iter()
         .map(|t| (t.name.as_str(), t.report.refused()))

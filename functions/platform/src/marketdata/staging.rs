@@ -227,12 +227,10 @@ pub async fn recover(blobs: &dyn BlobStore) -> Result<Recovered, PortError> {
         ids.remove(id);
         found.finished += 1;
     }
-    for id in ids {
-        blobs.delete_prefix(&format!("{STAGING}{id}/")).await?;
-        found.discarded += 1;
-    }
-    // A local directory may hold a temporary file of a write cut short.
-    blobs.delete_prefix(STAGING).await.ok();
+    // What is left is uncommitted (and, locally, temporary files of writes
+    // cut short): removed at once.
+    found.discarded = ids.len();
+    blobs.delete_prefix(STAGING).await?;
     Ok(found)
 }
 
