@@ -3,7 +3,6 @@
 //! item that cannot be read, a message that is not a job, and a storage
 //! outage seen through the Lambda runtime.
 
-use aws_adapters::DAMAGED;
 use aws_sdk_dynamodb::types::AttributeValue;
 use marketlab::server::{DEMO_EMAIL, DEMO_PASSWORD};
 use platform::queue::JobMessage;
@@ -64,9 +63,10 @@ async fn create_tasks(state: &api::AppState, n: usize) -> Vec<uuid::Uuid> {
 
 /// A task item hand-edited into something no worker can run (`params` not
 /// JSON), the same with a message that lacks its owner, one whose kind is
-/// unknown, and a message that is not a job: the Lambda worker fails the
-/// first two with a reason their owner reads, the owner's listing still
-/// answers 200, and the stray message ends in the dead-letter queue.
+/// unknown, one without a kind, and a message that is not a job: the
+/// Lambda worker fails the first two with the damage named, every one
+/// reads and lists FAILED through the backtest function with a log line
+/// (none answers 500), and the stray message ends in the dead-letter queue.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_letter_queue() {
     let c = clients().await;
@@ -79,7 +79,7 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
     } = deployment_with_queue(c, bucket, 2, 1).await;
     let [worker, backtest] = workspace_binaries(["worker", "backtest"]).await;
     let env = function_env(&names);
-    let ids = create_tasks(&state, 3).await;
+    let ids = create_tasks(&state, 4).await;
     let edit = |id: uuid::Uuid, field: &str, value: &str| {
         c.dynamodb
             .update_item()
@@ -93,6 +93,14 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
     edit(ids[0], "params", "{not json").await.unwrap();
     edit(ids[1], "params", "{not json").await.unwrap();
     edit(ids[2], "kind", "no_such_kind").await.unwrap();
+    c.dynamodb
+        .update_item()
+        .table_name(&names.tasks_table)
+        .key("id", AttributeValue::S(ids[3].to_string()))
+        .update_expression("REMOVE kind")
+        .send()
+        .await
+        .unwrap();
     let message = |id, owner: Option<&str>| JobMessage {
         task_id: id,
         kind: TaskKind::StrategyBacktest,
@@ -131,7 +139,10 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
         let t = state.tasks.get(*id).await.unwrap().unwrap();
         assert_eq!(
             (t.status, t.error.as_deref()),
-            (TaskStatus::Failed, Some(DAMAGED)),
+            (
+                TaskStatus::Failed,
+                Some(platform::tasks::damaged("params is not JSON").as_str())
+            ),
             "{t:?}"
         );
     }
@@ -140,9 +151,11 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
         vec!["{\"hello\": \"not a job\"}".to_string()]
     );
 
-    // The owner's listing and status reads answer 200 through the function;
-    // the item that is no task (its kind unknown) is left out.
-    let mut http = Function::new(&backtest, "backtest", 1024, &env).await;
+    // The owner's listing and status reads answer 200 through the function,
+    // the items whose kind is damaged among them.
+    let mut http = Function::new(&backtest, "backtest", 1024, &env)
+        .await
+        .keep_lines();
     let auth = demo_auth();
     let listed = http
         .invoke(http_event("GET", "/backtest/tasks", None, Some(&auth)))
@@ -163,10 +176,9 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
         .collect();
     assert_eq!(
         rows,
-        BTreeMap::from([
-            (ids[0].to_string(), json!("FAILED")),
-            (ids[1].to_string(), json!("FAILED")),
-        ]),
+        ids.iter()
+            .map(|id| (id.to_string(), json!("FAILED")))
+            .collect(),
         "{listed}"
     );
     let status = http
@@ -180,6 +192,30 @@ async fn a_damaged_task_fails_readably_and_a_stray_message_reaches_the_dead_lett
         .answer;
     assert_eq!(status["statusCode"], 200, "{status}");
     assert_eq!(answer_json(&status)["status"], "FAILED");
+    // The operator's case: an item without its kind.
+    let kind_missing = platform::tasks::damaged("kind is missing");
+    for route in ["/backtest/status", "/backtest/portfolio"] {
+        let path = format!("{route}/{}", ids[3]);
+        let answer = http
+            .invoke(http_event("GET", &path, None, Some(&auth)))
+            .await
+            .answer;
+        assert_eq!(answer["statusCode"], 200, "{path}: {answer}");
+        let body = answer_json(&answer);
+        assert_eq!(
+            (body["status"].as_str(), body["error"].as_str()),
+            (Some("FAILED"), Some(kind_missing.as_str())),
+            "{path}"
+        );
+    }
+    let key = ids[3].to_string();
+    let logged = http
+        .lines()
+        .into_iter()
+        .find(|l| l.contains(&key) && l.contains("kind is missing"))
+        .unwrap_or_else(|| panic!("no log line names the item: {}", http.log_tail()));
+    assert!(logged.contains("\"level\":\"ERROR\""), "{logged}");
+    assert!(!logged.contains(DEMO_EMAIL), "no contents: {logged}");
 }
 
 /// Poller `n` with `job_timeout` seconds of lease and a stall bound far
@@ -373,36 +409,6 @@ async fn a_storage_outage_answers_503_without_its_cause_through_the_lambda_runti
     }
     let log = http.log_tail();
     assert!(log.contains("dependency unavailable"), "{log}");
-}
-
-/// The deployed settings agree with each other and with the provisioning
-/// tool: visibility six times the worker's timeout (12 minutes), a lease as
-/// long as the timeout, and more deliveries than attempts.
-#[test]
-fn the_template_s_timeouts_bring_a_crashed_batch_back_within_minutes() {
-    use aws_adapters::provision::{MAX_RECEIVES, VISIBILITY_SECONDS};
-    let template = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/template.yaml"),
-    )
-    .unwrap();
-    let worker = &template[template.find("Binary: worker\n").unwrap()..];
-    let value = |text: &str, key: &str| -> u32 {
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix(key))
-            .unwrap_or_else(|| panic!("{key}"))
-            .trim()
-            .parse()
-            .unwrap()
-    };
-    let timeout = value(worker, "Timeout:");
-    assert_eq!(value(worker, "MARKETLAB_JOB_TIMEOUT_SECONDS:"), timeout);
-    let queue = &template[template.find("  JobQueue:\n").unwrap()..];
-    let visibility = value(queue, "VisibilityTimeout:");
-    assert_eq!((visibility, VISIBILITY_SECONDS), (6 * timeout, 6 * timeout));
-    assert!(visibility <= 15 * 60, "back within minutes");
-    let receives = value(queue, "maxReceiveCount:");
-    assert_eq!(receives, MAX_RECEIVES);
-    assert!(receives > 3, "more deliveries than a task's attempts");
 }
 
 /// Jobs that run longer than the visibility timeout, reporting as they go,

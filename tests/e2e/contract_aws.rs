@@ -1,6 +1,7 @@
 //! The same contract suites against the AWS adapters, on the emulator.
 
 use aws_adapters::{DynamoAccountStore, DynamoTaskStore, S3Blobs, SqsQueue, provision};
+use aws_sdk_dynamodb::types::AttributeValue;
 use platform::marketdata::{BlobStore, LocalDir, ParquetMarketData};
 use std::sync::Arc;
 use tests::contract::{self, unique};
@@ -147,6 +148,99 @@ async fn dynamodb_task_store() {
         store.create_idempotent(new(), "crashed").await.unwrap(),
         platform::tasks::Created::Existing(e) if e.id == t.id
     ));
+}
+
+/// Task items damaged with the SDK as the store never writes them.
+struct DynamoDamage {
+    client: aws_sdk_dynamodb::Client,
+    table: String,
+    spill: S3Blobs,
+}
+
+impl DynamoDamage {
+    async fn item(&self, id: uuid::Uuid) -> std::collections::HashMap<String, AttributeValue> {
+        self.client
+            .get_item()
+            .table_name(&self.table)
+            .key("id", AttributeValue::S(id.to_string()))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap()
+            .item
+            .expect("the task's item")
+    }
+}
+
+#[async_trait::async_trait]
+impl contract::task_damage::Damager for DynamoDamage {
+    async fn set(&self, id: uuid::Uuid, field: &str, raw: contract::task_damage::Raw) -> bool {
+        use contract::task_damage::Raw;
+        let key = AttributeValue::S(id.to_string());
+        if field == "id" {
+            // The item moved under a key that is not a task id.
+            let Raw::Text(to) = raw else { return false };
+            let mut item = self.item(id).await;
+            item.insert("id".into(), AttributeValue::S(to));
+            let put = self.client.put_item().table_name(&self.table);
+            put.set_item(Some(item)).send().await.unwrap();
+            let delete = self.client.delete_item().table_name(&self.table);
+            delete.key("id", key).send().await.unwrap();
+            return true;
+        }
+        // The owner keys the owner index: DynamoDB takes nothing there but
+        // a string that is not empty, or no owner at all.
+        if field == "owner" && !matches!(raw, Raw::Missing) {
+            return false;
+        }
+        let update = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("id", key)
+            .expression_attribute_names("#f", field);
+        let value = match raw {
+            Raw::Missing => None,
+            Raw::Text(s) => Some(AttributeValue::S(s)),
+            Raw::Number(n) => Some(AttributeValue::N(n.to_string())),
+            Raw::Binary => Some(AttributeValue::B(aws_sdk_dynamodb::primitives::Blob::new(
+                vec![0xff, 0],
+            ))),
+        };
+        match value {
+            None => update.update_expression("REMOVE #f"),
+            Some(v) => update
+                .update_expression("SET #f = :v")
+                .expression_attribute_values(":v", v),
+        }
+        .send()
+        .await
+        .unwrap();
+        true
+    }
+
+    async fn lose_spilled(&self, id: uuid::Uuid, field: &str) -> bool {
+        let item = self.item(id).await;
+        let key = item[&format!("{field}_ref")].as_s().expect("spilled");
+        self.spill.delete(key).await.unwrap();
+        true
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dynamodb_task_store_damaged_items() {
+    let c = clients().await;
+    let (table, bucket) = (unique("tasks"), unique("spill"));
+    provision::tasks_table(&c, &table).await.unwrap();
+    provision::bucket(&c, &bucket).await.unwrap();
+    let spill = S3Blobs::new(c.s3.clone(), bucket);
+    let store = DynamoTaskStore::new(c.dynamodb.clone(), table.clone(), spill.clone());
+    let damage = DynamoDamage {
+        client: c.dynamodb.clone(),
+        table,
+        spill,
+    };
+    contract::task_damage::run_all(Arc::new(store), &damage, 17).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

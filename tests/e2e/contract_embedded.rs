@@ -35,6 +35,60 @@ async fn sqlite_task_store_on_disk_survives_reopen() {
     );
 }
 
+/// Rows damaged with SQL as the store never writes them: what a column's
+/// type affinity and NOT NULL allow.
+struct SqliteDamage(Database);
+
+#[async_trait::async_trait]
+impl contract::task_damage::Damager for SqliteDamage {
+    async fn set(&self, id: uuid::Uuid, field: &str, raw: contract::task_damage::Raw) -> bool {
+        use contract::task_damage::Raw;
+        use rusqlite::types::Value;
+        // Text columns keep a number as its text: no such damage here.
+        const INTEGERS: [&str; 2] = ["attempts", "progress"];
+        let value = match raw {
+            Raw::Missing => Value::Null,
+            Raw::Text(s) => Value::Text(s),
+            Raw::Number(n) if INTEGERS.contains(&field) => Value::Integer(n),
+            Raw::Number(_) => return false,
+            Raw::Binary => Value::Blob(vec![0xff, 0]),
+        };
+        let (sql, id) = (
+            format!("UPDATE tasks SET {field} = ?1 WHERE id = ?2"),
+            id.to_string(),
+        );
+        self.0
+            .run(
+                move |c| match c.execute(&sql, rusqlite::params![value, id]) {
+                    Ok(n) => Ok(n == 1),
+                    Err(rusqlite::Error::SqliteFailure(e, _))
+                        if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+                    {
+                        Ok(false)
+                    }
+                    Err(e) => Err(e),
+                },
+            )
+            .await
+            .unwrap()
+    }
+
+    async fn lose_spilled(&self, _: uuid::Uuid, _: &str) -> bool {
+        false
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_task_store_damaged_rows() {
+    let db = Database::in_memory().unwrap();
+    contract::task_damage::run_all(
+        Arc::new(SqliteTaskStore::new(db.clone())),
+        &SqliteDamage(db),
+        9,
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn local_queue() {
     let (queue, rx) = LocalQueue::new();

@@ -323,6 +323,7 @@ pub async fn receive_batch(
     for m in messages {
         let mut s = SqsMessage::default();
         s.message_id = m.receipt_handle().map(str::to_string);
+        s.receipt_handle = m.receipt_handle().map(str::to_string);
         s.body = m.body().map(str::to_string);
         // As the event source mapping hands them on: system attributes
         // (SentTimestamp, AWSTraceHeader ...) and message attributes.

@@ -8,6 +8,7 @@ mod aws_ingest;
 mod aws_keys;
 mod aws_portfolio;
 mod aws_stalls;
+mod aws_visibility;
 mod backtest;
 mod batch;
 mod batch_statistics;

@@ -117,6 +117,26 @@ def test_a_misspelt_field_or_parameter_raises_naming_it_and_the_one_meant(client
     assert "did you mean 'start_year'" in e.value.message
 
 
+def test_an_error_is_read_from_each_service_s_envelope(client):
+    """The spec gives each service its error body (`detail`; `code`, `msg`;
+    `error`, `status`) and the deployment's own routes answer `detail`
+    (docs/deploy.md, "Errors a client sees"): the exception carries the
+    status, the server's message and the field from each."""
+    for path, shape in [
+        ("/backtest/tasks", {"detail"}),
+        ("/cpm/tasks", {"code", "msg", "data"}),
+        ("/ws/getAllSymbols", {"error", "status"}),
+        ("/usage", {"detail"}),
+        ("/health", {"detail"}),
+    ]:
+        with pytest.raises(MarketlabError) as e:
+            client.request("GET", path, params={"zz_unknown": 1})
+        assert e.value.status == 400, path
+        assert set(e.value.body) - {"field"} == shape, (path, e.value.body)
+        assert e.value.message == "parameter 'zz_unknown': unknown query parameter", path
+        assert e.value.field == "zz_unknown", path
+
+
 def test_an_unknown_symbol_is_one_exception_on_every_service(client):
     calls = {
         "symbol": lambda: client.validate({**sma_cross(), "symbol": "NOSUCH"}),

@@ -2,7 +2,7 @@
 //! with the account's e-mail and password), plan checks and the rate limit
 //! with its headers, as middleware per service group.
 
-use crate::error::{ApiError, ErrorStyle};
+use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
@@ -114,7 +114,6 @@ pub const MODE_HEADER: &str = "marketlab-mode";
 #[derive(Clone, Copy)]
 pub struct Gate {
     pub service: Service,
-    pub style: ErrorStyle,
     /// Whether the plan must include `service` (`/usage` is open to every account).
     pub plan_check: bool,
 }
@@ -133,7 +132,6 @@ pub async fn require(
 ) -> Response {
     let Gate {
         service,
-        style,
         plan_check,
     } = gate;
     let client = request
@@ -151,11 +149,10 @@ pub async fn require(
             "the '{}' plan does not include the {service} service",
             account.plan.code
         );
-        return match style {
-            ErrorStyle::Data => {
-                ApiError::unauthorized(format!("{message}: an eligible data plan is required"))
-            }
-            _ => ApiError::forbidden(message),
+        return if service == Service::Data {
+            ApiError::unauthorized(format!("{message}: an eligible data plan is required"))
+        } else {
+            ApiError::forbidden(message)
         }
         .into_response();
     }

@@ -1,9 +1,17 @@
-//! One error type for every handler, rendered once per service in the envelope
-//! its spec gives:
+//! One error type for every handler, rendered in the envelope of the route
+//! group its path belongs to, chosen in one place ([`ErrorStyle::of_path`]),
+//! so a path answers the same shape whichever function (or the embedded
+//! server) serves it. The spec gives each service its own envelope
+//! (DECISIONS.md, "Errors always have a JSON body"), kept as given:
 //! - backtest: `{"detail": "..."}` with the HTTP status;
 //! - analytics: `{"code": c, "msg": "...", "data": null}`, HTTP status = code
 //!   except 407 and 411, which travel in the body of an HTTP 200;
 //! - data: `{"error": "...", "status": s}` with the HTTP status.
+//!
+//! Routes of no spec service (`/health`, `/auth-info`, `/usage`, `/keys`,
+//! `/webhooks`, the documentation pages) and unknown paths answer the
+//! backtest service's `{"detail": "..."}`, the one shape the deployment's
+//! own routes have.
 
 use axum::body::Body;
 use axum::http::{StatusCode, header};
@@ -163,7 +171,7 @@ pub struct DataError {
 }
 
 impl IntoResponse for ApiError {
-    /// The body is written by [`render_errors`], which knows the service's style.
+    /// The body is written by [`render_errors`], which knows the route's group.
     fn into_response(self) -> Response {
         let mut r = Response::new(Body::empty());
         *r.status_mut() = self.status;
@@ -179,7 +187,44 @@ pub enum ErrorStyle {
     Data,
 }
 
+/// The first path segments of the analytics service's routes: its spec's
+/// (4.1-4.9) and this project's additions under them (scanner alerts), and
+/// `/views`, its pages. The routers test holds every documented analytics
+/// operation to this list and every other operation outside it.
+pub const ANALYTICS_ROUTES: [&str; 13] = [
+    "seasonality",
+    "symbol_corr",
+    "asset_corr",
+    "pattern_corr",
+    "symbol_beta",
+    "cpm",
+    "smart-stock-scanner",
+    "smart-scanner-backtest",
+    "smart-option-scanner",
+    "screens",
+    "reports",
+    "company_detail",
+    "views",
+];
+
 impl ErrorStyle {
+    /// The envelope of the route at `path` (the path as the client sent it,
+    /// `/ws` included): the data service's under `/ws`, the analytics
+    /// service's under [`ANALYTICS_ROUTES`], otherwise the backtest
+    /// service's, which the deployment's own routes share. The one place an
+    /// error's shape is chosen: by the route, not by the function serving
+    /// it, so `/health` or an unknown path answers alike everywhere.
+    pub fn of_path(path: &str) -> ErrorStyle {
+        let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        if first == "ws" {
+            ErrorStyle::Data
+        } else if ANALYTICS_ROUTES.contains(&first) {
+            ErrorStyle::Analytics
+        } else {
+            ErrorStyle::Backtest
+        }
+    }
+
     /// The error in the service's envelope. A 5xx names the request id (the
     /// `x-request-id` its log lines carry), so a report can be matched to
     /// the cause, which only the log holds.
@@ -247,14 +292,18 @@ impl ErrorStyle {
 /// Headers an error keeps when it is rendered in its group's envelope.
 const KEPT_HEADERS: [&str; 3] = ["ratelimit", "ratelimit-policy", crate::auth::MODE_HEADER];
 
-/// Gives every error response of a router its service's JSON envelope: its
-/// own errors, the router's empty 404/405 answers, and the plain-text
-/// rejections of axum's extractors (whose text becomes the message).
+/// Gives every error response of a router the JSON envelope of its path's
+/// group ([`ErrorStyle::of_path`]): its own errors, the router's empty
+/// 404/405 answers, and the plain-text rejections of axum's extractors
+/// (whose text becomes the message). The path is the one sent
+/// ([`axum::extract::OriginalUri`]), so a router nested under `/ws` renders
+/// as the data service.
 pub async fn render_errors(
-    axum::extract::State(style): axum::extract::State<ErrorStyle>,
+    uri: axum::extract::OriginalUri,
     request_id: Option<axum::Extension<tower_http::request_id::RequestId>>,
     response: Response,
 ) -> Response {
+    let style = ErrorStyle::of_path(uri.path());
     let id = request_id
         .as_ref()
         .and_then(|r| r.0.header_value().to_str().ok());

@@ -30,7 +30,9 @@ pub struct Paging {
     status: Option<String>,
 }
 
-/// The caller's task of one of `kinds`, or 404.
+/// The caller's task of one of `kinds`, or 404. A damaged task reads
+/// FAILED with its damage as the error (under every kind when its kind is
+/// what is damaged); one whose owner cannot be read is no one's, 404.
 pub(crate) async fn owned_task(
     state: &AppState,
     caller: &Caller,
@@ -43,8 +45,24 @@ pub(crate) async fn owned_task(
         .tasks
         .get_owned(uuid, &caller.owner())
         .await?
-        .filter(|t| kinds.contains(&t.kind))
+        .filter(|t| t.is_of(kinds))
         .ok_or_else(not_found)
+}
+
+/// `task` when it is whole; a damaged one answers 409 with its damage,
+/// for reads that need more of it than its status.
+pub(crate) fn whole(task: Task) -> Result<Task, ApiError> {
+    match &task.damage {
+        None => Ok(task),
+        Some(_) => Err(ApiError::new(
+            409,
+            format!(
+                "task '{}' is FAILED: {}",
+                task.id,
+                task.error.as_deref().unwrap_or_default()
+            ),
+        )),
+    }
 }
 
 /// The longest `wait` a status read holds (API Gateway cuts a request at

@@ -83,6 +83,18 @@ async fn call_raw(
     user: Option<(&str, &str)>,
     body: Option<Value>,
 ) -> (u16, bytes::Bytes) {
+    let (status, _, bytes) = call_app(service(state, group), method, uri, user, body).await;
+    (status, bytes)
+}
+
+/// `app`'s answer: status, headers and body.
+async fn call_app(
+    app: axum::Router,
+    method: &str,
+    uri: &str,
+    user: Option<(&str, &str)>,
+    body: Option<Value>,
+) -> (u16, axum::http::HeaderMap, bytes::Bytes) {
     let mut req = Request::builder().method(method).uri(uri);
     if let Some((u, p)) = user {
         let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
@@ -95,9 +107,13 @@ async fn call_raw(
         None => req.body(Body::empty()),
     }
     .unwrap();
-    let resp = service(state, group).oneshot(req).await.unwrap();
-    let status = resp.status().as_u16();
-    (status, resp.into_body().collect().await.unwrap().to_bytes())
+    let resp = app.oneshot(req).await.unwrap();
+    let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+    (
+        status,
+        headers,
+        resp.into_body().collect().await.unwrap().to_bytes(),
+    )
 }
 
 /// One group's router over a fresh [`state`].
@@ -685,4 +701,219 @@ async fn every_operation_refuses_a_query_parameter_it_does_not_declare() {
         "{} operations, {near_misses} near misses",
         ops.len()
     );
+}
+
+/// An error body's shape, by its exact members (`field` aside): the three
+/// envelopes of the spec's rulings (DECISIONS.md, "Errors always have a
+/// JSON body").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `{"detail"}`: the backtest service's, and the deployment's own routes'.
+    Detail,
+    /// `{"code", "msg", "data": null}`: the analytics service's.
+    CodeMsg,
+    /// `{"error", "status"}`: the data service's.
+    ErrorStatus,
+}
+
+fn shape_of(body: &Value) -> Option<Shape> {
+    let mut keys: Vec<&str> = body.as_object()?.keys().map(String::as_str).collect();
+    keys.retain(|k| *k != "field");
+    keys.sort_unstable();
+    match keys.as_slice() {
+        ["detail"] if body["detail"].is_string() => Some(Shape::Detail),
+        ["code", "data", "msg"] if body["msg"].is_string() && body["data"].is_null() => {
+            Some(Shape::CodeMsg)
+        }
+        ["error", "status"] if body["error"].is_string() => Some(Shape::ErrorStatus),
+        _ => None,
+    }
+}
+
+/// The first segment of a path (`cpm` of `/cpm/tasks`).
+fn first_segment(path: &str) -> &str {
+    path.trim_start_matches('/')
+        .split(['/', '?'])
+        .next()
+        .unwrap_or("")
+}
+
+/// The shape the rule gives `path`, worked out from the document here
+/// rather than from the code's list: the data service's under `/ws`, the
+/// analytics service's where the document's analytics operations are, the
+/// backtest service's `{"detail"}` everywhere else (its own routes, the
+/// deployment's, unknown paths).
+fn expected_shape(path: &str, ops: &[Operation]) -> Shape {
+    let first = first_segment(path);
+    if first == "ws" {
+        Shape::ErrorStatus
+    } else if ops
+        .iter()
+        .any(|op| op.group == Group::Analytics && first_segment(&op.path) == first)
+    {
+        Shape::CodeMsg
+    } else {
+        Shape::Detail
+    }
+}
+
+/// An account store that is down: every read fails as unavailable, as
+/// DynamoDB does when it times out.
+struct DownAccounts;
+
+#[async_trait::async_trait]
+impl platform::accounts::AccountStore for DownAccounts {
+    async fn get(
+        &self,
+        _: &str,
+    ) -> Result<Option<platform::accounts::AccountRecord>, platform::PortError> {
+        Err(platform::PortError::unavailable("the accounts table"))
+    }
+    async fn put(&self, _: platform::accounts::AccountRecord) -> Result<(), platform::PortError> {
+        Err(platform::PortError::unavailable("the accounts table"))
+    }
+    async fn list(&self) -> Result<Vec<platform::accounts::AccountRecord>, platform::PortError> {
+        Err(platform::PortError::unavailable("the accounts table"))
+    }
+}
+
+/// The code's one choice of shape covers the document: every analytics
+/// operation's first segment is in its list, and no other operation's is.
+#[test]
+fn the_analytics_routes_are_the_documented_analytics_operations() {
+    let ops = operations();
+    let mut documented: Vec<&str> = ops
+        .iter()
+        .filter(|op| op.group == Group::Analytics)
+        .map(|op| first_segment(&op.path))
+        .collect();
+    documented.sort_unstable();
+    documented.dedup();
+    let mut listed = api::error::ANALYTICS_ROUTES.to_vec();
+    listed.sort_unstable();
+    assert_eq!(listed, documented);
+    for op in ops.iter().filter(|op| op.group != Group::Analytics) {
+        assert!(
+            !listed.contains(&first_segment(&op.path)),
+            "{} {} is not an analytics route",
+            op.method,
+            op.path
+        );
+    }
+}
+
+/// One shape for one condition wherever a path is served: every operation
+/// of the document, and paths no router has, called on each function's
+/// router (each Lambda function's) and on the embedded server's. Without
+/// credentials the function that serves an operation answers 401 (or 200
+/// if public) and a function that does not answers 404; with an account
+/// store that is down each protected operation answers 503 with
+/// `Retry-After`. Every error answer, on every router, has the shape the
+/// path's group gives it: the spec's envelope for its services' routes,
+/// `{"detail"}` for the rest.
+#[tokio::test]
+async fn every_route_answers_one_error_shape_on_every_function() {
+    let (_dir, s) = state().await;
+    let down = AppState {
+        auth: Arc::new(
+            Authenticator::embedded(Arc::new(DownAccounts), Duration::from_secs(60)).unwrap(),
+        ),
+        ..s.clone()
+    };
+    let ids: std::collections::HashMap<&str, String> = [
+        "backtest",
+        "batch",
+        "portfolio",
+        "cpm",
+        "scanner",
+        "webhook",
+        "alert",
+    ]
+    .into_iter()
+    .map(|k| (k, "00000000-0000-0000-0000-000000000000".to_string()))
+    .collect();
+    let ops = operations();
+    let groups = [Group::Backtest, Group::Analytics, Group::Data];
+    // (served by, path, method, public); None: served by no router.
+    let mut calls: Vec<(Option<Group>, String, String, bool, bool)> = ops
+        .iter()
+        .map(|op| {
+            (
+                Some(op.group),
+                filled(&op.path, &ids),
+                op.method.clone(),
+                op.public,
+                op.has_body,
+            )
+        })
+        .collect();
+    for path in [
+        "/nowhere",
+        "/backtest/nowhere",
+        "/cpm/nowhere",
+        "/views/nowhere",
+        "/smart-stock-scanner/nowhere/at/all",
+        "/ws/nowhere",
+        "/keys/a/b/c",
+        "/health?zz_not_a_parameter=1",
+        "/ws/health?zz_not_a_parameter=1",
+    ] {
+        calls.push((None, path.to_string(), "GET".into(), false, false));
+    }
+    let (mut shapes, mut refused, mut down_503) =
+        (std::collections::BTreeMap::<String, usize>::new(), 0, 0);
+    for (owner, uri, method, public, has_body) in &calls {
+        let want = expected_shape(uri, &ops);
+        let body = has_body.then(|| json!({}));
+        let what = format!("{method} {uri}");
+        // Each function's router, then the embedded server's.
+        let routers = groups
+            .iter()
+            .map(|g| (Some(*g), service(&s, *g)))
+            .chain([(None, api::routes::embedded(&s))]);
+        for (group, app) in routers {
+            let on = group.map_or("embedded".to_string(), |g| g.name().to_string());
+            let (status, _, bytes) = call_app(app, method, uri, None, body.clone()).await;
+            let serves = owner.is_some() && (group.is_none() || group == *owner);
+            if serves {
+                let expected = if *public { 200 } else { 401 };
+                assert_eq!(status, expected, "{what} on {on}");
+            } else if owner.is_some() {
+                // Public pages are served by more than one function.
+                assert!(
+                    status == 404 || (*public && status == 200),
+                    "{what} on {on}: {status}"
+                );
+            }
+            if status < 400 {
+                continue;
+            }
+            let (_, answer) = json(uri, (status, bytes));
+            assert_eq!(
+                shape_of(&answer),
+                Some(want),
+                "{what} on {on}: {status} {answer}"
+            );
+            *shapes.entry(format!("{want:?} {status}")).or_default() += 1;
+            refused += 1;
+        }
+        // A store that is down: 503 in the same shape, with a retry.
+        if *public || owner.is_none() {
+            continue;
+        }
+        for app in [service(&down, owner.unwrap()), api::routes::embedded(&down)] {
+            let (status, headers, bytes) =
+                call_app(app, method, uri, Some(USER), body.clone()).await;
+            let (_, answer) = json(uri, (status, bytes));
+            assert_eq!(status, 503, "{what} with the accounts down: {answer}");
+            assert_eq!(headers["retry-after"], "1", "{what}");
+            assert_eq!(shape_of(&answer), Some(want), "{what}: {answer}");
+            down_503 += 1;
+        }
+    }
+    println!(
+        "{} paths on 4 routers: {refused} error answers, {down_503} answers 503 with the accounts down; by shape and status: {shapes:?}",
+        calls.len()
+    );
+    assert!(refused >= 400 && down_503 >= 200, "{refused} {down_503}");
 }

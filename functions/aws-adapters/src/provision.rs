@@ -170,9 +170,11 @@ async fn keyed_table(c: &Clients, table: &str, hash_key: &str) -> Result<(), Por
     created(table, r)
 }
 
-/// The job queue's visibility timeout as deployed: six times the worker
-/// function's 120 s timeout (infra/template.yaml, docs/deploy.md#recovery).
-pub const VISIBILITY_SECONDS: u32 = 720;
+/// The job queue's visibility timeout as deployed (infra/template.yaml):
+/// short, because whoever holds a message extends it while its job reports
+/// (docs/deploy.md#recovery); a message whose receiver is gone comes back
+/// within it.
+pub const VISIBILITY_SECONDS: u32 = 30;
 
 /// Deliveries before a message goes to the dead-letter queue: more than a
 /// task's three attempts, so the delivery after a worker died on the last
@@ -243,12 +245,27 @@ pub async fn bucket(c: &Clients, name: &str) -> Result<(), PortError> {
     }
 }
 
+/// The ingest queue's visibility timeout as deployed: six times the ingest
+/// function's 900 s timeout (infra/template.yaml's `IngestQueue`).
+pub const INGEST_VISIBILITY_SECONDS: u32 = 5400;
+
+/// Deliveries of an ingest event before its dead-letter queue: an import
+/// that kept failing on a dependency (a refused file is not a failure).
+pub const INGEST_MAX_RECEIVES: u32 = 3;
+
+/// The ingest queue, where the bucket's events under `incoming/` go, and its
+/// dead-letter queue, as the template's `IngestQueue`; returns its URL.
+pub async fn ingest_queue(c: &Clients, name: &str) -> Result<String, PortError> {
+    queue(c, name, INGEST_MAX_RECEIVES, INGEST_VISIBILITY_SECONDS).await
+}
+
 /// Sends the bucket's "object created" events for batch files
 /// (`batches/...jsonl`) to the job queue, where the worker sweeps the inbox,
 /// and, given an ingest queue, those under `incoming/` to it, where the
 /// ingest function imports them: the template's `NotificationConfiguration`.
 /// Each queue's policy must let S3 send to it (the template's queue
-/// policies do).
+/// policies do). S3 answers a configuration set with a test event on each
+/// queue (`s3:TestEvent`).
 pub async fn bucket_notifications(
     c: &Clients,
     bucket: &str,
@@ -311,4 +328,187 @@ pub async fn bucket_notifications(
         .await
         .map_err(|e| PortError::unavailable_by("bucket notification", e))?;
     Ok(())
+}
+
+/// [`bucket_notifications`] for provisioning a stack that runs the poller
+/// (the local stack): a bucket already sending just these is left alone,
+/// and after a configuration is set, S3's test events are removed from the
+/// queues ([`drop_test_events`]), since the poller would take the job
+/// queue's for a message that is not a job. Answers whether it set one.
+pub async fn bucket_notifications_once(
+    c: &Clients,
+    bucket: &str,
+    queue_url: &str,
+    ingest_queue_url: Option<&str>,
+) -> Result<bool, PortError> {
+    let arn_of = |url: &str| {
+        let url = url.to_string();
+        async move {
+            c.sqs
+                .get_queue_attributes()
+                .queue_url(url)
+                .attribute_names(QueueAttributeName::QueueArn)
+                .send()
+                .await
+                .map_err(|e| PortError::unavailable_by("queue arn", e))
+                .map(|a| {
+                    a.attributes()
+                        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+                        .unwrap_or_default()
+                })
+        }
+    };
+    let created = || vec!["s3:ObjectCreated:*".to_string()];
+    let rule = |name: &str, value: &str| (name.to_string(), value.to_string());
+    let mut wanted: Vec<Route> = vec![(
+        arn_of(queue_url).await?,
+        created(),
+        vec![rule("prefix", "batches/"), rule("suffix", ".jsonl")],
+    )];
+    if let Some(url) = ingest_queue_url {
+        wanted.push((
+            arn_of(url).await?,
+            created(),
+            vec![rule("prefix", "incoming/")],
+        ));
+    }
+    wanted.sort();
+    // What the bucket sends now; unknown (moto answers a bucket that has no
+    // notifications in a form the SDK does not read) is set again.
+    let now =
+        c.s3.get_bucket_notification_configuration()
+            .bucket(bucket)
+            .send()
+            .await;
+    if now.is_ok_and(|now| routes(now.queue_configurations()) == wanted) {
+        return Ok(false);
+    }
+    bucket_notifications(c, bucket, queue_url, ingest_queue_url).await?;
+    for url in std::iter::once(queue_url).chain(ingest_queue_url) {
+        drop_test_events(c, url).await?;
+    }
+    Ok(true)
+}
+
+/// Where a notification sends: a queue's ARN, the events and the key filter
+/// rules (name in lower case, as S3 answers them; value).
+type Route = (String, Vec<String>, Vec<(String, String)>);
+
+/// What a notification configuration sends where, in a fixed order.
+fn routes(queues: &[aws_sdk_s3::types::QueueConfiguration]) -> Vec<Route> {
+    let mut all: Vec<_> = queues
+        .iter()
+        .map(|q| {
+            let mut events: Vec<String> =
+                q.events().iter().map(|e| e.as_str().to_string()).collect();
+            events.sort();
+            let mut rules: Vec<(String, String)> = q
+                .filter()
+                .and_then(|f| f.key())
+                .map(|k| k.filter_rules())
+                .unwrap_or_default()
+                .iter()
+                .map(|r| {
+                    (
+                        r.name()
+                            .map(|n| n.as_str().to_lowercase())
+                            .unwrap_or_default(),
+                        r.value().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect();
+            rules.sort();
+            (q.queue_arn().to_string(), events, rules)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// Removes S3's test event (`"Event": "s3:TestEvent"`, sent to each queue
+/// when a bucket's notifications are set) from a queue just configured:
+/// the poller would take the job queue's for a message that is not a job,
+/// and the dead-letter queue would hold it. Messages are received with no
+/// visibility timeout, so any other is visible again at once; rounds go on
+/// while they find a test event. Answers how many were removed.
+pub async fn drop_test_events(c: &Clients, queue_url: &str) -> Result<usize, PortError> {
+    let mut removed = 0;
+    for _ in 0..3 {
+        let got = c
+            .sqs
+            .receive_message()
+            .queue_url(queue_url)
+            .max_number_of_messages(10)
+            .visibility_timeout(0)
+            .wait_time_seconds(0)
+            .send()
+            .await
+            .map_err(|e| PortError::unavailable_by("receive S3's test event", e))?;
+        let tests: Vec<&str> = got
+            .messages()
+            .iter()
+            .filter(|m| is_test_event(m.body().unwrap_or_default()))
+            .filter_map(|m| m.receipt_handle())
+            .collect();
+        if tests.is_empty() {
+            break;
+        }
+        for handle in tests {
+            c.sqs
+                .delete_message()
+                .queue_url(queue_url)
+                .receipt_handle(handle)
+                .send()
+                .await
+                .map_err(|e| PortError::unavailable_by("delete S3's test event", e))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Whether a message body is S3's test event.
+fn is_test_event(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("Event").and_then(|e| e.as_str()) == Some("s3:TestEvent"))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The ingest queue as provisioned is the template's `IngestQueue`.
+    #[test]
+    fn the_ingest_queue_is_the_template_s() {
+        let template = include_str!("../../../infra/template.yaml");
+        let start = template.find("\n  IngestQueue:\n").expect("IngestQueue");
+        let end = start
+            + template[start..]
+                .find("\n  IngestDeadLetterQueue:")
+                .expect("the resource after it");
+        let resource = &template[start..end];
+        assert!(
+            resource.contains(&format!(
+                "VisibilityTimeout: {}\n",
+                super::INGEST_VISIBILITY_SECONDS
+            )),
+            "{resource}"
+        );
+        assert!(
+            resource.contains(&format!(
+                "maxReceiveCount: {}\n",
+                super::INGEST_MAX_RECEIVES
+            )),
+            "{resource}"
+        );
+    }
+
+    #[test]
+    fn s3_s_test_event_is_told_from_other_messages() {
+        assert!(super::is_test_event(
+            r#"{"Service":"Amazon S3","Event":"s3:TestEvent","Time":"2026-01-01T00:00:00.000Z","Bucket":"b"}"#
+        ));
+        assert!(!super::is_test_event(
+            r#"{"Records":[{"eventName":"ObjectCreated:Put","s3":{"object":{"key":"batches/a.jsonl"}}}]}"#
+        ));
+        assert!(!super::is_test_event("not a job"));
+    }
 }

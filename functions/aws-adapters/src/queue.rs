@@ -29,7 +29,35 @@ pub struct SqsQueue {
     queue_url: String,
 }
 
-/// A received message and the handle that acknowledges it.
+/// A received message of any body, and the handle that acknowledges it.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub body: String,
+    pub receipt_handle: String,
+    /// How many times SQS has handed the message out, this time included.
+    pub receives: u32,
+    traceparent: Option<String>,
+    aws_trace_header: Option<String>,
+}
+
+impl Delivery {
+    /// The job message it carries, with the trace of the request that
+    /// queued it.
+    pub fn job(&self) -> Result<Received, serde_json::Error> {
+        let mut message = serde_json::from_str::<JobMessage>(&self.body)?;
+        message.trace = trace_of(
+            self.traceparent.as_deref(),
+            self.aws_trace_header.as_deref(),
+        );
+        Ok(Received {
+            message,
+            receipt_handle: self.receipt_handle.clone(),
+            receives: self.receives,
+        })
+    }
+}
+
+/// A received job message and the handle that acknowledges it.
 #[derive(Debug, Clone)]
 pub struct Received {
     pub message: JobMessage,
@@ -64,10 +92,33 @@ impl SqsQueue {
         }
     }
 
-    /// Up to `max` messages, waiting up to `wait_seconds` for the first (long polling).
-    /// A body that is not a job message is logged and left: it can never
-    /// succeed, and the queue's redrive moves it to the dead-letter queue.
+    /// Up to `max` job messages, waiting up to `wait_seconds` for the first
+    /// (long polling). A body that is not a job message is logged and left:
+    /// it can never succeed, and the queue's redrive moves it to the
+    /// dead-letter queue.
     pub async fn receive(&self, max: i32, wait_seconds: i32) -> Result<Vec<Received>, PortError> {
+        Ok(self
+            .receive_any(max, wait_seconds)
+            .await?
+            .into_iter()
+            .filter_map(|d| match d.job() {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!(error = %e, body = %d.body, "a message that is not a job message; left for the dead-letter queue");
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// Up to `max` messages of any body (job messages, the bucket's
+    /// events), waiting up to `wait_seconds` for the first.
+    pub async fn receive_any(
+        &self,
+        max: i32,
+        wait_seconds: i32,
+    ) -> Result<Vec<Delivery>, PortError> {
+        use aws_sdk_sqs::types::MessageSystemAttributeName as System;
         let out = self
             .client
             .receive_message()
@@ -75,55 +126,33 @@ impl SqsQueue {
             .max_number_of_messages(max.clamp(1, 10))
             .wait_time_seconds(wait_seconds.clamp(0, 20))
             .message_attribute_names(TRACEPARENT)
-            .message_system_attribute_names(
-                aws_sdk_sqs::types::MessageSystemAttributeName::AwsTraceHeader,
-            )
-            .message_system_attribute_names(
-                aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount,
-            )
+            .message_system_attribute_names(System::AwsTraceHeader)
+            .message_system_attribute_names(System::ApproximateReceiveCount)
             .customize()
             .config_override(long_poll(wait_seconds.clamp(0, 20) as u64))
             .send()
             .await
             .map_err(|e| PortError::unavailable_by("receive from SQS", e))?;
-        let mut got = Vec::new();
-        for m in out.messages() {
-            let (Some(body), Some(handle)) = (m.body(), m.receipt_handle()) else {
-                continue;
-            };
-            match serde_json::from_str::<JobMessage>(body) {
-                Ok(mut message) => {
-                    message.trace = trace_of(
-                        m.message_attributes()
-                            .and_then(|a| a.get(TRACEPARENT))
-                            .and_then(|v| v.string_value()),
-                        m.attributes()
-                            .and_then(|a| {
-                                a.get(
-                                    &aws_sdk_sqs::types::MessageSystemAttributeName::AwsTraceHeader,
-                                )
-                            })
-                            .map(String::as_str),
-                    );
-                    let receives = m
-                        .attributes()
-                        .and_then(|a| {
-                            a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount)
-                        })
+        Ok(out
+            .messages()
+            .iter()
+            .filter_map(|m| {
+                let attribute = |name: System| m.attributes().and_then(|a| a.get(&name)).cloned();
+                Some(Delivery {
+                    body: m.body()?.to_string(),
+                    receipt_handle: m.receipt_handle()?.to_string(),
+                    receives: attribute(System::ApproximateReceiveCount)
                         .and_then(|n| n.parse().ok())
-                        .unwrap_or(1);
-                    got.push(Received {
-                        message,
-                        receipt_handle: handle.to_string(),
-                        receives,
-                    })
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, body, "a message that is not a job message; left for the dead-letter queue")
-                }
-            }
-        }
-        Ok(got)
+                        .unwrap_or(1),
+                    traceparent: m
+                        .message_attributes()
+                        .and_then(|a| a.get(TRACEPARENT))
+                        .and_then(|v| v.string_value())
+                        .map(str::to_string),
+                    aws_trace_header: attribute(System::AwsTraceHeader),
+                })
+            })
+            .collect())
     }
 
     /// Sends a job message. Its owner is the message group: on a standard

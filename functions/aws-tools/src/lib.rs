@@ -3,3 +3,4 @@
 //! only the dead-letter commands are AWS's own.
 
 pub mod dlq;
+pub mod settings;

@@ -79,10 +79,39 @@ async fn start_provisions_and_stop_stops() {
     let queues = clients.sqs.list_queues().send().await.unwrap();
     assert_eq!(
         queues.queue_urls().len(),
-        4,
-        "the job and webhook queues and their dead-letter queues: {:?}",
+        6,
+        "the job, webhook and ingest queues and their dead-letter queues: {:?}",
         queues.queue_urls()
     );
+    // The bucket sends batch files to the job queue and incoming/ to the
+    // ingest queue, whose URL the environment names.
+    let ingest_queue = var("MARKETLAB_INGEST_QUEUE_URL").expect("the ingest queue");
+    assert!(
+        queues.queue_urls().contains(&ingest_queue),
+        "{ingest_queue}"
+    );
+    let notifications = clients
+        .s3
+        .get_bucket_notification_configuration()
+        .bucket("marketlab-market-data")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(notifications.queue_configurations().len(), 2);
+    // S3's test events were removed: the job queue holds nothing.
+    let jobs = clients
+        .sqs
+        .receive_message()
+        .queue_url(var("MARKETLAB_QUEUE_URL").unwrap())
+        .visibility_timeout(0)
+        .send()
+        .await
+        .unwrap();
+    assert!(jobs.messages().is_empty(), "{:?}", jobs.messages());
+    let ingest_pid = std::fs::read_to_string(emulator.state.path().join("ingest.pid"))
+        .unwrap()
+        .trim()
+        .to_string();
 
     // stop returns once the poller and moto have exited.
     emulator.stop();
@@ -93,6 +122,13 @@ async fn start_provisions_and_stop_stops() {
         "poller stopped"
     );
     assert!(!emulator.state.path().join("poller.pid").exists());
+    assert!(
+        !std::path::Path::new(&format!("/proc/{ingest_pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{ingest_pid}/stat"))
+                .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z")),
+        "ingest stopped"
+    );
+    assert!(!emulator.state.path().join("ingest.pid").exists());
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
         "moto stopped"

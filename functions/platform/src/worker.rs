@@ -227,10 +227,12 @@ async fn run_slotted(
             None => return Ok(Disposition::Done),
         },
     };
-    match metering
-        .hold_slot(&owner, message.task_id, deps.lease)
-        .await
-    {
+    // The slot is held as long as a job may run silent (the lease is far
+    // shorter, renewed while the job runs; the slot is not).
+    let hold = TimeDelta::from_std(deps.stall)
+        .unwrap_or(deps.lease)
+        .max(deps.lease);
+    match metering.hold_slot(&owner, message.task_id, hold).await {
         Ok(true) => {}
         Ok(false) => {
             let mut again = message.clone();

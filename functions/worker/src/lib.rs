@@ -5,43 +5,72 @@ use aws_adapters::{Clients, Names, wiring};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use chrono::TimeDelta;
 use platform::queue::JobMessage;
-use platform::worker::{Disposition, WorkerDeps, run_job};
+use platform::worker::{Disposition, WorkerDeps, run_job_watched};
 use std::sync::Arc;
+use std::time::Duration;
 
+pub mod event_source;
 pub mod fault;
+pub mod keeper;
 
-/// How long one job may hold its task without a heartbeat: the worker
-/// function's timeout (`MARKETLAB_JOB_TIMEOUT_SECONDS`, the template's
-/// `WorkerTimeout`, 120 s by default). The queue's visibility timeout is six
-/// times it, so a batch whose worker died is delivered again, and its tasks
-/// claimed again, within that (docs/deploy.md#recovery).
-pub fn job_timeout() -> std::time::Duration {
-    std::env::var("MARKETLAB_JOB_TIMEOUT_SECONDS")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| *s > 0.0)
-        .map_or(
-            std::time::Duration::from_secs(120),
-            std::time::Duration::from_secs_f64,
-        )
+/// How long one job may run in the worker function: its timeout
+/// (`MARKETLAB_JOB_TIMEOUT_SECONDS`, the template's `WorkerTimeout`, 120 s
+/// by default); the stall bound by default. A claim's lease is shorter
+/// ([`lease`]).
+pub fn job_timeout() -> Duration {
+    seconds_from_env("MARKETLAB_JOB_TIMEOUT_SECONDS").unwrap_or(Duration::from_secs(120))
 }
 
 /// How long a running job may report nothing before its task and message
 /// are given back (`MARKETLAB_JOB_STALL_SECONDS`, the job timeout by
 /// default: a job that may run longer reports its progress).
-pub fn stall_bound() -> std::time::Duration {
-    std::env::var("MARKETLAB_JOB_STALL_SECONDS")
+pub fn stall_bound() -> Duration {
+    seconds_from_env("MARKETLAB_JOB_STALL_SECONDS").unwrap_or_else(job_timeout)
+}
+
+fn seconds_from_env(name: &str) -> Option<Duration> {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|s| *s > 0.0)
-        .map_or_else(job_timeout, std::time::Duration::from_secs_f64)
+        .map(Duration::from_secs_f64)
 }
 
-/// Worker settings over the AWS ports: a claim's lease is the job timeout
-/// (renewed while the job runs and reports); three attempts, then FAILED.
+/// The job queue's visibility timeout: `MARKETLAB_QUEUE_VISIBILITY_SECONDS`
+/// (the template sets it to the queue's, so a new instance makes no call
+/// for it), else read from the queue, else the deployed 30 s.
+pub async fn visibility(queue: &aws_adapters::SqsQueue) -> Duration {
+    if let Some(v) = seconds_from_env("MARKETLAB_QUEUE_VISIBILITY_SECONDS") {
+        return v;
+    }
+    queue.visibility().await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the queue's visibility timeout not read; taking the deployed one");
+        Duration::from_secs(aws_adapters::provision::VISIBILITY_SECONDS.into())
+    })
+}
+
+/// A poller's long-poll wait per receive (`MARKETLAB_POLL_WAIT_SECONDS`,
+/// SQS's longest, 20 s, by default): an empty queue costs a request per wait.
+pub fn poll_wait() -> i32 {
+    seconds_from_env("MARKETLAB_POLL_WAIT_SECONDS").map_or(20, |w| w.as_secs().clamp(1, 20) as i32)
+}
+
+/// A claim's lease: a third of the visibility timeout (at most the job
+/// timeout), renewed every third of itself while the job runs. A message
+/// hidden by the heartbeat comes back at the earliest a third of the
+/// visibility after its worker died, by when the lease has run out: the
+/// worker that receives it again claims the task at once instead of
+/// finding it busy and waiting another visibility timeout.
+pub fn lease(visibility: Duration, job_timeout: Duration) -> TimeDelta {
+    let lease = (visibility / 3).min(job_timeout);
+    TimeDelta::from_std(lease).unwrap_or(TimeDelta::seconds(10))
+}
+
+/// Worker settings over the AWS ports: a claim's lease from the queue's
+/// visibility timeout ([`lease`]); three attempts, then FAILED.
 /// `MARKETLAB_FAULT_STALL_JOBS=n` makes the first `n` jobs stall for good
 /// ([`fault::StallFirst`]), for trying recovery.
-pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
+pub fn deps(clients: &Clients, names: &Names, visibility: Duration) -> WorkerDeps {
     let tasks: Arc<dyn platform::tasks::TaskStore> = Arc::new(wiring::task_store(clients, names));
     let returns =
         platform::returns::ReturnStore::new(wiring::uploads(clients, names).blobs().clone());
@@ -87,7 +116,7 @@ pub fn deps(clients: &Clients, names: &Names) -> WorkerDeps {
                 }
             }),
         ))),
-        lease: TimeDelta::from_std(job_timeout()).unwrap_or(TimeDelta::minutes(2)),
+        lease: lease(visibility, job_timeout()),
         stall: stall_bound(),
         max_attempts: 3,
         metering: Some(Arc::new(wiring::metering(clients, names))),
@@ -157,85 +186,66 @@ impl BucketInbox {
 }
 
 /// Whether a message body is an S3 event (or its test event) about the
-/// batch inbox.
-fn inbox_event(body: &str) -> bool {
+/// batch inbox: what the worker function and the poller sweep it for.
+pub fn inbox_event(body: &str) -> bool {
+    let test_event = serde_json::from_str::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("Event").and_then(|e| e.as_str()) == Some("s3:TestEvent"));
+    test_event
+        || object_keys(body)
+            .iter()
+            .any(|k| k.starts_with(BATCH_PREFIX))
+}
+
+/// The object keys an S3 event (a queue message's body) names, decoded: S3
+/// sends each key form-encoded (`+` a space, `%XX` a byte, `/` as `%2F` from
+/// some senders).
+fn object_keys(body: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
-        return false;
+        return Vec::new();
     };
-    if v.get("Event").and_then(|e| e.as_str()) == Some("s3:TestEvent") {
-        return true;
-    }
     v.get("Records")
         .and_then(|r| r.as_array())
-        .is_some_and(|records| {
-            records.iter().any(|r| {
-                r.pointer("/s3/object/key")
-                    .and_then(|k| k.as_str())
-                    .is_some_and(|k| k.starts_with(BATCH_PREFIX))
-            })
+        .map(|records| {
+            records
+                .iter()
+                .filter_map(|r| r.pointer("/s3/object/key").and_then(|k| k.as_str()))
+                .map(|k| {
+                    form_urlencoded::parse(format!("k={k}").as_bytes())
+                        .next()
+                        .map_or_else(|| k.to_string(), |(_, v)| v.into_owned())
+                })
+                .collect()
         })
+        .unwrap_or_default()
 }
 
 /// Runs each message of a batch; messages to deliver again are reported as
 /// batch item failures, everything else is acknowledged. An S3 event about
 /// the batch inbox sweeps it (when `inbox` is given); any other body that is
 /// not a job message can never succeed: it is logged and reported failed,
-/// so it ends in the dead-letter queue.
+/// so it ends in the dead-letter queue. With a `heartbeat`, the messages not
+/// yet done stay hidden while the running job reports (the queue's
+/// visibility timeout is short: a batch whose instance died comes back
+/// within it), and a job that stalls has its message given back at once.
 pub async fn handle_batch(
     deps: &WorkerDeps,
     inbox: Option<&BucketInbox>,
+    heartbeat: Option<&keeper::Heartbeat>,
     event: SqsEvent,
 ) -> SqsBatchResponse {
     let mut response = SqsBatchResponse::default();
+    let held = keeper::Held::new(
+        event
+            .records
+            .iter()
+            .filter_map(|r| r.receipt_handle.clone()),
+    );
+    let _keeping = heartbeat.map(|h| h.keep(held.clone()));
     for record in event.records {
         let id = record.message_id.clone().unwrap_or_default();
-        let body = record.body.as_deref().unwrap_or_default();
-        if let Some(inbox) = inbox
-            && inbox_event(body)
-        {
-            match inbox.sweep().await {
-                Ok(s) => tracing::info!(
-                    submitted = s.submitted,
-                    refused = s.refused,
-                    written = s.written,
-                    "batch inbox swept"
-                ),
-                Err(e) => {
-                    tracing::warn!(error = %e, "batch inbox sweep failed; the event comes again");
-                    let mut failure = BatchItemFailure::default();
-                    failure.item_identifier = id;
-                    response.batch_item_failures.push(failure);
-                }
-            }
-            continue;
-        }
-        // Not a job: reported failed each time, so the queue's redrive moves
-        // it to the dead-letter queue, where an operator can read it.
-        let Some(mut message) = serde_json::from_str::<JobMessage>(body).ok() else {
-            tracing::error!(message_id = %id, "a message that is not a job message; left for the dead-letter queue");
-            let mut failure = BatchItemFailure::default();
-            failure.item_identifier = id;
-            response.batch_item_failures.push(failure);
-            continue;
-        };
-        message.trace = aws_adapters::trace_of(
-            record
-                .message_attributes
-                .get(aws_adapters::TRACEPARENT)
-                .and_then(|a| a.string_value.as_deref()),
-            record.attributes.get("AWSTraceHeader").map(String::as_str),
-        );
-        let retry = match run_job(deps, &message).await {
-            Ok(Disposition::Done | Disposition::Waiting) => false,
-            Ok(Disposition::Retry(reason) | Disposition::Stalled(reason)) => {
-                tracing::warn!(task_id = %message.task_id, %reason, "returning the message to the queue");
-                true
-            }
-            Err(e) => {
-                tracing::error!(task_id = %message.task_id, error = %e, "job failed on a dependency");
-                true
-            }
-        };
+        // A finished message stays held: the event source deletes the
+        // batch's successes only once the invocation answers.
+        let retry = run_record(deps, inbox, heartbeat, &held, &record).await;
         if retry {
             let mut failure = BatchItemFailure::default();
             failure.item_identifier = id;
@@ -249,6 +259,77 @@ pub async fn handle_batch(
         tracing::warn!(error = %e, "task compute not written; kept for the next batch");
     }
     response
+}
+
+/// One message of a batch; answers whether it is to be delivered again.
+async fn run_record(
+    deps: &WorkerDeps,
+    inbox: Option<&BucketInbox>,
+    heartbeat: Option<&keeper::Heartbeat>,
+    held: &keeper::Held,
+    record: &aws_lambda_events::event::sqs::SqsMessage,
+) -> bool {
+    let id = record.message_id.as_deref().unwrap_or_default();
+    let body = record.body.as_deref().unwrap_or_default();
+    if let Some(inbox) = inbox
+        && inbox_event(body)
+    {
+        return match inbox.sweep().await {
+            Ok(s) => {
+                tracing::info!(
+                    submitted = s.submitted,
+                    refused = s.refused,
+                    written = s.written,
+                    "batch inbox swept"
+                );
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "batch inbox sweep failed; the event comes again");
+                true
+            }
+        };
+    }
+    // Not a job: reported failed each time, so the queue's redrive moves
+    // it to the dead-letter queue, where an operator can read it.
+    let Some(mut message) = serde_json::from_str::<JobMessage>(body).ok() else {
+        tracing::error!(message_id = %id, "a message that is not a job message; left for the dead-letter queue");
+        return true;
+    };
+    message.trace = aws_adapters::trace_of(
+        record
+            .message_attributes
+            .get(aws_adapters::TRACEPARENT)
+            .and_then(|a| a.string_value.as_deref()),
+        record.attributes.get("AWSTraceHeader").map(String::as_str),
+    );
+    let progress = platform::worker::Progress::default();
+    held.running(progress.clone());
+    match run_job_watched(deps, &message, progress).await {
+        Ok(Disposition::Done | Disposition::Waiting) => false,
+        Ok(Disposition::Stalled(reason)) => {
+            // Its task is released: another worker may run it now.
+            if let (Some(beat), Some(handle)) = (heartbeat, &record.receipt_handle) {
+                held.done(handle);
+                match beat.queue.give_back(handle).await {
+                    Ok(()) => {
+                        tracing::warn!(task_id = %message.task_id, %reason, "message given back")
+                    }
+                    Err(e) => tracing::warn!(task_id = %message.task_id, %reason, error = %e,
+                        "message not given back; it comes back after the visibility timeout"),
+                }
+            }
+            true
+        }
+        Ok(Disposition::Retry(reason)) => {
+            tracing::warn!(task_id = %message.task_id, %reason, "returning the message to the queue");
+            true
+        }
+        Err(e) => {
+            tracing::error!(task_id = %message.task_id, error = %e, "job failed on a dependency");
+            true
+        }
+    }
 }
 
 /// One run of the nightly scanner for a scheduled event: the date the event
@@ -474,27 +555,12 @@ impl Ingest {
 }
 
 /// The keys under `incoming/` an S3 event (a queue message's body) names,
-/// decoded (S3 sends keys URL-encoded, spaces as `+`).
+/// decoded.
 fn incoming_keys(body: &str) -> Vec<String> {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
-        return Vec::new();
-    };
-    v.get("Records")
-        .and_then(|r| r.as_array())
-        .map(|records| {
-            records
-                .iter()
-                .filter_map(|r| r.pointer("/s3/object/key").and_then(|k| k.as_str()))
-                .map(|k| {
-                    // Form encoding: `+` a space, `%XX` a byte.
-                    form_urlencoded::parse(format!("k={k}").as_bytes())
-                        .next()
-                        .map_or_else(|| k.to_string(), |(_, v)| v.into_owned())
-                })
-                .filter(|k| k.starts_with(sample::import::inbox::INCOMING))
-                .collect()
-        })
-        .unwrap_or_default()
+    object_keys(body)
+        .into_iter()
+        .filter(|k| k.starts_with(sample::import::inbox::INCOMING))
+        .collect()
 }
 
 /// One invocation of the ingest function. An SQS batch of S3 events: each
@@ -596,4 +662,42 @@ pub async fn ingest(ctx: &Ingest, event: serde_json::Value) -> serde_json::Value
     let mut answer = serde_json::to_value(&response).unwrap_or_default();
     answer["scanned"] = scanned;
     answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The deployed lease is a third of the 30 s visibility timeout; a
+    /// shorter job timeout (scaled-down drills) bounds it.
+    #[test]
+    fn a_lease_is_a_third_of_the_visibility_timeout_at_most_the_job_timeout() {
+        let s = Duration::from_secs;
+        assert_eq!(lease(s(30), s(120)), TimeDelta::seconds(10));
+        assert_eq!(lease(s(3), s(1)), TimeDelta::seconds(1));
+        assert_eq!(lease(s(30), s(2)), TimeDelta::seconds(2));
+    }
+
+    /// A batch file's event is told apart however its key is encoded (moto
+    /// encodes the slashes too), and an event about market data is not one.
+    #[test]
+    fn a_batch_file_s_event_is_an_inbox_event_whatever_its_key_s_encoding() {
+        let event =
+            |key: &str| format!(r#"{{"Records":[{{"s3":{{"object":{{"key":"{key}"}}}}}}]}}"#);
+        assert!(inbox_event(&event(
+            "batches/demo%40marketlab.local/periods.jsonl"
+        )));
+        assert!(inbox_event(&event(
+            "batches%2Fdemo%40marketlab.local%2Fperiods.jsonl"
+        )));
+        assert!(inbox_event(
+            r#"{"Service":"Amazon S3","Event":"s3:TestEvent"}"#
+        ));
+        assert!(!inbox_event(&event("incoming%2FAAPL.csv")));
+        assert!(!inbox_event("not a job"));
+        assert_eq!(
+            incoming_keys(&event("incoming%2FA+B.csv")),
+            ["incoming/A B.csv"]
+        );
+    }
 }

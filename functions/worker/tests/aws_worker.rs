@@ -40,7 +40,7 @@ async fn deliver(queue: &SqsQueue, deps: &platform::worker::WorkerDeps) -> (usiz
         m.body = Some(serde_json::to_string(&r.message).unwrap());
         event.records.push(m);
     }
-    let response = worker::handle_batch(deps, None, event).await;
+    let response = worker::handle_batch(deps, None, None, event).await;
     let failed: Vec<String> = response
         .batch_item_failures
         .iter()
@@ -62,7 +62,7 @@ async fn strategy_runs_on_the_aws_path_like_embedded() {
         names,
         state,
     } = tests::emulator::deployment().await;
-    let deps = worker::deps(&c, &names);
+    let deps = worker::deps(&c, &names, std::time::Duration::from_secs(30));
     let queue = SqsQueue::new(c.sqs.clone(), &names.queue_url);
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -12,6 +12,7 @@ pub mod queue;
 pub mod quota;
 pub mod scanner;
 pub mod task_attempts;
+pub mod task_damage;
 pub mod task_ends;
 pub mod tasks;
 pub mod usage;

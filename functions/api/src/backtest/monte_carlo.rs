@@ -65,6 +65,7 @@ pub(crate) async fn batch_monte_carlo(
     params: Params,
 ) -> Result<Json<MonteCarlo>, ApiError> {
     let record = owned_task(&t.state, &t.caller, &batch_id, &[TaskKind::BatchBacktest]).await?;
+    let record = crate::tasks::whole(record)?;
     // The row, then the settings as a backtest's (the query's other fields).
     let row = params
         .opt::<i64>("row", "an integer")?

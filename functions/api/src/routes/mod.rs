@@ -1,18 +1,21 @@
-//! Routers per service group. Each group router carries its own auth and error
-//! envelope; `health` is added by whoever serves the group, so the embedded
-//! server can merge groups without route clashes.
+//! Routers per service group. Each group router carries its own auth; every
+//! router renders its errors through [`render_errors`], which picks the
+//! envelope by the request's path, so a route answers the same shape on
+//! each function and the embedded server. `health` is added by whoever
+//! serves the group, so the embedded server can merge groups without route
+//! clashes.
 
 mod document;
 pub mod health;
 pub mod schema_names;
 pub mod usage;
 
-use crate::error::{ErrorStyle, render_errors};
+use crate::error::render_errors;
 use crate::state::AppState;
 use crate::strict_query::Declared;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::middleware::{from_fn_with_state, map_response_with_state};
+use axum::middleware::{from_fn_with_state, map_response};
 #[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 use platform::accounts::Service;
 use schema_names::documented;
@@ -21,23 +24,17 @@ use utoipa_axum::router::OpenApiRouter;
 pub use document::{DATE_PATTERN, document};
 pub use health::{auth_info, health};
 
-/// Authenticated routes of a group, with its auth and error style applied;
+/// Authenticated routes of a group, with its auth and error envelope applied;
 /// `plan_check` off for routes every account may use (`/usage`).
 #[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
-fn protected(
-    state: &AppState,
-    service: Service,
-    style: ErrorStyle,
-    routes: OpenApiRouter<AppState>,
-) -> Router {
-    gated(state, service, style, true, routes)
+fn protected(state: &AppState, service: Service, routes: OpenApiRouter<AppState>) -> Router {
+    gated(state, service, true, routes)
 }
 
 #[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 fn gated(
     state: &AppState,
     service: Service,
-    style: ErrorStyle,
     plan_check: bool,
     routes: OpenApiRouter<AppState>,
 ) -> Router {
@@ -57,14 +54,13 @@ fn gated(
                 state.clone(),
                 crate::auth::Gate {
                     service,
-                    style,
                     plan_check,
                 },
             ),
             crate::auth::require,
         ))
         .with_state(state.clone());
-    limited(state, routes, Declared::of(&api)).layer(map_response_with_state(style, render_errors))
+    limited(state, routes, Declared::of(&api)).layer(map_response(render_errors))
 }
 
 /// The request limits, the refusal of undeclared query parameters and the
@@ -89,10 +85,10 @@ fn public_routes() -> OpenApiRouter<AppState> {
 }
 
 /// Public endpoints every group answers: `/health` and `/auth-info`.
-pub fn public(state: &AppState, style: ErrorStyle) -> Router {
+pub fn public(state: &AppState) -> Router {
     let (routes, api) = public_routes().split_for_parts();
     let routes = routes.with_state(state.clone());
-    limited(state, routes, Declared::of(&api)).layer(map_response_with_state(style, render_errors))
+    limited(state, routes, Declared::of(&api)).layer(map_response(render_errors))
 }
 
 /// Backtest service (backtest-service.md), with its public tutorial and the
@@ -103,21 +99,18 @@ pub fn backtest(state: &AppState) -> Router {
     let public = public
         .with_state(state.clone())
         .merge(crate::openapi::routes(served_document));
-    let public = limited(state, public, Declared::of(&api))
-        .layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
+    let public = limited(state, public, Declared::of(&api)).layer(map_response(render_errors));
     let routes = crate::backtest::routes();
-    protected(state, Service::Backtest, ErrorStyle::Backtest, routes)
+    protected(state, Service::Backtest, routes)
         .merge(gated(
             state,
             Service::Backtest,
-            ErrorStyle::Backtest,
             false,
             usage::backtest_routes(),
         ))
         .merge(gated(
             state,
             Service::Backtest,
-            ErrorStyle::Backtest,
             false,
             crate::webhooks::endpoints::routes().merge(crate::keys::routes()),
         ))
@@ -127,27 +120,15 @@ pub fn backtest(state: &AppState) -> Router {
 /// Analytics tools service (analytics-service.md).
 #[cfg(feature = "analytics")]
 pub fn analytics(state: &AppState) -> Router {
-    protected(
-        state,
-        Service::Analytics,
-        ErrorStyle::Analytics,
-        crate::analytics::routes(),
-    )
+    protected(state, Service::Analytics, crate::analytics::routes())
 }
 
 /// Indicator data service (indicator-data-service.md), served under `/ws` embedded.
 #[cfg(feature = "data")]
 pub fn data(state: &AppState) -> Router {
-    protected(
+    protected(state, Service::Data, crate::data::routes::routes()).merge(gated(
         state,
         Service::Data,
-        ErrorStyle::Data,
-        crate::data::routes::routes(),
-    )
-    .merge(gated(
-        state,
-        Service::Data,
-        ErrorStyle::Data,
         false,
         usage::data_routes(),
     ))
@@ -200,28 +181,29 @@ impl Group {
 }
 
 /// One group as its own service (a Lambda function): its routes with
-/// `/health` and `/auth-info`, unknown paths answered in its envelope. The
-/// data service keeps its `/ws` prefix, as the HTTP API routes it.
+/// `/health` and `/auth-info`, unknown paths answered 404 in the envelope
+/// of their path's group. The data service keeps its `/ws` prefix, as the
+/// HTTP API routes it.
 #[cfg(any(feature = "backtest", feature = "analytics", feature = "data"))]
 pub fn service(state: &AppState, group: Group) -> Router {
     let fallback = || async { crate::ApiError::not_found("no such endpoint") };
-    let (style, routes, under_ws) = match group {
+    let (routes, under_ws) = match group {
         #[cfg(feature = "backtest")]
-        Group::Backtest => (ErrorStyle::Backtest, backtest(state), false),
+        Group::Backtest => (backtest(state), false),
         #[cfg(feature = "analytics")]
-        Group::Analytics => (ErrorStyle::Analytics, analytics(state), false),
+        Group::Analytics => (analytics(state), false),
         #[cfg(feature = "data")]
-        Group::Data => (ErrorStyle::Data, data(state), true),
+        Group::Data => (data(state), true),
     };
-    let app = public(state, style)
+    let app = public(state)
         .merge(routes)
         .fallback(fallback)
-        .layer(map_response_with_state(style, render_errors));
+        .layer(map_response(render_errors));
     let app = if under_ws {
         Router::new()
             .nest("/ws", app)
             .fallback(fallback)
-            .layer(map_response_with_state(style, render_errors))
+            .layer(map_response(render_errors))
     } else {
         app
     };
@@ -229,17 +211,18 @@ pub fn service(state: &AppState, group: Group) -> Router {
 }
 
 /// Every group on one listener: backtest and analytics at the root, the data
-/// service under `/ws`. Unknown paths answer in the backtest envelope.
+/// service under `/ws`. Unknown paths answer in their path's envelope, as on
+/// the functions.
 #[cfg(all(feature = "backtest", feature = "analytics", feature = "data"))]
 pub fn embedded(state: &AppState) -> Router {
-    let root = public(state, ErrorStyle::Backtest)
+    let root = public(state)
         .merge(backtest(state))
         .merge(analytics(state))
         .fallback(|| async { crate::ApiError::not_found("no such endpoint") })
-        .layer(map_response_with_state(ErrorStyle::Backtest, render_errors));
-    let ws = public(state, ErrorStyle::Data)
+        .layer(map_response(render_errors));
+    let ws = public(state)
         .merge(data(state))
         .fallback(|| async { crate::ApiError::not_found("no such endpoint") })
-        .layer(map_response_with_state(ErrorStyle::Data, render_errors));
+        .layer(map_response(render_errors));
     crate::logging::layer(root.nest("/ws", ws))
 }

@@ -4,7 +4,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::NaiveDateTime;
 use platform::PortError;
-use platform::tasks::{Task, TaskFilter, TaskStatus};
+use platform::tasks::{Field, Task, TaskFilter, TaskKind, TaskReader, TaskStatus, unreadable_id};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -62,94 +62,139 @@ pub(super) fn corrupt(what: &str) -> PortError {
     PortError::internal(format!("task item: {what}"))
 }
 
-/// What the owner of a damaged task item reads as its error.
-pub const DAMAGED: &str = "the stored task is damaged and cannot run; submit it again";
+/// An attribute as a task field: what it holds, or the type it is.
+fn field(v: Option<&AttributeValue>) -> Field<'_> {
+    match v {
+        None | Some(AttributeValue::Null(_)) => Field::Missing,
+        Some(AttributeValue::S(s)) => Field::Text(s),
+        Some(AttributeValue::N(n)) => Field::Number(n.as_str().into()),
+        Some(AttributeValue::B(_)) => Field::Other("binary"),
+        Some(AttributeValue::Bool(_)) => Field::Other("a boolean"),
+        Some(AttributeValue::L(_)) => Field::Other("a list"),
+        Some(AttributeValue::M(_)) => Field::Other("a map"),
+        Some(_) => Field::Other("a set"),
+    }
+}
 
-/// A task from its item. Without a readable id, owner, kind and creation
-/// time an item is no task (an error); with them, an item whose other fields
-/// cannot be read (hand-edited, or `damage` from its spilled objects) is the
-/// task FAILED with [`DAMAGED`], so it lists and reads like any failed task
-/// and the worker fails it for good instead of retrying it.
-pub(super) fn from_item(i: &Item, damage: Option<String>) -> Result<Task, PortError> {
-    let text = |k: &str| i.get(k).and_then(|v| v.as_s().ok()).cloned();
-    let req = |k: &str| text(k).ok_or_else(|| format!("missing {k}"));
-    let when = |k: &str| {
-        text(k)
-            .map(|v| NaiveDateTime::parse_from_str(&v, TIME).map_err(|_| k.to_string()))
-            .transpose()
+/// A status as stored (a projection holding it alone), FAILED and logged
+/// when it cannot be read.
+pub(super) fn status_of(id: &str, v: Option<&AttributeValue>) -> TaskStatus {
+    let mut read = TaskReader::new();
+    let status = read.status(field(v));
+    if let Some(d) = read.damage() {
+        tracing::error!(key = id, damage = %d, "task item damaged: its status reads as FAILED");
+    }
+    status
+}
+
+/// A spilled field whose object could not be read, and why.
+pub(super) type Lost = (&'static str, String);
+
+/// A task from its item, `None` (logged) when its id cannot be read. Any
+/// other field that cannot be read (hand-edited, or `lost` with its
+/// spilled object) makes it FAILED with the damage named ([`TaskReader`]),
+/// so it lists and reads like any failed task and the worker fails it for
+/// good instead of retrying it.
+pub(super) fn from_item(i: &Item, lost: &[Lost]) -> Option<Task> {
+    let key = match i.get("id") {
+        Some(AttributeValue::S(s)) => s.as_str(),
+        _ => "(no id)",
     };
-    let json = |k: &str| {
-        text(k)
-            .map(|v| serde_json::from_str(&v).map_err(|_| k.to_string()))
-            .transpose()
+    let Ok(id) = Uuid::parse_str(key) else {
+        unreadable_id(key, "id is not a task id");
+        return None;
     };
-    let number = |k: &str| i.get(k).and_then(|v| v.as_n().ok()).map(String::as_str);
-    let identity = || -> Result<_, String> {
-        Ok((
-            Uuid::parse_str(&req("id")?).map_err(|_| "id".to_string())?,
-            req("owner")?,
-            req("kind")?.parse().map_err(|_| "kind".to_string())?,
-            when("created_at")?.ok_or("missing created_at")?,
-        ))
-    };
-    let (id, owner, kind, created_at) = identity().map_err(|what| corrupt(&what))?;
-    let mut task = Task {
+    let mut read = TaskReader::new();
+    for (_, what) in lost {
+        read.note(what.as_str());
+    }
+    let gone = |k: &str| lost.iter().any(|(f, _)| *f == k);
+    let f = |k: &str| field(i.get(k));
+    let owner = read.owner(f("owner"));
+    let kind = read.kind(f("kind"));
+    let status = read.status(f("status"));
+    // A field whose spilled object is lost is named by that alone.
+    let params = (!gone("params"))
+        .then(|| read.json("params", f("params"), true))
+        .flatten();
+    let result = (!gone("result"))
+        .then(|| read.json("result", f("result"), false))
+        .flatten();
+    let error = read.optional_string("error", f("error"));
+    let attempts = read.number("attempts", f("attempts")).unwrap_or(0);
+    let created_at = read
+        .time("created_at", f("created_at"), TIME, true)
+        .unwrap_or_default();
+    let started_at = read.time("started_at", f("started_at"), TIME, false);
+    let finished_at = read.time("finished_at", f("finished_at"), TIME, false);
+    let lease_until = read.time("lease_until", f("lease_until"), TIME, false);
+    let progress = read.number("progress", f("progress"));
+    let task = Task {
         id,
         owner,
         kind,
-        status: TaskStatus::Pending,
-        params: serde_json::Value::Null,
-        result: None,
-        error: text("error"),
-        attempts: number("attempts").and_then(|v| v.parse().ok()).unwrap_or(0),
+        status,
+        params: params.unwrap_or_default(),
+        result,
+        error,
+        attempts,
         created_at,
-        started_at: None,
-        finished_at: None,
-        lease_until: None,
-        progress: number("progress").and_then(|v| v.parse().ok()),
+        started_at,
+        finished_at,
+        lease_until,
+        progress,
+        damage: None,
     };
-    let rest = (|| -> Result<(), String> {
-        if let Some(what) = damage {
-            return Err(what);
-        }
-        task.status = req("status")?.parse().map_err(|_| "status".to_string())?;
-        task.params = json("params")?.unwrap_or_default();
-        task.result = json("result")?;
-        task.started_at = when("started_at")?;
-        task.finished_at = when("finished_at")?;
-        task.lease_until = when("lease_until")?;
-        Ok(())
-    })();
-    if let Err(what) = rest {
-        tracing::error!(task_id = %id, field = %what, "task item damaged; it reads as FAILED");
-        task.status = TaskStatus::Failed;
-        task.params = serde_json::Value::Null;
-        task.result = None;
-        task.error = Some(DAMAGED.into());
-        task.progress = None;
-    }
-    Ok(task)
+    Some(read.finish(task, key))
 }
 
 /// Filter expression, the attribute names it uses, and its values, for kinds
-/// and status (on top of the owner key).
+/// and status (on top of the owner key). An item whose kind is damaged
+/// (missing, not a string, unknown) is of every kind; one whose status is
+/// damaged is FAILED, as they read.
 pub(super) fn filter_parts(
     f: &TaskFilter,
 ) -> (Option<String>, Vec<(&'static str, &'static str)>, Item) {
     let mut clauses = Vec::new();
     let mut names = Vec::new();
     let mut values = Item::new();
+    let mut list = |prefix: &str, items: &mut dyn Iterator<Item = &str>| {
+        let names: Vec<String> = items
+            .enumerate()
+            .map(|(k, v)| {
+                let name = format!(":{prefix}{k}");
+                values.insert(name.clone(), s(v));
+                name
+            })
+            .collect();
+        names.join(", ")
+    };
     if !f.kinds.is_empty() {
-        let value_names: Vec<String> = (0..f.kinds.len()).map(|k| format!(":k{k}")).collect();
-        for (name, kind) in value_names.iter().zip(&f.kinds) {
-            values.insert(name.clone(), s(kind.as_str()));
-        }
-        clauses.push(format!("#kind IN ({})", value_names.join(", ")));
+        let wanted = list("k", &mut f.kinds.iter().map(|k| k.as_str()));
+        let known = list("kk", &mut TaskKind::ALL.iter().map(|k| k.as_str()));
+        clauses.push(format!("(#kind IN ({wanted}) OR NOT (#kind IN ({known})))"));
         names.push(("#kind", "kind"));
     }
     if let Some(st) = f.status {
-        values.insert(":st".into(), s(st.as_str()));
-        clauses.push("#status = :st".into());
+        let wanted = list("st", &mut std::iter::once(st.as_str()));
+        if st == TaskStatus::Failed {
+            let known = list(
+                "ks",
+                &mut [
+                    TaskStatus::Pending,
+                    TaskStatus::Running,
+                    TaskStatus::Success,
+                    TaskStatus::Failed,
+                ]
+                .iter()
+                .map(|s| s.as_str()),
+            );
+            clauses.push(format!(
+                "(#status = {wanted} OR NOT (#status IN ({known})))"
+            ));
+        } else {
+            clauses.push(format!("#status = {wanted}"));
+        }
         names.push(("#status", "status"));
     }
     (

@@ -21,10 +21,11 @@ use uuid::Uuid;
 
 mod item;
 mod outcome;
-pub use item::DAMAGED;
 use item::{
-    Item, corrupt, ends_item_id, filter_parts, from_item, key_item_id, n, s, time, to_item,
+    Item, Lost, corrupt, ends_item_id, filter_parts, from_item, key_item_id, n, s, status_of, time,
+    to_item,
 };
+pub use platform::tasks::DAMAGED;
 
 pub const OWNER_INDEX: &str = "by_owner";
 
@@ -105,7 +106,8 @@ impl DynamoTaskStore {
     /// Reads back spilled values into the item so `from_item` sees them
     /// inline; a spilled object that is gone or not text is damage, not an
     /// outage.
-    async fn load_spilled(&self, mut item: Item) -> Result<(Item, Option<String>), PortError> {
+    async fn load_spilled(&self, mut item: Item) -> Result<(Item, Vec<Lost>), PortError> {
+        let mut lost = Vec::new();
         for field in ["params", "result"] {
             if let Some(key) = item
                 .get(&format!("{field}_ref"))
@@ -113,20 +115,23 @@ impl DynamoTaskStore {
                 .cloned()
             {
                 let Some(data) = self.spill.get(&key).await? else {
-                    return Ok((item, Some(format!("{field} object {key} is missing"))));
+                    lost.push((field, format!("{field} object {key} is missing")));
+                    continue;
                 };
                 let Ok(text) = String::from_utf8(data.to_vec()) else {
-                    return Ok((item, Some(format!("{field} object {key} is not text"))));
+                    lost.push((field, format!("{field} object {key} is not text")));
+                    continue;
                 };
                 item.insert(field.into(), s(text));
             }
         }
-        Ok((item, None))
+        Ok((item, lost))
     }
 
-    async fn task(&self, item: &Item) -> Result<Task, PortError> {
-        let (item, damage) = self.load_spilled(item.clone()).await?;
-        from_item(&item, damage)
+    /// The task of an item, `None` (logged) when its id cannot be read.
+    async fn task(&self, item: &Item) -> Result<Option<Task>, PortError> {
+        let (item, lost) = self.load_spilled(item.clone()).await?;
+        Ok(from_item(&item, &lost))
     }
 
     /// The item of a new task, its params spilled to S3 when too large.
@@ -254,18 +259,11 @@ impl DynamoTaskStore {
         let found = self.items(ids, false).await?;
         let mut tasks = Vec::with_capacity(ids.len());
         for id in ids {
-            // A task deleted (expired) between the index read and now is skipped.
-            // An item that is no task (its id, owner or kind unreadable)
-            // is left out with a log line: one bad item must not break
-            // its owner's listing.
+            // A task deleted (expired) between the index read and now is
+            // skipped; a damaged one lists FAILED, and one whose id cannot
+            // be read is left out with a log line.
             if let Some(item) = found.get(id) {
-                match self.task(item).await {
-                    Ok(t) => tasks.push(t),
-                    Err(PortError::Internal { .. }) => {
-                        tracing::error!(task_id = %id, "task item unreadable; left out of the listing")
-                    }
-                    Err(e) => return Err(e),
-                }
+                tasks.extend(self.task(item).await?);
             }
         }
         Ok(tasks)
@@ -347,19 +345,10 @@ impl TaskStore for DynamoTaskStore {
     async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {
         let keys: Vec<String> = ids.iter().map(Uuid::to_string).collect();
         let found = self.items(&keys, true).await?;
-        keys.iter()
-            .map(|id| {
-                found
-                    .get(id)
-                    .and_then(|i| i.get("status"))
-                    .map(|v| {
-                        v.as_s()
-                            .map_err(|_| PortError::internal("task status is not text"))?
-                            .parse()
-                    })
-                    .transpose()
-            })
-            .collect()
+        Ok(keys
+            .iter()
+            .map(|id| found.get(id).map(|i| status_of(id, i.get("status"))))
+            .collect())
     }
 
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError> {
@@ -373,7 +362,7 @@ impl TaskStore for DynamoTaskStore {
             .await
             .map_err(|e| sdk_error("get task", e))?;
         match out.item() {
-            Some(i) => Ok(Some(self.task(i).await?)),
+            Some(i) => self.task(i).await,
             None => Ok(None),
         }
     }
@@ -458,19 +447,21 @@ impl TaskStore for DynamoTaskStore {
             .await;
         match out {
             Ok(o) => {
+                let item = o
+                    .attributes()
+                    .ok_or_else(|| corrupt("no attributes returned"))?;
                 let task = self
-                    .task(
-                        o.attributes()
-                            .ok_or_else(|| corrupt("no attributes returned"))?,
-                    )
-                    .await?;
-                if task.status != TaskStatus::Failed {
+                    .task(item)
+                    .await?
+                    .ok_or_else(|| corrupt("a claimed task's id is unreadable"))?;
+                if task.damage.is_none() {
                     return Ok(Claim::Claimed(Box::new(task)));
                 }
-                // Damaged: this attempt fails it for good.
+                // Damaged: no job can run it, so this attempt fails it for
+                // good rather than leave it to be delivered again.
                 let failed = Finished {
                     attempt: task.attempts,
-                    outcome: Outcome::Failed(DAMAGED.into()),
+                    outcome: Outcome::Failed(task.error.unwrap_or_default()),
                     at: now,
                 };
                 self.finish(id, failed).await?;
@@ -481,7 +472,12 @@ impl TaskStore for DynamoTaskStore {
                 Some(t) if t.status.is_finished() => Claim::Finished,
                 Some(_) => Claim::Busy,
             }),
-            Err(e) => Err(sdk_error("claim task", e)),
+            // An update the item's own types refuse (`attempts` not a
+            // number): a damaged task, ended as it stands.
+            Err(e) => match self.get(id).await {
+                Ok(Some(t)) if t.damage.is_some() => Ok(Claim::Finished),
+                _ => Err(sdk_error("claim task", e)),
+            },
         }
     }
 
@@ -507,7 +503,7 @@ impl TaskStore for DynamoTaskStore {
         if count_to.contains(&id) {
             platform::tasks::uncounted(self.count_end(id, id).await, id);
         }
-        Ok(Some(self.task(&item).await?))
+        self.task(&item).await
     }
 
     async fn release(&self, id: Uuid, attempt: u32) -> Result<bool, PortError> {
@@ -555,7 +551,7 @@ impl TaskStore for DynamoTaskStore {
             .consistent_read(true);
         let mut out = Vec::new();
         for item in crate::scan_all(scan, "scan unfinished tasks").await? {
-            out.push(self.task(&item).await?);
+            out.extend(self.task(&item).await?);
         }
         out.sort_by_key(|t| (t.created_at, t.id));
         Ok(out)

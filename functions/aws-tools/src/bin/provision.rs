@@ -1,7 +1,9 @@
 //! Creates the resources of infra/template.yaml (names from infra/names.env,
-//! via the environment) on an emulator or an empty account, uploads a market
-//! data directory to the bucket, and adds the demo account. Idempotent. Prints
-//! the environment the functions need, as `export` lines.
+//! via the environment) on an emulator or an empty account: the tables, the
+//! job, webhook and ingest queues with their dead-letter queues, the bucket
+//! and its notifications; uploads a market data directory to the bucket, and
+//! adds the demo account. Idempotent. Prints the environment the functions
+//! need, as `export` lines.
 
 use anyhow::{Context, Result};
 use aws_adapters::{Clients, Names, S3Blobs, provision};
@@ -102,9 +104,24 @@ async fn main() -> Result<()> {
     )
     .await
     .context("webhook queue")?;
+    let ingest_queue_name =
+        std::env::var("MARKETLAB_INGEST_QUEUE_NAME").unwrap_or_else(|_| "marketlab-ingest".into());
+    let ingest_queue_url = provision::ingest_queue(&clients, &ingest_queue_name)
+        .await
+        .context("ingest queue")?;
     provision::bucket(&clients, &names.bucket)
         .await
         .context("bucket")?;
+    // Batch files to the job queue, market data under incoming/ to the
+    // ingest queue, as the template's bucket sends them.
+    provision::bucket_notifications_once(
+        &clients,
+        &names.bucket,
+        &queue_url,
+        Some(&ingest_queue_url),
+    )
+    .await
+    .context("bucket notifications")?;
     let config = sample::SampleConfig {
         stocks: args.sample_stocks,
         ..Default::default()
@@ -173,6 +190,7 @@ async fn main() -> Result<()> {
     println!("export MARKETLAB_BUCKET={}", names.bucket);
     println!("export MARKETLAB_WEBHOOKS_TABLE={}", names.webhooks_table);
     println!("export MARKETLAB_WEBHOOK_QUEUE_URL={webhook_queue_url}");
+    println!("export MARKETLAB_INGEST_QUEUE_URL={ingest_queue_url}");
     if let Some(seconds) = args.job_timeout_seconds {
         println!("export MARKETLAB_JOB_TIMEOUT_SECONDS={seconds}");
     }

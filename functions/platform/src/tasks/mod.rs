@@ -3,9 +3,12 @@
 //! Every status change is conditional on the state the caller last saw, so two
 //! workers can never both run or both finish a task, on SQLite or DynamoDB alike.
 
+mod damage;
 pub mod finishes;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+
+pub use damage::{DAMAGED, Damage, Field, TaskReader, damaged, unreadable_id};
 
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
@@ -139,6 +142,23 @@ pub struct Task {
     pub lease_until: Option<NaiveDateTime>,
     /// How far a RUNNING job has come, 0-100, when its job reports it.
     pub progress: Option<u8>,
+    /// What of the stored task could not be read: it then reads as FAILED
+    /// with the damage in `error`, what could not be read at a stand-in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damage: Option<Damage>,
+}
+
+impl Task {
+    /// Whether the task is of one of `kinds`; a task whose kind cannot be
+    /// read is of every kind, so each of its owner's routes shows it FAILED.
+    pub fn is_of(&self, kinds: &[TaskKind]) -> bool {
+        kinds.contains(&self.kind) || self.damage.as_ref().is_some_and(|d| d.kind_unread)
+    }
+
+    /// Whether `owner` may read the task: never when its owner cannot be read.
+    pub fn owned_by(&self, owner: &str) -> bool {
+        self.owner == owner && !self.damage.as_ref().is_some_and(|d| d.owner_unread)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -165,6 +185,7 @@ impl NewTask {
             finished_at: None,
             lease_until: None,
             progress: None,
+            damage: None,
         }
     }
 }
@@ -199,8 +220,7 @@ pub struct TaskFilter {
 
 impl TaskFilter {
     pub fn matches(&self, t: &Task) -> bool {
-        (self.kinds.is_empty() || self.kinds.contains(&t.kind))
-            && self.status.is_none_or(|s| s == t.status)
+        (self.kinds.is_empty() || t.is_of(&self.kinds)) && self.status.is_none_or(|s| s == t.status)
     }
 }
 
@@ -262,12 +282,15 @@ pub trait TaskStore: Send + Sync {
     /// atomically, so a retry after a crash finds the task or nothing.
     async fn create_idempotent(&self, new: NewTask, key: &str) -> Result<Created, PortError>;
 
-    /// Any task by id; only workers and recovery use this.
+    /// Any task by id; only workers and recovery use this. A damaged task
+    /// reads FAILED with its damage ([`Task::damage`]), and is logged.
     async fn get(&self, id: Uuid) -> Result<Option<Task>, PortError>;
 
     /// [`TaskStore::get`] with the result as its stored JSON text, not
     /// parsed (`task.result` is `None`): a batch chunk's rows are read
-    /// straight into their own type instead of through JSON values.
+    /// straight into their own type instead of through JSON values. A
+    /// store may leave that text unchecked: its reader treats text that
+    /// does not parse as damage.
     async fn get_with_result_text(
         &self,
         id: Uuid,
@@ -279,7 +302,9 @@ pub trait TaskStore: Send + Sync {
     }
 
     /// Where each task stands (`None` for an unknown id), without reading
-    /// parameters or results: progress over many tasks stays cheap.
+    /// parameters or results: progress over many tasks stays cheap. A
+    /// status that cannot be read is FAILED (and logged); damage elsewhere
+    /// in the task is not seen here.
     async fn statuses(&self, ids: &[Uuid]) -> Result<Vec<Option<TaskStatus>>, PortError> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
@@ -288,12 +313,16 @@ pub trait TaskStore: Send + Sync {
         Ok(out)
     }
 
-    /// An owner's task; another owner's id reads as absent.
+    /// An owner's task; another owner's id reads as absent, and so does a
+    /// task whose owner cannot be read ([`Task::owned_by`]).
     async fn get_owned(&self, id: Uuid, owner: &str) -> Result<Option<Task>, PortError> {
-        Ok(self.get(id).await?.filter(|t| t.owner == owner))
+        Ok(self.get(id).await?.filter(|t| t.owned_by(owner)))
     }
 
-    /// An owner's tasks, newest first.
+    /// An owner's tasks, newest first. A damaged task is listed FAILED
+    /// under every kind filter when its kind cannot be read, and under a
+    /// FAILED filter when its status cannot; one without a readable id is
+    /// left out with a log line.
     async fn list(&self, owner: &str, filter: &TaskFilter, page: Page) -> PortResult<TaskPage>;
 
     /// PENDING -> RUNNING, or RUNNING with an expired lease -> RUNNING.

@@ -20,7 +20,10 @@ Settings (environment; localstack/start writes them for the emulator):
   MARKETLAB_USAGE_TABLE, MARKETLAB_BUCKET, MARKETLAB_WEBHOOKS_TABLE,
   MARKETLAB_WEBHOOK_QUEUE_URL         the other resources (infra/names.env)
   AWS_REGION, AWS_ENDPOINT_URL, credentials   the standard AWS environment
-  MARKETLAB_JOB_TIMEOUT_SECONDS       a claim's lease (120)
+  MARKETLAB_JOB_TIMEOUT_SECONDS       the longest a claim's lease may be (120; the
+                                      lease is a third of the queue's visibility
+                                      timeout, renewed while the job runs)
+  MARKETLAB_POLL_WAIT_SECONDS         a receive's long-poll wait (20, at most 20)
   MARKETLAB_JOB_STALL_SECONDS         silence after which a job is given back
                                       (the job timeout)
   MARKETLAB_AWS_OPERATION_TIMEOUT_MS  one AWS call's bound (6000; see docs/deploy.md)
@@ -75,16 +78,23 @@ async fn main() {
             std::process::exit(1);
         }
     };
-    let deps = worker::deps(&clients, &names);
+    let deps = worker::deps(&clients, &names, visibility);
+    let heartbeat = worker::keeper::Heartbeat {
+        queue: queue.clone(),
+        visibility,
+        stall: deps.stall,
+    };
+    let wait = worker::poll_wait();
+    let inbox = worker::BucketInbox::new(&clients, &names, deps.metering.clone());
     let _spans = platform::telemetry::otlp::install("poller")
         .then(|| AbortOnDrop(tokio::spawn(platform::telemetry::otlp::export_forever())));
-    tracing::info!(queue = %names.queue_url, visibility_s = visibility.as_secs(), stall_s = deps.stall.as_secs_f64(), "poller started");
+    tracing::info!(queue = %names.queue_url, visibility_s = visibility.as_secs_f64(), lease_s = deps.lease.as_seconds_f64(), wait_s = wait, stall_s = deps.stall.as_secs_f64(), "poller started");
     let stop = platform::worker::shutdown_signal();
     tokio::pin!(stop);
     loop {
         let batch = tokio::select! {
             _ = &mut stop => break,
-            b = queue.receive(1, 20) => b,
+            b = queue.receive_any(1, wait) => b,
         };
         let received = match batch {
             Ok(r) => r,
@@ -95,18 +105,26 @@ async fn main() {
             }
         };
         let ran = !received.is_empty();
-        for r in received {
+        for delivery in received {
+            let r = match delivery.job() {
+                Ok(r) => r,
+                // The bucket's event about a batch file: the inbox is swept
+                // as the worker function sweeps it.
+                Err(_) if worker::inbox_event(&delivery.body) => {
+                    sweep(&inbox, &queue, &delivery.receipt_handle).await;
+                    continue;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, receives = delivery.receives, "a message that is not a job message; left for the dead-letter queue");
+                    continue;
+                }
+            };
             let task_id = r.message.task_id;
             tracing::info!(%task_id, kind = %r.message.kind, receives = r.receives, "message received");
             let progress = Progress::default();
-            let keeper = AbortOnDrop(tokio::spawn(keep_while_reporting(
-                queue.clone(),
-                r.receipt_handle.clone(),
-                task_id,
-                progress.clone(),
-                visibility,
-                deps.stall,
-            )));
+            let held = worker::keeper::Held::new([r.receipt_handle.clone()]);
+            held.running(progress.clone());
+            let keeper = heartbeat.keep(held);
             let done = run_job_watched(&deps, &r.message, progress.clone()).await;
             drop(keeper);
             match done {
@@ -147,6 +165,25 @@ async fn main() {
     flush(&deps).await;
 }
 
+/// Sweeps the batch inbox for a bucket event and acknowledges it; a sweep
+/// that failed leaves the event to come back.
+async fn sweep(inbox: &worker::BucketInbox, queue: &aws_adapters::SqsQueue, handle: &str) {
+    match inbox.sweep().await {
+        Ok(s) => {
+            tracing::info!(
+                submitted = s.submitted,
+                refused = s.refused,
+                written = s.written,
+                "batch inbox swept"
+            );
+            if let Err(e) = queue.delete(handle).await {
+                tracing::warn!(error = %e, "could not delete a swept event; its redelivery sweeps again");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "batch inbox sweep failed; the event comes again"),
+    }
+}
+
 /// Writes the compute counted so far; what fails is kept for the next try.
 async fn flush(deps: &platform::worker::WorkerDeps) {
     if let Some(m) = &deps.metering
@@ -162,50 +199,5 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-/// Keeps a received message hidden while its job reports: every third of
-/// the visibility timeout it is hidden for another whole one, as long as
-/// the job reported within the stall bound. A message whose job has not
-/// started within the bound is given back now; one whose started job went
-/// silent is left to `run_job`, which releases the task first.
-async fn keep_while_reporting(
-    queue: aws_adapters::SqsQueue,
-    handle: String,
-    task_id: uuid::Uuid,
-    progress: Progress,
-    visibility: Duration,
-    stall: Duration,
-) {
-    let extend_every = visibility / 3;
-    let tick = extend_every.min(stall / 4);
-    let mut extended = tokio::time::Instant::now();
-    loop {
-        tokio::time::sleep(tick).await;
-        if progress.silent_for() >= stall {
-            if progress.has_started() {
-                return;
-            }
-            match queue.give_back(&handle).await {
-                Ok(()) => {
-                    tracing::warn!(%task_id, stall_s = stall.as_secs_f64(), "job not started within the stall bound; message given back")
-                }
-                Err(e) => {
-                    tracing::warn!(%task_id, error = %e, "message not given back; it comes back after the visibility timeout")
-                }
-            }
-            return;
-        }
-        if extended.elapsed() < extend_every {
-            continue;
-        }
-        match queue.keep(std::slice::from_ref(&handle), visibility).await {
-            Ok(0) => extended = tokio::time::Instant::now(),
-            Ok(_) => {
-                tracing::debug!(%task_id, "visibility not extended (the message may be done)")
-            }
-            Err(e) => tracing::warn!(%task_id, error = %e, "visibility not extended"),
-        }
     }
 }

@@ -92,13 +92,14 @@ pub async fn export(
         }
         out.finish()
     });
-    let mut parts = futures::stream::iter(fanned.chunks)
-        .map(|id| {
+    let mut parts = futures::stream::iter(fanned.chunks.into_iter().enumerate())
+        .map(|(k, id)| {
             let paths = paths.clone();
+            let span = p.span(k);
             async move {
                 let (chunk, result) = super::jobs::chunk_task(tasks, id).await?;
                 tokio::task::spawn_blocking(move || {
-                    let mut rows = super::jobs::rows_of(chunk, result)?;
+                    let mut rows = super::jobs::rows_of(chunk, result, span)?;
                     rows.sort_by_key(|r| r.index);
                     Ok::<_, PortError>(table(&paths, &rows))
                 })

@@ -157,6 +157,27 @@ impl BatchParams {
             chunk: self.chunk,
         }
     }
+
+    /// The rows of chunk `k`.
+    pub(super) fn span(&self, k: usize) -> std::ops::Range<usize> {
+        let first = k.saturating_mul(self.chunk).min(self.total);
+        first..first.saturating_add(self.chunk).min(self.total)
+    }
+
+    /// What a damaged batch record whose parameters cannot be read shows:
+    /// nothing but its failure.
+    fn unread() -> Self {
+        BatchParams {
+            request: Value::Null,
+            total: 0,
+            chunk: CHUNK,
+            paths: Vec::new(),
+            strategy_us: 0,
+            reserved: false,
+            defaults_applied: Map::new(),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// A batch record's result once fanned out.
@@ -307,8 +328,12 @@ pub async fn status_counted(
     counted: Option<u64>,
 ) -> Result<BatchStatus, platform::PortError> {
     use platform::tasks::TaskStatus;
-    let p: BatchParams = serde_json::from_value(record.params.clone())
-        .map_err(|e| platform::PortError::fault("batch record", e))?;
+    let p: BatchParams = match serde_json::from_value(record.params.clone()) {
+        Ok(p) => p,
+        // Damaged, it reads FAILED with its damage, whatever it lost.
+        Err(_) if record.damage.is_some() => BatchParams::unread(),
+        Err(e) => return Err(platform::PortError::fault("batch record", e)),
+    };
     let mut s = BatchStatus {
         report_url: format!("/backtest/batch/{}/report", record.id),
         batch_id: record.id.to_string(),
@@ -364,8 +389,10 @@ pub async fn status_counted(
         }
     }
     let mut rows: Vec<BatchRow> = Vec::new();
-    for id in fanned.chunks.into_iter().filter(|_| read == Rows::Read) {
-        rows.extend(chunk_rows(tasks, id).await?);
+    if read == Rows::Read {
+        for (k, id) in fanned.chunks.into_iter().enumerate() {
+            rows.extend(chunk_rows(tasks, id, p.span(k)).await?);
+        }
     }
     rows.sort_by_key(|r| r.index);
     if let Some(store) = returns {
@@ -395,13 +422,15 @@ pub async fn status_counted(
 }
 
 /// A finished chunk's rows: its result's, or one row per strategy with the
-/// chunk's error when it failed for good.
+/// chunk's error when it failed for good. `span` is the batch's rows the
+/// chunk holds: a damaged chunk's own parameters may be gone.
 pub(super) async fn chunk_rows(
     tasks: &dyn platform::tasks::TaskStore,
     id: uuid::Uuid,
+    span: std::ops::Range<usize>,
 ) -> Result<Vec<BatchRow>, platform::PortError> {
     let (chunk, result) = chunk_task(tasks, id).await?;
-    rows_of(chunk, result)
+    rows_of(chunk, result, span)
 }
 
 /// A finished chunk's task, its result as the stored text.
@@ -420,24 +449,36 @@ pub(super) async fn chunk_task(
 pub(super) fn rows_of(
     chunk: Task,
     result: Option<String>,
+    span: std::ops::Range<usize>,
 ) -> Result<Vec<BatchRow>, platform::PortError> {
     use platform::tasks::TaskStatus;
-    Ok(match chunk.status {
-        TaskStatus::Success => {
-            let r: ChunkResult = serde_json::from_str(result.as_deref().unwrap_or("null"))
-                .map_err(|e| platform::PortError::fault("chunk result", e))?;
-            r.rows
+    let mut damaged = chunk.damage.is_some();
+    let mut why = chunk.error;
+    if chunk.status == TaskStatus::Success {
+        match serde_json::from_str::<ChunkResult>(result.as_deref().unwrap_or("null")) {
+            Ok(r) => return Ok(r.rows),
+            // A store may hand the text over unchecked: damaged, the
+            // chunk's rows fail with that said.
+            Err(_) => {
+                let what = "result is not a chunk's rows";
+                tracing::error!(key = %chunk.id, damage = what, "task item damaged: its rows read as failed");
+                (damaged, why) = (true, Some(platform::tasks::damaged(what)));
+            }
         }
-        _ => {
-            let mut c: ChunkParams = serde_json::from_value(chunk.params)
-                .map_err(|e| platform::PortError::fault("chunk", e))?;
-            let why = chunk.error.unwrap_or_else(|| "the chunk failed".into());
-            c.varied()
-                .into_iter()
-                .enumerate()
-                .map(|(k, v)| BatchRow::failed(c.first + k, v, why.clone()))
-                .collect()
-        }
+    }
+    let why = why.unwrap_or_else(|| "the chunk failed".into());
+    Ok(match serde_json::from_value::<ChunkParams>(chunk.params) {
+        Ok(mut c) => c
+            .varied()
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| BatchRow::failed(c.first + k, v, why.clone()))
+            .collect(),
+        // Damaged with its parameters: its rows are known by place alone.
+        Err(_) if damaged => span
+            .map(|k| BatchRow::failed(k, Map::new(), why.clone()))
+            .collect(),
+        Err(e) => return Err(platform::PortError::fault("chunk", e)),
     })
 }
 
@@ -469,13 +510,13 @@ pub async fn outcome(
     tasks: &dyn platform::tasks::TaskStore,
     record: &Task,
 ) -> Result<Option<Outcome>, platform::PortError> {
-    let Some((_, fanned)) = finished(tasks, record).await? else {
+    let Some((p, fanned)) = finished(tasks, record).await? else {
         return Ok(None);
     };
     let mut o = Outcome::default();
     let mut top = f64::NEG_INFINITY;
-    for id in fanned.chunks {
-        for row in chunk_rows(tasks, id).await? {
+    for (k, id) in fanned.chunks.into_iter().enumerate() {
+        for row in chunk_rows(tasks, id, p.span(k)).await? {
             o.failed += usize::from(row.error.is_some());
             if let Some(m) = row.total_return.filter(|m| m.is_finite())
                 && m >= top
@@ -511,9 +552,9 @@ pub async fn rows_page(
     let to = from.saturating_add(limit).min(p.total);
     let mut rows = Vec::with_capacity(to.saturating_sub(from));
     if from < to {
-        for &id in &fanned.chunks[from / p.chunk..to.div_ceil(p.chunk)] {
+        for k in from / p.chunk..to.div_ceil(p.chunk) {
             rows.extend(
-                chunk_rows(tasks, id)
+                chunk_rows(tasks, fanned.chunks[k], p.span(k))
                     .await?
                     .into_iter()
                     .filter(|r| (from..to).contains(&r.index)),
