@@ -170,19 +170,92 @@ impl Metered {
     }
 }
 
-/// The deployment under test and the functions every run shares.
-struct Stage {
-    d: tests::emulator::Deployment,
-    /// The functions' environment straight to the emulator.
-    direct: Vec<(&'static str, String)>,
-    /// The same through the metering proxy.
+/// What every run shares.
+struct Shared {
+    clients: aws_adapters::Clients,
+    /// The market data each run's bucket holds.
+    market: tempfile::TempDir,
+    /// The meter and the prices.
     bench: Bench,
     auth: String,
-    /// The backtest function that submits and reads rows, unmetered.
-    front: Function,
-    front_metered: Function,
     logs: tempfile::TempDir,
     n: usize,
+}
+
+/// A run's own deployment (a new bucket, tables and queues: no run meets
+/// another's items, objects or messages, nor a store grown by the runs
+/// before it, which the emulator would read more slowly) and the backtest
+/// functions on it, warm.
+struct Stage {
+    d: tests::emulator::Deployment,
+    /// The workers' and `front`'s environment: through the meter when
+    /// metered, else straight to the emulator as `watch`'s.
+    env: Vec<(&'static str, String)>,
+    /// Submits, reads the finished status and the rows.
+    front: Function,
+    /// Reads the status once the chunks have ended (unmetered).
+    watch: Function,
+}
+
+/// A new deployment with the market data, the demo account's plan opened
+/// to the batch as an operator would (its concurrent tasks, 8 on `pro`,
+/// stay: more than the runs' workers).
+async fn stage(sh: &Shared, metered: bool) -> Stage {
+    let bucket = tests::emulator::bucket_of(&sh.clients, sh.market.path()).await;
+    let d = tests::emulator::deployment_on(sh.clients.clone(), bucket).await;
+    let plan = d
+        .state
+        .auth
+        .store()
+        .get(marketlab::server::DEMO_EMAIL)
+        .await
+        .unwrap()
+        .unwrap()
+        .plan;
+    let limits = platform::quota::PlanLimits {
+        max_batch: Some(sh.n),
+        monthly_compute_minutes: 1_000_000,
+        ..platform::quota::default_limits(&plan)
+    };
+    assert!(
+        limits.concurrent_tasks as usize >= *WORKERS.iter().max().unwrap(),
+        "the plan's concurrent tasks hold back the workers"
+    );
+    d.state
+        .metering
+        .as_ref()
+        .expect("metering")
+        .quota_store()
+        .set_plan_limits(&plan, limits)
+        .await
+        .unwrap();
+    let mut direct = tests::emulator::function_env(&d.names);
+    for (k, v) in direct.iter_mut() {
+        if *k == "RUST_LOG" {
+            *v = "info".into();
+        }
+    }
+    let env = if metered {
+        runs::metered_env(&d.names, &sh.bench.meter)
+    } else {
+        direct.clone()
+    };
+    let hmem = template_memory_mb("backtest");
+    let backtest = release_dir().join("backtest");
+    let mut front = Function::new(&backtest, "marketlab-backtest", hmem, &env).await;
+    let mut watch = Function::new(&backtest, "marketlab-backtest", hmem, &direct).await;
+    // Warm, the caller's account read once.
+    let usage = http_event("GET", "/usage", None, Some(&sh.auth));
+    for f in [&mut front, &mut watch] {
+        invoke(None, f, hmem, usage.clone(), &mut Work::default(), true).await;
+    }
+    sh.bench.meter.take();
+    Stage {
+        d,
+        env,
+        front,
+        watch,
+    }
 }
 
 /// Invokes `f`: through the meter into `work` when `meter` is given, else
@@ -212,7 +285,7 @@ async fn invoke(
 /// One function instance taking batches as the event source mapping hands
 /// them until `stop`; answers the messages it took.
 async fn serve(
-    s: &Stage,
+    d: &tests::emulator::Deployment,
     meter: Option<&Bench>,
     f: &mut Function,
     work: &mut Work,
@@ -222,7 +295,7 @@ async fn serve(
     let mut taken = 0;
     while !stop.load(Ordering::Relaxed) {
         let Some((event, handles)) =
-            tests::emulator::receive_batch(&s.d.clients, &s.d.names.queue_url).await
+            tests::emulator::receive_batch(&d.clients, &d.names.queue_url).await
         else {
             continue;
         };
@@ -237,7 +310,7 @@ async fn serve(
         )
         .await;
         let answer: SqsBatchResponse = serde_json::from_value(answer).unwrap();
-        tests::emulator::settle_batch(&s.d.clients, &s.d.names.queue_url, &handles, &answer).await;
+        tests::emulator::settle_batch(&d.clients, &d.names.queue_url, &handles, &answer).await;
     }
     taken
 }
@@ -313,44 +386,9 @@ async fn follow(
     at
 }
 
-/// Waits until the job queue holds nothing (visible, in flight or
-/// delayed), so that each run starts on an empty queue.
-async fn queue_empty(s: &Stage) {
-    use aws_sdk_sqs::types::QueueAttributeName as A;
-    let t = Instant::now();
-    loop {
-        let got =
-            s.d.clients
-                .sqs
-                .get_queue_attributes()
-                .queue_url(&s.d.names.queue_url)
-                .attribute_names(A::All)
-                .send()
-                .await
-                .unwrap();
-        let attrs = got.attributes().cloned().unwrap_or_default();
-        let held: u64 = [
-            A::ApproximateNumberOfMessages,
-            A::ApproximateNumberOfMessagesNotVisible,
-            A::ApproximateNumberOfMessagesDelayed,
-        ]
-        .iter()
-        .filter_map(|a| attrs.get(a)?.parse::<u64>().ok())
-        .sum();
-        if held == 0 {
-            return;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(900),
-            "the job queue still holds {held} messages"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// `n` pollers started, each having logged that it polls the queue, and
-/// the longest long-poll wait they logged.
-async fn start_pollers(s: &Stage, n: usize, run: usize) -> (Vec<Killed>, Duration) {
+/// `n` pollers started, each having logged that it polls the queue, their
+/// logs in `logs`.
+async fn start_pollers(s: &Stage, logs: &std::path::Path, n: usize, run: usize) -> Vec<Killed> {
     let poller = release_dir().join("poller");
     assert!(
         poller.exists(),
@@ -358,39 +396,24 @@ async fn start_pollers(s: &Stage, n: usize, run: usize) -> (Vec<Killed>, Duratio
         poller.display()
     );
     let mut started = Vec::new();
-    let mut wait = Duration::ZERO;
     for k in 0..n {
-        let (child, log) =
-            tests::pollers::start(&poller, &s.d.names, &[], s.logs.path(), run * 10 + k);
+        let (child, log) = tests::pollers::start(&poller, &s.d.names, &[], logs, run * 10 + k);
         let t = Instant::now();
-        let line = loop {
-            if let Some(l) = tests::pollers::logged(&log, "poller started").pop() {
-                break l;
-            }
+        while tests::pollers::logged(&log, "poller started").is_empty() {
             assert!(
                 t.elapsed() < Duration::from_secs(60),
                 "poller {k} did not start: {}",
                 std::fs::read_to_string(&log).unwrap_or_default()
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
-        };
-        // SQS's longest wait when the poller does not say.
-        let w = line["fields"]["wait_s"].as_f64().unwrap_or(20.0);
-        wait = wait.max(Duration::from_secs_f64(w));
+        }
         started.push(child);
     }
-    (started, wait)
+    started
 }
 
-/// SIGTERM to each poller (it finishes its job first), and its exit; then
-/// the end of the long polls they left open. The emulator still answers a
-/// stopped poller's receive when a message comes within its wait, to
-/// nobody: the next run's first message would be hidden for the visibility
-/// timeout (the lost receive of docs/deploy.md#recovery).
-async fn stop_pollers(pollers: Vec<Killed>, wait: Duration) {
-    if pollers.is_empty() {
-        return;
-    }
+/// SIGTERM to each poller (it finishes its job first), and its exit.
+async fn stop_pollers(pollers: Vec<Killed>) {
     for mut p in pollers {
         // SAFETY: a signal to our own child, which has not been reaped.
         unsafe { libc::kill(p.0.id() as libc::pid_t, libc::SIGTERM) };
@@ -403,8 +426,6 @@ async fn stop_pollers(pollers: Vec<Killed>, wait: Duration) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    // The receives were sent before the signal: none is open past this.
-    tokio::time::sleep(wait + Duration::from_secs(1)).await;
 }
 
 /// CPU seconds the emulator's process has used (user and system), found by
@@ -494,30 +515,27 @@ async fn rows_once(
 }
 
 /// One batch, submit to SUCCESS, on `workers`; metered when `metered`.
-async fn run(
-    s: &mut Stage,
-    watch: &mut Function,
-    workers: Workers,
-    metered: bool,
-    k: usize,
-) -> Run {
-    queue_empty(s).await;
-    let bench = &s.bench;
+async fn run(sh: &Shared, workers: Workers, metered: bool, k: usize) -> Run {
+    let mut s = stage(sh, metered).await;
+    let bench = &sh.bench;
     let meter = metered.then_some(bench);
     let mut m = Metered::default();
     // The workers, started before the submit: a fleet's processes are up,
     // each reads the bars at its first chunk.
-    let (mut pollers, mut wait) = (Vec::new(), Duration::ZERO);
+    let mut pollers = Vec::new();
     let mut instances = Vec::new();
-    let env = if metered { &bench.env } else { &s.direct };
     let wmem = template_memory_mb("worker");
     match workers {
-        Workers::Pollers(n) => (pollers, wait) = start_pollers(s, n, k).await,
+        Workers::Pollers(n) => pollers = start_pollers(&s, sh.logs.path(), n, k).await,
         Workers::Instances(n) => {
             for _ in 0..n {
-                let mut f =
-                    Function::new(&release_dir().join("worker"), "marketlab-worker", wmem, env)
-                        .await;
+                let mut f = Function::new(
+                    &release_dir().join("worker"),
+                    "marketlab-worker",
+                    wmem,
+                    &s.env,
+                )
+                .await;
                 let mut start = Work::default();
                 invoke(
                     meter,
@@ -544,16 +562,11 @@ async fn run(
     let emulator0 = emulator_cpu_s();
     let t0 = Instant::now();
     let utc0 = chrono::Utc::now().naive_utc();
-    let front = if metered {
-        &mut s.front_metered
-    } else {
-        &mut s.front
-    };
     let answer = invoke(
         meter,
-        front,
+        &mut s.front,
         hmem,
-        http_event("POST", "/backtest/batch", Some(&grid(s.n)), Some(&s.auth)),
+        http_event("POST", "/backtest/batch", Some(&grid(sh.n)), Some(&sh.auth)),
         &mut m.submit,
         true,
     )
@@ -567,20 +580,21 @@ async fn run(
     // The chunks, followed to SUCCESS.
     let stop = AtomicBool::new(false);
     let (ended, taken) = {
-        let stage: &Stage = s;
+        let Stage { d, watch, .. } = &mut s;
+        let d: &tests::emulator::Deployment = d;
         let serving = futures::future::join_all(
             instances
                 .iter_mut()
-                .map(|(f, w)| serve(stage, meter, f, w, &stop)),
+                .map(|(f, w)| serve(d, meter, f, w, &stop)),
         );
         tokio::join!(
-            follow(stage.d.state.tasks.as_ref(), watch, &stage.auth, &id, &stop),
+            follow(d.state.tasks.as_ref(), watch, &sh.auth, &id, &stop),
             serving
         )
     };
     let wall_s = (ended - t0).as_secs_f64();
     let emulator_s = emulator_cpu_s() - emulator0;
-    stop_pollers(std::mem::take(&mut pollers), wait).await;
+    stop_pollers(std::mem::take(&mut pollers)).await;
     for (_, w) in &instances {
         m.run.add(w);
     }
@@ -645,25 +659,25 @@ async fn run(
     let tail_s = wall_s - seconds(utc0, last);
 
     // One read of the finished status, then every row once.
-    let front = if metered {
-        &mut s.front_metered
-    } else {
-        &mut s.front
-    };
     let st = invoke(
         meter,
-        front,
+        &mut s.front,
         hmem,
-        http_event("GET", &format!("/backtest/batch/{id}"), None, Some(&s.auth)),
+        http_event(
+            "GET",
+            &format!("/backtest/batch/{id}"),
+            None,
+            Some(&sh.auth),
+        ),
         &mut m.status,
         true,
     )
     .await;
     let st = answer_json(&st);
     assert_eq!(st["status"], "SUCCESS", "{st}");
-    assert_eq!(st["done"], s.n, "{st}");
+    assert_eq!(st["done"], sh.n, "{st}");
     assert!(st["statistics"]["deflated_sharpe"].is_object(), "{st}");
-    rows_once(front, &s.auth, s.n, meter, &id, &mut m.pages).await;
+    rows_once(&mut s.front, &sh.auth, sh.n, meter, &id, &mut m.pages).await;
 
     let r = Run {
         workers,
@@ -828,78 +842,26 @@ fn main() {
         };
         sample::generate(&config, &platform::marketdata::LocalDir::new(market.path()))
             .expect("the sample set");
-        let bucket = tests::emulator::bucket_of(&clients, market.path()).await;
-        let d = tests::emulator::deployment_on(clients.clone(), bucket).await;
-        // The demo account's plan, opened to the batch as an operator would;
-        // its concurrent tasks (8 on pro) stay as they are: more than the
-        // runs' workers.
-        let plan = d
-            .state
-            .auth
-            .store()
-            .get(marketlab::server::DEMO_EMAIL)
-            .await
-            .unwrap()
-            .unwrap()
-            .plan;
-        let limits = platform::quota::PlanLimits {
-            max_batch: Some(n),
-            monthly_compute_minutes: 1_000_000,
-            ..platform::quota::default_limits(&plan)
-        };
-        let slots = limits.concurrent_tasks as usize;
-        assert!(
-            slots >= *WORKERS.iter().max().unwrap(),
-            "the plan's concurrent tasks hold back the workers"
-        );
-        d.state
-            .metering
-            .as_ref()
-            .expect("metering")
-            .quota_store()
-            .set_plan_limits(&plan, limits)
-            .await
-            .unwrap();
         let meter = Meter::start(&tests::emulator::endpoint()).await;
-        let metered = runs::metered_env(&d.names, &meter);
-        let mut direct = tests::emulator::function_env(&d.names);
-        for (k, v) in direct.iter_mut() {
-            if *k == "RUST_LOG" {
-                *v = "info".into();
-            }
-        }
         let auth = tests::runtime_api::basic(
             marketlab::server::DEMO_EMAIL,
             marketlab::server::DEMO_PASSWORD,
         );
-        let bench = Bench {
-            prices: prices(),
-            meter,
-            env: metered.clone(),
+        let sh = Shared {
+            bench: Bench {
+                prices: prices(),
+                meter,
+                env: Vec::new(),
+                clients: clients.clone(),
+                queue_url: String::new(),
+                auth: auth.clone(),
+            },
             clients,
-            queue_url: d.names.queue_url.clone(),
-            auth: auth.clone(),
-        };
-        let hmem = template_memory_mb("backtest");
-        let backtest = release_dir().join("backtest");
-        let mut watch = Function::new(&backtest, "marketlab-backtest", hmem, &direct).await;
-        let mut s = Stage {
-            front: Function::new(&backtest, "marketlab-backtest", hmem, &direct).await,
-            front_metered: Function::new(&backtest, "marketlab-backtest", hmem, &metered).await,
-            d,
-            direct,
-            bench,
+            market,
             auth,
             logs: tempfile::tempdir().unwrap(),
             n,
         };
-        // Each backtest function warm, its caller's account read once.
-        let usage = http_event("GET", "/usage", None, Some(&s.auth));
-        for f in [&mut watch, &mut s.front, &mut s.front_metered] {
-            invoke(None, f, hmem, usage.clone(), &mut Work::default(), true).await;
-        }
-        s.bench.meter.take();
-
         let timings = WORKERS
             .map(Workers::Pollers)
             .into_iter()
@@ -908,7 +870,7 @@ fn main() {
         let pricings = [1, *WORKERS.last().unwrap()].map(|k| (Workers::Instances(k), true));
         let (mut timed, mut priced) = (Vec::new(), Vec::new());
         for (k, (w, metered)) in timings.chain(pricings).enumerate() {
-            let r = run(&mut s, &mut watch, w, metered, k).await;
+            let r = run(&sh, w, metered, k).await;
             if metered {
                 priced.push(r);
             } else {
@@ -916,19 +878,19 @@ fn main() {
             }
         }
         let load_after = load_average();
-        report(&s, &timed, &priced, cores, (&load_before, &load_after));
+        report(&sh, &timed, &priced, cores, (&load_before, &load_after));
     });
 }
 
-fn report(s: &Stage, timed: &[Run], priced: &[Run], cores: usize, load: (&str, &str)) {
-    let p = &s.bench.prices;
-    let n = s.n;
+fn report(sh: &Shared, timed: &[Run], priced: &[Run], cores: usize, load: (&str, &str)) {
+    let p = &sh.bench.prices;
+    let n = sh.n;
     let find = |w: Workers| timed.iter().find(|r| r.workers == w).unwrap();
     let chunks = timed[0].chunks;
     let chunk = n.div_ceil(chunks);
     let mut out = Vec::new();
     out.push(format!(
-        "Measured on {cores} cores (load average {} at the start, {} at the end), moto on 127.0.0.1, the release binaries: a {FAST} x {} SMA grid on SPX ({} strategies, statistics on) in {chunks} chunks of {}. Each run starts its workers (new processes), then submits; the wall time runs from the submit to the batch's status answering SUCCESS (read once its count of ended chunks is complete: checked every {} ms). The chunks' span runs from the first chunk's claim to the last one's stored result (the chunk tasks' own times); the fixed part is the rest: the submit, the fan-out before the first chunk, the statistics read at the end.",
+        "Measured on {cores} cores (load average {} at the start, {} at the end), moto on 127.0.0.1, the release binaries: a {FAST} x {} SMA grid on SPX ({} strategies, statistics on) in {chunks} chunks of {}. Each run has tables and a queue of its own and starts its workers (new processes), then submits; the wall time runs from the submit to the batch's status answering SUCCESS (read once its count of ended chunks is complete: checked every {} ms). The chunks' span runs from the first chunk's claim to the last one's stored result (the chunk tasks' own times); the fixed part is the rest: the submit, the fan-out before the first chunk, the statistics read at the end.",
         load.0,
         load.1,
         count(n / FAST),
@@ -1130,6 +1092,10 @@ fn report(s: &Stage, timed: &[Run], priced: &[Run], cores: usize, load: (&str, &
         ] {
             cost_row(&format!("{}: {part}", r.workers.label()), 1.0, w, p);
         }
+    }
+    for r in priced {
+        let calls = &r.work.as_ref().unwrap().run.aws.calls;
+        eprintln!("AWS calls of the workers, {}: {calls:?}", r.workers.label());
     }
     if n == DOCS_SIZE {
         write_block("docs/deploy.md", "scale-out", &out);
