@@ -113,6 +113,9 @@ struct Run {
     span_s: f64,
     /// Last chunk finished to SUCCESS answered.
     tail_s: f64,
+    /// The SUCCESS read's own wall and CPU time (it computes the statistics).
+    read_s: f64,
+    read_cpu_s: f64,
     chunks: usize,
     /// Mean of each chunk's claim to its result stored.
     chunk_ms: f64,
@@ -326,7 +329,8 @@ const CHECK: Duration = Duration::from_millis(50);
 
 /// Follows the batch by its count of ended chunks (one small read each
 /// [`CHECK`]), then reads its status once through `watch`; answers when
-/// that read said SUCCESS, having stopped the workers. Not the status
+/// that read said SUCCESS, and the read (the first of the finished batch:
+/// it computes the statistics), having stopped the workers. Not the status
 /// long-poll: it rereads the batch's chunk statuses at every chunk's end,
 /// which on the emulator would take its time from the workers.
 async fn follow(
@@ -335,7 +339,7 @@ async fn follow(
     auth: &str,
     id: &str,
     stop: &AtomicBool,
-) -> Instant {
+) -> (Instant, tests::runtime_api::Invocation) {
     use platform::tasks::TaskStatus;
     let started = Instant::now();
     let uuid: uuid::Uuid = id.parse().unwrap();
@@ -370,20 +374,19 @@ async fn follow(
         }
         tokio::time::sleep(CHECK).await;
     }
-    let answer = invoke(
-        None,
-        watch,
-        template_memory_mb("backtest"),
-        http_event("GET", &format!("/backtest/batch/{id}"), None, Some(auth)),
-        &mut Work::default(),
-        true,
-    )
-    .await;
+    let read = watch
+        .invoke(http_event(
+            "GET",
+            &format!("/backtest/batch/{id}"),
+            None,
+            Some(auth),
+        ))
+        .await;
     let at = Instant::now();
     stop.store(true, Ordering::Relaxed);
-    let st = answer_json(&answer);
-    assert_eq!(st["status"], "SUCCESS", "{st}");
-    at
+    let st = answer_json(&read.answer);
+    assert_eq!(st["status"], "SUCCESS", "{st}\n{}", watch.log_tail());
+    (at, read)
 }
 
 /// `n` pollers started, each having logged that it polls the queue, their
@@ -579,7 +582,7 @@ async fn run(sh: &Shared, workers: Workers, metered: bool, k: usize) -> Run {
 
     // The chunks, followed to SUCCESS.
     let stop = AtomicBool::new(false);
-    let (ended, taken) = {
+    let ((ended, read), taken) = {
         let Stage { d, watch, .. } = &mut s;
         let d: &tests::emulator::Deployment = d;
         let serving = futures::future::join_all(
@@ -686,6 +689,8 @@ async fn run(sh: &Shared, workers: Workers, metered: bool, k: usize) -> Run {
         to_first_s,
         span_s,
         tail_s,
+        read_s: read.ms / 1e3,
+        read_cpu_s: read.cpu_ms / 1e3,
         chunks: chunks.len(),
         chunk_ms,
         at_once: at_once as usize,
@@ -695,7 +700,7 @@ async fn run(sh: &Shared, workers: Workers, metered: bool, k: usize) -> Run {
         work: metered.then_some(m),
     };
     eprintln!(
-        "{}{}: {:.2} s submit to SUCCESS (submit {:.2}, to the first chunk {:.2}, chunks {:.2}, tail {:.2}); {} chunks, {:.0} ms each, at most {} at once, {} claimed twice; messages per instance {:?}; emulator CPU {:.1} s",
+        "{}{}: {:.2} s submit to SUCCESS (submit {:.2}, to the first chunk {:.2}, chunks {:.2}, tail {:.2}, its SUCCESS read {:.2} with {:.2} of CPU); {} chunks, {:.0} ms each, at most {} at once, {} claimed twice; messages per instance {:?}; emulator CPU {:.1} s",
         r.workers.label(),
         if metered { " (metered)" } else { "" },
         r.wall_s,
@@ -703,6 +708,8 @@ async fn run(sh: &Shared, workers: Workers, metered: bool, k: usize) -> Run {
         r.to_first_s,
         r.span_s,
         r.tail_s,
+        r.read_s,
+        r.read_cpu_s,
         r.chunks,
         r.chunk_ms,
         r.at_once,
@@ -942,7 +949,7 @@ fn report(sh: &Shared, timed: &[Run], priced: &[Run], cores: usize, load: (&str,
     let share = |r: &Run| 100.0 * r.emulator_s / r.wall_s;
     let two = find(Workers::Instances(2));
     out.push(format!(
-        "- **On this machine the emulator is the bottleneck.** It has {cores} cores, shared by the workers, the bench and the emulator, one Python process that answers every DynamoDB, S3 and SQS call and uses about one core's worth at most: it was busy {:.0}% of the wall time with one instance and {:.0}% with two. One instance runs {} strategies/s in the span: a chunk of {} in {:.0} ms (its claim to its stored result) and {:.0} ms between chunks (the next message's receive, the claim and slot, the delete: the emulator's answers). Two instances ran {:.2}x as fast as one, four {:.2}x; two pollers {:.2}x, four {:.2}x: more workers only queue on the emulator here, and more than {cores} could not run faster on {cores} cores anyway. So the runs show the chunks spread over the workers with every row once, not the wall time on AWS, where each instance has its own vCPU and DynamoDB, S3 and SQS answer them all; that is derived below from one worker's figures.",
+        "- **On this machine the emulator is the bottleneck.** It has {cores} cores, shared by the workers, the bench and the emulator, one Python process that answers every DynamoDB, S3 and SQS call and uses about one core's worth at most: it was busy {:.0}% of the wall time with one instance and {:.0}% with two. One instance runs {} strategies/s in the span: a chunk of {} in {:.0} ms (its claim to its stored result) and {:.0} ms between chunks (the next message's receive, the claim and slot, the delete: the emulator's answers). Two instances ran {:.2}x as fast as one, four {:.2}x; two pollers {:.2}x, four {:.2}x: more workers mostly wait on the emulator here, and more than {cores} could not run faster on {cores} cores anyway. So the runs show the chunks spread over the workers with every row once, not the wall time on AWS, where each instance has its own vCPU and DynamoDB, S3 and SQS answer them all; that is derived below from one worker's figures.",
         share(one),
         share(two),
         count((n as f64 / one.span_s).round() as usize),
@@ -971,7 +978,11 @@ fn report(sh: &Shared, timed: &[Run], priced: &[Run], cores: usize, load: (&str,
 
     // The million: the same chunks, ten times the strategies in each.
     let per_chunk = MILLION * t_run + t_between;
-    let fixed = MILLION * (one.submit_s + one.tail_s) + one.to_first_s;
+    // The SUCCESS read on the backtest function's share of a vCPU.
+    let hvcpu = template_memory_mb("backtest") as f64 / p.lambda_mb_per_vcpu;
+    let read_aws = one.read_s.max(one.read_cpu_s / hvcpu);
+    let fixed =
+        one.to_first_s + MILLION * (one.submit_s + read_aws) + (one.tail_s - one.read_s).max(0.0);
     let cap = dep.maximum.into_iter().chain(dep.reserved).min();
     let capped = |c: usize| cap.map_or(c, |m| c.min(m as usize)).min(messages).max(1);
     let at = [
@@ -990,14 +1001,19 @@ fn report(sh: &Shared, timed: &[Run], priced: &[Run], cores: usize, load: (&str,
         ),
     ];
     out.push(format!(
-        "- **A million strategies** make the same {chunks} chunks with ten times the strategies in each (`batch::chunk_size`). A chunk: its run ({:.0} ms) ten times, plus the {:.0} ms between chunks, {:.2} s. The fixed part: the submit ({:.2} s) and the tail from the last chunk to SUCCESS ({:.2} s, mostly the status read that computes the statistics) taken ten times, as both may grow with the strategies, and the fan-out to the first chunk as measured ({:.2} s: {chunks} chunk tasks and messages either way), {:.1} s. At a concurrency C the wall time is the fixed part plus ceil({chunks} / C) chunks one after another, taking a Lambda instance ({} MB: {:.2} vCPUs) to run a chunk as fast as a core here and AWS to answer as fast as the emulator did for one worker:",
+        "- **A million strategies** make the same {chunks} chunks with ten times the strategies in each (`batch::chunk_size`). A chunk: its run ({:.0} ms) ten times, plus the {:.0} ms between chunks, {:.2} s. The fixed part, {:.1} s: the fan-out to the first chunk as measured ({:.2} s: {chunks} chunk tasks and messages either way); the submit ({:.2} s) ten times; the first read of the finished batch, which computes the statistics ({:.2} s here with {:.2} s of CPU: at least {:.2} s on the backtest function's {} MB, {:.2} vCPUs) ten times; the rest of the tail as measured ({:.2} s). At a concurrency C the wall time is the fixed part plus ceil({chunks} / C) chunks one after another, taking a worker instance ({} MB: {:.2} vCPUs) to run a chunk as fast as a core here and AWS to answer as fast as the emulator did for one worker. Lambda's SQS event source starts five batches at once and adds up to 300 instances a minute, so the instances below are busy within seconds:",
         t_run * 1e3,
         t_between * 1e3,
         per_chunk,
-        one.submit_s,
-        one.tail_s,
-        one.to_first_s,
         fixed,
+        one.to_first_s,
+        one.submit_s,
+        one.read_s,
+        one.read_cpu_s,
+        read_aws,
+        count(template_memory_mb("backtest") as usize),
+        hvcpu,
+        (one.tail_s - one.read_s).max(0.0),
         count(template_memory_mb("worker") as usize),
         template_memory_mb("worker") as f64 / p.lambda_mb_per_vcpu,
     ));
