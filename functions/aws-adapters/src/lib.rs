@@ -24,7 +24,7 @@ pub use blobs::S3Blobs;
 pub use config::{Clients, Names};
 pub use keys::{ACCOUNT_INDEX, DynamoKeyStore};
 pub use limits::DynamoFailureLog;
-pub use queue::{SqsQueue, TRACEPARENT, trace_of};
+pub use queue::{SqsQueue, TRACEPARENT, is_s3_test_event, trace_of};
 pub use quota::DynamoQuotaStore;
 pub use tasks::{DAMAGED, DynamoTaskStore};
 pub use usage::DynamoUsageStore;

@@ -185,6 +185,20 @@ pub const MAX_RECEIVES: u32 = 5;
 /// the template's (infra/template.yaml), for an operator to read and redrive.
 pub const DEAD_LETTER_RETENTION_SECONDS: u32 = 1_209_600;
 
+/// A queue's ARN, which redrive policies and bucket notifications name.
+async fn queue_arn(c: &Clients, url: &str) -> Result<String, PortError> {
+    Ok(c.sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| PortError::unavailable_by("queue arn", e))?
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+        .unwrap_or_default())
+}
+
 /// The job queue and its dead-letter queue (after `max_receives` deliveries,
 /// kept [`DEAD_LETTER_RETENTION_SECONDS`]); returns the job queue's URL.
 pub async fn queue(
@@ -205,17 +219,7 @@ pub async fn queue(
         .await
         .map_err(|e| PortError::unavailable_by(format!("create queue {name}-dlq"), e))?;
     let dlq_url = dlq.queue_url().unwrap_or_default().to_string();
-    let arn = c
-        .sqs
-        .get_queue_attributes()
-        .queue_url(&dlq_url)
-        .attribute_names(QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .map_err(|e| PortError::unavailable_by("dead-letter queue arn", e))?
-        .attributes()
-        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
-        .unwrap_or_default();
+    let arn = queue_arn(c, &dlq_url).await?;
     let redrive =
         format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"{max_receives}"}}"#);
     let q = c
@@ -276,20 +280,6 @@ pub async fn bucket_notifications(
         Event, FilterRule, FilterRuleName, NotificationConfiguration,
         NotificationConfigurationFilter, QueueConfiguration, S3KeyFilter,
     };
-    let arn_of = |url: String| async move {
-        c.sqs
-            .get_queue_attributes()
-            .queue_url(url)
-            .attribute_names(QueueAttributeName::QueueArn)
-            .send()
-            .await
-            .map_err(|e| PortError::unavailable_by("queue arn", e))
-            .map(|a| {
-                a.attributes()
-                    .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
-                    .unwrap_or_default()
-            })
-    };
     let rule =
         |name: FilterRuleName, value: &str| FilterRule::builder().name(name).value(value).build();
     let to = |arn: String, rules: Vec<FilterRule>| {
@@ -305,7 +295,7 @@ pub async fn bucket_notifications(
             .map_err(|e| PortError::Invalid(format!("notification: {e}")))
     };
     let mut queues = vec![to(
-        arn_of(queue_url.to_string()).await?,
+        queue_arn(c, queue_url).await?,
         vec![
             rule(FilterRuleName::Prefix, "batches/"),
             rule(FilterRuleName::Suffix, ".jsonl"),
@@ -313,7 +303,7 @@ pub async fn bucket_notifications(
     )?];
     if let Some(url) = ingest_queue_url {
         queues.push(to(
-            arn_of(url.to_string()).await?,
+            queue_arn(c, url).await?,
             vec![rule(FilterRuleName::Prefix, "incoming/")],
         )?);
     }
@@ -341,33 +331,16 @@ pub async fn bucket_notifications_once(
     queue_url: &str,
     ingest_queue_url: Option<&str>,
 ) -> Result<bool, PortError> {
-    let arn_of = |url: &str| {
-        let url = url.to_string();
-        async move {
-            c.sqs
-                .get_queue_attributes()
-                .queue_url(url)
-                .attribute_names(QueueAttributeName::QueueArn)
-                .send()
-                .await
-                .map_err(|e| PortError::unavailable_by("queue arn", e))
-                .map(|a| {
-                    a.attributes()
-                        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
-                        .unwrap_or_default()
-                })
-        }
-    };
     let created = || vec!["s3:ObjectCreated:*".to_string()];
     let rule = |name: &str, value: &str| (name.to_string(), value.to_string());
     let mut wanted: Vec<Route> = vec![(
-        arn_of(queue_url).await?,
+        queue_arn(c, queue_url).await?,
         created(),
         vec![rule("prefix", "batches/"), rule("suffix", ".jsonl")],
     )];
     if let Some(url) = ingest_queue_url {
         wanted.push((
-            arn_of(url).await?,
+            queue_arn(c, url).await?,
             created(),
             vec![rule("prefix", "incoming/")],
         ));
@@ -427,8 +400,8 @@ fn routes(queues: &[aws_sdk_s3::types::QueueConfiguration]) -> Vec<Route> {
 
 /// Removes S3's test event (`"Event": "s3:TestEvent"`, sent to each queue
 /// when a bucket's notifications are set) from a queue just configured:
-/// the poller would take the job queue's for a message that is not a job,
-/// and the dead-letter queue would hold it. Messages are received with no
+/// nothing is left for a worker to sweep the batch inbox for, or to count
+/// as a receive. Messages are received with no
 /// visibility timeout, so any other is visible again at once; rounds go on
 /// while they find a test event. Answers how many were removed.
 pub async fn drop_test_events(c: &Clients, queue_url: &str) -> Result<usize, PortError> {
@@ -447,7 +420,7 @@ pub async fn drop_test_events(c: &Clients, queue_url: &str) -> Result<usize, Por
         let tests: Vec<&str> = got
             .messages()
             .iter()
-            .filter(|m| is_test_event(m.body().unwrap_or_default()))
+            .filter(|m| crate::is_s3_test_event(m.body().unwrap_or_default()))
             .filter_map(|m| m.receipt_handle())
             .collect();
         if tests.is_empty() {
@@ -465,12 +438,6 @@ pub async fn drop_test_events(c: &Clients, queue_url: &str) -> Result<usize, Por
         }
     }
     Ok(removed)
-}
-
-/// Whether a message body is S3's test event.
-fn is_test_event(body: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(body)
-        .is_ok_and(|v| v.get("Event").and_then(|e| e.as_str()) == Some("s3:TestEvent"))
 }
 
 #[cfg(test)]
@@ -503,12 +470,12 @@ mod tests {
 
     #[test]
     fn s3_s_test_event_is_told_from_other_messages() {
-        assert!(super::is_test_event(
+        assert!(crate::is_s3_test_event(
             r#"{"Service":"Amazon S3","Event":"s3:TestEvent","Time":"2026-01-01T00:00:00.000Z","Bucket":"b"}"#
         ));
-        assert!(!super::is_test_event(
+        assert!(!crate::is_s3_test_event(
             r#"{"Records":[{"eventName":"ObjectCreated:Put","s3":{"object":{"key":"batches/a.jsonl"}}}]}"#
         ));
-        assert!(!super::is_test_event("not a job"));
+        assert!(!crate::is_s3_test_event("not a job"));
     }
 }

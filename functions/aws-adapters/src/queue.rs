@@ -29,6 +29,13 @@ pub struct SqsQueue {
     queue_url: String,
 }
 
+/// Whether a message body is S3's test event (`"Event": "s3:TestEvent"`),
+/// sent to each queue when a bucket's notifications are set.
+pub fn is_s3_test_event(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("Event").and_then(|e| e.as_str()) == Some("s3:TestEvent"))
+}
+
 /// A received message of any body, and the handle that acknowledges it.
 #[derive(Debug, Clone)]
 pub struct Delivery {

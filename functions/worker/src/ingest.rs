@@ -66,7 +66,7 @@ pub async fn ingest(ctx: &Ingest, event: serde_json::Value) -> serde_json::Value
             .and_then(|b| b.as_str())
             .unwrap_or_default();
         let keys = incoming_keys(body);
-        if keys.is_empty() && !body.contains("s3:TestEvent") {
+        if keys.is_empty() && !aws_adapters::is_s3_test_event(body) {
             tracing::error!(message_id = %id, "not an S3 event about incoming/; left for the dead-letter queue");
             let mut failure = BatchItemFailure::default();
             failure.item_identifier = id;

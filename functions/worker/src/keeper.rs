@@ -83,7 +83,6 @@ async fn keep_while_reporting(beat: Heartbeat, held: Held) {
         .min(beat.stall / 4)
         .max(Duration::from_millis(10));
     let mut extended = tokio::time::Instant::now();
-    tracing::debug!(every_s = extend_every.as_secs_f64(), "heartbeat started");
     loop {
         tokio::time::sleep(tick).await;
         let (handles, running) = held.snapshot();
@@ -118,14 +117,10 @@ async fn keep_while_reporting(beat: Heartbeat, held: Held) {
             continue;
         }
         match beat.queue.keep(&handles, beat.visibility).await {
-            Ok(0) => {
-                extended = tokio::time::Instant::now();
-                tracing::debug!(messages = handles.len(), "visibility extended")
-            }
             // A message finished meanwhile is not found: the others were kept.
             Ok(missed) => {
                 extended = tokio::time::Instant::now();
-                tracing::debug!(missed, "visibility not extended for some (done meanwhile)")
+                tracing::debug!(messages = handles.len(), missed, "visibility extended")
             }
             Err(e) => tracing::warn!(error = %e, "visibility not extended"),
         }

@@ -191,9 +191,7 @@ impl BucketInbox {
 /// Whether a message body is an S3 event (or its test event) about the
 /// batch inbox: what the worker function and the poller sweep it for.
 pub fn inbox_event(body: &str) -> bool {
-    let test_event = serde_json::from_str::<serde_json::Value>(body)
-        .is_ok_and(|v| v.get("Event").and_then(|e| e.as_str()) == Some("s3:TestEvent"));
-    test_event
+    aws_adapters::is_s3_test_event(body)
         || object_keys(body)
             .iter()
             .any(|k| k.starts_with(BATCH_PREFIX))
