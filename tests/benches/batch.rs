@@ -188,7 +188,7 @@ async fn walk_forward(s: &TestServer, http: &reqwest::Client, strategy: &Value, 
         println!(
             "walk-forward of 1,000 SMA crossovers over {bars} bars of SPX, {windows} {} windows (252 in sample, {out} out) end to end over HTTP: {total:.2} s (target: under 10 s); out of sample {:.1}%, efficiency {}",
             if anchored { "anchored" } else { "rolling" },
-            w["total_return"].as_f64().unwrap(),
+            w["total_return"].as_f64().unwrap() * 100.0,
             w["efficiency"]
         );
     }

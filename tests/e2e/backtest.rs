@@ -429,6 +429,76 @@ async fn csv_mode_trade_prices_direction_and_delay() {
     s.stop().await;
 }
 
+/// The chart's trades in the glossary's columns, by hand: fills after
+/// slippage, both sides' commissions, the return a fraction (2.11's `Each
+/// Return` over 100), and the equity's drawdown a fraction.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backtest_s_chart_trades_are_the_fills_after_slippage_with_fees() {
+    let (s, _dir) = TestServer::fresh().await;
+    let body =
+        csv_strategy(json!({"commission": "0.001", "slippage": "0.002", "capital_alloc": "0.5"}));
+    let (status, r) = s.post("/backtest/start_backtest", DEMO, &body).await;
+    assert_eq!(status, 202, "{r}");
+    let id = r["task_id"].as_str().unwrap().to_string();
+    let task = s.succeeded(&format!("/backtest/status/{id}"), DEMO).await;
+    let result = &task["result"];
+    let (status, chart) = s.get(&format!("/backtest/chart/{id}"), DEMO).await;
+    assert_eq!(status, 200, "{chart}");
+    let trades = chart["trades"].as_array().unwrap();
+    assert_eq!(trades.len(), 2);
+    // Long 11 -> 11, then 12 -> 14 (csv_mode_trade_prices_direction_and_delay).
+    let mut committed = 100_000.0 * 0.5;
+    for (k, (a, b)) in [(11.0, 11.0), (12.0, 14.0)].into_iter().enumerate() {
+        let t = &trades[k];
+        let (entry, exit) = (a * 1.002, b * 0.998);
+        let ret = (exit - entry) / entry - 0.001 * (1.0 + exit / entry);
+        let size = committed / entry;
+        let fees = 0.001 * size * (entry + exit);
+        assert_eq!(
+            (&t["symbol"], &t["side"], &t["exit_reason"]),
+            (&json!("MYDATA"), &json!("long"), &json!("Signal")),
+            "{t}"
+        );
+        assert!(close_to(&t["entry_price"], entry), "{t}");
+        assert!(close_to(&t["exit_price"], exit), "{t}");
+        assert!(close_to(&t["size"], size), "{t}");
+        assert!(close_to(&t["fees"], fees), "{t}");
+        assert!(close_to(&t["profit"], size * (exit - entry) - fees), "{t}");
+        assert!(close_to(&t["return"], ret), "{t}");
+        assert!(close_to(
+            &t["return"],
+            result["Each Return"][k].as_f64().unwrap() / 100.0
+        ));
+        for gone in ["return_pct", "mae_pct", "mfe_pct"] {
+            assert!(t.get(gone).is_none(), "{gone}: {t}");
+        }
+        assert!(t["mae"].as_f64().unwrap() <= 0.0 && t["mfe"].as_f64().unwrap() >= 0.0);
+        committed *= 1.0 + 0.5 * ret;
+    }
+    // The drawdown: below the highest equity so far, a fraction.
+    let mut peak = f64::MIN;
+    for (e, d) in chart["equity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(chart["drawdown"].as_array().unwrap())
+    {
+        let e = e.as_f64().unwrap();
+        peak = peak.max(e);
+        assert!(close_to(d, e / peak - 1.0), "{d} vs {e} / {peak}");
+    }
+    // The trades table has the same columns as CSV.
+    let (status, csv) = s
+        .get_text(&format!("/backtest/trades/{id}?format=csv"), DEMO)
+        .await;
+    assert_eq!(status, 200, "{csv}");
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "entry_time,exit_time,symbol,side,size,entry_price,exit_price,fees,profit,return,bars_held,exit_reason,mae,mfe"
+    );
+    s.stop().await;
+}
+
 /// Close crossing its SMA, simulated here from the bars alone (trade on close).
 fn expected_trades(b: &engine::Bars, n: usize, start: usize) -> Vec<(usize, usize, f64)> {
     let sma: Vec<f64> = (0..b.len())

@@ -56,6 +56,7 @@ mod shapes;
 mod sqlite_locks;
 mod strict_inputs;
 mod submit_faults;
+mod table_errors;
 mod typed_grid;
 mod usage;
 mod walk_forward;

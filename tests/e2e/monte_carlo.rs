@@ -73,18 +73,21 @@ async fn a_backtests_bands_are_the_bootstrap_of_its_own_trades_and_returns() {
         vec![5.0, 25.0, 50.0, 75.0, 95.0]
     );
     assert_eq!(mc["notes"], json!([]));
-    // The run itself is the task's own answer.
-    for (figure, key) in [
-        ("cagr", "CAGR"),
-        ("max_drawdown", "Max Drawdown"),
-        ("final_equity", "Final Capital"),
+    // The run itself is the task's own answer: 2.11's percent there,
+    // fractions here (money for the final equity).
+    for (figure, key, scale) in [
+        ("cagr", "CAGR", 100.0),
+        ("max_drawdown", "Max Drawdown", 100.0),
+        ("final_equity", "Final Capital", 1.0),
     ] {
         close(
             &[mc["actual"][figure].as_f64().unwrap()],
-            &[result[key].as_f64().unwrap()],
+            &[result[key].as_f64().unwrap() / scale],
             figure,
         );
     }
+    let deepest = mc["actual"]["max_drawdown"].as_f64().unwrap();
+    assert!((-1.0..0.0).contains(&deepest), "a fraction: {deepest}");
 
     // The bands again, from the task's answer and chart through the engine.
     let times: Vec<&str> = chart["time"]
@@ -120,9 +123,9 @@ async fn a_backtests_bands_are_the_bootstrap_of_its_own_trades_and_returns() {
         let b = bands(&sim, &[5.0, 25.0, 50.0, 75.0, 95.0]);
         let got = &mc[name];
         assert_eq!(got["steps"].as_u64(), Some(growth.len() as u64), "{name}");
-        let pct = |v: &[f64]| v.iter().map(|x| x * 100.0).collect::<Vec<_>>();
-        close(&numbers(&got["cagr"]), &pct(&b.cagr), name);
-        close(&numbers(&got["max_drawdown"]), &pct(&b.max_drawdown), name);
+        // CAGR and drawdown as the engine's fractions, equity in capital.
+        close(&numbers(&got["cagr"]), &b.cagr, name);
+        close(&numbers(&got["max_drawdown"]), &b.max_drawdown, name);
         let cap = |v: &[f64]| v.iter().map(|x| x * capital).collect::<Vec<_>>();
         close(&numbers(&got["final_equity"]), &cap(&b.final_equity), name);
         for (j, band) in b.fan.iter().enumerate() {

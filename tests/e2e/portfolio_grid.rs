@@ -95,30 +95,44 @@ async fn a_grid_of_portfolios_has_the_rows_and_statistics_of_its_portfolios_run_
             )
             .await;
         let r = &task["result"];
-        for (column, field) in [
-            ("Total Return (%)", "total_return"),
-            ("CAGR", "cagr"),
-            ("Sharpe Ratio", "sharpe"),
-            ("Sortino Ratio", "sortino"),
-            ("Annual Volatility", "annual_volatility"),
-            ("Max Drawdown", "max_drawdown"),
-            ("Calmar Ratio", "calmar"),
-            ("Time in Market", "time_in_market"),
-            ("Win Rate", "win_rate"),
-            ("Average Win %", "average_win"),
-            ("Average Loss %", "average_loss"),
+        // The row speaks 2.11's names in percent; the portfolio the
+        // glossary's, in fractions (ratios the same in both).
+        for (column, field, scale) in [
+            ("Total Return (%)", "total_return", 100.0),
+            ("CAGR", "cagr", 100.0),
+            ("Sharpe Ratio", "sharpe", 1.0),
+            ("Sortino Ratio", "sortino", 1.0),
+            ("Annual Volatility", "annual_volatility", 100.0),
+            ("Max Drawdown", "max_drawdown", 100.0),
+            ("Calmar Ratio", "calmar", 1.0),
+            ("Time in Market", "time_in_market", 100.0),
+            ("Win Rate", "win_rate", 100.0),
+            ("Average Win %", "average_win", 100.0),
+            ("Average Loss %", "average_loss", 100.0),
         ] {
             close(
                 row[column].as_f64().unwrap(),
-                r[field].as_f64().unwrap(),
+                r[field].as_f64().unwrap() * scale,
                 &format!("row {k} {column}"),
             );
         }
         assert_eq!(row["Total Trades"], r["total_trades"], "row {k}");
         assert_eq!(row["DrawDown Period"], r["drawdown_period"], "row {k}");
-        assert_eq!(
-            row["BuyHoldGain"], r["relative"]["benchmark_return"],
-            "row {k}: the benchmark's change"
+        close(
+            row["BuyHoldGain"].as_f64().unwrap(),
+            r["relative"]["benchmark_return"].as_f64().unwrap() * 100.0,
+            &format!("row {k}: the benchmark's change"),
+        );
+        // The winners and losers the win rate counts.
+        let (won, lost) = (
+            r["winning_trades"].as_u64().unwrap(),
+            r["losing_trades"].as_u64().unwrap(),
+        );
+        assert!(won + lost <= r["total_trades"].as_u64().unwrap());
+        close(
+            r["win_rate"].as_f64().unwrap(),
+            won as f64 / r["total_trades"].as_f64().unwrap(),
+            "the win rate",
         );
         assert!(r["total_trades"].as_u64().unwrap() > 10, "{k}: {r}");
         let equity: Vec<f64> = r["series"]["equity"]
@@ -173,9 +187,10 @@ async fn a_grid_of_portfolios_has_the_rows_and_statistics_of_its_portfolios_run_
     assert_eq!(status, 200, "{mc}");
     assert_eq!(mc["trades"], Value::Null);
     assert!(mc["notes"][0].as_str().unwrap().contains("overlap"), "{mc}");
+    // The row's CAGR is 2.11's percent; the Monte Carlo's a fraction.
     close(
         mc["actual"]["cagr"].as_f64().unwrap(),
-        rows[3]["CAGR"].as_f64().unwrap(),
+        rows[3]["CAGR"].as_f64().unwrap() / 100.0,
         "cagr",
     );
     let growth: Vec<f64> = returns[3].iter().map(|r| 1.0 + r).collect();
@@ -195,7 +210,7 @@ async fn a_grid_of_portfolios_has_the_rows_and_statistics_of_its_portfolios_run_
     let drawn = &mc["returns"];
     assert_eq!(drawn["steps"], growth.len());
     for (k, v) in bands.cagr.iter().enumerate() {
-        close(drawn["cagr"][k].as_f64().unwrap(), v * 100.0, "a CAGR band");
+        close(drawn["cagr"][k].as_f64().unwrap(), *v, "a CAGR band");
     }
     for (k, v) in bands.final_equity.iter().enumerate() {
         close(
@@ -336,7 +351,7 @@ async fn a_grid_of_portfolios_walks_forward_as_its_points_run_alone_on_each_wind
             );
         }
         assert_eq!(w["out_of_sample_trades"], outside["total_trades"]);
-        growth *= 1.0 + outside["total_return"].as_f64().unwrap() / 100.0;
+        growth *= 1.0 + outside["total_return"].as_f64().unwrap();
         sessions += outside["series"]["equity"].as_array().unwrap().len();
     }
     let equity = walk["equity"].as_array().unwrap();
@@ -348,7 +363,7 @@ async fn a_grid_of_portfolios_walks_forward_as_its_points_run_alone_on_each_wind
     );
     close(
         walk["total_return"].as_f64().unwrap(),
-        (growth - 1.0) * 100.0,
+        growth - 1.0,
         "the stitched return",
     );
     println!("picks {picked:?}, stitched growth {growth}");

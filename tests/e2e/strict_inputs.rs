@@ -647,3 +647,93 @@ async fn the_spec_s_strategy_bodies_are_taken_as_sent() {
     }
     s.stop().await;
 }
+
+/// An unknown key is named, with the field meant, even beside a missing
+/// required one: a tagged rule's misspelt tag (`metod`) in a portfolio's
+/// weights and signals, and a strategy's misspelt required field, are
+/// named, not reported as the field that is missing.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_field_is_named_even_beside_a_missing_required_one() {
+    let (s, _dir) = TestServer::fresh().await;
+    let strategy = sma(json!(10), None);
+    let mut weights = operations::portfolio();
+    weights["weights"]["select"] = json!({"metod": "top", "k": 2, "by": {"momentum": 63}});
+    let mut weighting = operations::portfolio();
+    weighting["weights"]["weighting"] = json!({"metod": "inverse_volatility", "bars": 20});
+    let mut stray = operations::portfolio();
+    stray["weights"]["select"] = json!({"k": 2, "by": {"momentum": 63}, "zz_unknown": 1});
+    let signals = json!({"universe": ["AAPL", "MSFT", "NVDA"], "start_date": "2020-01-02", "end_date": "2021-12-31",
+        "signals": {"entry": strategy["entry"], "exit": strategy["exit"], "max_positions": 2,
+            "rank_by": {"by": {"volatility": 20}}, "sizing": {"metod": "fixed_fraction", "fraction": 0.2}}});
+    let mut symbol = strategy.clone();
+    let sent = symbol.as_object_mut().unwrap().remove("symbol").unwrap();
+    symbol["symbl"] = sent;
+    let mut rule = strategy.clone();
+    let rule_type = rule["entry"].as_object_mut().unwrap().remove("rule_type");
+    rule["entry"]["rule_typ"] = rule_type.unwrap();
+    for (path, body, field, message) in [
+        (
+            "/backtest/portfolio",
+            &weights,
+            "weights.select.metod",
+            "unknown field (did you mean 'method'?)",
+        ),
+        (
+            "/backtest/portfolio",
+            &weighting,
+            "weights.weighting.metod",
+            "unknown field (did you mean 'method'?)",
+        ),
+        (
+            "/backtest/portfolio",
+            &stray,
+            "weights.select.zz_unknown",
+            "unknown field",
+        ),
+        (
+            "/backtest/portfolio",
+            &signals,
+            "signals.sizing.metod",
+            "unknown field (did you mean 'method'?)",
+        ),
+        (
+            "/backtest/validate",
+            &symbol,
+            "symbl",
+            "unknown field (did you mean 'symbol'?)",
+        ),
+        (
+            "/backtest/start_backtest",
+            &rule,
+            "entry.rule_typ",
+            "unknown field (did you mean 'rule_type'?)",
+        ),
+    ] {
+        let (status, e) = s.post(path, DEMO, body).await;
+        assert_eq!(status, 400, "{path} {field}: {e}");
+        assert_eq!(
+            refusal(&e),
+            (
+                Some(field),
+                format!("parameter '{field}': {message}").as_str()
+            ),
+            "{path}"
+        );
+    }
+    // The missing tag alone is what it is.
+    let mut missing = operations::portfolio();
+    missing["weights"]["select"] = json!({"k": 2, "by": {"momentum": 63}});
+    let (status, e) = s.post("/backtest/portfolio", DEMO, &missing).await;
+    assert_eq!(
+        (status, refusal(&e)),
+        (
+            400,
+            (
+                Some("weights.select.method"),
+                "parameter 'weights.select.method': is required"
+            )
+        ),
+        "{e}"
+    );
+    s.stop().await;
+}

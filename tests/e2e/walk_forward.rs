@@ -101,13 +101,26 @@ async fn walk_forward_windows_roll_or_anchor_and_mixed_bars_are_noted() {
     );
     let compounded: f64 = r
         .iter()
-        .map(|w| 1.0 + w["out_of_sample_return"].as_f64().unwrap() / 100.0)
+        .map(|w| 1.0 + w["out_of_sample_return"].as_f64().unwrap())
         .product();
     let end = eq.last().unwrap()["equity"].as_f64().unwrap();
     assert!(
         (end - compounded).abs() < 1e-9 * compounded,
         "{end} vs {compounded}"
     );
+    // The stitched run's return and drawdown are fractions of that equity.
+    let stitched = rolling["total_return"].as_f64().unwrap();
+    assert!(
+        (stitched - (end - 1.0)).abs() < 1e-12,
+        "{stitched} vs {end}"
+    );
+    let (mut peak, mut deepest) = (f64::MIN, 0.0f64);
+    for p in eq {
+        let e = p["equity"].as_f64().unwrap();
+        peak = peak.max(e);
+        deepest = deepest.min(e / peak - 1.0);
+    }
+    assert_eq!(rolling["max_drawdown"].as_f64().unwrap(), deepest);
 
     // Two symbols: the batch runs, the walk-forward says why it has no windows.
     let mixed = walk(

@@ -56,7 +56,7 @@ def main():
                 t0 = time.perf_counter()
                 stats = bt.run()
                 peer.append(time.perf_counter() - t0)
-        trades = int(task.result["Total Trades"])
+        trades = int(task.result["total_trades"])
 
     def q(values, p):
         values = sorted(values)

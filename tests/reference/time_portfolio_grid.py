@@ -36,7 +36,7 @@ def main():
     print(json.dumps({
         "seconds": took, "rows": len(rows), "points": 1000,
         "dsr": float(stats["deflated_sharpe_ratio"]), "pbo": float(stats["pbo"]),
-        "best_sharpe": float(rows["Sharpe Ratio"].max()),
+        "best_sharpe": float(rows["sharpe"].max()),
     }))
 
 

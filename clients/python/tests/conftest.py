@@ -11,6 +11,7 @@ on one event loop. So the async client passes the blocking client's suite,
 case for case."""
 
 import asyncio
+import contextlib
 import inspect
 import os
 import socket
@@ -19,6 +20,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -59,25 +61,34 @@ def server(request, data_dir):
     run = lambda *args: subprocess.run([str(exe), "--data-dir", str(data), *args], check=True, capture_output=True)
     run("plans", "set", "trial", "--requests-per-minute", "4")
     run("accounts", "add", "--email", LIMITED[0], "--password", LIMITED[1], "--plan", "trial")
+    # Webhooks to the tests' receiver on 127.0.0.1.
+    with serving(exe, data, "--webhooks-allow-loopback", "--webhook-retry-seconds", "0.5,1") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving(exe: Path, data: Path, *options: str) -> Iterator[str]:
+    """The embedded server on `data` (its sample set of 40 stocks) and a free
+    loopback port, with `options`: its URL once `/health` answers; stopped
+    at the end."""
     port = free_port()
-    log = open(Path(work) / "server.log", "wb")
+    log_path = data.parent / "server.log"
+    log = open(log_path, "wb")
     proc = subprocess.Popen(
-        [str(exe), "--data-dir", str(data), "serve", "--port", str(port), "--stocks", "40",
-         # Webhooks to the tests' receiver on 127.0.0.1.
-         "--webhooks-allow-loopback", "--webhook-retry-seconds", "0.5,1"],
+        [str(exe), "--data-dir", str(data), "serve", "--port", str(port), "--stocks", "40", *options],
         stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
-    while True:
-        assert proc.poll() is None, (Path(work) / "server.log").read_text()[-3000:]
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2):
-                break
-        except OSError:
-            assert time.monotonic() < deadline, "the server did not start within 180 s"
-            time.sleep(0.3)
     try:
+        while True:
+            assert proc.poll() is None, log_path.read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(url + "/health", timeout=2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start within 180 s"
+                time.sleep(0.3)
         yield url
     finally:
         proc.terminate()

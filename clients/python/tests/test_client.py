@@ -33,16 +33,16 @@ def test_a_backtest_gives_its_metrics_trades_and_equity_as_frames(client, done):
     assert done.status == "SUCCESS"
     result, trades, equity = done.result, done.trades, done.equity
     assert isinstance(trades.index, pd.DatetimeIndex) and isinstance(equity.index, pd.DatetimeIndex)
-    assert result["Total Trades"] == len(trades) > 10
+    assert result["total_trades"] == len(trades) > 10
     # The trades are the result's own: returns, dates and exit reasons.
-    np.testing.assert_allclose(trades["return_pct"], done.raw["Each Return"], rtol=1e-12)
+    np.testing.assert_allclose(trades["return"] * 100, done.raw["Each Return"], rtol=1e-12)
     assert [d.strftime("%Y-%m-%d") for d in trades.index] == done.raw["EntryDate"]
     assert list(trades["exit_reason"]) == done.raw["Exit Reason"]
     # The equity curve ends at the final capital and compounds the trades.
-    assert equity["equity"].iloc[-1] == pytest.approx(result["Final Capital"], rel=1e-9)
-    assert equity["equity"].iloc[-1] / result["Initial Capital"] - 1 == pytest.approx(result["Total Return (%)"] / 100, rel=1e-9)
-    assert np.prod(1 + trades["return_pct"] / 100) - 1 == pytest.approx(result["Total Return (%)"] / 100, rel=1e-9)
-    assert equity["drawdown"].min() == pytest.approx(result["Max Drawdown"], rel=1e-9)
+    assert equity["equity"].iloc[-1] == pytest.approx(result["final_capital"], rel=1e-9)
+    assert equity["equity"].iloc[-1] / result["initial_capital"] - 1 == pytest.approx(result["total_return"], rel=1e-9)
+    assert np.prod(1 + trades["return"]) - 1 == pytest.approx(result["total_return"], rel=1e-9)
+    assert equity["drawdown"].min() == pytest.approx(result["max_drawdown"], rel=1e-9)
     assert done.report_url.startswith(client.url + "/backtest/report/")
     assert client.tasks()["task_id"].str.contains(done.id).any()
 
@@ -67,14 +67,14 @@ def test_a_backtest_that_ends_within_the_submit_s_wait_comes_back_ended_in_one_r
     with c:
         task = c.backtest(sma_cross()).wait(timeout=120)
         assert seen == [("POST", "/backtest/start_backtest", 200)]
-        assert task.record["status"] == "SUCCESS" and task.result["Total Trades"] == done.result["Total Trades"]
+        assert task.record["status"] == "SUCCESS" and task.result["total_trades"] == done.result["total_trades"]
     # Without the hold: queued (202), then read until it ends.
     c, seen = hooked(submit_wait=0)
     with c:
         task = c.backtest(sma_cross()).wait(timeout=120)
         assert seen[0] == ("POST", "/backtest/start_backtest", 202)
         assert ("GET", f"/backtest/status/{task.id}", 200) in seen[1:]
-        assert task.result["Total Return (%)"] == done.result["Total Return (%)"]
+        assert task.result["total_return"] == done.result["total_return"]
 
 
 def test_own_bars_sent_as_arrow_run_like_the_stored_symbol(client, done):
@@ -83,7 +83,7 @@ def test_own_bars_sent_as_arrow_run_like_the_stored_symbol(client, done):
     close = client.backtest(sma_cross(start_date="1800-10-01")).wait(timeout=120).equity["close"]
     bars = pd.DataFrame({"Open": close, "High": close, "Low": close, "Close": close, "Volume": 0}, index=close.index)
     own = client.backtest(sma_cross(csv_mode=True), bars=bars).wait(timeout=120)
-    for metric in ("Total Trades", "Total Return (%)", "Max Drawdown", "Sharpe Ratio"):
+    for metric in ("total_trades", "total_return", "max_drawdown", "sharpe"):
         assert own.result[metric] == pytest.approx(done.result[metric], rel=1e-12), metric
     # Its series come from the stored upload: the same curve, bar for bar.
     pd.testing.assert_series_equal(own.equity["equity"], done.equity["equity"], rtol=1e-12)
@@ -166,11 +166,11 @@ def test_a_2000_strategy_grid_becomes_one_row_per_strategy(client):
     }
     assert results["params.period"].dtype == "int64" and set(results["params.period"]) == {int(f) for f in fast}
     # The best row, run again on its own, gives the same numbers.
-    best = results.loc[results["Total Return (%)"].idxmax()]
+    best = results.loc[results["total_return"].idxmax()]
     f, s = int(best["params.period"]), int(best["rule.period"])
     alone = client.backtest(sma_cross(f, s)).wait(timeout=120).result
-    assert alone["Total Return (%)"] == pytest.approx(best["Total Return (%)"], rel=1e-12)
-    assert alone["Total Trades"] == best["Total Trades"]
+    assert alone["total_return"] == pytest.approx(best["total_return"], rel=1e-12)
+    assert alone["total_trades"] == best["total_trades"]
     # Whether the best is luck, as a Series and a histogram frame.
     stats = batch.statistics
     record = batch.record["statistics"]
@@ -178,7 +178,7 @@ def test_a_2000_strategy_grid_becomes_one_row_per_strategy(client):
     assert stats["pbo"] == record["overfitting"]["pbo"]
     assert stats["deflated_sharpe_ratio"] == record["deflated_sharpe"]["deflated_sharpe_ratio"]
     assert 0 <= stats["pbo"] <= 1 and 0 <= stats["deflated_sharpe_ratio"] <= 1
-    assert results.columns.str.contains("Sortino Ratio").any()
+    assert results["sortino"].dtype == "float64"
     logits = batch.logits
     assert list(logits.columns) == ["from", "to", "count"] and logits["count"].sum() == 12870
     assert pd.isna(logits["from"].iloc[0]) and logits["to"].iloc[0] == -4.0
@@ -187,7 +187,7 @@ def test_a_2000_strategy_grid_becomes_one_row_per_strategy(client):
 def test_a_list_batch(client):
     batch = client.batch([sma_cross(5, 20), sma_cross(10, 50)], name="two", statistics={"blocks": 4, "trials": 10}).wait(timeout=120)
     results = batch.results
-    assert len(results) == 2 and results["Total Trades"].gt(0).all()
+    assert len(results) == 2 and results["total_trades"].gt(0).all()
     stats = batch.statistics
     assert (stats["blocks"], stats["splits"], stats["trials"]) == (4, 6, 10.0)
     assert stats["best_index"] in (0, 1)
@@ -210,18 +210,18 @@ def test_a_walk_forward_picks_each_window_s_best_and_chains_its_runs(client):
     for start, w in windows.iloc[[0, len(windows) // 2, -1]].iterrows():
         f, s = (int(w["params"][k]) for k in keys)
         alone = client.backtest(sma_cross(f, s, start_date=str(start.date()), end_date=str(w["out_of_sample_end"].date()))).wait(timeout=120)
-        assert alone.result["Total Return (%)"] == pytest.approx(w["out_of_sample_return"], rel=1e-9, abs=1e-9)
+        assert alone.result["total_return"] == pytest.approx(w["out_of_sample_return"], rel=1e-9, abs=1e-9)
     # The first window's pick is the grid's best in sample.
     first = windows.iloc[0]
     scores = {
-        (f, s): client.backtest(sma_cross(int(f), int(s), start_date=str(first["in_sample_start"].date()), end_date=str(first["in_sample_end"].date()))).wait(timeout=120).result["Total Return (%)"]
+        (f, s): client.backtest(sma_cross(int(f), int(s), start_date=str(first["in_sample_start"].date()), end_date=str(first["in_sample_end"].date()))).wait(timeout=120).result["total_return"]
         for f in fast for s in slow
     }
     assert first["score"] == pytest.approx(max(scores.values()), rel=1e-9)
     assert first["in_sample_return"] == pytest.approx(max(scores.values()), rel=1e-9)
     # The stitched equity compounds the windows' out-of-sample returns.
-    assert equity.iloc[-1] == pytest.approx(np.prod(1 + windows["out_of_sample_return"] / 100), rel=1e-9)
-    assert summary["total_return"] == pytest.approx((equity.iloc[-1] - 1) * 100, rel=1e-9)
+    assert equity.iloc[-1] == pytest.approx(np.prod(1 + windows["out_of_sample_return"]), rel=1e-9)
+    assert summary["total_return"] == pytest.approx(equity.iloc[-1] - 1, rel=1e-9)
     assert equity.index[0] == windows.index[0] and equity.index.is_monotonic_increasing
     assert summary["profitable_windows"] == int((windows["out_of_sample_return"] > 0).sum())
 
@@ -235,8 +235,8 @@ def test_a_monte_carlo_gives_bands_and_fans_as_frames(client, done):
     assert (percentiles.diff(axis=1).iloc[:, 1:] >= 0).all().all()
     # The run's own figures, and the same seed giving the same answer.
     result = done.result
-    assert bands.loc[("trades", "final_equity"), "actual"] == pytest.approx(result["Final Capital"], rel=1e-12)
-    assert bands.loc[("returns", "cagr"), "actual"] == pytest.approx(result["CAGR"], rel=1e-12)
+    assert bands.loc[("trades", "final_equity"), "actual"] == pytest.approx(result["final_capital"], rel=1e-12)
+    assert bands.loc[("returns", "cagr"), "actual"] == pytest.approx(result["cagr"], rel=1e-12)
     pd.testing.assert_frame_equal(done.monte_carlo(draws=400, seed=5).bands, bands)
     assert not done.monte_carlo(draws=400, seed=6).bands.equals(bands)
     assert ((mc.probability_of_loss >= 0) & (mc.probability_of_loss <= 1)).all()
@@ -244,13 +244,13 @@ def test_a_monte_carlo_gives_bands_and_fans_as_frames(client, done):
     fan, by_trade = mc.fan("returns"), mc.fan("trades")
     equity = done.equity["equity"]
     assert fan.index[0] == equity.index[0] and fan.index[-1] == equity.index[-1]
-    assert (fan.iloc[0] == result["Initial Capital"]).all()
-    assert by_trade.index.name == "trades" and by_trade.index[-1] == result["Total Trades"]
+    assert (fan.iloc[0] == result["initial_capital"]).all()
+    assert by_trade.index.name == "trades" and by_trade.index[-1] == result["total_trades"]
     assert fan["p50"].iloc[-1] == pytest.approx(bands.loc[("returns", "final_equity"), "p50"], rel=1e-12)
     # One block as long as the run only rotates its returns: every path
     # ends where the equity curve does (relative to its first bar).
     whole = done.monte_carlo(draws=50, seed=1, block=len(equity) - 1).bands.loc[("returns", "final_equity")]
-    expected = result["Initial Capital"] * equity.iloc[-1] / equity.iloc[0]
+    expected = result["initial_capital"] * equity.iloc[-1] / equity.iloc[0]
     np.testing.assert_allclose(whole.drop("actual"), expected, rtol=1e-9)
     with pytest.raises(MarketlabError) as e:
         done.monte_carlo(draws=0)

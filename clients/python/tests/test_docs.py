@@ -28,7 +28,7 @@ def test_the_python_page_runs(env):
     assert len(namespace["results"]) == 20
     assert namespace["heat"].shape == (4, 5)
     assert namespace["best_strategy"]["entry"]["condition"]["signal"]["params"]["period"] == namespace["best"]["fast"]
-    assert namespace["best"]["Sharpe Ratio"] == namespace["results"]["Sharpe Ratio"].max()
+    assert namespace["best"]["sharpe"] == namespace["results"]["sharpe"].max()
     assert namespace["ax"].get_title() == "SMA 10/20 on SPX"
     assert namespace["mc"].bands.shape == (6, 6)
     assert list(namespace["fan_ax"].get_legend_handles_labels()[1]) == ["p5", "p25", "p50", "p75", "p95"]

@@ -32,24 +32,24 @@ def test_names_given_and_found_and_numbers_as_numbers(grid_batch):
 
 def test_a_row_is_its_strategy_and_runs_alike_alone(client, grid_batch):
     results = grid_batch.results
-    row = int(results["Total Return (%)"].idxmax())
+    row = int(results["total_return"].idxmax())
     strategy = grid_batch.strategy(row)
     assert strategy["entry"]["condition"]["signal"]["params"]["period"] == results.loc[row, "fast"]
     # The value as sent in the grid, text stays text.
     assert strategy["exit"]["condition"]["rule"]["period"] == str(results.loc[row, "period"])
     alone = client.backtest(strategy).wait(timeout=120).result
-    for metric in ("Total Return (%)", "Sharpe Ratio", "Total Trades"):
+    for metric in ("total_return", "sharpe", "total_trades"):
         assert alone[metric] == results.loc[row, metric], metric
 
 
 def test_the_heat_map_s_cells_are_the_rows(grid_batch):
     results = grid_batch.results
-    heat = grid_batch.heatmap("fast", "period", "Sharpe Ratio", plot=True)
+    heat = grid_batch.heatmap("fast", "period", "sharpe", plot=True)
     assert heat.shape == (2, 3)
     assert list(heat.index) == [30, 50] and list(heat.columns) == [5, 10, 15]
     for _, row in results.iterrows():
-        assert heat.loc[row["period"], row["fast"]] == row["Sharpe Ratio"]
-    assert heat.attrs["ax"].get_title() == "Sharpe Ratio"
+        assert heat.loc[row["period"], row["fast"]] == row["sharpe"]
+    assert heat.attrs["ax"].get_title() == "sharpe"
 
 
 def test_own_bars_for_every_strategy_of_a_batch(client):
@@ -58,6 +58,6 @@ def test_own_bars_for_every_strategy_of_a_batch(client):
     batch = client.batch(strategies, bars=bars, statistics=False).wait(timeout=300)
     for i, s in enumerate(strategies):
         alone = client.backtest({**s, "csv_mode": True}, bars=bars).wait(timeout=120).result
-        assert batch.results.loc[i, "Total Return (%)"] == alone["Total Return (%)"]
-        assert batch.results.loc[i, "Total Trades"] == alone["Total Trades"]
+        assert batch.results.loc[i, "total_return"] == alone["total_return"]
+        assert batch.results.loc[i, "total_trades"] == alone["total_trades"]
     assert batch.strategy(1)["csv_mode"] is True

@@ -22,7 +22,7 @@ def test_a_momentum_rotation_s_frames_agree_with_each_other_and_the_answer(clien
     raw = task.raw
     equity = task.equity
     assert isinstance(equity.index, pd.DatetimeIndex) and equity.index.name == "Date"
-    assert list(equity.columns) == ["equity", "cash", "exposure", "traded", "benchmark"]
+    assert list(equity.columns) == ["equity", "cash", "drawdown", "daily_return", "benchmark", "exposure", "traded"]
     assert np.allclose(equity["equity"].to_numpy(), raw["series"]["equity"], rtol=0, atol=0)
     assert np.allclose(equity["equity"], equity["cash"] + equity["exposure"], rtol=1e-12)
     # Month-end weights: the held value over the account's, as the equity frame has it.
@@ -32,19 +32,22 @@ def test_a_momentum_rotation_s_frames_agree_with_each_other_and_the_answer(clien
     assert np.allclose(weights.sum(axis=1), at["exposure"] / at["equity"], rtol=1e-9)
     assert (weights.gt(0).sum(axis=1) <= 2).all()
     trades = task.trades
-    assert trades.index.name == "entry_date" and set(trades["symbol"]) <= set(UNIVERSE)
+    assert trades.index.name == "entry_time" and set(trades["symbol"]) <= set(UNIVERSE)
     orders = task.orders
-    assert orders.index.name == "date" and len(orders) == len(raw["orders"])
-    assert orders["units"].tolist() == [o["units"] for o in raw["orders"]]
+    assert orders.index.name == "time" and len(orders) == len(raw["orders"])
+    assert orders["size"].tolist() == [o["size"] for o in raw["orders"]]
+    assert orders["side"].tolist() == [o["side"] for o in raw["orders"]]
     assert list(orders["symbol"]) == [o["symbol"] for o in raw["orders"]]
     # Cash is what the orders left of the capital.
-    spent = (orders["units"] * orders["price"]).sum() + orders["commission"].sum()
+    signed = orders["size"].where(orders["side"] == "buy", -orders["size"])
+    spent = (signed * orders["price"]).sum() + orders["fees"].sum()
     assert abs(50_000 - spent - equity["cash"].iloc[-1]) < 1e-6
     contributions = task.contributions
     assert contributions.index.name == "symbol"
+    np.testing.assert_allclose(contributions["contribution"], contributions["profit"] / 50_000, rtol=1e-12)
     assert abs(contributions["profit"].sum() - (equity["equity"].iloc[-1] - 50_000)) < 1e-6
     result = task.result
-    assert result["mode"] == "weights" and np.isfinite(result["relative.beta"])
+    assert result.attrs["mode"] == "weights" and np.isfinite(result["beta"]) and result.dtype == "float64"
     assert result["final_capital"] == equity["equity"].iloc[-1]
 
 
@@ -59,7 +62,7 @@ def test_signal_mode_takes_a_strategy_s_rules(client):
     assert len(trades) > 10 and trades["exit_reason"].isin(["Signal", "Open"]).all()
     held = task.weights.gt(0).sum(axis=1)
     assert held.max() <= 3
-    assert task.result["mode"] == "signals"
+    assert task.result.attrs["mode"] == "signals"
 
 
 def test_own_bars_by_symbol_run_as_the_stored_ones_do(client):
@@ -77,7 +80,7 @@ def test_own_bars_by_symbol_run_as_the_stored_ones_do(client):
     orders = own.orders
     assert len(orders) > 10
     assert list(orders["symbol"].str.replace("MY_", "")) == list(at_store.orders["symbol"])
-    assert orders["units"].tolist() == at_store.orders["units"].tolist()
+    assert orders["size"].tolist() == at_store.orders["size"].tolist()
     with pytest.raises(marketlab.MarketlabError) as e:
         client.portfolio(stored, weights=rotation, bars={"AAPL": frames["MY_AAPL"], "TSLA": frames["MY_MSFT"]})
     assert e.value.status == 400 and "bars.TSLA" in str(e.value)
@@ -104,13 +107,13 @@ def test_a_grid_of_portfolios_is_a_batch_whose_best_row_runs_again_alone(client)
     assert len(results) == 6 and results["error"].isna().all()
     assert list(results.columns[:2]) == ["max_positions", "momentum"]
     assert results["max_positions"].dtype.kind == "i"
-    table = grid.heatmap("max_positions", "momentum", "Sharpe Ratio")
+    table = grid.heatmap("max_positions", "momentum", "sharpe")
     assert table.shape == (2, 3)
     stats = grid.statistics
     assert 0 <= stats["pbo"] <= 1 and stats["strategies"] == 6
-    best_row = results["Sharpe Ratio"].idxmax()
+    best_row = results["sharpe"].idxmax()
     best = grid.strategy(best_row)
     assert best["signals"]["max_positions"] == results.loc[best_row, "max_positions"]
     again = client.portfolio(**best).wait()
-    assert again.result["sharpe"] == pytest.approx(results.loc[best_row, "Sharpe Ratio"], rel=1e-12)
-    assert again.result["total_trades"] == results.loc[best_row, "Total Trades"]
+    assert again.result["sharpe"] == pytest.approx(results.loc[best_row, "sharpe"], rel=1e-12)
+    assert again.result["total_trades"] == results.loc[best_row, "total_trades"]

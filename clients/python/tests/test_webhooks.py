@@ -59,7 +59,7 @@ def test_a_task_s_webhook_verifies_like_the_reference_library(client, receiver):
         assert event == Webhook(secret).verify(body, headers)
         assert event["type"] == "task.finished"
         assert event["data"]["task_id"] == task.id
-        assert event["data"]["metrics"]["Total Trades"] == task.result["Total Trades"]
+        assert event["data"]["metrics"]["Total Trades"] == task.result["total_trades"]
 
         # What the reference library refuses, the client refuses.
         tampered = body.replace(b"SUCCESS", b"FAILURE")

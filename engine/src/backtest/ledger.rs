@@ -13,12 +13,18 @@ use crate::Bars;
 pub struct TradeLedger {
     /// Units bought (sold short), always positive.
     pub units: f64,
+    /// The entry's and the exit's fills after slippage (the trade's
+    /// prices move them against the trader).
+    pub entry_fill: f64,
+    pub exit_fill: f64,
+    /// Commission of both sides: on the entry's and the exit's value.
+    pub fees: f64,
     /// Profit after slippage and commission.
     pub profit: f64,
     /// Bars from the entry fill to the exit fill.
     pub bars_held: usize,
     /// The worst move against the position while held, as a fraction of
-    /// the entry fill (0 or negative).
+    /// the entry fill after slippage (0 or negative).
     pub mae: f64,
     /// The best move for it (0 or positive).
     pub mfe: f64,
@@ -41,10 +47,15 @@ pub fn trade_ledger(bars: &Bars, trades: &[Trade], s: &Settings) -> Vec<TradeLed
         .iter()
         .map(|t| {
             let entry_eff = t.entry_price * (1.0 + d * s.slippage);
+            let exit_eff = t.exit_price * (1.0 - d * s.slippage);
             let committed = base * s.capital_alloc;
-            let (mae, mfe) = excursions(bars, t, s);
+            let units = committed / entry_eff;
+            let (mae, mfe) = excursions(bars, t, s, entry_eff, exit_eff);
             let l = TradeLedger {
-                units: committed / entry_eff,
+                units,
+                entry_fill: entry_eff,
+                exit_fill: exit_eff,
+                fees: units * (entry_eff + exit_eff) * s.commission,
                 profit: committed * t.ret,
                 bars_held: t.exit_bar - t.entry_bar,
                 mae,
@@ -57,15 +68,13 @@ pub fn trade_ledger(bars: &Bars, trades: &[Trade], s: &Settings) -> Vec<TradeLed
 }
 
 /// The worst and best price reached while the trade was held, against its
-/// entry fill: the bars from the entry fill to the exit fill, where a fill
-/// at a close leaves out the rest of that bar before it (at the entry) and
-/// a fill at an open the rest of that bar after it (at the exit).
-fn excursions(bars: &Bars, t: &Trade, s: &Settings) -> (f64, f64) {
+/// entry fill (`entry`, after slippage; `exit` the exit's): the fills and
+/// the bars from the entry fill to the exit fill, where a fill at a close
+/// leaves out the rest of that bar before it (at the entry) and a fill at
+/// an open the rest of that bar after it (at the exit).
+fn excursions(bars: &Bars, t: &Trade, s: &Settings, entry: f64, exit: f64) -> (f64, f64) {
     let at_close = s.trade_price != TradePrice::NextOpen;
-    let (mut low, mut high) = (
-        t.entry_price.min(t.exit_price),
-        t.entry_price.max(t.exit_price),
-    );
+    let (mut low, mut high) = (entry.min(exit), entry.max(exit));
     let last = t.exit_bar.min(bars.len().saturating_sub(1));
     // The exit of a position still open at the end is the last close.
     let exit_at_open = !at_close && t.reason != super::ExitReason::EndOfData;
@@ -77,7 +86,7 @@ fn excursions(bars: &Bars, t: &Trade, s: &Settings) -> (f64, f64) {
             high = high.max(bars.high[i]);
         }
     }
-    let (down, up) = (low / t.entry_price - 1.0, high / t.entry_price - 1.0);
+    let (down, up) = (low / entry - 1.0, high / entry - 1.0);
     match s.direction {
         super::Direction::Long => (down.min(0.0), up.max(0.0)),
         super::Direction::Short => ((-up).min(0.0), (-down).max(0.0)),
@@ -159,11 +168,16 @@ mod tests {
         assert!((l.units - units).abs() < 1e-15);
         let profit = units * (got - paid) - 0.001 * units * (paid + got);
         assert!((l.profit - profit).abs() < 1e-15, "{} {profit}", l.profit);
+        assert!((l.entry_fill - paid).abs() < 1e-14 && (l.exit_fill - got).abs() < 1e-14);
+        let fees = 0.001 * units * (paid + got);
+        assert!((l.fees - fees).abs() < 1e-15, "{} {fees}", l.fees);
+        // Profit is the fills' difference less the fees.
+        assert!((l.profit - (units * (l.exit_fill - l.entry_fill) - l.fees)).abs() < 1e-15);
         assert_eq!(l.bars_held, 2);
         // Bar 1 is left out (filled at its close); bars 2 and 3 whole:
-        // lows 11 and 12, highs 13.5 and 14.5.
-        assert!((l.mae - (11.0 / 11.5 - 1.0)).abs() < 1e-15);
-        assert!((l.mfe - (14.5 / 11.5 - 1.0)).abs() < 1e-15);
+        // lows 11 and 12, highs 13.5 and 14.5; against the fill, 11.523.
+        assert!((l.mae - (11.0 / paid - 1.0)).abs() < 1e-15);
+        assert!((l.mfe - (14.5 / paid - 1.0)).abs() < 1e-15);
         let h = holdings(&b, &r.trades, &s);
         assert_eq!(h.units, vec![0.0, units, units, 0.0, 0.0, 0.0, 0.0, 0.0]);
         // While held: the starting equity less what was committed and its commission.
@@ -186,6 +200,9 @@ mod tests {
         let r = run(&b, &sig(&[3]), &sig(&[5]), &s);
         let l = trade_ledger(&b, &r.trades, &s)[0];
         assert_eq!(l.bars_held, 2);
+        // Short, no costs: the fills are the opens, the profit units x (14 - 16).
+        assert_eq!((l.entry_fill, l.exit_fill, l.fees), (14.0, 16.0, 0.0));
+        assert!((l.profit - l.units * (14.0 - 16.0)).abs() < 1e-15);
         // Bars 4 and 5 whole (highs 15 and 16, lows 12 and 11); of bar 6 its open.
         assert!((l.mae - -(16.0 / 14.0 - 1.0)).abs() < 1e-15);
         assert!((l.mfe - (1.0 - 11.0 / 14.0)).abs() < 1e-15);

@@ -119,7 +119,8 @@ pub struct WalkForward {
 }
 
 /// The stitched out-of-sample run's figures, as a backtest's metrics count
-/// them (percentages; returns between consecutive out-of-sample bars).
+/// them but in fractions (0.05 is 5 %; the steps' [`Metrics`] are the
+/// backtest's, in percent), returns between consecutive out-of-sample bars.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Summary {
     pub total_return: f64,
@@ -288,10 +289,10 @@ fn summary(
     let (Some(&first), Some(&last), Some(&end)) = (at.first(), at.last(), equity.last()) else {
         return s;
     };
-    s.total_return = (end - 1.0) * 100.0;
+    s.total_return = end - 1.0;
     let years = (date(last) - date(first)).num_days() as f64 / 365.25;
     if years > 0.0 && end > 0.0 {
-        s.cagr = (end.powf(1.0 / years) - 1.0) * 100.0;
+        s.cagr = end.powf(1.0 / years) - 1.0;
     }
     let returns: Vec<f64> = equity.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
     if let (Some(mean), Some(sd)) = (
@@ -304,7 +305,7 @@ fn summary(
     let mut peak = f64::NEG_INFINITY;
     for &e in equity {
         peak = peak.max(e);
-        s.max_drawdown = s.max_drawdown.min((e / peak - 1.0) * 100.0);
+        s.max_drawdown = s.max_drawdown.min(e / peak - 1.0);
     }
     let picked: Vec<&Metrics> = steps.iter().filter_map(|s| s.in_sample.as_ref()).collect();
     s.picked = picked.len();
@@ -313,8 +314,9 @@ fn summary(
         .filter_map(|s| s.out_of_sample.as_ref())
         .filter(|m| m.total_return > 0.0)
         .count();
+    // The picks' CAGRs are in percent.
     let mean_in = picked.iter().map(|m| m.cagr).sum::<f64>() / picked.len().max(1) as f64;
-    s.efficiency = (s.picked > 0 && mean_in > 0.0).then(|| s.cagr / mean_in);
+    s.efficiency = (s.picked > 0 && mean_in > 0.0).then(|| s.cagr * 100.0 / mean_in);
     s
 }
 
@@ -456,9 +458,19 @@ mod tests {
             assert!((e - x).abs() < 1e-12, "{:?}", wf.equity);
         }
         let sm = wf.summary;
-        assert!((sm.total_return - (8.0 / 12.0 - 1.0) * 100.0).abs() < 1e-12);
-        assert!((sm.max_drawdown - (8.0 / 12.0 - 1.0) * 100.0).abs() < 1e-12);
+        // The stitched run's figures are fractions.
+        assert!((sm.total_return - (8.0 / 12.0 - 1.0)).abs() < 1e-15);
+        assert!((sm.max_drawdown - (8.0 / 12.0 - 1.0)).abs() < 1e-15);
         assert_eq!((sm.picked, sm.profitable), (2, 0));
+        // Over the 5 days from bar 6 to bar 11; efficiency against the
+        // picks' in-sample CAGRs (the backtest's, in percent).
+        let cagr = (8.0f64 / 12.0).powf(365.25 / 5.0) - 1.0;
+        assert!((sm.cagr - cagr).abs() < 1e-12, "{} vs {cagr}", sm.cagr);
+        let mean_in = (first.in_sample.as_ref().unwrap().cagr
+            + second.in_sample.as_ref().unwrap().cagr)
+            / 2.0;
+        let e = sm.efficiency.unwrap();
+        assert!((e - cagr * 100.0 / mean_in).abs() <= 1e-12 * e.abs(), "{e}");
         // One thread gives the same, and so do the grid's halves merged.
         assert_eq!(walk_forward(&b, &candidates, &w, Pick::TotalReturn, 1), wf);
         let halves = vec![

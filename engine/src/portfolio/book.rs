@@ -138,6 +138,8 @@ impl Book {
                 h.units += size;
                 let t = &mut self.trips[h.trip];
                 t.bought += paid;
+                t.cost += size * adj;
+                t.fees += fee;
                 t.units = t.units.max(h.units);
             }
             None => {
@@ -153,10 +155,13 @@ impl Book {
                     entry_price: adj,
                     units: size,
                     bought: paid,
+                    cost: size * adj,
                     sold: 0.0,
                     exit_bar: None,
                     exit_price: f64::NAN,
                     reason: ExitReason::Open,
+                    fees: fee,
+                    bars_held: 0,
                 });
             }
         }
@@ -195,8 +200,10 @@ impl Book {
         });
         let t = &mut self.trips[h.trip];
         t.sold += got;
+        t.fees += fee;
         if size >= h.units {
             t.exit_bar = Some(bar);
+            t.bars_held = bar - t.entry_bar;
             t.exit_price = adj;
             t.reason = reason;
             self.held[symbol] = None;
@@ -224,8 +231,9 @@ impl Book {
     }
 
     /// Adds each open position's value at its last close to its symbol's
-    /// profit and its round trip's proceeds (open trips stay open).
-    pub fn finish(&mut self) {
+    /// profit and its round trip's proceeds (open trips stay open, held
+    /// until `last_bar`, the last bar marked).
+    pub fn finish(&mut self, last_bar: usize) {
         for &s in &self.open {
             if let Some(h) = self.held[s] {
                 let v = h.units * self.last[s];
@@ -233,6 +241,7 @@ impl Book {
                 let t = &mut self.trips[h.trip];
                 t.sold += v;
                 t.exit_price = self.last[s];
+                t.bars_held = last_bar.saturating_sub(t.entry_bar);
             }
         }
     }
@@ -282,6 +291,38 @@ mod tests {
             (0, Some(3), ExitReason::Signal)
         );
         assert!(b.open.is_empty() && b.held[0].is_none());
+    }
+
+    #[test]
+    fn a_trip_s_fees_are_both_sides_commissions_and_its_bars_run_to_the_exit_or_the_end() {
+        let mut b = Book::new(2, 10_000.0, costs(0.002, 0.01, true));
+        // Symbol 0: 10 units on bar 2 (fill 50.5), 5 more on bar 4 (fill
+        // 60.6), 6 sold on bar 5 (fill 69.3) and the other 9 on bar 7 (fill 79.2).
+        b.buy(2, 1, 0, 10.0, 50.0, b.cash);
+        b.buy(4, 3, 0, 5.0, 60.0, b.cash);
+        b.sell(5, 0, 6.0, 70.0, ExitReason::Signal);
+        assert_eq!(b.trips[0].exit_bar, None);
+        b.sell(7, 0, f64::INFINITY, 80.0, ExitReason::TakeProfit);
+        // Symbol 1: 20 units on bar 6 (fill 20.2), never sold.
+        b.buy(6, 5, 1, 20.0, 20.0, b.cash);
+        b.mark(|s| [80.0, 25.0][s]);
+        b.finish(9);
+        let t = &b.trips[0];
+        let fees = 0.002 * (10.0 * 50.5 + 5.0 * 60.6 + 6.0 * 69.3 + 9.0 * 79.2);
+        assert!((t.fees - fees).abs() < 1e-12, "{} vs {fees}", t.fees);
+        let paid: f64 = b.orders[..4].iter().map(|o| o.fee).sum();
+        assert!((t.fees - paid).abs() < 1e-12);
+        assert_eq!((t.exit_bar, t.bars_held), (Some(7), 5));
+        // Profit is what was got less what was paid, both net of the fees;
+        // the return is it over the buys' value at their fills.
+        let cost = 10.0 * 50.5 + 5.0 * 60.6;
+        let gross = 6.0 * 69.3 + 9.0 * 79.2 - cost;
+        assert!((t.profit() - (gross - fees)).abs() < 1e-9);
+        assert!((t.ret() - (gross - fees) / cost).abs() < 1e-12);
+        // The open trip: its buy's commission; held from bar 6 to the last, 9.
+        let o = &b.trips[1];
+        assert!((o.fees - 0.002 * 20.0 * 20.2).abs() < 1e-12);
+        assert_eq!((o.exit_bar, o.bars_held, o.exit_price), (None, 3, 25.0));
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! benchmark's closes: the single backtest's metrics, defined the same way
 //! (per-bar returns, sample deviation, calendar-year CAGR), and the
 //! benchmark-relative ones as empyrical and quantstats define them.
+//!
+//! Every return, rate and share is a fraction (0.05 is 5 %); whatever
+//! answers them in percent (a batch row) scales them at its edge.
 
 use super::{Outcome, RoundTrip};
 use crate::stats::{mean, std_dev};
@@ -9,27 +12,32 @@ use chrono::NaiveDate;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Metrics {
-    /// Percent.
+    /// Fractions.
     pub total_return: f64,
     pub cagr: f64,
     pub sharpe: f64,
     pub sortino: f64,
-    /// Annualised sample deviation of per-bar returns, percent.
+    /// Annualised sample deviation of per-bar returns, a fraction.
     pub annual_volatility: f64,
-    /// Percent (negative or 0).
+    /// A fraction (negative or 0).
     pub max_drawdown: f64,
     pub calmar: f64,
     /// Longest stretch, in bars, below a previous peak.
     pub drawdown_period: usize,
-    /// Percent of bars with a position open at the close.
+    /// The share of bars with a position open at the close.
     pub time_in_market: f64,
-    /// Mean of the positions' value over the account's, percent.
+    /// Mean of the positions' value over the account's.
     pub average_exposure: f64,
     /// One-way turnover a year: half the value traded over the mean equity,
     /// per calendar year.
     pub annual_turnover: f64,
     pub total_trades: usize,
+    /// Round trips with a profit, and with a loss.
+    pub winning_trades: usize,
+    pub losing_trades: usize,
+    /// The share of round trips with a profit.
     pub win_rate: f64,
+    /// Mean return of the winning (losing) round trips.
     pub average_win: f64,
     pub average_loss: f64,
 }
@@ -50,7 +58,7 @@ pub struct Relative {
     /// the benchmark's up (down) bars over the benchmark's on them.
     pub up_capture: f64,
     pub down_capture: f64,
-    /// The benchmark's change over the window, percent.
+    /// The benchmark's change over the window, a fraction.
     pub benchmark_return: f64,
 }
 
@@ -115,31 +123,32 @@ pub fn metrics(out: &Outcome, capital: f64, dates: &[NaiveDate], bars_per_year: 
     let rets: Vec<f64> = trips.iter().map(|t| t.ret()).collect();
     let wins: Vec<f64> = rets.iter().copied().filter(|x| *x > 0.0).collect();
     let losses: Vec<f64> = rets.iter().copied().filter(|x| *x < 0.0).collect();
-    let pct = |x: f64| x * 100.0;
     Metrics {
-        total_return: pct(growth - 1.0),
-        cagr: pct(cagr),
+        total_return: growth - 1.0,
+        cagr,
         sharpe,
         sortino,
-        annual_volatility: pct(sd.unwrap_or(0.0) * annual),
-        max_drawdown: pct(max_dd),
+        annual_volatility: sd.unwrap_or(0.0) * annual,
+        max_drawdown: max_dd,
         calmar: if max_dd < 0.0 { cagr / -max_dd } else { 0.0 },
         drawdown_period: longest,
-        time_in_market: pct(in_market as f64 / eq.len() as f64),
-        average_exposure: pct(mean(&exposure).unwrap_or(0.0)),
+        time_in_market: in_market as f64 / eq.len() as f64,
+        average_exposure: mean(&exposure).unwrap_or(0.0),
         annual_turnover: if y > 0.0 && mean_equity > 0.0 {
-            pct(traded / 2.0 / mean_equity / y)
+            traded / 2.0 / mean_equity / y
         } else {
             0.0
         },
         total_trades: trips.len(),
+        winning_trades: wins.len(),
+        losing_trades: losses.len(),
         win_rate: if rets.is_empty() {
             0.0
         } else {
-            pct(wins.len() as f64 / rets.len() as f64)
+            wins.len() as f64 / rets.len() as f64
         },
-        average_win: pct(mean(&wins).unwrap_or(0.0)),
-        average_loss: pct(mean(&losses).unwrap_or(0.0)),
+        average_win: mean(&wins).unwrap_or(0.0),
+        average_loss: mean(&losses).unwrap_or(0.0),
     }
 }
 
@@ -181,7 +190,7 @@ pub fn relative(equity: &[f64], bench: &[f64], bars_per_year: f64) -> Relative {
     }
     let first = bench.iter().position(|x| x.is_finite());
     let benchmark_return = match (first, bench.last()) {
-        (Some(i), Some(l)) if l.is_finite() => (l / bench[i] - 1.0) * 100.0,
+        (Some(i), Some(l)) if l.is_finite() => l / bench[i] - 1.0,
         _ => 0.0,
     };
     if r.len() < 2 {
@@ -229,5 +238,69 @@ pub fn relative(equity: &[f64], bench: &[f64], bars_per_year: f64) -> Relative {
         up_capture: capture(true),
         down_capture: capture(false),
         benchmark_return,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::portfolio::ExitReason;
+
+    fn trip(cost: f64, sold: f64) -> RoundTrip {
+        RoundTrip {
+            symbol: 0,
+            entry_signal_bar: 0,
+            entry_bar: 0,
+            entry_price: 1.0,
+            units: 1.0,
+            bought: cost,
+            cost,
+            sold,
+            exit_bar: Some(1),
+            exit_price: 1.0,
+            reason: ExitReason::Signal,
+            fees: 0.0,
+            bars_held: 1,
+        }
+    }
+
+    #[test]
+    fn every_return_rate_and_share_is_a_fraction_by_hand() {
+        let out = Outcome {
+            equity: vec![100.0, 90.0, 121.0],
+            cash: vec![50.0, 45.0, 121.0],
+            exposure: vec![50.0, 45.0, 0.0],
+            traded: vec![50.0, 0.0, 60.0],
+            trips: vec![trip(100.0, 110.0), trip(50.0, 45.0), trip(20.0, 20.0)],
+            ..Outcome::default()
+        };
+        let d = |s: &str| s.parse::<NaiveDate>().unwrap();
+        let dates = [d("2020-01-01"), d("2020-06-01"), d("2021-01-01")];
+        let m = metrics(&out, 100.0, &dates, 252.0);
+        let years = 366.0 / 365.25;
+        let close = |a: f64, b: f64| assert!((a - b).abs() <= 1e-12 * b.abs(), "{a} vs {b}");
+        close(m.total_return, 0.21);
+        close(m.cagr, 1.21f64.powf(1.0 / years) - 1.0);
+        close(m.max_drawdown, -0.1);
+        close(m.calmar, m.cagr / 0.1);
+        close(m.time_in_market, 2.0 / 3.0);
+        close(m.average_exposure, (0.5 + 0.5 + 0.0) / 3.0);
+        close(m.annual_turnover, 110.0 / 2.0 / (311.0 / 3.0) / years);
+        // Per-bar returns -0.1 and 0.3444..: their sample deviation, annualised.
+        let r: [f64; 2] = [-0.1, 121.0 / 90.0 - 1.0];
+        let mean = (r[0] + r[1]) / 2.0;
+        let sd = (((r[0] - mean).powi(2) + (r[1] - mean).powi(2)) / 1.0).sqrt();
+        close(m.annual_volatility, sd * 252f64.sqrt());
+        // One winner (+10 %), one loser (-10 %), one even.
+        assert_eq!(
+            (m.total_trades, m.winning_trades, m.losing_trades),
+            (3, 1, 1)
+        );
+        close(m.win_rate, 1.0 / 3.0);
+        close(m.average_win, 0.1);
+        close(m.average_loss, -0.1);
+        // The benchmark's change, a fraction.
+        let rel = relative(&out.equity, &[200.0, 190.0, 230.0], 252.0);
+        close(rel.benchmark_return, 0.15);
     }
 }

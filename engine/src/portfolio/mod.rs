@@ -134,6 +134,9 @@ pub struct RoundTrip {
     pub units: f64,
     /// Paid for every buy, commissions included.
     pub bought: f64,
+    /// The buys' value at their fills, commissions not included (the
+    /// most units times the entry price for a trip of one buy).
+    pub cost: f64,
     /// Received for every sale net of commissions (an open trip: its value
     /// at the last close).
     pub sold: f64,
@@ -141,6 +144,10 @@ pub struct RoundTrip {
     /// The last sale's fill after slippage (open: the last close).
     pub exit_price: f64,
     pub reason: ExitReason,
+    /// Commissions paid on every buy and sale of the trip.
+    pub fees: f64,
+    /// Bars from the entry to the exit (open: to the last bar).
+    pub bars_held: usize,
 }
 
 impl RoundTrip {
@@ -148,10 +155,11 @@ impl RoundTrip {
         self.sold - self.bought
     }
 
-    /// Profit over what was paid.
+    /// Profit (net of every commission) over the buys' value at their
+    /// fills, as a single backtest's trade return and vectorbt's count it.
     pub fn ret(&self) -> f64 {
-        if self.bought > 0.0 {
-            self.profit() / self.bought
+        if self.cost > 0.0 {
+            self.profit() / self.cost
         } else {
             0.0
         }
@@ -183,6 +191,8 @@ pub(crate) struct Recorder<'a> {
     snapshots: &'a [usize],
     next_snapshot: usize,
     orders_seen: usize,
+    /// The last bar marked (what open trips are held to).
+    last_bar: usize,
 }
 
 impl<'a> Recorder<'a> {
@@ -200,6 +210,7 @@ impl<'a> Recorder<'a> {
             snapshots: &common.snapshots,
             next_snapshot: 0,
             orders_seen: 0,
+            last_bar: common.start,
         }
     }
 
@@ -209,6 +220,7 @@ impl<'a> Recorder<'a> {
 
     /// Marks bar `bar` at its closes.
     pub(crate) fn bar(&mut self, book: &mut book::Book, panel: &Panel, bar: usize) {
+        self.last_bar = bar;
         let (equity, held) = book.mark(|s| panel.close[s][bar]);
         let traded: f64 = book.orders[self.orders_seen..]
             .iter()
@@ -239,7 +251,7 @@ impl<'a> Recorder<'a> {
         while self.out.snapshots.len() < self.snapshots.len() {
             self.out.snapshots.push(Vec::new());
         }
-        book.finish();
+        book.finish(self.last_bar);
         self.out.orders = book.orders;
         self.out.trips = book.trips;
         self.out.profit = book.profit;

@@ -35,11 +35,26 @@ fn period(every: Every, d: NaiveDate) -> (i32, u32) {
 /// bar after it does (the last bar of the data closes nothing: its period
 /// may go on).
 pub fn bars(dates: &[NaiveDate], start: usize, every: Every, on: On) -> Vec<usize> {
+    bars_followed_by(dates, start, every, on, None)
+}
+
+/// [`bars`] of a window cut from longer data: `next` is the data's session
+/// after the last of `dates` (none when `dates` run to the data's end). The
+/// window's last bar closes its period when `next` lies in another one, as
+/// it would inside the data: where a window ends does not move a schedule.
+pub fn bars_followed_by(
+    dates: &[NaiveDate],
+    start: usize,
+    every: Every,
+    on: On,
+    next: Option<NaiveDate>,
+) -> Vec<usize> {
     let n = dates.len();
+    let after = |i: usize| dates.get(i + 1).copied().or(next);
     (start.min(n)..n)
         .filter(|&i| match on {
             On::First => i == 0 || period(every, dates[i - 1]) != period(every, dates[i]),
-            On::Last => i + 1 < n && period(every, dates[i + 1]) != period(every, dates[i]),
+            On::Last => after(i).is_some_and(|d| period(every, d) != period(every, dates[i])),
         })
         .collect()
 }
@@ -86,5 +101,35 @@ mod tests {
         assert!(bars(&days[..end], mid, Every::Month, On::First).is_empty());
         // The data's first bar opens its period.
         assert_eq!(bars(&days[start..], 0, Every::Month, On::First)[0], 0);
+    }
+
+    #[test]
+    fn a_window_s_last_session_closes_its_period_when_the_data_goes_on_into_another() {
+        let days = sessions(d("2024-01-02"), d("2024-03-28"));
+        let jan31 = days.iter().position(|x| *x == d("2024-01-31")).unwrap();
+        let window = &days[..=jan31];
+        let at =
+            |v: Vec<usize>| -> Vec<String> { v.iter().map(|&i| days[i].to_string()).collect() };
+        // Cut at January 31st, the data's last session would close nothing;
+        // followed by February 1st, it closes January as it does in the
+        // whole data.
+        assert!(bars(window, 0, Every::Month, On::Last).is_empty());
+        let next = Some(days[jan31 + 1]);
+        assert_eq!(
+            at(bars_followed_by(window, 0, Every::Month, On::Last, next)),
+            ["2024-01-31"]
+        );
+        assert_eq!(
+            bars_followed_by(window, 0, Every::Month, On::Last, next),
+            bars(&days, 0, Every::Month, On::Last)[..1]
+        );
+        // A window cut on January 30th: the 31st follows in the same month.
+        let next = Some(days[jan31]);
+        assert!(bars_followed_by(&days[..jan31], 0, Every::Month, On::Last, next).is_empty());
+        // Openings do not look ahead.
+        assert_eq!(
+            bars_followed_by(window, 0, Every::Month, On::First, next),
+            bars(window, 0, Every::Month, On::First)
+        );
     }
 }

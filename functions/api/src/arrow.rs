@@ -16,6 +16,12 @@ use services::tables::Tabular;
 
 /// Whether the request accepts an Arrow stream (named, and not with q=0).
 pub fn wanted(headers: &HeaderMap) -> bool {
+    accepts(headers, |media| media.eq_ignore_ascii_case(ARROW_STREAM))
+}
+
+/// Whether the `Accept` headers name a media type `is` takes, not refused
+/// with q=0.
+pub fn accepts(headers: &HeaderMap, is: impl Fn(&str) -> bool) -> bool {
     headers
         .get_all(ACCEPT)
         .iter()
@@ -30,7 +36,7 @@ pub fn wanted(headers: &HeaderMap) -> bool {
                     .and_then(|q| q.trim().parse::<f64>().ok())
                     .is_some_and(|q| q <= 0.0)
             });
-            media.eq_ignore_ascii_case(ARROW_STREAM) && !refused
+            is(media) && !refused
         })
 }
 

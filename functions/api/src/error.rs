@@ -8,11 +8,20 @@
 //!   except 407 and 411, which travel in the body of an HTTP 200;
 //! - data: `{"error": "...", "status": s}` with the HTTP status.
 //!
+//! An error is never 200 to a request that asks for a table (Arrow, Parquet
+//! or CSV, [`crate::table_format::asks_for_table`]): a client reading the
+//! body as the table it asked for would fail on the JSON. There the
+//! analytics codes 407 and 411 have an error status ([`analytics_status`]:
+//! 404 and 422), the JSON envelope unchanged, whether the error is an
+//! [`ApiError`] or an answer a handler made with such a code
+//! ([`render_errors`] applies it to both).
+//!
 //! Routes of no spec service (`/health`, `/auth-info`, `/usage`, `/keys`,
 //! `/webhooks`, the documentation pages) and unknown paths answer the
 //! backtest service's `{"detail": "..."}`, the one shape the deployment's
 //! own routes have.
 
+use crate::table_format::AsksForTable;
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -147,7 +156,7 @@ pub struct ErrorDetail {
 }
 
 /// Analytics error body; the HTTP status equals `code`, except 407 and 411,
-/// which come in an HTTP 200.
+/// which come in an HTTP 200 (in a 404 and a 422 to a request for a table).
 #[derive(Serialize, ToSchema)]
 pub struct AnalyticsError {
     pub code: u16,
@@ -207,6 +216,22 @@ pub const ANALYTICS_ROUTES: [&str; 13] = [
     "views",
 ];
 
+/// The HTTP status of an analytics envelope whose code is `code`: the code
+/// itself, but for the spec's two codes that are not HTTP errors (407
+/// "Proxy Authentication Required" and 411 "Length Required" as HTTP
+/// statuses), which travel in an HTTP 200 as the spec has them; to a
+/// request for a table (`table`) they are errors like any other: 407 (no
+/// data: nothing fired, nothing matched, no scan yet) is 404 and 411 (the
+/// data cannot support the answer) is 422.
+pub fn analytics_status(code: u16, table: bool) -> StatusCode {
+    match code {
+        407 | 411 if !table => StatusCode::OK,
+        407 => StatusCode::NOT_FOUND,
+        411 => StatusCode::UNPROCESSABLE_ENTITY,
+        c => StatusCode::from_u16(c).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+    }
+}
+
 impl ErrorStyle {
     /// The envelope of the route at `path` (the path as the client sent it,
     /// `/ws` included): the data service's under `/ws`, the analytics
@@ -227,8 +252,9 @@ impl ErrorStyle {
 
     /// The error in the service's envelope. A 5xx names the request id (the
     /// `x-request-id` its log lines carry), so a report can be matched to
-    /// the cause, which only the log holds.
-    pub fn render(self, e: &ApiError, request_id: Option<&str>) -> Response {
+    /// the cause, which only the log holds. `table`: the request asked for a
+    /// table, so no error is answered in an HTTP 200.
+    pub fn render(self, e: &ApiError, request_id: Option<&str>, table: bool) -> Response {
         let code = e.status.as_u16();
         let message = match request_id {
             Some(id) if e.status.is_server_error() => format!("{} (request id {id})", e.message),
@@ -244,10 +270,10 @@ impl ErrorStyle {
             }
             ErrorStyle::Analytics => {
                 // Insufficient data is the analytics code 411; 407 and 411
-                // travel in an HTTP 200.
+                // travel in an HTTP 200 unless a table was asked for.
                 let code = if e.insufficient_data { 411 } else { code };
                 let http = if matches!(code, 407 | 411) {
-                    StatusCode::OK
+                    analytics_status(code, table)
                 } else {
                     e.status
                 };
@@ -298,9 +324,15 @@ const KEPT_HEADERS: [&str; 3] = ["ratelimit", "ratelimit-policy", crate::auth::M
 /// (whose text becomes the message). The path is the one sent
 /// ([`axum::extract::OriginalUri`]), so a router nested under `/ws` renders
 /// as the data service.
+///
+/// To a request for a table ([`AsksForTable`]) no error is a 200: an
+/// [`ApiError`] is rendered with its error status, and an analytics answer
+/// a handler made with an error code (407 "no scan has run yet") gets the
+/// code's status ([`analytics_status`]), its JSON body unchanged.
 pub async fn render_errors(
     uri: axum::extract::OriginalUri,
     request_id: Option<axum::Extension<tower_http::request_id::RequestId>>,
+    AsksForTable(table): AsksForTable,
     response: Response,
 ) -> Response {
     let style = ErrorStyle::of_path(uri.path());
@@ -308,7 +340,7 @@ pub async fn render_errors(
         .as_ref()
         .and_then(|r| r.0.header_value().to_str().ok());
     if let Some(e) = response.extensions().get::<ApiError>() {
-        let mut rendered = style.render(e, id);
+        let mut rendered = style.render(e, id, table);
         // What the auth layer said about the caller's limits and mode stays.
         for name in KEPT_HEADERS {
             if let Some(v) = response.headers().get(name) {
@@ -318,6 +350,9 @@ pub async fn render_errors(
         return rendered;
     }
     let status = response.status();
+    if table && style == ErrorStyle::Analytics && status == StatusCode::OK && is_json(&response) {
+        return with_envelope_status(response).await;
+    }
     if !(status.is_client_error() || status.is_server_error()) || is_json(&response) {
         return response;
     }
@@ -337,9 +372,53 @@ pub async fn render_errors(
         tracing::error!(%status, %message, "unhandled server error");
         // Its text is whatever failed underneath: logged, not answered.
         let generic = status.canonical_reason().unwrap_or("server error");
-        return style.render(&ApiError::new(status.as_u16(), generic.to_lowercase()), id);
+        return style.render(
+            &ApiError::new(status.as_u16(), generic.to_lowercase()),
+            id,
+            table,
+        );
     }
-    style.render(&ApiError::new(status.as_u16(), message), id)
+    style.render(&ApiError::new(status.as_u16(), message), id, table)
+}
+
+/// The most bytes of a JSON answer read for its envelope's code: an error
+/// envelope's message is cut to 1,000 characters, and an answer with data
+/// is no error.
+const ENVELOPE_BYTES: u64 = 8 * 1024;
+
+/// An analytics answer of an HTTP 200 with the status of its envelope's
+/// `code` for a request that asked for a table: 404 for a 407, 422 for a 411
+/// (any other error code is its own status). Answers with a success code,
+/// larger ones and compressed ones go as they are.
+async fn with_envelope_status(response: Response) -> Response {
+    use axum::body::HttpBody;
+    let small = response
+        .body()
+        .size_hint()
+        .exact()
+        .is_some_and(|n| n <= ENVELOPE_BYTES);
+    if !small || response.headers().contains_key(header::CONTENT_ENCODING) {
+        return response;
+    }
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        code: u16,
+    }
+    let (mut parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, ENVELOPE_BYTES as usize).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(error = %e, "reading an analytics answer");
+            return ErrorStyle::Analytics.render(&ApiError::internal(), None, true);
+        }
+    };
+    if let Ok(Envelope { code }) = serde_json::from_slice(&bytes) {
+        let status = analytics_status(code, true);
+        if !status.is_success() {
+            parts.status = status;
+        }
+    }
+    Response::from_parts(parts, Body::from(bytes))
 }
 
 fn is_json(r: &Response) -> bool {

@@ -2,10 +2,16 @@
 //! names it; without it, the `Accept` header's most preferred of the four
 //! media types chooses, and JSON is the default. One negotiation for every
 //! table a route answers whole.
+//!
+//! A request that asks for a table ([`asks_for_table`]) never gets an
+//! error in an HTTP 200: `error::render_errors` gives its error answers an
+//! error status (the analytics service's codes 407 and 411 included).
 
 use crate::error::{ApiError, Reply};
+use axum::extract::FromRequestParts;
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue};
+use axum::http::request::Parts;
 use axum::response::IntoResponse;
 use platform::marketdata::interchange::{self, ARROW_STREAM, Table, TableFormat};
 
@@ -73,6 +79,47 @@ impl Format {
             }
         }
         Ok(best.map_or(Format::Json, |(_, f)| f))
+    }
+}
+
+/// Whether a request asks for a table rather than JSON: its `format`
+/// parameter names csv, parquet or arrow, or (without one) its `Accept`
+/// names one of their media types (not refused with q=0), whatever the
+/// route answers. What every error answer to such a request is rendered
+/// for: its HTTP status is an error status.
+pub fn asks_for_table(query: Option<&str>, headers: &HeaderMap) -> bool {
+    // Repeated keys: the last value wins, as for every query parameter.
+    let named = query
+        .and_then(|q| serde_urlencoded::from_str::<Vec<(String, String)>>(q).ok())
+        .and_then(|pairs| pairs.into_iter().rev().find(|(k, _)| k == "format"))
+        .map(|(_, v)| v);
+    match named.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+        Some(name) => BY_NAME
+            .iter()
+            .any(|(n, f)| *f != Format::Json && n.eq_ignore_ascii_case(name)),
+        None => {
+            crate::arrow::wanted(headers)
+                || crate::arrow::accepts(headers, |media| {
+                    BY_MEDIA
+                        .iter()
+                        .any(|(m, f)| *f != Format::Json && m.eq_ignore_ascii_case(media))
+                })
+        }
+    }
+}
+
+/// [`asks_for_table`] of the request, as an extractor (it never refuses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsksForTable(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for AsksForTable {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(AsksForTable(asks_for_table(
+            parts.uri.query(),
+            &parts.headers,
+        )))
     }
 }
 
@@ -151,5 +198,35 @@ mod tests {
         );
         let e = Format::negotiate(Some("xlsx"), &HeaderMap::new()).unwrap_err();
         assert!(format!("{e:?}").contains("format"), "{e:?}");
+    }
+
+    #[test]
+    fn a_table_is_asked_for_by_the_parameter_or_any_accepted_table_type() {
+        let with = |query: Option<&str>, accept: Option<&str>| {
+            let mut h = HeaderMap::new();
+            if let Some(a) = accept {
+                h.insert(ACCEPT, a.parse().unwrap());
+            }
+            asks_for_table(query, &h)
+        };
+        assert!(with(Some("format=CSV"), None));
+        assert!(with(Some("start=2020-01-02&format=parquet"), None));
+        assert!(with(Some("format=arrow"), Some("application/json")));
+        // The parameter wins over `Accept`, the last of repeated ones counts.
+        assert!(!with(Some("format=json"), Some(ARROW_STREAM)));
+        assert!(!with(Some("format=arrow&format=json"), None));
+        assert!(!with(Some("format=xlsx"), None));
+        assert!(with(None, Some(ARROW_STREAM)));
+        // Accepted at all, even below JSON (the Arrow routes answer it so).
+        assert!(with(
+            None,
+            Some("application/json, application/vnd.apache.arrow.stream;q=0.5")
+        ));
+        assert!(with(Some("ticker=SPX"), Some("text/csv")));
+        assert!(with(None, Some(PARQUET)));
+        assert!(!with(None, Some("text/csv;q=0, application/json")));
+        assert!(!with(None, Some("*/*")));
+        assert!(!with(None, None));
+        assert!(!with(Some("limit=5"), Some("application/json")));
     }
 }

@@ -175,22 +175,102 @@ pub fn from_json<T: serde::de::DeserializeOwned>(
     // The path of a mistake is tracked only when there is one: the request
     // is read again to find it. Tracking it on every read took a tenth of
     // a large grid's time (each of its strategies is read here).
-    let t = match T::deserialize(serde_ignored::Deserializer::new(&value, &mut note)) {
-        Ok(t) => t,
+    let read = T::deserialize(serde_ignored::Deserializer::new(&value, &mut note));
+    // An unknown field is named before any other mistake: it is often the
+    // cause of the other (`comission` sent, `commission` missing).
+    if let Some(path) = skipped {
+        return Err(FieldError::unknown(path, []));
+    }
+    match read {
+        Ok(t) => Ok(t),
         Err(_) => {
             let mut ignore = |_: serde_ignored::Path| {};
-            let de = serde_ignored::Deserializer::new(value, &mut ignore);
-            return Err(match serde_path_to_error::deserialize::<_, T>(de) {
-                Err(e) => FieldError::from_serde(e),
+            let de = serde_ignored::Deserializer::new(&value, &mut ignore);
+            Err(match serde_path_to_error::deserialize::<_, T>(de) {
+                Err(e) => unknown_beside_missing::<T>(&value, &e)
+                    .unwrap_or_else(|| FieldError::from_serde(e)),
                 // Not expected: the same value read the same way.
                 Ok(_) => FieldError::new("body", "could not be read"),
-            });
+            })
         }
-    };
-    match skipped {
-        Some(path) => Err(FieldError::unknown(path, [])),
-        None => Ok(t),
     }
+}
+
+/// The key serde never reached because a field beside it is missing: a rule
+/// tagged by a field (`{"method": "top", "k": 2}`) whose tag is misspelt
+/// (`metod`) fails on the missing tag before its other keys are read, so
+/// the misspelling would go unnamed behind "`method` is required". The keys
+/// the object may hold are asked of the type itself, on copies of the
+/// request: the tag set to a value no variant has answers the variants,
+/// each variant with a key no type has first answers its fields. A key none
+/// of them holds is the mistake to name, with the field meant. `None`
+/// unless the error is such a missing field and such a key is there.
+fn unknown_beside_missing<T: serde::de::DeserializeOwned>(
+    value: &serde_json::Value,
+    error: &serde_path_to_error::Error<serde_json::Error>,
+) -> Option<FieldError> {
+    use serde_json::Value;
+    const PROBE: &str = "\u{0}";
+    let inner = error.inner().to_string();
+    let missing = inner
+        .strip_prefix("missing field `")?
+        .strip_suffix('`')?
+        .to_string();
+    // The object missing the field, by the path of its members.
+    let mut at: Vec<Result<usize, String>> = Vec::new();
+    for segment in error.path() {
+        match segment {
+            serde_path_to_error::Segment::Map { key } => at.push(Err(key.clone())),
+            serde_path_to_error::Segment::Seq { index } => at.push(Ok(*index)),
+            _ => return None,
+        }
+    }
+    fn object_at<'a>(
+        v: &'a mut Value,
+        at: &[Result<usize, String>],
+    ) -> Option<&'a mut serde_json::Map<String, Value>> {
+        at.iter()
+            .try_fold(v, |v, step| match step {
+                Ok(i) => v.get_mut(*i),
+                Err(k) => v.get_mut(k.as_str()),
+            })?
+            .as_object_mut()
+    }
+    let sent: Vec<String> = object_at(&mut value.clone(), &at)?
+        .keys()
+        .cloned()
+        .collect();
+    // The request with the object replaced by `members`; what reading it
+    // says of the probe (serde's list of names after "unknown ... `\0`").
+    let names_when = |members: serde_json::Map<String, Value>, what: &str| {
+        let mut copy = value.clone();
+        *object_at(&mut copy, &at)? = members;
+        let e = serde_path_to_error::deserialize::<_, T>(&copy).err()?;
+        let said = e.into_inner().to_string();
+        let (name, known) = unknown_in(&said, what)?;
+        (name == PROBE).then(|| known.iter().map(|k| k.to_string()).collect::<Vec<_>>())
+    };
+    let mut tag = serde_json::Map::new();
+    tag.insert(missing.clone(), Value::from(PROBE));
+    let variants = names_when(tag, "unknown variant `")?;
+    let mut known = vec![missing.clone()];
+    for variant in &variants {
+        let mut members = serde_json::Map::new();
+        members.insert(PROBE.to_string(), Value::Null);
+        members.insert(missing.clone(), Value::from(variant.as_str()));
+        for name in names_when(members, "unknown field `").unwrap_or_default() {
+            if !known.contains(&name) {
+                known.push(name);
+            }
+        }
+    }
+    let stray = sent.iter().find(|k| !known.contains(k))?;
+    let path = error.path().to_string();
+    let path = match path.as_str() {
+        "." => stray.clone(),
+        p => format!("{p}.{stray}"),
+    };
+    Some(FieldError::unknown(path, known.iter().map(String::as_str)))
 }
 
 /// A skipped field's path in the requests' own notation (`strategies[2].x`).
@@ -490,6 +570,78 @@ mod shorten_tests {
             Some("roll_window")
         );
         assert_eq!(closest("zzz", ["symbol", "period"]), None);
+    }
+
+    /// An unknown key is named even beside a missing required one: inside
+    /// a rule tagged by a field whose tag is misspelt (serde stops at the
+    /// missing tag), and in a type that does not list its fields.
+    #[test]
+    fn an_unknown_field_is_named_before_a_missing_one_beside_it() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
+        #[allow(dead_code)]
+        enum Select {
+            All,
+            Top { k: usize, by: String },
+            Bottom { k: usize, by: String },
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Weights {
+            select: Select,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Body {
+            weights: Weights,
+            more: Option<Vec<Weights>>,
+        }
+        let read = |v: serde_json::Value| from_json::<Body>(v).unwrap_err().to_string();
+        assert_eq!(
+            read(serde_json::json!({"weights": {"select": {"metod": "top", "k": 2, "by": "x"}}})),
+            "parameter 'weights.select.metod': unknown field (did you mean 'method'?)"
+        );
+        assert_eq!(
+            read(serde_json::json!({"weights": {"select": {"k": 2, "zzz": 1}}})),
+            "parameter 'weights.select.zzz': unknown field"
+        );
+        let ok = serde_json::json!({"select": {"method": "all"}});
+        assert_eq!(
+            read(
+                serde_json::json!({"weights": ok, "more": [ok, {"select": {"k": 2, "bye": "x", "mehtod": "top"}}]})
+            ),
+            "parameter 'more[1].select.bye': unknown field (did you mean 'by'?)"
+        );
+        // Without a stray key the missing one is what is said.
+        assert_eq!(
+            read(serde_json::json!({"weights": {"select": {"k": 2, "by": "x"}}})),
+            "parameter 'weights.select.method': is required"
+        );
+        assert_eq!(
+            read(serde_json::json!({"weights": {}})),
+            "parameter 'weights.select': is required"
+        );
+        // The tagged rule as the whole body.
+        assert_eq!(
+            from_json::<Select>(serde_json::json!({"metod": "all"}))
+                .unwrap_err()
+                .to_string(),
+            "parameter 'metod': unknown field (did you mean 'method'?)"
+        );
+        // A type that does not list its fields: the key it would skip comes first.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Open {
+            symbol: String,
+        }
+        assert_eq!(
+            from_json::<Open>(serde_json::json!({"symbl": "SPX"}))
+                .unwrap_err()
+                .to_string(),
+            "parameter 'symbl': unknown field"
+        );
     }
 
     #[test]

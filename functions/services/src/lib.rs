@@ -10,6 +10,7 @@ pub mod compute;
 pub mod data;
 pub mod dates;
 pub mod error;
+pub mod glossary;
 pub mod jobs;
 pub mod keys;
 #[cfg(feature = "openapi")]

@@ -22,9 +22,21 @@ fn canvases(page: &Rendered, at_least: usize, name: &str) {
     assert!(n >= at_least, "{name}: {n} canvases, charts drawn");
 }
 
+/// The text of the first cell keyed `key`, and its `data-unit`.
+fn shown_text<'a>(dom: &'a str, key: &str) -> (&'a str, &'a str) {
+    let at = dom
+        .find(&format!("data-key=\"{key}\""))
+        .unwrap_or_else(|| panic!("{key}: no cell"));
+    let td = &dom[at..at + dom[at..].find("</td>").unwrap()];
+    let unit = between(td, "data-unit=\"", "\"").unwrap_or("");
+    (&td[td.find('>').unwrap() + 1..], unit)
+}
+
 /// A page's Monte Carlo section shows `mc` (an endpoint's answer): every
-/// band and share of losses keyed as the page keys them, the run's own
-/// figures, and both fans drawn before the element `next`.
+/// band and share of losses keyed as the page keys them (data-value: the
+/// answer's number), CAGR and drawdown, fractions in the answer, shown in
+/// percent, the run's own figures, and both fans drawn before the element
+/// `next`.
 fn monte_carlo_shown(page: &Rendered, cells: &[(String, Value)], mc: &Value, next: &str) {
     assert!(
         mc["returns"].is_object() && mc["trades"].is_object(),
@@ -43,6 +55,24 @@ fn monte_carlo_shown(page: &Rendered, cells: &[(String, Value)], mc: &Value, nex
     for f in ["cagr", "max_drawdown", "final_equity"] {
         let key = format!("actual.{f}");
         assert_same(column(cells, &key), vec![mc["actual"][f].clone(); 2], &key);
+        for key in [key, format!("returns.{f}.50")] {
+            let (text, unit) = shown_text(&page.dom, &key);
+            let value = column(cells, &key)[0].as_f64().unwrap();
+            let (want, want_unit) = if f == "final_equity" {
+                (value, "money")
+            } else {
+                (value * 100.0, "fraction")
+            };
+            assert_eq!(unit, want_unit, "{key}");
+            let shown: f64 = text
+                .replace(',', "")
+                .parse()
+                .unwrap_or_else(|_| panic!("{key}: {text}"));
+            assert!(
+                (shown - want).abs() <= 0.005 + 1e-9 * want.abs(),
+                "{key}: shows {text} for {want}"
+            );
+        }
     }
     for (fan, end) in [
         ("id=\"fan-returns\"", "id=\"fan-trades\""),
@@ -474,16 +504,35 @@ async fn a_walk_forward_page_shows_each_window_s_pick_and_the_stitched_run() {
     assert_escaped(&page, "walk-forward");
     let cells = cells(&page.dom);
     for (key, want) in [
-        ("Out-of-sample return (%)", &w["total_return"]),
         ("Out-of-sample Sharpe", &w["sharpe"]),
         ("Walk-forward efficiency", &w["efficiency"]),
-        ("Out-of-sample max drawdown (%)", &w["max_drawdown"]),
     ] {
         assert_eq!(one(&cells, &format!("wf:{key}")), *want, "{key}");
     }
-    for key in ["best_index", "out_of_sample_return", "efficiency"] {
+    // The answer's returns are fractions; the page shows them in percent
+    // (to the last digit or two: the page's JSON parser rounds exactly, the
+    // test's may be an ulp off).
+    let percent = |shown: &Value, fraction: &Value, what: &str| match fraction.as_f64() {
+        Some(x) => near(shown, &json!(x * 100.0), 1e-14, what),
+        None => assert_eq!(*shown, Value::Null, "{what}"),
+    };
+    for (key, field) in [
+        ("Out-of-sample return (%)", "total_return"),
+        ("Out-of-sample CAGR (%)", "cagr"),
+        ("Out-of-sample max drawdown (%)", "max_drawdown"),
+    ] {
+        percent(&one(&cells, &format!("wf:{key}")), &w[field], key);
+    }
+    for key in ["best_index", "efficiency"] {
         let want: Vec<Value> = windows.iter().map(|x| x[key].clone()).collect();
         assert_same(column(&cells, key), want, key);
+    }
+    for key in ["in_sample_return", "out_of_sample_return"] {
+        let shown = column(&cells, key);
+        assert_eq!(shown.len(), windows.len(), "{key}");
+        for (s, x) in shown.iter().zip(windows) {
+            percent(s, &x[key], key);
+        }
     }
     canvases(&page, 1, "walk-forward");
     // The batch's own page links it; a batch without one has none (404).
@@ -549,9 +598,9 @@ async fn a_portfolio_report_shows_its_figures_weights_and_contributions_in_a_bro
         peak = peak.max(e);
         near(
             &chart["drawdown"][k],
-            &json!((e / peak - 1.0) * 100.0),
+            &json!(e / peak - 1.0),
             1e-12,
-            "drawdown",
+            "drawdown, a fraction",
         );
     }
     let layers = &chart["weights"];
@@ -600,6 +649,11 @@ async fn a_portfolio_report_shows_its_figures_weights_and_contributions_in_a_bro
             key,
         );
     }
+    metrics_in_the_glossary_s_words(&page.dom, result);
+    weights_stacked(&page.dom, layers);
+    let shot = out_dir().join("portfolio.png");
+    let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
+    assert!(size > 20_000, "{}: {size} bytes", shot.display());
     let contributions = result["contributions"].as_array().unwrap();
     assert!(contributions.len() >= 11, "{}", contributions.len());
     assert_same(
@@ -625,4 +679,200 @@ async fn a_portfolio_report_shows_its_figures_weights_and_contributions_in_a_bro
         .await;
     assert_eq!(status, 404, "another tenant's chart");
     server.stop().await;
+}
+
+/// The text between `from` and the next `to` after it, in `s`.
+fn between<'a>(s: &'a str, from: &str, to: &str) -> Option<&'a str> {
+    let at = s.find(from)? + from.len();
+    Some(&s[at..at + s[at..].find(to)?])
+}
+
+/// The portfolio page's metric rows read back from the DOM: each is
+/// labelled as the glossary labels it (the words the backtest page uses,
+/// "Total Return", not `total_return`), carries the glossary's unit, and
+/// shows the task's value in that unit (a fraction as a percent).
+fn metrics_in_the_glossary_s_words(dom: &str, result: &Value) {
+    use services::glossary;
+    let want = [
+        "total_return",
+        "cagr",
+        "sharpe",
+        "sortino",
+        "annual_volatility",
+        "max_drawdown",
+        "calmar",
+        "drawdown_period",
+        "time_in_market",
+        "average_exposure",
+        "annual_turnover",
+        "total_trades",
+        "winning_trades",
+        "losing_trades",
+        "win_rate",
+        "average_win",
+        "average_loss",
+        "crowded_out",
+        "initial_capital",
+        "final_capital",
+        "alpha",
+        "beta",
+        "tracking_error",
+        "information_ratio",
+        "up_capture",
+        "down_capture",
+        "benchmark_return",
+    ];
+    let mut names = Vec::new();
+    for row in dom.split("<tr data-name=\"").skip(1) {
+        let row = &row[..row.find("</tr>").unwrap()];
+        let name = &row[..row.find('"').unwrap()];
+        let entry =
+            glossary::metric_entry(name).unwrap_or_else(|| panic!("{name}: not in the glossary"));
+        let label = between(row, "<th title=\"", "</th>").unwrap();
+        let label = unescape(&label[label.find('>').unwrap() + 1..]);
+        assert_eq!(
+            label, entry.label,
+            "{name}: labelled as the glossary labels it"
+        );
+        assert_ne!(label, name, "{name}: not the raw key");
+        let unit = between(row, "data-unit=\"", "\"").unwrap();
+        assert_eq!(unit, entry.unit.as_str(), "{name}: its unit");
+        let field = entry.field(glossary::Kind::Portfolio).unwrap();
+        let key = between(row, "data-key=\"", "\"").unwrap();
+        assert_eq!(
+            key, field.field,
+            "{name}: read where a portfolio answers it"
+        );
+        let value = field
+            .field
+            .split('.')
+            .fold(result, |v, k| &v[k])
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name}: no number in the result"));
+        let td = between(row, "<td", "</td>").unwrap();
+        let text = &td[td.find('>').unwrap() + 1..];
+        let (number, want_text) = match unit {
+            "fraction" => (
+                text.strip_suffix(" %")
+                    .unwrap_or_else(|| panic!("{name}: {text} in percent")),
+                value / field.scale * 100.0,
+            ),
+            _ => (text, value / field.scale),
+        };
+        let shown: f64 = number
+            .replace(',', "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: {text}"));
+        let digits = if matches!(unit, "count" | "sessions") {
+            0.5
+        } else {
+            0.005
+        };
+        assert!(
+            (shown - want_text).abs() <= digits + 1e-9,
+            "{name}: shows {text} for {value} ({unit})"
+        );
+        names.push(name.to_string());
+    }
+    assert_eq!(names, want, "the metrics, in the page's order");
+}
+
+/// The weights chart stacks: one band per layer of the chart's data, in
+/// its order from the bottom; each band starts where the one under it ends
+/// (the first at 0), is as tall as its symbol's weight, and has the colour
+/// of its entry in the legend, no two alike.
+fn weights_stacked(dom: &str, layers: &Value) {
+    let svg = between(dom, "<div id=\"weights\"", "</svg>").expect("the weights drawn as SVG");
+    let attr = |s: &str, name: &str| -> String {
+        between(s, &format!(" {name}=\""), "\"")
+            .unwrap_or_else(|| panic!("{name} in {s}"))
+            .to_string()
+    };
+    let head = between(svg, "<svg", ">").unwrap();
+    let base: f64 = attr(head, "data-base").parse().unwrap();
+    let unit: f64 = attr(head, "data-unit").parse().unwrap();
+    assert!(unit > 50.0, "a tall enough chart: {unit} px per 100 %");
+    let symbols: Vec<&str> = layers["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    let months = layers["date"].as_array().unwrap().len();
+    let point = |p: &str| -> (f64, f64) {
+        let (x, y) = p.split_once(',').unwrap();
+        (x.parse().unwrap(), y.parse().unwrap())
+    };
+    let mut under: Vec<String> = Vec::new();
+    let mut fills = Vec::new();
+    let bands: Vec<&str> = svg.split("<polygon").skip(1).collect();
+    assert_eq!(bands.len(), symbols.len(), "one band per layer");
+    for (k, band) in bands.iter().enumerate() {
+        assert_eq!(
+            attr(band, "data-symbol"),
+            symbols[k],
+            "band {k} from the bottom"
+        );
+        let all = attr(band, "points");
+        let points: Vec<&str> = all.split(' ').collect();
+        assert_eq!(
+            points.len(),
+            2 * months,
+            "{}: upper and lower edges",
+            symbols[k]
+        );
+        let upper = &points[..months];
+        let mut lower: Vec<&str> = points[months..].to_vec();
+        lower.reverse();
+        for m in 0..months {
+            let (xu, yu) = point(upper[m]);
+            let (xl, yl) = point(lower[m]);
+            assert_eq!(xu, xl, "{} at month {m}", symbols[k]);
+            // Stacked: this band's lower edge is the upper edge of the one under it.
+            match under.get(m) {
+                Some(edge) => assert_eq!(
+                    lower[m], edge,
+                    "{} at month {m}: on the band under it",
+                    symbols[k]
+                ),
+                None => assert!(
+                    (yl - base).abs() < 0.006,
+                    "{} at month {m}: from 0",
+                    symbols[k]
+                ),
+            }
+            let weight = layers["weight"][k][m].as_f64().unwrap();
+            assert!(
+                ((yl - yu) - weight * unit).abs() <= 0.011,
+                "{} at month {m}: {} px for a weight of {weight}",
+                symbols[k],
+                yl - yu
+            );
+        }
+        under = upper.iter().map(|p| p.to_string()).collect();
+        fills.push(attr(band, "fill"));
+    }
+    let distinct: std::collections::BTreeSet<&String> = fills.iter().collect();
+    assert_eq!(distinct.len(), fills.len(), "a colour per band: {fills:?}");
+    let legend = between(dom, "<ul id=\"weights-legend\"", "</ul>").expect("a legend");
+    let entries: Vec<(String, String)> = legend
+        .split("<li ")
+        .skip(1)
+        .map(|li| {
+            (
+                attr(&format!(" {li}"), "data-symbol"),
+                attr(&format!(" {li}"), "data-color"),
+            )
+        })
+        .collect();
+    let mut want: Vec<(String, String)> = symbols
+        .iter()
+        .zip(&fills)
+        .map(|(s, f)| (s.to_string(), f.clone()))
+        .collect();
+    want.reverse();
+    assert_eq!(
+        entries, want,
+        "the legend names each band's colour, top first"
+    );
 }

@@ -11,12 +11,14 @@ from typing import Any, Callable, Generic, Iterable, Literal, Mapping, TypeVar
 
 import httpx
 import pandas as pd
+import pyarrow as pa
 
 from .calls import Op, Request, Sleep, call
-from .errors import ConnectionFailed, MarketlabError, RateLimited, error_for, message_of
+from .errors import ConnectionFailed, MarketlabError, RateLimited, envelope_error, error_for, message_of
 from .frames import dated, from_arrow, records_frame
 from .grids import bars_rows
 from .inputs import DateLike, as_date, as_month, json_text, query, symbol_list
+from .portfolio_inputs import SignalMode, WeightMode
 from .ratelimits import RateLimit, rate_limit_of
 from .seasonality import SEASONALITY, View, seasonality_frame
 from .strategies import Strategy
@@ -190,18 +192,35 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         return body
 
     def _arrow(self, method: str, path: str, **options: Any) -> Op[pd.DataFrame]:
-        """An Arrow answer as a frame (its schema metadata in `attrs`)."""
+        """An Arrow answer as a frame (its schema metadata in `attrs`). An
+        answer that is not an Arrow stream raises `MarketlabError` (the
+        error its JSON envelope carries, when it is one), never a parse
+        failure."""
         headers = {"Accept": ARROW, **options.pop("headers", {})}
         response = yield from self._send(method, path, headers=headers, **options)
-        return from_arrow(response.content)
+        media = response.headers.get("content-type", "")
+        if not media.startswith(ARROW):
+            try:
+                body: Any = response.json()
+            except ValueError:
+                body = response.text
+            error = envelope_error(body)
+            if error is not None:
+                raise error
+            raise MarketlabError(response.status_code, f"{method} {path} answered {media or 'no content type'}, not an Arrow stream", body)
+        try:
+            return from_arrow(response.content)
+        except pa.ArrowInvalid as e:
+            raise MarketlabError(response.status_code, f"{method} {path} answered an unreadable Arrow stream: {e}") from e
 
     def _analytics(self, method: str, path: str, **options: Any) -> Op[Any]:
-        """The `data` of an analytics envelope; an answer whose `code` says
-        the data are insufficient (411) raises with its message."""
+        """The `data` of an analytics envelope; an answer whose `code` is an
+        error raises though it came in an HTTP 200 (407 `NoData`, 411
+        `InsufficientData`)."""
         body = yield from self._json(method, path, **options)
-        code = body.get("code", 200)
-        if code >= 400:
-            raise error_for(code, message_of(body, "refused"), body)
+        error = envelope_error(body)
+        if error is not None:
+            raise error
         return body.get("data")
 
     def _submit(self, path: str, body: Any, key: str | None, **options: Any) -> Op[str]:
@@ -476,8 +495,8 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         self,
         universe: Iterable[str],
         *,
-        signals: Mapping[str, Any] | None = None,
-        weights: Mapping[str, Any] | None = None,
+        signals: SignalMode | None = None,
+        weights: WeightMode | None = None,
         benchmark: str | None = None,
         start_date: DateLike | None = None,
         end_date: DateLike | None = None,
@@ -499,9 +518,12 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
             universe: stored symbols, or symbols of `bars`; 1-500.
             signals: entry and exit rules per symbol (`entry`, `exit` as
                 a `Strategy` has them), `max_positions`,
-                and optionally `rank_by`, `sizing`, `risk_control`.
+                and optionally `rank_by`, `sizing`, `risk_control`
+                (`marketlab.SignalMode`: a type checker names a misspelt
+                key).
             weights: `schedule` (`{"every": "month"}`), and optionally
-                `select`, `weighting`, `drift_tolerance`.
+                `select`, `weighting`, `drift_tolerance`
+                (`marketlab.WeightMode`).
             benchmark: the relative figures' benchmark (default SPX).
             start_date, end_date: the window traded.
             capital: the starting cash (default 100000).
@@ -692,11 +714,11 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         body = _given(benchmark=benchmark, stock_comparison=symbol_list(symbols), start_date=as_date(start_date),
                       end_date=as_date(end_date), roll_window=roll_window)
         frame = yield from self._arrow("POST", path, json=body)
-        code = int(frame.attrs.get("code", 211))
-        if code >= 400:
-            raise MarketlabError(code, str(frame.attrs.get("msg", "the data are insufficient")), frame.attrs)
+        error = envelope_error(frame.attrs)
+        if error is not None:
+            raise error
         frame = frame.set_index("Date")
-        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.index), name="Date")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.index), name="Date").as_unit("ns")
         # The benchmark's own price rides along in the answer; the frame
         # holds only what it says it holds.
         return frame.drop(columns=["stock_price"], errors="ignore")
@@ -806,29 +828,61 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         return records_frame(body)
 
     @call
-    def prices(self, symbol: str, start: DateLike | None = None, end: DateLike | None = None,
+    def prices(self, symbol: str | Iterable[str], start: DateLike | None = None, end: DateLike | None = None,
                adjusted: bool = True) -> Op[pd.DataFrame]:
-        """A stored symbol's daily bars.
+        """Stored symbols' daily bars: one symbol's frame, or one frame for
+        a list of them.
 
         Args:
-            symbol: the symbol.
+            symbol: the symbol, or a list of symbols (each fetched in turn;
+                one listed twice is fetched once).
             start, end: the first and last date (each optional; text,
                 `date`, `datetime` or `pd.Timestamp`).
             adjusted: split-adjusted (the default: prices before each
                 recorded split divided by its ratio) or as traded (False).
 
         Returns:
-            `Open`, `High`, `Low`, `Close`, `Volume` by a DatetimeIndex
-            `Date`: what `backtest(strategy, bars=...)` takes; `attrs`
-            says `adjusted`.
+            One symbol: `Open`, `High`, `Low`, `Close`, `Volume` by a
+            DatetimeIndex `Date` (datetime64[ns]): what
+            `backtest(strategy, bars=...)` takes; `attrs` says `symbol`
+            and `adjusted`.
+
+            A list: one frame shaped like yfinance's multi-symbol
+            download: columns a MultiIndex (`field`, `symbol`), fields in
+            the order above and symbols in the order given
+            (`frame["Close"]` is a column per symbol,
+            `frame.xs("KO", axis=1, level="symbol")` one symbol's bars),
+            rows the union of the symbols' dates by `Date`, NaN where a
+            symbol has no bar (its `Volume` then float); `attrs` says
+            `symbols` and `adjusted`.
 
         Raises:
-            UnknownSymbol: no bars are stored for `symbol`.
-            MarketlabError: a malformed date, or `start` after `end`."""
+            UnknownSymbol: no bars are stored for a symbol.
+            MarketlabError: a malformed date, or `start` after `end`.
+            ValueError: an empty list."""
+        if isinstance(symbol, str):
+            return (yield from self._prices(symbol, start, end, adjusted))
+        listed: dict[str, str] = {}
+        for given in symbol:
+            listed.setdefault(str(given).upper(), str(given))
+        if not listed:
+            raise ValueError("prices() takes a symbol or a non-empty list of symbols")
+        frames: dict[str, pd.DataFrame] = {}
+        for label, given in listed.items():
+            frames[label] = yield from self._prices(given, start, end, adjusted)
+        fields = list(dict.fromkeys(f for one in frames.values() for f in one.columns))
+        frame = pd.concat(frames, axis=1, join="outer", sort=True).swaplevel(axis=1)
+        frame = frame.reindex(columns=pd.MultiIndex.from_product([fields, list(frames)], names=["field", "symbol"]))
+        frame.index = pd.DatetimeIndex(frame.index, name="Date").as_unit("ns")
+        frame.attrs = {"symbols": list(frames), "adjusted": adjusted}
+        return frame
+
+    def _prices(self, symbol: str, start: DateLike | None, end: DateLike | None, adjusted: bool) -> Op[pd.DataFrame]:
+        """One symbol's bars by a datetime64[ns] `Date` index."""
         params = {"format": "arrow", "start": _date(start), "end": _date(end),
                   "adjusted": None if adjusted else "false"}
         frame = yield from self._arrow("GET", f"/ws/prices/{symbol}", params=params)
-        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("Date")), name="Date")
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("Date")), name="Date").as_unit("ns")
         frame.attrs["symbol"] = symbol.upper()
         frame.attrs["adjusted"] = adjusted
         return frame
@@ -891,7 +945,7 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         frame = pd.DataFrame(body["deliveries"])
         for column in ("created_at", "next_attempt"):
             if column in frame:
-                frame[column] = pd.to_datetime(frame[column], utc=True)
+                frame[column] = pd.to_datetime(frame[column], utc=True).dt.as_unit("ns")
         return frame
 
     @call
@@ -945,7 +999,7 @@ class Api(Generic[BT, BaT, CT, ST, PT]):
         frame = pd.DataFrame(body["keys"], columns=[
             "id", "prefix", "name", "scopes", "mode", "status", "created_at", "expires_at", "revoked_at", "last_used_at"])
         for column in ("created_at", "expires_at", "revoked_at", "last_used_at"):
-            frame[column] = pd.to_datetime(frame[column], utc=True)
+            frame[column] = pd.to_datetime(frame[column], utc=True).dt.as_unit("ns")
         return frame
 
     @call

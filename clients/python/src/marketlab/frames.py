@@ -14,7 +14,8 @@ def from_arrow(body: bytes) -> pd.DataFrame:
     """An Arrow IPC stream; its schema metadata (JSON text where it parses)
     goes to `frame.attrs`."""
     table = pa.ipc.open_stream(body).read_all()
-    frame: pd.DataFrame = table.to_pandas()
+    # Every timestamp in the package's one unit (nanoseconds), whatever the stream's.
+    frame: pd.DataFrame = table.to_pandas(coerce_temporal_nanoseconds=True)
     for key, value in (table.schema.metadata or {}).items():
         text = value.decode()
         try:
@@ -28,12 +29,8 @@ def records_frame(rows: list[Any]) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
 
 
-def columns_frame(columns: dict[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame(columns) if columns else pd.DataFrame()
-
-
 def dated(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     """`column` (dates as text or timestamps) as the frame's DatetimeIndex."""
     if column in frame.columns:
-        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop(column)), name=column)
+        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop(column)), name=column).as_unit("ns")
     return frame

@@ -15,8 +15,9 @@ FIGURES = ("cagr", "max_drawdown", "final_equity")
 class MonteCarlo:
     """`trades`: the run's trades drawn again with replacement; `returns`:
     its bar returns drawn in circular blocks of `block` bars. Percentile
-    columns are named `p5`, `p25`, ... (CAGR and drawdown in percent,
-    equity in capital)."""
+    columns are named `p5`, `p25`, ... (CAGR and drawdown as fractions,
+    0.05 = 5 %, as the glossary's `cagr` and `max_drawdown`; equity in
+    capital)."""
 
     def __init__(self, raw: dict[str, Any]):
         #: The answer as the server gave it.
@@ -65,7 +66,7 @@ class MonteCarlo:
         fan = resampled["fan"]
         frame = pd.DataFrame(dict(zip(self._columns, fan["equity"])))
         if fan["time"]:
-            frame.index = pd.DatetimeIndex(pd.to_datetime(fan["time"]), name="time")
+            frame.index = pd.DatetimeIndex(pd.to_datetime(fan["time"]), name="Date").as_unit("ns")
         else:
             frame.index = pd.Index(fan["step"], name="trades")
         return frame

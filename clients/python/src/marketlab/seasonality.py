@@ -85,7 +85,7 @@ def seasonality_frame(view: str, data: Any) -> pd.DataFrame:
         if column in frame:
             frame[column] = frame[column].astype("int64")
     if "date" in frame:
-        frame["date"] = pd.to_datetime(frame["date"])
+        frame["date"] = pd.to_datetime(frame["date"]).dt.as_unit("ns")
     index = INDEX[view]
     if len(frame):
         frame = frame.set_index(index if len(index) > 1 else index[0])

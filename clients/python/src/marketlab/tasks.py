@@ -4,6 +4,7 @@ the answer into DataFrames."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Hashable, Mapping
@@ -12,7 +13,8 @@ import pandas as pd
 
 from .calls import Awaiting, Blocking, Op, Sleep, call, reading
 from .errors import TaskFailed, TaskTimeout
-from .frames import columns_frame, dated, records_frame
+from . import glossary
+from .frames import dated, records_frame
 from .grids import original, short_names, typed, with_values
 from .monte_carlo import MonteCarlo
 
@@ -160,14 +162,16 @@ class Backtest(Task):
     raw = reading(_raw)
 
     def _result(self) -> Op[pd.Series]:
-        """The metrics (`Total Return (%)`, `Sharpe Ratio`, ...) as a Series;
-        `attrs["warnings"]` holds the run's warnings and
-        `attrs["defaults_applied"]` the defaults that decided it."""
+        """The metrics under the glossary's names and units (docs/results.md:
+        `total_return`, `sharpe`, `max_drawdown`, ... fractions, not percent)
+        as a float Series; `attrs` holds `symbol`, `frequency`, `benchmark`,
+        `warnings` and `defaults_applied` (the defaults that decided it).
+        `raw` keeps the spec's names and percentages."""
         raw = yield from self._raw()
-        scalars = {k: v for k, v in raw.items() if not isinstance(v, (list, dict))}
-        series = pd.Series(scalars, name=self.id, dtype=object)
-        series.attrs["warnings"] = list(raw.get("warnings") or [])
-        series.attrs["defaults_applied"] = dict(raw.get("defaults_applied") or {})
+        series = glossary.metrics(raw, glossary.BACKTEST, self.id)
+        series.attrs.update(symbol=raw.get("Symbol"), frequency=raw.get("Frequency"), benchmark=raw.get("Benchmark"),
+                            warnings=list(raw.get("warnings") or []),
+                            defaults_applied=dict(raw.get("defaults_applied") or {}))
         return series
 
     result = reading(_result)
@@ -179,16 +183,17 @@ class Backtest(Task):
         return self._chart_cache
 
     def _equity(self) -> Op[pd.DataFrame]:
-        """Per bar of the window, by a DatetimeIndex `Date`: `close`, `equity`
-        (in the capital's currency), `drawdown` (%, 0 or negative), `position`
-        (units held at the close, negative short), `cash`, `daily_return` (the
-        equity's return from the bar before, a fraction; NaN on the first bar)
-        and `benchmark` (the benchmark bought with the initial capital at the
-        first close)."""
+        """Per bar of the window, by a DatetimeIndex `Date`: `equity` and
+        `cash` (in the capital's currency), `drawdown` (from the running
+        peak, a fraction, 0 or negative), `daily_return` (the equity's return
+        from the bar before, a fraction; NaN on the first bar), `benchmark`
+        (the benchmark bought with the initial capital at the first close),
+        and this kind's own `close` and `position` (units held at the close,
+        negative short)."""
         chart = yield from self._chart()
-        columns = ("close", "equity", "drawdown", "position", "cash", "daily_return", "benchmark")
+        columns = ("equity", "cash", "drawdown", "daily_return", "benchmark", "close", "position")
         frame = pd.DataFrame({k: chart[k] for k in columns}).astype("float64")
-        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series(chart["time"])), name="Date")
+        frame.index = glossary.as_index(chart["time"], "Date")
         frame.attrs["benchmark"] = chart.get("benchmark_symbol")
         return frame
 
@@ -199,27 +204,23 @@ class Backtest(Task):
         returns the metrics are computed from), by date: what quantstats and
         pyfolio take as they are."""
         frame = yield from self._equity()
-        r = frame["daily_return"].iloc[1:]
-        r.name = "returns"
-        return r
+        return glossary.returns_of(frame)
 
     returns = reading(_returns)
 
     def _trades(self) -> Op[pd.DataFrame]:
-        """One row per trade, by its entry time: `exit_time`, `entry_price` and
-        `exit_price` (fills before slippage), `return_pct` (after costs),
-        `size` (units), `profit` (in money, after costs), `bars_held`,
-        `exit_reason` (`Signal`, `Stop Loss`, `Take Profit`, `Max Holding`, or
-        `Open` for one still held at the end) and `mae_pct` / `mfe_pct` (the
-        worst and best move while held, % of the entry fill)."""
+        """One row per trade, by its `entry_time`, in the glossary's columns:
+        `exit_time`, `symbol`, `side`, `size` (units), `entry_price` and
+        `exit_price` (fills after slippage), `fees`, `profit` (in money,
+        after costs), `return` (the profit over the entry's value, a
+        fraction), `bars_held`, `exit_reason` (`Signal`, `Stop Loss`, `Take
+        Profit`, `Max Holding`, or `Open` for one still held at the end) and
+        `mae` / `mfe` (the worst and best move while held, fractions of the
+        entry fill)."""
         chart = yield from self._chart()
-        columns = ["entry_time", "exit_time", "entry_price", "exit_price", "return_pct", "size", "profit",
-                   "bars_held", "exit_reason", "mae_pct", "mfe_pct"]
-        frame = pd.DataFrame(chart["trades"], columns=columns)
-        frame["bars_held"] = frame["bars_held"].astype("int64")
-        frame["exit_time"] = pd.to_datetime(frame["exit_time"])
-        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("entry_time")), name="entry_time")
-        return frame
+        rows = chart["trades"]
+        columns = {c: [t.get(c) for t in rows] for c in glossary.TRADES}
+        return glossary.trades_frame(columns, [t["entry_time"] for t in rows])
 
     trades = reading(_trades)
 
@@ -265,8 +266,10 @@ class Batch(Task):
     def _results(self) -> Op[pd.DataFrame]:
         """One row per strategy, indexed by its position in the batch: the
         varied parameters by their short names (`names`; integers and floats
-        as such) then the metrics (`Total Return (%)`, `Sharpe Ratio`, `Max
-        Drawdown`, ...); a strategy that could not run has its `error`."""
+        as such), `symbol`, then the metrics under the glossary's names and
+        units, as a single backtest's `result` has them (`total_return`,
+        `sharpe`, `max_drawdown`, ... fractions, float64); a strategy that
+        could not run has its `error` and NaN metrics."""
         if not hasattr(self, "_results_cache"):
             yield from self._done()
             frame = yield from self.client._arrow("GET", f"/backtest/batch/{self.id}/results", params={"format": "arrow"})
@@ -275,7 +278,11 @@ class Batch(Task):
             for key in names:
                 if key in frame.columns:
                     frame[key] = typed(frame[key])
-            self._results_cache = frame.rename(columns=names)
+            for legacy, (name, scale) in glossary.BACKTEST.items():
+                if legacy in frame.columns:
+                    frame[legacy] = pd.to_numeric(frame[legacy]).astype("float64") * scale
+            renamed = {**names, "Symbol": "symbol", **{k: v[0] for k, v in glossary.BACKTEST.items()}}
+            self._results_cache = frame.rename(columns=renamed)
         return self._results_cache
 
     results = reading(_results)
@@ -302,7 +309,7 @@ class Batch(Task):
         return with_values(self.submitted.get("portfolio") or self.submitted["strategy"], values)
 
     @call
-    def heatmap(self, x: str, y: str, metric: str = "Sharpe Ratio", *, plot: bool = False) -> Op[pd.DataFrame]:
+    def heatmap(self, x: str, y: str, metric: str = "sharpe", *, plot: bool = False) -> Op[pd.DataFrame]:
         """`metric` over two varied parameters.
 
         Args:
@@ -369,18 +376,18 @@ class Batch(Task):
         if frame.empty:
             return frame
         for column in ("in_sample_start", "in_sample_end", "out_of_sample_end"):
-            frame[column] = pd.to_datetime(frame[column])
-        frame.index = pd.DatetimeIndex(pd.to_datetime(frame.pop("out_of_sample_start")), name="out_of_sample_start")
+            frame[column] = glossary.as_times(frame[column])
+        frame.index = glossary.as_index(frame.pop("out_of_sample_start"), "out_of_sample_start")
         return frame
 
     walk_forward = reading(_walk_forward)
 
     def _walk_forward_equity(self) -> Op[pd.Series]:
         """The walk-forward's stitched out-of-sample equity (from 1), by
-        bar."""
+        session (`Date`)."""
         record = yield from self._done()
         points = (record.get("walk_forward") or {}).get("equity", [])
-        index = pd.DatetimeIndex(pd.to_datetime([p["time"] for p in points]), name="time")
+        index = glossary.as_index([p["time"] for p in points], "Date")
         return pd.Series([p["equity"] for p in points], index=index, name="equity", dtype=float)
 
     walk_forward_equity = reading(_walk_forward_equity)
@@ -462,25 +469,78 @@ class Cpm(Analytics):
 
 class ScannerBacktest(Analytics):
     """A scanner backtest (`POST /smart-scanner-backtest/start`): the reads
-    of `ScannerBacktestTask` and `AsyncScannerBacktestTask`."""
+    of `ScannerBacktestTask` and `AsyncScannerBacktestTask`. `raw` keeps
+    the spec's names and percentages; the frames speak the glossary."""
 
     status_path = "/smart-scanner-backtest/status/{id}"
 
+    def _result(self) -> Op[pd.Series]:
+        """The metrics under the glossary's names and units (`total_return`,
+        `max_drawdown`, `win_rate`, ... fractions) as a float Series."""
+        data = yield from self._raw()
+        return glossary.metrics(data, glossary.SCANNER_BACKTEST, self.id)
+
+    result = reading(_result)
+
+    def _equity(self) -> Op[pd.DataFrame]:
+        """Per session, by a DatetimeIndex `Date`: `equity`, `cash`,
+        `drawdown` and `daily_return` (fractions)."""
+        data = yield from self._raw()
+        frame = pd.DataFrame({"equity": data.get("equity", []), "cash": data.get("cash", [])}, dtype="float64")
+        frame.index = glossary.as_index(data.get("dates", []), "Date")
+        capital = float(self._params().get("total_capital") or frame["equity"].iloc[0])
+        return glossary.with_drawdown_and_returns(frame, capital)
+
+    equity = reading(_equity)
+
+    def _returns(self) -> Op[pd.Series]:
+        """The equity's daily returns from the second session on."""
+        frame = yield from self._equity()
+        return glossary.returns_of(frame)
+
+    returns = reading(_returns)
+
     def _trades(self) -> Op[pd.DataFrame]:
-        """Every order of the simulation, by its start date."""
-        raw = yield from self._raw()
-        return dated(columns_frame(raw.get("result", {})), "Start Date")
+        """One row per trade, by its `entry_time`, in the glossary's columns
+        (as a backtest's `trades`): `fees` are the commissions of both sides
+        (the task's `commission`, a percent of each side's value), `return`
+        the profit over the entry's value, `bars_held` the sessions from
+        entry to exit (to the last session while open); `mae`/`mfe` are NaN
+        (the simulation does not keep the bars between)."""
+        data = yield from self._raw()
+        arrays = data.get("result") or {}
+        entry = list(arrays.get("Start Date", []))
+        size = pd.Series(arrays.get("Shares", []), dtype="float64")
+        paid = pd.Series(arrays.get("Price", []), dtype="float64")
+        got = pd.Series(arrays.get("Close", []), dtype="float64")
+        profit = pd.Series(arrays.get("FloatProfit", []), dtype="float64")
+        rate = float(self._params().get("commission") or 0.0) / 100.0
+        at = {d: i for i, d in enumerate(data.get("dates", []))}
+        last = len(at) - 1
+        exits = list(arrays.get("Exit Date", [None] * len(entry)))
+        columns = {
+            "exit_time": exits,
+            "symbol": arrays.get("Symbol", []),
+            "side": [str(d).lower() for d in arrays.get("Direction", [])],
+            "size": size,
+            "entry_price": paid,
+            "exit_price": got,
+            "fees": rate * size * (paid + got),
+            "profit": profit,
+            "return": profit / (size * paid),
+            "bars_held": [(at[x] if x is not None else last) - at[e] for e, x in zip(entry, exits)],
+            "exit_reason": [glossary.SCANNER_EXIT_REASONS.get(r, r) for r in arrays.get("OrderStatus", [])],
+        }
+        return glossary.trades_frame(columns, entry)
 
     trades = reading(_trades)
 
-    def _equity(self) -> Op[pd.DataFrame]:
-        """Equity and cash per session, by a DatetimeIndex `Date`."""
-        data = yield from self._raw()
-        frame = pd.DataFrame({"equity": data.get("equity", []), "cash": data.get("cash", [])})
-        frame.index = pd.DatetimeIndex(pd.to_datetime(pd.Series(data.get("dates", []))), name="Date")
-        return frame
-
-    equity = reading(_equity)
+    def _params(self) -> dict[str, Any]:
+        """The submitted parameters (the task object holds them as JSON text)."""
+        params = self.record.get("params")
+        if isinstance(params, str):
+            params = json.loads(params)
+        return dict(params or {})
 
 
 class Portfolio(Task):
@@ -511,40 +571,63 @@ class Portfolio(Task):
         return tables[name].copy()
 
     def _result(self) -> Op[pd.Series]:
-        """The metrics: the single backtest's, `relative.alpha`, `relative.beta`,
-        tracking error, information ratio and captures against the benchmark."""
+        """The metrics under the glossary's names and units, as a single
+        backtest's `result` (fractions, float64), with the portfolio's own
+        (`average_exposure`, `annual_turnover`, `crowded_out`) and those
+        against the benchmark (`alpha`, `beta`, `tracking_error`,
+        `information_ratio`, `up_capture`, `down_capture`,
+        `benchmark_return`); `attrs` holds `mode`, `universe`, `benchmark`,
+        `start_date`, `end_date`, `warnings` and `defaults_applied`."""
         record = yield from self._done()
         summary: dict[str, Any] = record["result"]
-        flat = {k: v for k, v in summary.items() if not isinstance(v, (list, dict))}
-        flat.update({f"relative.{k}": v for k, v in summary.get("relative", {}).items()})
-        return pd.Series(flat, name=self.id, dtype=object)
+        found = {k: v for k, v in summary.items() if k in glossary.METRICS and v is not None}
+        found.update({k: v for k, v in (summary.get("relative") or {}).items() if v is not None})
+        series = glossary.ordered(found, self.id)
+        series.attrs.update({k: summary.get(k) for k in ("mode", "universe", "benchmark", "start_date", "end_date")})
+        series.attrs.update(warnings=list(summary.get("warnings") or []),
+                            defaults_applied=dict(summary.get("defaults_applied") or {}))
+        return series
 
     result = reading(_result)
 
     def _equity(self) -> Op[pd.DataFrame]:
-        """Per session: `equity`, `cash`, `exposure` (the positions' value),
-        `traded` and `benchmark` (scaled to the capital), by a DatetimeIndex `Date`."""
+        """Per session, by a DatetimeIndex `Date`: `equity`, `cash`,
+        `drawdown` and `daily_return` (fractions), `benchmark` (scaled to
+        the capital), and this kind's own `exposure` (the positions' value)
+        and `traded` (value bought and sold that session)."""
+        record = yield from self._done()
         frame = yield from self._table("equity")
         dates = frame.pop("date")
-        frame = frame.astype("float64")
-        frame.index = pd.DatetimeIndex(pd.to_datetime(dates), name="Date")
-        return frame
+        capital = float(record["result"]["initial_capital"])
+        frame = glossary.with_drawdown_and_returns(frame.astype("float64"), capital)
+        frame.index = glossary.as_index(dates, "Date")
+        return frame[["equity", "cash", "drawdown", "daily_return", "benchmark", "exposure", "traded"]]
 
     equity = reading(_equity)
 
+    def _returns(self) -> Op[pd.Series]:
+        """The equity's daily returns from the window's second session on:
+        what quantstats takes as it is."""
+        frame = yield from self._equity()
+        return glossary.returns_of(frame)
+
+    returns = reading(_returns)
+
     def _trades(self) -> Op[pd.DataFrame]:
-        """Round trips with their symbol, by entry date (`exit_date` NaT while open)."""
+        """Round trips (a position from its first buy until flat again), by
+        `entry_time`, in the glossary's columns (as a backtest's `trades`;
+        `exit_time` NaT while open; `mae`/`mfe` NaN)."""
         frame = yield from self._table("trades")
-        if "exit_date" in frame:
-            frame["exit_date"] = pd.to_datetime(frame["exit_date"])
-        return dated(frame, "entry_date")
+        columns = {c: frame[c] for c in glossary.TRADES if c in frame.columns}
+        return glossary.trades_frame(columns, frame["entry_time"])
 
     trades = reading(_trades)
 
     def _orders(self) -> Op[pd.DataFrame]:
-        """Every fill: `symbol`, `units` (negative sold), `price`, `commission`, by `date`."""
+        """Every fill, by its `time`: `symbol`, `side` (`buy` or `sell`),
+        `size` (units), `price` (after slippage) and `fees`."""
         frame = yield from self._table("orders")
-        return dated(frame, "date")
+        return glossary.orders_frame({c: frame[c] for c in glossary.ORDERS}, frame["time"])
 
     orders = reading(_orders)
 
@@ -554,14 +637,15 @@ class Portfolio(Task):
         frame = yield from self._table("weights")
         dates = frame.pop("date")
         frame = frame.astype("float64")
-        frame.index = pd.DatetimeIndex(pd.to_datetime(dates), name="Date")
+        frame.index = glossary.as_index(dates, "Date")
         return frame.reindex(columns=sorted(frame.columns))
 
     weights = reading(_weights)
 
     def _contributions(self) -> Op[pd.DataFrame]:
-        """Each traded symbol's `profit` and `contribution` (percent of the
-        capital), largest first, by `symbol`."""
+        """Each traded symbol's `profit` (money) and `contribution` (the
+        profit over the initial capital, a fraction), largest first, by
+        `symbol`."""
         frame = yield from self._table("contributions")
         return frame.set_index("symbol")
 

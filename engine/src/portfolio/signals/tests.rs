@@ -81,6 +81,9 @@ fn ranked_entries_take_the_free_slots_and_an_exit_frees_one_the_same_bar() {
     assert_eq!(out.trips.len(), 3);
     assert_eq!(out.trips[0].reason, ExitReason::Signal);
     assert_eq!(out.trips[2].reason, ExitReason::Open);
+    // B held from bar 0 to its exit on 1; C (from 0) and A (from 1) to the last bar, 3.
+    let held: Vec<usize> = out.trips.iter().map(|t| t.bars_held).collect();
+    assert_eq!(held, [1, 3, 2]);
     // Profits add up to the account's gain.
     let gain: f64 = out.profit.iter().sum();
     assert!(close(gain, want[3] - 1_000.0));

@@ -6,8 +6,15 @@
 //! fill bar are left out of the selection (a held one is kept as it is).
 //! Held symbols outside the selection are sold whole; a selected symbol
 //! trades when its weight is off its target by more than the tolerance.
-//! Sells fill before buys, each in universe order; buys are cut to the
-//! buying power.
+//!
+//! Each trade pays its own costs, as bt's `Rebalance` has them: a symbol's
+//! trade is its target value less its held value, both at the fill prices
+//! before the bar's trades; a buy spends that amount, commission and
+//! slippage included, and a sale to target raises it net of them. Sells
+//! fill before buys, each in universe order. What the buys ask for beyond
+//! the buying power (the commission on the symbols sold whole, which bt
+//! pays with negative cash; a held symbol that cannot trade) is taken from
+//! every buy in proportion to its amount, not from the last one.
 //!
 //! [`TradePrice`]: super::TradePrice
 
@@ -67,6 +74,17 @@ fn score(panel: &Panel, by: Score, vol: &[Vec<f64>], sym: usize, s: usize) -> f6
     }
 }
 
+/// The share of each buy's amount that is spent when the buys ask for
+/// `wanted` and `power` can be spent: all of it when it can, else the same
+/// share of every buy.
+fn spread(wanted: f64, power: f64) -> f64 {
+    if wanted > power && wanted > 0.0 {
+        (power / wanted).max(0.0)
+    } else {
+        1.0
+    }
+}
+
 /// Runs target-weight mode.
 pub fn simulate(panel: &Panel, rules: &Rules, common: &Common) -> Outcome {
     let (k, n) = (panel.symbols(), panel.len());
@@ -96,6 +114,7 @@ pub fn simulate(panel: &Panel, rules: &Rules, common: &Common) -> Outcome {
     let mut next = 0;
     let mut target = vec![0.0; k];
     let mut chosen: Vec<usize> = Vec::new();
+    let mut buys: Vec<(usize, f64)> = Vec::new();
     for f in start..n {
         while next < rules.rebalance.len() && rules.rebalance[next] + lag < f {
             next += 1;
@@ -141,6 +160,13 @@ pub fn simulate(panel: &Panel, rules: &Rules, common: &Common) -> Outcome {
             let off = |book: &Book, sym: usize| {
                 (book.units(sym) * price(sym) / value - target[sym]).abs() > rules.tolerance
             };
+            let (commission, slippage) = (book.costs.commission, book.costs.slippage);
+            // Every trade is sized on the holdings before the bar's trades.
+            buys.clear();
+            buys.extend(chosen.iter().filter_map(|&sym| {
+                let short = target[sym] * value - book.units(sym) * price(sym);
+                (short > 0.0 && off(&book, sym)).then_some((sym, short))
+            }));
             // Sells: whatever left the selection, then what is above target.
             for (sym, &want) in target.iter().enumerate() {
                 if book.held[sym].is_none() || !positive(price(sym)) {
@@ -150,17 +176,17 @@ pub fn simulate(panel: &Panel, rules: &Rules, common: &Common) -> Outcome {
                     book.sell(f, sym, f64::INFINITY, price(sym), ExitReason::Rebalance);
                     continue;
                 }
-                let excess = book.units(sym) - want * value / price(sym);
+                let excess = book.units(sym) * price(sym) - want * value;
                 if excess > 0.0 && off(&book, sym) {
-                    book.sell(f, sym, excess, price(sym), ExitReason::Rebalance);
+                    let net = price(sym) * (1.0 - slippage) * (1.0 - commission);
+                    book.sell(f, sym, excess / net, price(sym), ExitReason::Rebalance);
                 }
             }
-            for &sym in &chosen {
-                let short = target[sym] * value / price(sym) - book.units(sym);
-                if short > 0.0 && off(&book, sym) {
-                    let power = book.buying_power(value);
-                    book.buy(f, s, sym, short, price(sym), power);
-                }
+            let wanted: f64 = buys.iter().map(|&(_, amount)| amount).sum();
+            let scale = spread(wanted, book.buying_power(value));
+            for &(sym, amount) in &buys {
+                let limit = (amount * scale).min(book.buying_power(value));
+                book.buy(f, s, sym, f64::INFINITY, price(sym), limit);
             }
             next += 1;
         }

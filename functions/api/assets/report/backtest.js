@@ -24,9 +24,11 @@
   const closes = price.addSeries(LC.LineSeries, { color: "#2962ff", lineWidth: 1, title: chart.symbol });
   closes.setData(chart.time.map((t, i) => ({ time: R.time(t), value: chart.close[i] })));
   const markers = [];
+  // The chart's returns and drawdown are fractions; the page shows percent.
   for (const t of chart.trades) {
+    const pct = t.return * 100;
     markers.push({ time: R.time(t.entry_time), position: "belowBar", color: "#1a7f37", shape: "arrowUp", text: "buy" });
-    markers.push({ time: R.time(t.exit_time), position: "aboveBar", color: "#cf222e", shape: "arrowDown", text: (t.return_pct >= 0 ? "+" : "") + t.return_pct.toFixed(1) + "%" });
+    markers.push({ time: R.time(t.exit_time), position: "aboveBar", color: "#cf222e", shape: "arrowDown", text: (pct >= 0 ? "+" : "") + pct.toFixed(1) + "%" });
   }
   markers.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   LC.createSeriesMarkers(closes, markers);
@@ -38,7 +40,7 @@
     .setData(chart.time.map((t, i) => ({ time: R.time(t), value: chart.equity[i] })));
   equity
     .addSeries(LC.AreaSeries, { lineColor: "#cf222e", topColor: "rgba(207,34,46,0.05)", bottomColor: "rgba(207,34,46,0.35)", lineWidth: 1, title: "drawdown %", invertFilledArea: true }, 1)
-    .setData(chart.time.map((t, i) => ({ time: R.time(t), value: chart.drawdown[i] })));
+    .setData(chart.time.map((t, i) => ({ time: R.time(t), value: chart.drawdown[i] * 100 })));
   equity.timeScale().fitContent();
 
   document.getElementById("points").textContent = chart.time.length.toLocaleString("en-US");

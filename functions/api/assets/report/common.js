@@ -141,7 +141,9 @@
   // #monte-carlo (each cell keyed `method.figure.percentile`, the run's own
   // figures `actual.figure`), notes in #monte-carlo-notes and each method's
   // fan of equity paths in #fan-returns and #fan-trades; `run` (its time
-  // and equity) is drawn over the returns' fan when given.
+  // and equity) is drawn over the returns' fan when given. CAGR and drawdown
+  // are fractions in the answer, shown in percent; a cell's data-value keeps
+  // the answer's number.
   function monteCarlo(mc, run) {
     const LC = window.LightweightCharts;
     if (mc.error) {
@@ -149,7 +151,12 @@
       return;
     }
     notes("monte-carlo-notes", mc.notes);
-    const figures = [["cagr", "CAGR %"], ["max_drawdown", "Max drawdown %"], ["final_equity", "Final equity"]];
+    const figures = [["cagr", "CAGR %"], ["max_drawdown", "Max Drawdown %"], ["final_equity", "Final equity"]];
+    const figure = (tr, v, key, f) => {
+      const td = cell(tr, v, key, f !== "final_equity");
+      if (f !== "final_equity" && typeof v === "number") td.textContent = fmt(v * 100);
+      td.dataset.unit = f === "final_equity" ? "money" : "fraction";
+    };
     const methods = [["trades", "Trades"], ["returns", "Bar returns, blocks of " + mc.block]];
     const table = document.getElementById("monte-carlo");
     const head = document.createElement("tr");
@@ -161,8 +168,8 @@
         const tr = document.createElement("tr");
         cell(tr, label);
         cell(tr, name);
-        mc[m][f].forEach((v, i) => cell(tr, v, m + "." + f + "." + mc.percentiles[i], f !== "final_equity"));
-        cell(tr, mc.actual[f], "actual." + f, f !== "final_equity");
+        mc[m][f].forEach((v, i) => figure(tr, v, m + "." + f + "." + mc.percentiles[i], f));
+        figure(tr, mc.actual[f], "actual." + f, f);
         table.appendChild(tr);
       }
       const tr = document.createElement("tr");

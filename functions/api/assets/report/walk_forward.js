@@ -7,6 +7,8 @@
   const LC = window.LightweightCharts;
   const { walk_forward: w } = R.data();
   const s = w.settings;
+  // The answer's returns and drawdowns are fractions; the page shows percent.
+  const pct = (x) => (x === null || x === undefined ? x : x * 100);
 
   const summary = {
     "In sample (bars)": s.in_sample,
@@ -14,10 +16,10 @@
     "Windows": w.windows.length,
     "Mode": s.anchored ? "anchored" : "rolling",
     "Picked by": s.metric,
-    "Out-of-sample return (%)": w.total_return,
-    "Out-of-sample CAGR (%)": w.cagr,
+    "Out-of-sample return (%)": pct(w.total_return),
+    "Out-of-sample CAGR (%)": pct(w.cagr),
     "Out-of-sample Sharpe": w.sharpe,
-    "Out-of-sample max drawdown (%)": w.max_drawdown,
+    "Out-of-sample max drawdown (%)": pct(w.max_drawdown),
     "Walk-forward efficiency": w.efficiency,
     "Profitable windows": w.profitable_windows + " of " + w.windows_with_pick,
   };
@@ -46,8 +48,8 @@
     ["Best row", "best_index", (x) => x.best_index],
     ["Its values", undefined, (x) => grid(x.params)],
     ["Score", "score", (x) => x.score],
-    ["In-sample return %", "in_sample_return", (x) => x.in_sample_return, true],
-    ["Out-of-sample return %", "out_of_sample_return", (x) => x.out_of_sample_return, true],
+    ["In-sample return %", "in_sample_return", (x) => pct(x.in_sample_return), true],
+    ["Out-of-sample return %", "out_of_sample_return", (x) => pct(x.out_of_sample_return), true],
     ["Out-of-sample trades", "out_of_sample_trades", (x) => x.out_of_sample_trades],
     ["Efficiency", "efficiency", (x) => x.efficiency, true],
   ]);

@@ -1,6 +1,6 @@
 //! Correlation and beta routes (analytics 4.2): POST, JSON or form bodies,
 //! success code 211, and 411 in an HTTP 200 when the data cannot support the
-//! answer. Thin handlers over `services::analytics::correlation`.
+//! answer (in an HTTP 422 to a request for the Arrow stream). Thin handlers over `services::analytics::correlation`.
 
 use super::body::{Fields, SymbolsForm};
 use super::{AnalyticsErrors, OrInsufficient, blocking, blocking_table, envelope};
@@ -16,7 +16,9 @@ const SUCCESS: u16 = 211;
 #[utoipa::path(post, path = "/symbol_corr", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `corr_roll` as an Arrow IPC stream (`Date` a timestamp; `code` and `corr_matrix` as JSON text in the schema metadata)",
-        content((OrInsufficient<CorrData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
+        content((OrInsufficient<CorrData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))),
+        (status = 422, description = "Code 411, the data are insufficient, when the Arrow stream was asked for (never in an HTTP 200)", body = crate::error::AnalyticsError),
+        AnalyticsErrors))]
 pub(crate) async fn symbol_corr(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
     let request = fields.symbols_request()?;
     let place = crate::compute::admit(&t, "symbol_corr").await?;
@@ -32,7 +34,9 @@ pub(crate) async fn symbol_corr(t: Tenant, headers: HeaderMap, fields: Fields) -
 #[utoipa::path(post, path = "/symbol_beta", tag = "analytics",
     request_body(content((SymbolsRequest = "application/json"), (SymbolsForm = "application/x-www-form-urlencoded"), (SymbolsForm = "multipart/form-data"))),
     responses((status = 200, description = "code 211, or code 411 when the data are insufficient. With `Accept: application/vnd.apache.arrow.stream`, `beta_roll` as an Arrow IPC stream (`Date` a timestamp; `code` in the schema metadata)",
-        content((OrInsufficient<BetaData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
+        content((OrInsufficient<BetaData> = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))),
+        (status = 422, description = "Code 411, the data are insufficient, when the Arrow stream was asked for (never in an HTTP 200)", body = crate::error::AnalyticsError),
+        AnalyticsErrors))]
 pub(crate) async fn symbol_beta(t: Tenant, headers: HeaderMap, fields: Fields) -> Reply {
     let request = fields.symbols_request()?;
     let place = crate::compute::admit(&t, "symbol_beta").await?;

@@ -51,7 +51,7 @@ pub(crate) async fn single(
 /// horizon on a scan date (default the latest).
 #[utoipa::path(get, path = "/smart-stock-scanner/latest-day-all", tag = "analytics",
     params(DayParams),
-    responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan). With `Accept: application/vnd.apache.arrow.stream`, `scanner_data` as an Arrow IPC stream (`code`, `msg`, `as_of_date`, `count` and `tickers` in the schema metadata); code 407 stays JSON",
+    responses((status = 200, description = "The day's signals, or code 407 without data when none fired (or the date has no scan). With `Accept: application/vnd.apache.arrow.stream`, `scanner_data` as an Arrow IPC stream (`code`, `msg`, `as_of_date`, `count` and `tickers` in the schema metadata); code 407 stays JSON, in an HTTP 404 when the stream was asked for",
         content((ScannerDayAnswer = "application/json"), (crate::openapi::Binary = "application/vnd.apache.arrow.stream"))), AnalyticsErrors))]
 pub(crate) async fn latest_day_all(
     Tenant { state, .. }: Tenant,

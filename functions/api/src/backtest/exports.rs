@@ -34,8 +34,9 @@ async fn export(
     }
 }
 
-/// Every trade of a finished backtest: fills, size, profit in money and
-/// percent, bars held, exit reason, MAE and MFE.
+/// Every trade of a finished backtest: symbol, side, size, fills after
+/// slippage, fees and profit in money, return (a fraction), bars held,
+/// exit reason, MAE and MFE (fractions).
 #[utoipa::path(get, path = "/backtest/trades/{task_id}", tag = "backtest", operation_id = "backtest_trades",
     params(("task_id" = String, Path, description = "A backtest task of the caller"), ExportQuery),
     responses((status = 200, description = "One row per trade: JSON rows, or the same columns as CSV, Parquet or an Arrow IPC stream (times as dates, or timestamps for intraday bars)",

@@ -24,6 +24,7 @@ use services::backtest::portfolio::chart::{self, PortfolioChart};
 use services::backtest::portfolio::request::PortfolioParams;
 use services::backtest::portfolio::stored;
 use services::backtest::portfolio::tables::{self, PortfolioTable};
+use services::glossary::{self, Kind};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
@@ -121,9 +122,23 @@ fn record(t: Task) -> PortfolioTask {
     }
 }
 
-/// A finished portfolio's stored answer, typed.
+/// A finished portfolio's stored answer, typed. One stored before its
+/// tables took the results glossary's names and units (it has no
+/// `winning_trades`) no longer reads: the task is answered as one to run
+/// again (409), not as a server fault, and its figures are never shown in
+/// the wrong units.
 fn answer(task: &Task) -> Result<PortfolioResult, ApiError> {
     let result = task.result.clone().unwrap_or(Value::Null);
+    if result.is_object() && result.get("winning_trades").is_none() {
+        return Err(ApiError::new(
+            409,
+            format!(
+                "task '{}' was stored in an earlier form of the result (percent figures, \
+                 `entry_date` columns); submit its request again",
+                task.id
+            ),
+        ));
+    }
     serde_json::from_value(result)
         .map_err(|e| ApiError::from(services::Error::Port(platform::PortError::internal(e))))
 }
@@ -184,18 +199,60 @@ pub(crate) async fn portfolio_report(t: Tenant, Path(task_id): Path<String>) -> 
             r#"{heading}
 <h2>Equity and the benchmark</h2><div id="equity" class="chart tall"></div>
 <h2>Drawdown</h2><div id="drawdown" class="chart"></div>
-<h2>Weights at month ends</h2><div id="weights" class="chart tall"></div>
-<p class="sub"><span id="layers"></span> (the most held symbols, the rest together); <a href="/backtest/portfolio/{id}/weights?format=csv">every weight</a></p>
+<h2>Weights at month ends</h2>
+<p class="sub">Each band is one symbol's share of the account at each month end, stacked from the bottom in the legend's order (the ten most held, the rest together as others); the blank above the bands is cash. <a href="/backtest/portfolio/{id}/weights?format=csv">Every weight</a>.</p>
+<div class="stack"><div id="weights" class="chart tall"></div><ul id="weights-legend" class="legend"></ul></div>
+<p class="sub" id="weights-at">Point at the chart for a month end's weights.</p>
 <h2>Metrics</h2><table class="metrics" id="metrics"></table>
 <h2>Against the benchmark</h2><table class="metrics" id="relative"></table>
 <h2>Contributions</h2><table id="contributions"></table>
 <p class="sub">Tables: <a href="/backtest/portfolio/{id}/trades?format=csv">trades</a>, <a href="/backtest/portfolio/{id}/orders?format=csv">orders</a>, <a href="/backtest/portfolio/{id}/equity?format=csv">equity</a></p>"#,
             id = task.id
         ),
-        &serde_json::json!({"result": figures, "chart": chart}),
+        &serde_json::json!({
+            "result": figures,
+            "chart": chart,
+            // The labels and units of the glossary (docs/results.md).
+            "metrics": glossary::shown(Kind::Portfolio, &FIGURES),
+            "relative": glossary::shown(Kind::Portfolio, &AGAINST),
+        }),
         "report-portfolio.js",
     ))
 }
+
+/// The figures the report page lists, in its order, and those against the
+/// benchmark; each labelled and formatted as the glossary says.
+const FIGURES: [&str; 20] = [
+    "total_return",
+    "cagr",
+    "sharpe",
+    "sortino",
+    "annual_volatility",
+    "max_drawdown",
+    "calmar",
+    "drawdown_period",
+    "time_in_market",
+    "average_exposure",
+    "annual_turnover",
+    "total_trades",
+    "winning_trades",
+    "losing_trades",
+    "win_rate",
+    "average_win",
+    "average_loss",
+    "crowded_out",
+    "initial_capital",
+    "final_capital",
+];
+const AGAINST: [&str; 7] = [
+    "alpha",
+    "beta",
+    "tracking_error",
+    "information_ratio",
+    "up_capture",
+    "down_capture",
+    "benchmark_return",
+];
 
 /// How much of the result a task read carries.
 #[derive(utoipa::IntoParams)]
@@ -316,13 +373,13 @@ export_route!(
     portfolio_trades,
     "/backtest/portfolio/{task_id}/trades",
     PortfolioTable::Trades,
-    "A finished portfolio's round trips with their symbol."
+    "A finished portfolio's round trips: entry_time, exit_time, symbol, side, size, entry_price, exit_price, fees, profit, return (a fraction), bars_held, exit_reason."
 );
 export_route!(
     portfolio_orders,
     "/backtest/portfolio/{task_id}/orders",
     PortfolioTable::Orders,
-    "A finished portfolio's fills: date, symbol, units (negative sold), price, commission."
+    "A finished portfolio's fills: time, symbol, side (buy or sell), size (positive), price, fees."
 );
 export_route!(
     portfolio_weights,
@@ -336,3 +393,38 @@ export_route!(
     PortfolioTable::Contributions,
     "A finished portfolio's profit per symbol, largest first."
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use platform::tasks::{NewTask, TaskKind};
+    use serde_json::json;
+
+    fn stored(result: Value) -> Task {
+        let mut task = NewTask {
+            owner: "o".into(),
+            kind: TaskKind::PortfolioBacktest,
+            params: Value::Null,
+        }
+        .into_pending();
+        task.result = Some(result);
+        task
+    }
+
+    #[test]
+    fn a_result_stored_before_the_glossary_is_a_task_to_run_again_not_a_fault() {
+        // The old form: percent figures, `entry_date`, no `winning_trades`.
+        let old = stored(json!({"mode": "weights", "total_return": 31.0,
+            "trades": [{"symbol": "A", "entry_date": "2024-01-02"}]}));
+        let e = answer(&old).unwrap_err();
+        assert_eq!(e.status.as_u16(), 409);
+        assert!(
+            e.message.contains("submit its request again"),
+            "{}",
+            e.message
+        );
+        // Damage of another kind stays a server fault.
+        let broken = stored(json!({"winning_trades": 1, "trades": "x"}));
+        assert_eq!(answer(&broken).unwrap_err().status.as_u16(), 500);
+    }
+}

@@ -16,33 +16,46 @@ use serde_json::Value;
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
+/// A trade in the results glossary's columns (docs/results.md): returns
+/// and excursions are fractions (0.05 is 5 %), money in the capital's
+/// currency.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct ChartTrade {
-    /// Entry and exit bars' times, `YYYY-MM-DD` (daily) or `YYYY-MM-DDTHH:MM:SS`.
+    /// Entry and exit bars' times, `YYYY-MM-DD` (daily) or
+    /// `YYYY-MM-DDTHH:MM:SS`; a trade still open, the last bar's.
     pub entry_time: String,
     pub exit_time: String,
-    /// Fill prices before slippage.
+    pub symbol: String,
+    /// `long` or `short`.
+    pub side: &'static str,
+    /// Units bought (sold short), positive: the equity committed at the
+    /// entry (`capital_alloc` of it) over the entry fill.
+    pub size: f64,
+    /// The fills after slippage (slippage moves both against the trader);
+    /// a trade still open is closed at the last close for the metrics.
     pub entry_price: f64,
     pub exit_price: f64,
-    /// After costs, percent.
-    pub return_pct: f64,
-    /// Units bought (sold short): the equity committed at the entry
-    /// (`capital_alloc` of it) over the entry fill after slippage.
-    pub size: f64,
-    /// Profit after slippage and commission, in the capital's currency.
+    /// Commission of both sides, in money.
+    pub fees: f64,
+    /// Profit after slippage and commission, in money: size x (exit -
+    /// entry price, the other way short) - fees.
     pub profit: f64,
+    /// The profit over the value committed at the entry: a fraction
+    /// (2.11's `Each Return` over 100).
+    #[serde(rename = "return")]
+    pub ret: f64,
     /// Bars from the entry fill to the exit fill.
     pub bars_held: usize,
     /// `Signal`, `Stop Loss`, `Take Profit`, `Max Holding`, or `Open`
     /// (still held at the last bar, closed there for the metrics).
     pub exit_reason: &'static str,
-    /// The worst move against the position while held, percent of the
-    /// entry fill (0 or negative): the held bars' lows (highs, short)
-    /// from the entry fill to the exit fill.
-    pub mae_pct: f64,
-    /// The best move for it, percent (0 or positive).
-    pub mfe_pct: f64,
+    /// The worst move against the position while held, a fraction of the
+    /// entry fill (`entry_price`; 0 or negative): the fills and the held
+    /// bars' lows (highs, short) from the entry fill to the exit fill.
+    pub mae: f64,
+    /// The best move for it, a fraction (0 or positive).
+    pub mfe: f64,
 }
 
 /// The series of a report page, one value per bar of the window.
@@ -54,7 +67,7 @@ pub struct Chart {
     pub close: Vec<f64>,
     /// Capital at each bar's close (the initial capital grown by the trades).
     pub equity: Vec<f64>,
-    /// Percent below the highest equity so far (0 or negative).
+    /// The equity below its highest so far, a fraction (0 or negative).
     pub drawdown: Vec<f64>,
     /// Units held at the bar's close (negative short, 0 flat).
     pub position: Vec<f64>,
@@ -123,7 +136,7 @@ fn drawn(p: &StrategyParams, planned: &Planned, r: &Report, bench: &engine::Bars
         .iter()
         .map(|e| {
             peak = peak.max(*e);
-            (e / peak - 1.0) * 100.0
+            e / peak - 1.0
         })
         .collect();
     let daily_return = std::iter::once(None)
@@ -133,6 +146,10 @@ fn drawn(p: &StrategyParams, planned: &Planned, r: &Report, bench: &engine::Bars
     let held = holdings(bars, &r.trades, s);
     let ledger = trade_ledger(bars, &r.trades, s);
     let last = bars.len().saturating_sub(1);
+    let side = match s.direction {
+        engine::backtest::Direction::Long => "long",
+        engine::backtest::Direction::Short => "short",
+    };
     Chart {
         symbol: p.symbol.clone(),
         time: bars.time[start..]
@@ -154,15 +171,18 @@ fn drawn(p: &StrategyParams, planned: &Planned, r: &Report, bench: &engine::Bars
             .map(|(t, l)| ChartTrade {
                 entry_time: stamp(bars.time[t.entry_bar.min(last)], intraday),
                 exit_time: stamp(bars.time[t.exit_bar.min(last)], intraday),
-                entry_price: t.entry_price,
-                exit_price: t.exit_price,
-                return_pct: t.ret * 100.0,
+                symbol: p.symbol.clone(),
+                side,
                 size: l.units * capital,
+                entry_price: l.entry_fill,
+                exit_price: l.exit_fill,
+                fees: l.fees * capital,
                 profit: l.profit * capital,
+                ret: t.ret,
                 bars_held: l.bars_held,
                 exit_reason: super::run::exit_reason(t.reason),
-                mae_pct: l.mae * 100.0,
-                mfe_pct: l.mfe * 100.0,
+                mae: l.mae,
+                mfe: l.mfe,
             })
             .collect(),
     }
@@ -267,24 +287,27 @@ impl Chart {
             |f: fn(&ChartTrade) -> f64| Column::Number(t.iter().map(|x| Some(f(x))).collect());
         let entry: Vec<String> = t.iter().map(|x| x.entry_time.clone()).collect();
         let exit: Vec<String> = t.iter().map(|x| x.exit_time.clone()).collect();
+        let text = |f: fn(&ChartTrade) -> &str| {
+            Column::Text(t.iter().map(|x| Some(f(x).to_string())).collect())
+        };
         vec![
             ("entry_time".into(), times(&entry)),
             ("exit_time".into(), times(&exit)),
+            ("symbol".into(), text(|x| &x.symbol)),
+            ("side".into(), text(|x| x.side)),
+            ("size".into(), number(|x| x.size)),
             ("entry_price".into(), number(|x| x.entry_price)),
             ("exit_price".into(), number(|x| x.exit_price)),
-            ("return_pct".into(), number(|x| x.return_pct)),
-            ("size".into(), number(|x| x.size)),
+            ("fees".into(), number(|x| x.fees)),
             ("profit".into(), number(|x| x.profit)),
+            ("return".into(), number(|x| x.ret)),
             (
                 "bars_held".into(),
                 Column::Integer(t.iter().map(|x| Some(x.bars_held as i64)).collect()),
             ),
-            (
-                "exit_reason".into(),
-                Column::Text(t.iter().map(|x| Some(x.exit_reason.to_string())).collect()),
-            ),
-            ("mae_pct".into(), number(|x| x.mae_pct)),
-            ("mfe_pct".into(), number(|x| x.mfe_pct)),
+            ("exit_reason".into(), text(|x| x.exit_reason)),
+            ("mae".into(), number(|x| x.mae)),
+            ("mfe".into(), number(|x| x.mfe)),
         ]
     }
 }
@@ -319,4 +342,51 @@ pub struct ExportQuery {
         param(pattern = "^(json|csv|parquet|arrow)$", example = "parquet")
     )]
     pub format: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trades_table_has_the_json_trades_fields_in_their_order() {
+        let trade = ChartTrade {
+            entry_time: "2024-01-02".into(),
+            exit_time: "2024-01-09".into(),
+            symbol: "SPX".into(),
+            side: "short",
+            size: 2.0,
+            entry_price: 100.0,
+            exit_price: 90.0,
+            fees: 0.38,
+            profit: 19.62,
+            ret: 0.0981,
+            bars_held: 5,
+            exit_reason: "Signal",
+            mae: -0.01,
+            mfe: 0.12,
+        };
+        let chart = Chart {
+            symbol: "SPX".into(),
+            time: Vec::new(),
+            close: Vec::new(),
+            equity: Vec::new(),
+            drawdown: Vec::new(),
+            position: Vec::new(),
+            cash: Vec::new(),
+            daily_return: Vec::new(),
+            benchmark: Vec::new(),
+            benchmark_symbol: "SPX".into(),
+            trades: vec![trade.clone()],
+        };
+        let table = chart.trade_table();
+        let json = serde_json::to_value(&trade).unwrap();
+        let fields: Vec<&String> = json.as_object().unwrap().keys().collect();
+        let columns: Vec<&String> = table.iter().map(|(n, _)| n).collect();
+        assert_eq!(columns, fields);
+        let at = |name: &str| &table.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!(*at("return"), Column::Number(vec![Some(0.0981)]));
+        assert_eq!(*at("side"), Column::Text(vec![Some("short".into())]));
+        assert_eq!(*at("bars_held"), Column::Integer(vec![Some(5)]));
+    }
 }

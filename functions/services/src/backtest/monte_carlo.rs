@@ -1,8 +1,9 @@
 //! Monte Carlo of a backtest or of a batch row: the strategy is run again
 //! (a few milliseconds, as for its chart), then its trades are bootstrapped
 //! and its per-bar returns block-bootstrapped (`engine::backtest::monte_carlo`)
-//! into percentile bands of CAGR, maximum drawdown and final equity, and
-//! a fan of equity paths. Seeded: the same query gives the same answer.
+//! into percentile bands of CAGR, maximum drawdown (fractions, as the
+//! glossary's) and final equity (money), and a fan of equity paths.
+//! Seeded: the same query gives the same answer.
 
 use super::chart::{run_again, stamp};
 use super::params::{BtFrequency, StrategyParams};
@@ -97,9 +98,10 @@ impl MonteCarloQuery {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct MonteCarloFigures {
-    /// Percent a year, over calendar years (as the backtest's `cagr`).
+    /// A fraction a year (0.05 = 5 %), over calendar years (the backtest's
+    /// `CAGR` over 100).
     pub cagr: f64,
-    /// Percent, 0 or negative.
+    /// A fraction, 0 or negative (the backtest's `Max Drawdown` over 100).
     pub max_drawdown: f64,
     /// Capital at the end (the initial capital grown).
     pub final_equity: f64,
@@ -124,8 +126,11 @@ pub struct MonteCarloFan {
 pub struct MonteCarloBands {
     /// Steps of a path: the run's trades or its bar returns.
     pub steps: usize,
+    /// The paths' CAGR, fractions a year over the run's calendar years.
     pub cagr: Vec<f64>,
+    /// The paths' maximum drawdown, fractions, 0 or negative.
     pub max_drawdown: Vec<f64>,
+    /// The paths' final equity, in capital.
     pub final_equity: Vec<f64>,
     /// Share of paths ending below the initial capital (0 to 1).
     pub probability_of_loss: f64,
@@ -279,9 +284,11 @@ fn strategy_draws(
             years,
             capital: p.capital,
             time: &time,
+            // The backtest's metrics are 2.11's percent; the answer's
+            // figures fractions, as the bands the engine draws.
             actual: MonteCarloFigures {
-                cagr: m.cagr,
-                max_drawdown: m.max_drawdown,
+                cagr: m.cagr / 100.0,
+                max_drawdown: m.max_drawdown / 100.0,
                 final_equity: p.capital * (1.0 + m.total_return / 100.0),
             },
             notes: Vec::new(),
@@ -319,10 +326,11 @@ fn portfolio_draws(
             years,
             capital,
             time: &time,
+            // The portfolio's figures are fractions, as the answer's.
             actual: MonteCarloFigures {
                 cagr: m.cagr,
                 max_drawdown: m.max_drawdown,
-                final_equity: capital * (1.0 + m.total_return / 100.0),
+                final_equity: capital * (1.0 + m.total_return),
             },
             notes: vec![
                 "a portfolio's trades overlap and share one account: only its session returns are drawn".into(),
@@ -384,8 +392,8 @@ fn draw(d: Drawn, settings: Settings, stop: &Stop) -> Result<Option<MonteCarlo>,
         let losses = sim.outcomes.iter().filter(|o| o.final_equity < 1.0).count();
         Some(MonteCarloBands {
             steps: growth.len(),
-            cagr: b.cagr.iter().map(|v| v * 100.0).collect(),
-            max_drawdown: b.max_drawdown.iter().map(|v| v * 100.0).collect(),
+            cagr: b.cagr,
+            max_drawdown: b.max_drawdown,
             final_equity: b.final_equity.iter().map(|v| v * capital).collect(),
             probability_of_loss: losses as f64 / settings.draws as f64,
             fan: MonteCarloFan {

@@ -165,34 +165,35 @@ impl BatchRow {
         }
     }
 
-    /// A portfolio's row: its metrics, with the benchmark's change over the
-    /// window as the buy-and-hold gain (a portfolio has no one symbol to
-    /// hold).
+    /// A portfolio's row: its metrics (fractions) in the row's percent,
+    /// with the benchmark's change over the window as the buy-and-hold gain
+    /// (a portfolio has no one symbol to hold).
     pub(super) fn portfolio(
         index: usize,
         params: Map<String, Value>,
         m: &engine::portfolio::metrics::Metrics,
         relative: &engine::portfolio::metrics::Relative,
     ) -> Self {
+        let pct = |x: f64| Some(x * 100.0);
         BatchRow {
             index,
             params,
             error: None,
             symbol: None,
             total_trades: Some(m.total_trades),
-            win_rate: Some(m.win_rate),
-            average_win: Some(m.average_win),
-            average_loss: Some(m.average_loss),
-            total_return: Some(m.total_return),
-            buy_hold_gain: Some(relative.benchmark_return),
-            cagr: Some(m.cagr),
+            win_rate: pct(m.win_rate),
+            average_win: pct(m.average_win),
+            average_loss: pct(m.average_loss),
+            total_return: pct(m.total_return),
+            buy_hold_gain: pct(relative.benchmark_return),
+            cagr: pct(m.cagr),
             sharpe: Some(m.sharpe),
             sortino: Some(m.sortino),
-            annual_volatility: Some(m.annual_volatility),
+            annual_volatility: pct(m.annual_volatility),
             calmar: Some(m.calmar),
-            max_drawdown: Some(m.max_drawdown),
+            max_drawdown: pct(m.max_drawdown),
             drawdown_period: Some(m.drawdown_period),
-            time_in_market: Some(m.time_in_market),
+            time_in_market: pct(m.time_in_market),
         }
     }
 
@@ -328,5 +329,39 @@ mod tests {
         assert!(lines[0].starts_with("index,risk_control,Symbol,Total Trades,Win Rate"));
         assert!(lines[1].starts_with("0,,SPY,3,,,,1.5,"));
         assert!(lines[2].starts_with("1,-5/10/21,,,") && lines[2].ends_with(",\"no data, sorry\""));
+    }
+
+    #[test]
+    fn a_portfolio_s_fractions_are_its_row_s_percent() {
+        use engine::portfolio::metrics::{Metrics, Relative};
+        let m = Metrics {
+            total_return: 0.25,
+            cagr: 0.0625,
+            sharpe: 1.5,
+            sortino: 2.0,
+            annual_volatility: 0.125,
+            max_drawdown: -0.375,
+            calmar: 0.5,
+            drawdown_period: 12,
+            time_in_market: 0.75,
+            total_trades: 8,
+            winning_trades: 5,
+            losing_trades: 3,
+            win_rate: 0.625,
+            average_win: 0.0625,
+            average_loss: -0.03125,
+            ..Metrics::default()
+        };
+        let rel = Relative {
+            benchmark_return: 0.5,
+            ..Relative::default()
+        };
+        let row = BatchRow::portfolio(3, Map::new(), &m, &rel);
+        let want = [
+            8.0, 62.5, 6.25, -3.125, 25.0, 50.0, 6.25, 1.5, -37.5, 12.0, 75.0, 2.0, 12.5, 0.5,
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(row.metric(k), Some(*w), "{}", METRICS[k]);
+        }
     }
 }

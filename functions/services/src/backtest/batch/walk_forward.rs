@@ -34,6 +34,15 @@ pub enum WalkMetric {
 }
 
 impl WalkMetric {
+    /// What a score of the runs' metrics (percent for returns) is in the
+    /// glossary's units (fractions): the factor a window's `score` takes.
+    fn glossary_scale(self) -> f64 {
+        match self {
+            WalkMetric::TotalReturn | WalkMetric::Cagr => 0.01,
+            WalkMetric::Sharpe | WalkMetric::Sortino | WalkMetric::Calmar => 1.0,
+        }
+    }
+
     fn pick(self) -> Pick {
         match self {
             WalkMetric::Sharpe => Pick::Sharpe,
@@ -273,31 +282,31 @@ pub fn chunk_walk(ran: &[Ran], params: &WalkForwardParams) -> ChunkWalk {
     }
 }
 
-/// A portfolio's run as the walk-forward counts it: its figures as a
-/// backtest's metrics, `buy_hold` the benchmark's change, winning and
-/// losing trades from the win rate.
+/// A portfolio's run as the walk-forward counts it: its figures
+/// (fractions) as a backtest's metrics (percent, but for the annual
+/// volatility: a fraction there too), `buy_hold` the benchmark's change.
 pub fn portfolio_metrics(
     m: &engine::portfolio::metrics::Metrics,
     benchmark_return: f64,
 ) -> Metrics {
-    let positive = (m.win_rate / 100.0 * m.total_trades as f64).round() as usize;
+    let pct = |x: f64| x * 100.0;
     Metrics {
         total_trades: m.total_trades,
-        positive,
-        negative: m.total_trades.saturating_sub(positive),
-        win_rate: m.win_rate,
-        average_win: m.average_win,
-        average_loss: m.average_loss,
-        total_return: m.total_return,
-        buy_hold: benchmark_return,
-        cagr: m.cagr,
+        positive: m.winning_trades,
+        negative: m.losing_trades,
+        win_rate: pct(m.win_rate),
+        average_win: pct(m.average_win),
+        average_loss: pct(m.average_loss),
+        total_return: pct(m.total_return),
+        buy_hold: pct(benchmark_return),
+        cagr: pct(m.cagr),
         sharpe: m.sharpe,
         sortino: m.sortino,
         annual_volatility: m.annual_volatility,
         calmar: m.calmar,
-        max_drawdown: m.max_drawdown,
+        max_drawdown: pct(m.max_drawdown),
         drawdown_period: m.drawdown_period,
-        time_in_market: m.time_in_market,
+        time_in_market: pct(m.time_in_market),
     }
 }
 
@@ -380,12 +389,14 @@ pub struct WalkForwardWindow {
     pub out_of_sample_start: String,
     pub out_of_sample_end: String,
     /// The in-sample best's row (`null` when no strategy scored a number),
-    /// its grid values and its score.
+    /// its grid values and its score (the metric it was picked by, in the
+    /// glossary's units: a return as a fraction).
     pub best_index: Option<usize>,
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub params: Map<String, Value>,
     pub score: Option<f64>,
-    /// The pick in sample and out of sample: return and CAGR in percent.
+    /// The pick in sample and out of sample: return, CAGR and max
+    /// drawdown as fractions (0.05 is 5 %).
     pub in_sample_return: Option<f64>,
     pub in_sample_cagr: Option<f64>,
     pub in_sample_sharpe: Option<f64>,
@@ -416,7 +427,8 @@ pub struct WalkForwardResult {
     /// Equity on every out-of-sample bar, from 1 (each window's run starts
     /// flat with the last one's equity).
     pub equity: Vec<EquityPoint>,
-    /// The stitched run, in percent (the Sharpe ratio annualised).
+    /// The stitched run: return, CAGR and max drawdown as fractions (the
+    /// Sharpe ratio annualised).
     pub total_return: f64,
     pub cagr: f64,
     pub sharpe: f64,
@@ -436,7 +448,8 @@ fn part(first: usize) -> String {
     format!("walk-forward-{first:06}.json")
 }
 
-const NOTE: &str = "walk-forward-v1.json";
+/// v2: returns in fractions (v1 kept them in percent; read again).
+const NOTE: &str = "walk-forward-v2.json";
 
 /// Keeps a chunk's picks beside its returns.
 pub async fn keep(
@@ -563,6 +576,8 @@ fn merged(
             .map_or(chrono::NaiveDate::MIN, |t| t.date_naive())
     };
     let walk = wf::stitch(done, per_year, day);
+    // The runs' metrics are the backtest's, in percent.
+    let fraction = |x: f64| x / 100.0;
     r.windows = walk
         .steps
         .iter()
@@ -576,14 +591,14 @@ fn merged(
                 out_of_sample_end: moment(at(o.end - 1)),
                 best_index: s.best,
                 params: s.best.map(varied).unwrap_or_default(),
-                score: s.best.map(|_| s.score),
-                in_sample_return: is.map(|m| m.total_return),
-                in_sample_cagr: is.map(|m| m.cagr),
+                score: s.best.map(|_| s.score * params.metric.glossary_scale()),
+                in_sample_return: is.map(|m| fraction(m.total_return)),
+                in_sample_cagr: is.map(|m| fraction(m.cagr)),
                 in_sample_sharpe: is.map(|m| m.sharpe),
-                out_of_sample_return: os.map(|m| m.total_return),
-                out_of_sample_cagr: os.map(|m| m.cagr),
+                out_of_sample_return: os.map(|m| fraction(m.total_return)),
+                out_of_sample_cagr: os.map(|m| fraction(m.cagr)),
                 out_of_sample_sharpe: os.map(|m| m.sharpe),
-                out_of_sample_max_drawdown: os.map(|m| m.max_drawdown),
+                out_of_sample_max_drawdown: os.map(|m| fraction(m.max_drawdown)),
                 out_of_sample_trades: os.map(|m| m.total_trades),
                 efficiency: s.efficiency,
             }

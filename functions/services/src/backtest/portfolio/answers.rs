@@ -6,8 +6,9 @@ use serde_json::{Map, Value};
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
-/// A finished portfolio backtest. Percentages are in percent; money in the
-/// account's currency; dates `YYYY-MM-DD`.
+/// A finished portfolio backtest, in the results glossary's names and
+/// units (docs/results.md): returns, rates and shares are fractions (0.05
+/// is 5 %); money in the account's currency; dates `YYYY-MM-DD`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct PortfolioResult {
@@ -20,24 +21,33 @@ pub struct PortfolioResult {
     pub end_date: String,
     pub initial_capital: f64,
     pub final_capital: f64,
+    /// The final capital over the initial, less 1: a fraction.
     pub total_return: f64,
+    /// A year's growth over the window's calendar years: a fraction.
     pub cagr: f64,
     pub sharpe: f64,
     pub sortino: f64,
+    /// Annualised sample deviation of the session returns: a fraction.
     pub annual_volatility: f64,
+    /// The deepest fall from a previous peak: a fraction, 0 or negative.
     pub max_drawdown: f64,
     pub calmar: f64,
     /// Longest stretch, in sessions, below a previous peak.
     pub drawdown_period: usize,
-    /// Percent of sessions with a position open at the close.
+    /// The share of sessions with a position open at the close: a fraction.
     pub time_in_market: f64,
-    /// Mean of the positions' value over the account's, percent.
+    /// Mean of the positions' value over the account's: a fraction.
     pub average_exposure: f64,
-    /// Half the value traded a year over the mean equity, percent.
+    /// Half the value traded a year over the mean equity: a fraction.
     pub annual_turnover: f64,
     /// Round trips (a position from its first buy until flat again).
     pub total_trades: usize,
+    /// Round trips with a profit, and with a loss.
+    pub winning_trades: usize,
+    pub losing_trades: usize,
+    /// The share of round trips with a profit: a fraction.
     pub win_rate: f64,
+    /// Mean return of the winning (losing) round trips: a fraction.
     pub average_win: f64,
     pub average_loss: f64,
     pub relative: Relative,
@@ -76,7 +86,7 @@ pub struct Relative {
     pub information_ratio: f64,
     pub up_capture: f64,
     pub down_capture: f64,
-    /// The benchmark's change over the window, percent.
+    /// The benchmark's change over the window: a fraction.
     pub benchmark_return: f64,
 }
 
@@ -95,38 +105,54 @@ pub struct Series {
     pub benchmark: Vec<Option<f64>>,
 }
 
+/// A round trip: a position from its first buy until flat again, in the
+/// glossary's trade columns (MAE and MFE are left out: a portfolio keeps
+/// no bar's high or low).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct PortfolioTrade {
+    /// The first buy's session, `YYYY-MM-DD`.
+    pub entry_time: String,
+    /// The session it was flat again; null while open.
+    pub exit_time: Option<String>,
     pub symbol: String,
-    pub entry_date: String,
+    /// `long` (a portfolio holds no short positions).
+    pub side: String,
+    /// The most units held.
+    pub size: f64,
     /// The first buy's fill after slippage.
     pub entry_price: f64,
-    /// Null while open.
-    pub exit_date: Option<String>,
     /// The last sale's fill after slippage; the last close while open.
     pub exit_price: f64,
-    /// The most units held.
-    pub units: f64,
-    /// Net of commissions; an open trade at its last close.
+    /// Commissions of every buy and sale of it, in money.
+    pub fees: f64,
+    /// Net of commissions, in money; an open trade at its last close.
     pub profit: f64,
-    /// Profit over what was paid, percent.
+    /// The profit (net of every commission) over the buys' value at their
+    /// fills (size x entry price for one buy): a fraction, as a backtest's.
     #[serde(rename = "return")]
     pub ret: f64,
+    /// Sessions from the entry to the exit (open: to the last session).
+    pub bars_held: usize,
     /// `Signal`, `Stop Loss`, `Take Profit`, `Max Holding`, `Rebalance` or `Open`.
     pub exit_reason: String,
 }
 
+/// A filled order.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct PortfolioOrder {
-    pub date: String,
+    /// The session it filled, `YYYY-MM-DD`.
+    pub time: String,
     pub symbol: String,
-    /// Bought (positive) or sold (negative).
-    pub units: f64,
+    /// `buy` or `sell`.
+    pub side: String,
+    /// Units bought or sold (positive).
+    pub size: f64,
     /// The fill after slippage.
     pub price: f64,
-    pub commission: f64,
+    /// Its commission, in money.
+    pub fees: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -135,7 +161,7 @@ pub struct Contribution {
     pub symbol: String,
     /// Money made, net of costs (open positions at their last close).
     pub profit: f64,
-    /// The profit over the initial capital, percent.
+    /// The profit over the initial capital, a fraction.
     pub contribution: f64,
 }
 

@@ -21,8 +21,8 @@ pub struct PortfolioChart {
     pub equity: Vec<f64>,
     /// The benchmark scaled to the initial capital (`null` before its first close).
     pub benchmark: Vec<Option<f64>>,
-    /// Percent below the highest equity so far (the initial capital
-    /// counting as one), 0 or negative.
+    /// Below the highest equity so far (the initial capital counting as
+    /// one), a fraction, 0 or negative (docs/results.md).
     pub drawdown: Vec<f64>,
     pub weights: WeightLayers,
     /// Each traded symbol's profit, largest first.
@@ -51,11 +51,7 @@ pub fn chart(r: &PortfolioResult) -> PortfolioChart {
         .iter()
         .map(|&e| {
             peak = peak.max(e);
-            if peak > 0.0 {
-                (e / peak - 1.0) * 100.0
-            } else {
-                0.0
-            }
+            if peak > 0.0 { e / peak - 1.0 } else { 0.0 }
         })
         .collect();
     PortfolioChart {
@@ -138,6 +134,8 @@ mod tests {
             average_exposure: 0.0,
             annual_turnover: 0.0,
             total_trades: 0,
+            winning_trades: 0,
+            losing_trades: 0,
             win_rate: 0.0,
             average_win: 0.0,
             average_loss: 0.0,
@@ -171,7 +169,7 @@ mod tests {
     #[test]
     fn drawdown_is_from_the_highest_equity_so_far_the_capital_counting() {
         let c = chart(&result(Vec::new(), vec![90.0, 110.0, 99.0, 120.0]));
-        let want = [-10.0, 0.0, (99.0 / 110.0 - 1.0) * 100.0, 0.0];
+        let want = [-0.1, 0.0, 99.0 / 110.0 - 1.0, 0.0];
         for (a, b) in c.drawdown.iter().zip(want) {
             assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         }

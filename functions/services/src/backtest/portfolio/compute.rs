@@ -295,7 +295,7 @@ fn answer(
         .map(|(i, &profit)| Contribution {
             symbol: sym(i),
             profit,
-            contribution: profit / capital * 100.0,
+            contribution: profit / capital,
         })
         .collect();
     contributions.sort_by(|a, b| b.profit.total_cmp(&a.profit));
@@ -324,6 +324,8 @@ fn answer(
         average_exposure: m.average_exposure,
         annual_turnover: m.annual_turnover,
         total_trades: m.total_trades,
+        winning_trades: m.winning_trades,
+        losing_trades: m.losing_trades,
         win_rate: m.win_rate,
         average_win: m.average_win,
         average_loss: m.average_loss,
@@ -355,14 +357,17 @@ fn answer(
             .trips
             .iter()
             .map(|t| PortfolioTrade {
+                entry_time: day(t.entry_bar),
+                exit_time: t.exit_bar.map(day),
                 symbol: sym(t.symbol),
-                entry_date: day(t.entry_bar),
+                side: "long".into(),
+                size: t.units,
                 entry_price: t.entry_price,
-                exit_date: t.exit_bar.map(day),
                 exit_price: t.exit_price,
-                units: t.units,
+                fees: t.fees,
                 profit: t.profit(),
-                ret: t.ret() * 100.0,
+                ret: t.ret(),
+                bars_held: t.bars_held,
                 exit_reason: reason(t.reason).into(),
             })
             .collect(),
@@ -370,11 +375,12 @@ fn answer(
             .orders
             .iter()
             .map(|o| PortfolioOrder {
-                date: day(o.bar),
+                time: day(o.bar),
                 symbol: sym(o.symbol),
-                units: o.units,
+                side: if o.units < 0.0 { "sell" } else { "buy" }.into(),
+                size: o.units.abs(),
                 price: o.price,
-                commission: o.fee,
+                fees: o.fee,
             })
             .collect(),
         contributions,

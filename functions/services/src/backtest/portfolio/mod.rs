@@ -238,13 +238,36 @@ pub async fn prepare_with(
                 request::On::First => schedule::On::First,
                 request::On::Last => schedule::On::Last,
             };
-            let r = schedule::bars(&calendar, start, every, on);
+            // The universe's session after the window: the window's last
+            // one closes its period when the data goes on into another.
+            let next = data
+                .bars
+                .iter()
+                .filter_map(|b| {
+                    let i = b.time.partition_point(|t| t.date() <= window.1);
+                    (i < b.len()).then(|| b.date(i))
+                })
+                .min();
+            let r = schedule::bars_followed_by(&calendar, start, every, on, next);
             if r.is_empty() {
                 return Err(FieldError::new(
                     "weights.schedule",
                     format!("fires on no session between {} and {}", window.0, window.1),
                 )
                 .into());
+            }
+            let fill = params.trade_price.unwrap_or(request::Fill::CurrentClose);
+            if fill != request::Fill::CurrentClose && r.last() == Some(&(calendar.len() - 1)) {
+                let at = if fill == request::Fill::NextOpen {
+                    "next_open"
+                } else {
+                    "next_close"
+                };
+                warnings.push(format!(
+                    "weights.schedule: the rebalance decided on {}, the window's last session, \
+                     would fill ({at}) after the window and is not traded",
+                    window.1
+                ));
             }
             r
         }

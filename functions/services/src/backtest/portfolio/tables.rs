@@ -36,17 +36,20 @@ impl PortfolioTable {
                 &["date", "equity", "cash", "exposure", "traded", "benchmark"]
             }
             PortfolioTable::Trades => &[
+                "entry_time",
+                "exit_time",
                 "symbol",
-                "entry_date",
+                "side",
+                "size",
                 "entry_price",
-                "exit_date",
                 "exit_price",
-                "units",
+                "fees",
                 "profit",
                 "return",
+                "bars_held",
                 "exit_reason",
             ],
-            PortfolioTable::Orders => &["date", "symbol", "units", "price", "commission"],
+            PortfolioTable::Orders => &["time", "symbol", "side", "size", "price", "fees"],
             PortfolioTable::Weights => &["date"],
             PortfolioTable::Contributions => &["symbol", "profit", "contribution"],
         }
@@ -141,7 +144,46 @@ mod tests {
         // No orders: the columns, no rows.
         let empty = columns(&result, PortfolioTable::Orders);
         let names: Vec<&str> = empty.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["date", "symbol", "units", "price", "commission"]);
+        assert_eq!(names, ["time", "symbol", "side", "size", "price", "fees"]);
         assert!(platform::marketdata::interchange::to_csv(empty).is_ok());
+    }
+
+    #[test]
+    fn an_empty_table_has_the_columns_its_rows_would_have() {
+        use crate::backtest::portfolio::answers::{PortfolioOrder, PortfolioTrade};
+        let trade = PortfolioTrade {
+            entry_time: "2024-01-02".into(),
+            exit_time: None,
+            symbol: "A".into(),
+            side: "long".into(),
+            size: 1.0,
+            entry_price: 1.0,
+            exit_price: 1.0,
+            fees: 0.0,
+            profit: 0.0,
+            ret: 0.0,
+            bars_held: 0,
+            exit_reason: "Open".into(),
+        };
+        let order = PortfolioOrder {
+            time: "2024-01-02".into(),
+            symbol: "A".into(),
+            side: "buy".into(),
+            size: 1.0,
+            price: 1.0,
+            fees: 0.0,
+        };
+        for (row, table) in [
+            (serde_json::to_value(trade).unwrap(), PortfolioTable::Trades),
+            (serde_json::to_value(order).unwrap(), PortfolioTable::Orders),
+        ] {
+            let keys: Vec<&str> = row
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
+            assert_eq!(keys, table.columns(), "{}", table.name());
+        }
     }
 }
