@@ -113,3 +113,16 @@ def test_json_where_an_arrow_stream_was_asked_for_is_never_a_parse_failure(legac
             assert type(other.value) is MarketlabError and other.value.status == 200
         finally:
             _Legacy.answer = {"code": 407, "msg": "No scan has run yet", "data": None}
+
+
+def test_a_pattern_task_that_matched_nothing_raises_no_data(client):
+    """The task succeeds with the spec's code 407 and no `data`: its reads
+    raise `NoData`, never an error of the package's own."""
+    task = client.cpm_scan("SPX", corr_per=99, time_in_market=21, system_pattern="double_bottom",
+                           start_date="2026-11-01").wait(timeout=120)
+    assert task.record["result"]["code"] == 407 and task.record["result"].get("data") is None
+    with pytest.raises(NoData) as e:
+        task.patterns
+    assert e.value.code == 407 and e.value.status == 404
+    with pytest.raises(NoData):
+        task.result

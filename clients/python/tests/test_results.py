@@ -42,14 +42,17 @@ def test_each_trade_s_size_profit_and_hold_from_the_fills_and_costs(run):
     np.testing.assert_allclose(trades["size"] * paid, ALLOC * before, rtol=1e-9)
     assert equity["equity"].iloc[-1] == pytest.approx(250000 + trades["profit"].sum(), rel=1e-12)
     at = {d: i for i, d in enumerate(equity.index)}
-    assert list(trades["bars_held"]) == [at[x] - at[e] for e, x in zip(trades.index, trades["exit_time"])]
+    # An open trade (exit time NaT) is held to the last bar.
+    exits = trades["exit_time"].fillna(equity.index[-1])
+    assert trades["exit_time"].isna().sum() == (trades["exit_reason"] == "Open").sum()
+    assert list(trades["bars_held"]) == [at[x] - at[e] for e, x in zip(trades.index, exits)]
 
 
 def test_mae_and_mfe_from_the_bars_held(run):
     trade_price, task, bars = run
     at_close = trade_price != 0
     for entry, t in task.trades.iterrows():
-        held = bars.loc[entry:t["exit_time"]]
+        held = bars.loc[entry:t["exit_time"] if pd.notna(t["exit_time"]) else None]
         lows, highs = list(held["Low"]), list(held["High"])
         if at_close:  # filled at the entry bar's close: its range came before
             lows, highs = lows[1:], highs[1:]

@@ -70,10 +70,13 @@ def _portfolio_grid_row(client: Any) -> Kind:
     raw = client.request("GET", f"/backtest/batch/{grid.id}/rows").json()["rows"][1]
     metrics = row[[c for c in row.index if c in glossary.METRICS]].astype("float64")
     alone = client.portfolio(**_portfolio()).wait().result
-    # The row is the same portfolio run alone, in the same units.
-    for name in ("total_return", "cagr", "sharpe", "max_drawdown", "time_in_market", "win_rate"):
+    # The row is the same portfolio run alone, in the same units and names.
+    for name in ("total_return", "cagr", "sharpe", "max_drawdown", "time_in_market", "win_rate", "benchmark_return"):
         assert metrics[name] == pytest.approx(alone[name], rel=1e-9, abs=1e-12), name
-    return Kind(metrics, raw, dict(glossary.BACKTEST))
+    assert "buy_hold_return" not in metrics
+    legacy = {k: v for k, v in glossary.BACKTEST.items() if v[0] != "benchmark_return"}
+    legacy["BuyHoldGain"] = ("benchmark_return", 0.01)
+    return Kind(metrics, raw, legacy)
 
 
 def _scanner_backtest(client: Any) -> Kind:

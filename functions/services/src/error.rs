@@ -300,11 +300,14 @@ fn unknown_in<'a>(message: &'a str, prefix: &str) -> Option<(&'a str, Vec<&'a st
 
 /// The known name closest to `sent`, when one is close enough to be what
 /// was meant: at most a third of its letters edited (one for short names),
-/// case aside.
+/// case aside. Names whose length alone puts them too far are not
+/// measured, so a huge unknown key costs nothing beyond its reading.
 pub fn closest<'a>(sent: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let near = |k: &str| sent.len().abs_diff(k.len()) <= (k.len().max(sent.len()) / 3).max(1);
+    let mut known = known.into_iter().filter(|k| near(k)).peekable();
+    known.peek()?;
     let sent_lower = sent.to_ascii_lowercase();
     known
-        .into_iter()
         .map(|k| {
             let d = strsim::damerau_levenshtein(&sent_lower, &k.to_ascii_lowercase());
             (d, k)
@@ -570,6 +573,10 @@ mod shorten_tests {
             Some("roll_window")
         );
         assert_eq!(closest("zzz", ["symbol", "period"]), None);
+        // A key far longer than every name is no misspelling of one.
+        let huge = "commission".repeat(40_000);
+        assert_eq!(closest(&huge, ["commission", "symbol"]), None);
+        assert_eq!(closest("commisions", ["commission"]), Some("commission"));
     }
 
     /// An unknown key is named even beside a missing required one: inside

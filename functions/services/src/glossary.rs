@@ -338,15 +338,9 @@ const AVERAGE_LOSS: [Field; 5] = {
         at(ScannerBacktest, "AVERAGE LOSS", 100.0),
     ]
 };
-const BUY_HOLD: [Field; 3] = [
+const BUY_HOLD: [Field; 2] = [
     at(Backtest, "BuyHoldGain", 100.0),
     at(BatchRow, "BuyHoldGain", 100.0),
-    noted(
-        PortfolioGridRow,
-        "BuyHoldGain",
-        100.0,
-        "the benchmark's change",
-    ),
 ];
 
 /// The figures of a result (the package's `.result`: a float64 Series).
@@ -516,7 +510,7 @@ pub const METRICS: &[Entry] = &[
         "buy_hold_return",
         "Buy and Hold Return",
         Unit::Fraction,
-        "The traded symbol's change from the window's first close to its last (a portfolio grid row: its benchmark's).",
+        "The traded symbol's change from the window's first close to its last.",
         &BUY_HOLD,
     ),
     metric(
@@ -527,6 +521,12 @@ pub const METRICS: &[Entry] = &[
         &[
             at(Backtest, "Benchmark Return (%)", 100.0),
             at(Portfolio, "relative.benchmark_return", 1.0),
+            noted(
+                PortfolioGridRow,
+                "BuyHoldGain",
+                100.0,
+                "a grid row's column of a strategy's buy and hold",
+            ),
             noted(
                 ScannerBacktest,
                 "BUY and HOLD",
@@ -698,7 +698,7 @@ pub const TRADES: &[Entry] = &[
         "Exit Price",
         Unit::Price,
         Dtype::Float64,
-        "The exit's fill after slippage; the last close while open.",
+        "The exit's fill after slippage. While open: a backtest and a scanner backtest close it at the last close for their figures (the spec's rule for a backtest), after slippage; a portfolio values it at the last close as it is (as vectorbt values an open position).",
         &[
             at(Backtest, "trades.exit_price", 1.0),
             at(Portfolio, "exit_price", 1.0),
@@ -710,7 +710,7 @@ pub const TRADES: &[Entry] = &[
         "Fees",
         Unit::Money,
         Dtype::Float64,
-        "The commissions of both sides.",
+        "The commissions of both sides (an open trade of a portfolio: its buys' only; a backtest's and a scanner backtest's include the exit they are closed with).",
         &[at(Backtest, "trades.fees", 1.0), at(Portfolio, "fees", 1.0)],
     ),
     column(
@@ -967,7 +967,7 @@ pub const GROUPS: [Group; 4] = [
     },
     Group {
         title: "Equity",
-        what: "The package's `.equity`: one row per session, indexed by `Date`; `.returns` is its `daily_return` from the second session on, a float64 Series named `returns`. Where a kind's JSON has no `drawdown` or `daily_return`, the package computes them from `equity`. A kind adds columns of its own.",
+        what: "The package's `.equity`: one row per session, indexed by `Date`; `.returns` is its `daily_return` from the second session on, a float64 Series named `returns` (per bar for an hourly backtest, whose rows are bars). Where a kind's JSON has no `drawdown` or `daily_return`, the package computes them from `equity`. A kind adds columns of its own.",
         entries: EQUITY,
     },
 ];

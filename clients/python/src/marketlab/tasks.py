@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Hashable, Mapping
 import pandas as pd
 
 from .calls import Awaiting, Blocking, Op, Sleep, call, reading
-from .errors import TaskFailed, TaskTimeout
+from .errors import TaskFailed, TaskTimeout, envelope_error
 from . import glossary
 from .frames import dated, records_frame
 from .grids import original, short_names, typed, with_values
@@ -220,6 +220,9 @@ class Backtest(Task):
         chart = yield from self._chart()
         rows = chart["trades"]
         columns = {c: [t.get(c) for t in rows] for c in glossary.TRADES}
+        # The JSON dates an open trade's exit at the last bar (where the
+        # figures close it); the glossary's exit time of an open trade is NaT.
+        columns["exit_time"] = [None if t["exit_reason"] == "Open" else t["exit_time"] for t in rows]
         return glossary.trades_frame(columns, [t["entry_time"] for t in rows])
 
     trades = reading(_trades)
@@ -268,8 +271,10 @@ class Batch(Task):
         varied parameters by their short names (`names`; integers and floats
         as such), `symbol`, then the metrics under the glossary's names and
         units, as a single backtest's `result` has them (`total_return`,
-        `sharpe`, `max_drawdown`, ... fractions, float64); a strategy that
-        could not run has its `error` and NaN metrics."""
+        `sharpe`, `max_drawdown`, ... fractions, float64; a grid of
+        portfolios has `benchmark_return` where a strategy's rows have
+        `buy_hold_return`, as a portfolio's `result`); a strategy that could
+        not run has its `error` and NaN metrics."""
         if not hasattr(self, "_results_cache"):
             yield from self._done()
             frame = yield from self.client._arrow("GET", f"/backtest/batch/{self.id}/results", params={"format": "arrow"})
@@ -282,6 +287,10 @@ class Batch(Task):
                 if legacy in frame.columns:
                     frame[legacy] = pd.to_numeric(frame[legacy]).astype("float64") * scale
             renamed = {**names, "Symbol": "symbol", **{k: v[0] for k, v in glossary.BACKTEST.items()}}
+            if "Symbol" in frame.columns and frame["Symbol"].fillna("").eq("").all():
+                # A grid of portfolios: its rows' `BuyHoldGain` is the
+                # benchmark's change, as a portfolio's `benchmark_return`.
+                renamed["BuyHoldGain"] = "benchmark_return"
             self._results_cache = frame.rename(columns=renamed)
         return self._results_cache
 
@@ -429,9 +438,17 @@ class Analytics(Task):
     """An analytics service task: its answer is the envelope's `data`."""
 
     def _raw(self) -> Op[dict[str, Any]]:
-        """The answer's `data` as the server gives it."""
+        """The answer's `data` as the server gives it.
+
+        Raises:
+            NoData: the task ended with nothing to answer (its `code` 407:
+                no pattern matched, no item passed the filters)."""
         record = yield from self._done()
-        data: dict[str, Any] = record["result"]["data"]
+        envelope = record.get("result") or {}
+        refused = envelope_error(envelope)
+        if refused is not None:
+            raise refused
+        data: dict[str, Any] = envelope.get("data") or {}
         return data
 
     raw = reading(_raw)

@@ -123,24 +123,31 @@ fn record(t: Task) -> PortfolioTask {
 }
 
 /// A finished portfolio's stored answer, typed. One stored before its
-/// tables took the results glossary's names and units (it has no
-/// `winning_trades`) no longer reads: the task is answered as one to run
-/// again (409), not as a server fault, and its figures are never shown in
-/// the wrong units.
+/// tables took the results glossary's names and units no longer reads
+/// ([`current_form`]): the task is answered as one to run again (409), not
+/// as a server fault, and its figures are never shown in the wrong units.
 fn answer(task: &Task) -> Result<PortfolioResult, ApiError> {
+    current_form(task)?;
     let result = task.result.clone().unwrap_or(Value::Null);
-    if result.is_object() && result.get("winning_trades").is_none() {
-        return Err(ApiError::new(
+    serde_json::from_value(result)
+        .map_err(|e| ApiError::from(services::Error::Port(platform::PortError::internal(e))))
+}
+
+/// 409 for a task whose stored result is of the form before the glossary
+/// (no `winning_trades`), on every read of it: its status, tables, chart
+/// and page.
+fn current_form(task: &Task) -> Result<(), ApiError> {
+    match &task.result {
+        Some(r) if r.is_object() && r.get("winning_trades").is_none() => Err(ApiError::new(
             409,
             format!(
                 "task '{}' was stored in an earlier form of the result (percent figures, \
                  `entry_date` columns); submit its request again",
                 task.id
             ),
-        ));
+        )),
+        _ => Ok(()),
     }
-    serde_json::from_value(result)
-        .map_err(|e| ApiError::from(services::Error::Port(platform::PortError::internal(e))))
 }
 
 /// What a finished portfolio's charts draw, as data: per session the
@@ -291,6 +298,7 @@ pub(crate) async fn portfolio_status(
     };
     let kinds = [TaskKind::PortfolioBacktest];
     let mut t = crate::tasks::owned_task_waiting(&state, &caller, &id, &kinds, &query).await?;
+    current_form(&t)?;
     if summary {
         if let Some(r) = &mut t.result {
             stored::figures(r);
@@ -315,6 +323,7 @@ async fn succeeded(t: &Tenant, task_id: &str) -> Result<Task, ApiError> {
             ),
         ));
     }
+    current_form(&task)?;
     Ok(task)
 }
 

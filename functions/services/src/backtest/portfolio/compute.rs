@@ -173,8 +173,8 @@ pub fn simulate(p: &Prepared, laid: &Laid, firing: Option<&Firing>, snapshots: b
                 },
                 descending: r.order.unwrap_or(Order::Descending) == Order::Descending,
             });
-            let sizing = match s.sizing.clone().unwrap_or(SizingParams::Equal) {
-                SizingParams::Equal => Sizing::Equal,
+            let sizing = match s.sizing.clone().unwrap_or(SizingParams::Equal {}) {
+                SizingParams::Equal {} => Sizing::Equal,
                 SizingParams::FixedFraction { fraction } => Sizing::FixedFraction(fraction),
                 SizingParams::InverseVolatility { bars } => Sizing::InverseVolatility { bars },
                 SizingParams::VolatilityTarget {
@@ -200,7 +200,7 @@ pub fn simulate(p: &Prepared, laid: &Laid, firing: Option<&Firing>, snapshots: b
         }
         (_, Some(w), _, _) => {
             let select = match &w.select {
-                None | Some(SelectParams::All) => weights::Select::All,
+                None | Some(SelectParams::All {}) => weights::Select::All,
                 Some(SelectParams::Top { k, by }) => weights::Select::Top {
                     k: *k,
                     by: engine_score(by),
@@ -211,7 +211,7 @@ pub fn simulate(p: &Prepared, laid: &Laid, firing: Option<&Firing>, snapshots: b
                 },
             };
             let weighting = match &w.weighting {
-                None | Some(WeightingParams::Equal) => weights::Weighting::Equal,
+                None | Some(WeightingParams::Equal {}) => weights::Weighting::Equal,
                 Some(WeightingParams::InverseVolatility { bars }) => {
                     weights::Weighting::InverseVolatility { bars: *bars }
                 }

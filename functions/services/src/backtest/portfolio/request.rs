@@ -154,8 +154,12 @@ pub struct TechnicalScore {
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SizingParams {
-    /// One slot: the account's value over max_positions.
-    Equal,
+    /// One slot: the account's value over max_positions (no other key
+    /// beside `method`).
+    // A struct variant, not a unit one: serde's internally tagged unit
+    // variants ignore the other keys, where a key beside `method` must be
+    // refused (so in every parameterless rule below).
+    Equal {},
     /// This fraction of the cash free at the entry, (0, 1].
     FixedFraction {
         #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0, maximum = 1))]
@@ -235,7 +239,8 @@ pub enum On {
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SelectParams {
-    All,
+    /// Every symbol (no other key beside `method`).
+    All {},
     /// The k highest scores (k at most the universe's size).
     Top {
         #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
@@ -256,7 +261,9 @@ pub enum SelectParams {
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WeightingParams {
-    Equal,
+    /// The same weight for each selected symbol (no other key beside
+    /// `method`).
+    Equal {},
     /// In proportion to 1 / volatility over `bars` returns.
     InverseVolatility {
         #[cfg_attr(feature = "openapi", schema(minimum = 2, maximum = 5000))]
@@ -264,9 +271,7 @@ pub enum WeightingParams {
         bars: usize,
     },
     /// A weight per universe symbol, summing to 1 (with `select` all).
-    Fixed {
-        weights: SymbolWeights,
-    },
+    Fixed { weights: SymbolWeights },
 }
 
 /// Symbol to weight, each 0-1: a schema of its own, so that generated
@@ -459,7 +464,7 @@ impl SignalMode {
             None => {
                 defaults.insert("signals.sizing".into(), json!({"method": "equal"}));
             }
-            Some(SizingParams::Equal) => {}
+            Some(SizingParams::Equal {}) => {}
             Some(SizingParams::FixedFraction { fraction }) => {
                 within("signals.sizing.fraction", *fraction, 0.0, 1.0, true, false)?;
             }
@@ -516,7 +521,7 @@ impl WeightMode {
             None => {
                 defaults.insert("weights.select".into(), json!({"method": "all"}));
             }
-            Some(SelectParams::All) => {}
+            Some(SelectParams::All {}) => {}
             Some(SelectParams::Top { k, by } | SelectParams::Bottom { k, by }) => {
                 if !(1..=universe.len()).contains(k) {
                     return Err(FieldError::new(
@@ -537,14 +542,14 @@ impl WeightMode {
             None => {
                 defaults.insert("weights.weighting".into(), json!({"method": "equal"}));
             }
-            Some(WeightingParams::Equal) => {}
+            Some(WeightingParams::Equal {}) => {}
             Some(WeightingParams::InverseVolatility { bars: b }) => {
                 bars("weights.weighting.bars", *b, 2)?;
             }
             Some(WeightingParams::Fixed {
                 weights: SymbolWeights(weights),
             }) => {
-                if !matches!(self.select, None | Some(SelectParams::All)) {
+                if !matches!(self.select, None | Some(SelectParams::All {})) {
                     return Err(FieldError::new(
                         "weights.weighting",
                         "fixed weights take every symbol: select must be all",
@@ -582,6 +587,45 @@ mod tests {
     fn check(v: Value) -> std::result::Result<Map<String, Value>, String> {
         let p: PortfolioParams = from_json(v).map_err(|e| e.to_string())?;
         p.check().map_err(|e| e.to_string())
+    }
+
+    /// A rule that takes no parameter (`equal`, `all`) refuses a key beside
+    /// its `method`, as the rules with parameters refuse a stray one: a
+    /// `weights` under `equal` is not silently fixed weights.
+    #[test]
+    fn a_key_beside_a_parameterless_method_is_named() {
+        let weights = |select: Value, weighting: Value| {
+            check(
+                json!({"universe": ["A", "B"], "weights": {"schedule": {"every": "month"},
+                "select": select, "weighting": weighting}}),
+            )
+        };
+        let e = weights(
+            json!({"method": "all", "kk": 1}),
+            json!({"method": "equal"}),
+        )
+        .unwrap_err();
+        assert_eq!(e, "parameter 'weights.select.kk': unknown field");
+        let e = weights(
+            json!({"method": "all"}),
+            json!({"method": "equal", "weights": {"A": 1}}),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("parameter 'weights.weighting.weights': unknown field"),
+            "{e}"
+        );
+        weights(json!({"method": "all"}), json!({"method": "equal"})).unwrap();
+        let entry = json!({"rule_type": "SingleCondition", "condition": {"signal": {"name": "RSI"}, "rule": {"type_name": "<", "comparison_value": 30}}});
+        let e = check(
+            json!({"universe": ["A"], "signals": {"entry": entry, "exit": entry,
+            "sizing": {"method": "equal", "fraction": 0.5}}}),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("parameter 'signals.sizing.fraction': unknown field"),
+            "{e}"
+        );
     }
 
     /// JSON has one number type: `2.0` is the count 2, `2.5` is no count.
