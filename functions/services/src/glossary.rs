@@ -139,7 +139,8 @@ impl Kind {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Field {
     pub kind: Kind,
-    /// The JSON field (a dotted path inside the kind's object).
+    /// The JSON field: a key of the kind's object (`STD.DEV` is one key), or
+    /// a dotted path inside it (`relative.alpha`) where no key has the dot.
     pub field: &'static str,
     /// The JSON value is the glossary's value times this: 1, 100 for the
     /// spec's percent fields, -100 for a positive percent of a fall.
@@ -983,8 +984,8 @@ pub fn label(name: &str) -> &str {
 }
 
 /// A metric as a page shows it: its name, label and unit, and where it is
-/// in a kind's JSON (`field`, a dotted path, whose value is the glossary's
-/// times `scale`).
+/// in a kind's JSON (`field`, a key or a dotted path, whose value is the
+/// glossary's times `scale`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Shown {
     pub name: &'static str,

@@ -4,6 +4,7 @@
 
 use super::*;
 use serde_json::json;
+use services::glossary;
 use tests::server::Options;
 
 /// A name that tries to be markup; every page must show it as text.
@@ -24,12 +25,21 @@ fn canvases(page: &Rendered, at_least: usize, name: &str) {
 
 /// The text of the first cell keyed `key`, and its `data-unit`.
 fn shown_text<'a>(dom: &'a str, key: &str) -> (&'a str, &'a str) {
-    let at = dom
-        .find(&format!("data-key=\"{key}\""))
-        .unwrap_or_else(|| panic!("{key}: no cell"));
-    let td = &dom[at..at + dom[at..].find("</td>").unwrap()];
-    let unit = between(td, "data-unit=\"", "\"").unwrap_or("");
-    (&td[td.find('>').unwrap() + 1..], unit)
+    *shown_texts(dom, key)
+        .first()
+        .unwrap_or_else(|| panic!("{key}: no cell"))
+}
+
+/// The text of every cell keyed `key`, and its `data-unit`, in page order.
+fn shown_texts<'a>(dom: &'a str, key: &str) -> Vec<(&'a str, &'a str)> {
+    let mark = format!("data-key=\"{key}\"");
+    dom.match_indices(&mark)
+        .map(|(at, _)| {
+            let td = &dom[at..at + dom[at..].find("</td>").unwrap()];
+            let unit = between(td, "data-unit=\"", "\"").unwrap_or("");
+            (&td[td.find('>').unwrap() + 1..], unit)
+        })
+        .collect()
 }
 
 /// A page's Monte Carlo section shows `mc` (an endpoint's answer): every
@@ -133,6 +143,46 @@ async fn a_backtest_report_shows_the_tasks_numbers_in_a_browser() {
         assert_same(column(&cells, key), result[key].clone(), key);
     }
     assert!(result["Total Trades"].as_u64().unwrap() > 5);
+    // In the glossary's words and units, in the portfolio page's order:
+    // the spec's `Total Return (%)` (percent) as "Total Return", a fraction
+    // shown in percent; no spec key as a label.
+    metrics_in_the_glossary_s_words(
+        &page.dom,
+        glossary::Kind::Backtest,
+        result,
+        &[
+            "total_return",
+            "cagr",
+            "sharpe",
+            "sortino",
+            "annual_volatility",
+            "max_drawdown",
+            "calmar",
+            "drawdown_period",
+            "time_in_market",
+            "total_trades",
+            "winning_trades",
+            "losing_trades",
+            "win_rate",
+            "average_win",
+            "average_loss",
+            "buy_hold_return",
+            "initial_capital",
+            "final_capital",
+            "benchmark_return",
+        ],
+    );
+    for raw in [
+        "Total Return (%)",
+        "BuyHoldGain",
+        "Total Positive",
+        "DrawDown Period",
+    ] {
+        assert!(
+            !page.dom.contains(&format!(">{raw}</th>")),
+            "{raw} as a label"
+        );
+    }
     // The Monte Carlo bands are the endpoint's with the page's settings.
     let (status, mc) = server
         .get(
@@ -339,13 +389,48 @@ async fn a_scanner_backtest_report_marks_the_trades_of_its_portfolio() {
     ] {
         assert_same(column(&cells, key), arrays[key].clone(), key);
     }
-    // The drawdown drawn from the daily equity is the task's MAX RISK.
+    // The drawdown drawn from the daily equity is the task's MAX RISK (a
+    // positive percent) as the glossary's max drawdown (a negative fraction).
     near(
         &one(&cells, "drawn-max-drawdown"),
-        &data["MAX RISK"],
+        &json!(data["MAX RISK"].as_f64().unwrap() / -100.0),
         1e-9,
         "drawdown on the chart",
     );
+    // In the glossary's words and units: `MAX RISK` 27.7 is "Max Drawdown"
+    // -27.70 %, `skipped_trades` "Skipped Trades".
+    metrics_in_the_glossary_s_words(
+        &page.dom,
+        glossary::Kind::ScannerBacktest,
+        data,
+        &[
+            "total_return",
+            "max_drawdown",
+            "time_in_market",
+            "average_position",
+            "total_trades",
+            "winning_trades",
+            "losing_trades",
+            "win_rate",
+            "average_win",
+            "average_loss",
+            "average_trade_return",
+            "median_trade_return",
+            "trade_return_std",
+            "z_score",
+            "skipped_trades",
+            "benchmark_return",
+        ],
+    );
+    assert!(data["MAX RISK"].as_f64().unwrap() > 0.0, "a fall: {data}");
+    let (text, unit) = shown_text(&page.dom, "MAX RISK");
+    assert!(text.starts_with('-') && unit == "fraction", "{text} {unit}");
+    for raw in ["MAX RISK", "skipped_trades", "TOTAL RETURN", "BUY and HOLD"] {
+        assert!(
+            !page.dom.contains(&format!(">{raw}</th>")),
+            "{raw} as a label"
+        );
+    }
     // The symbol chosen first is the most traded, its trades marked.
     let symbols = arrays["Symbol"].as_array().unwrap();
     let count = |s: &Value| symbols.iter().filter(|x| *x == s).count();
@@ -423,6 +508,29 @@ async fn a_batch_report_sorts_the_results_table() {
         let want: Vec<Value> = order.iter().map(|r| r["params"][path].clone()).collect();
         assert_same(column(&cells, &format!("param:{path}")), want, path);
     }
+    // The metric columns in the glossary's words and units, in the pages'
+    // order: 2.11's `Total Return (%)` headed "Total Return", its values
+    // shown as percents of a fraction.
+    batch_in_the_glossary_s_words(
+        &page.dom,
+        rows,
+        &[
+            "total_return",
+            "cagr",
+            "sharpe",
+            "sortino",
+            "annual_volatility",
+            "max_drawdown",
+            "calmar",
+            "drawdown_period",
+            "time_in_market",
+            "total_trades",
+            "win_rate",
+            "average_win",
+            "average_loss",
+            "buy_hold_return",
+        ],
+    );
     // The statistics table shows the batch's own numbers.
     let st = &batch["statistics"];
     for (key, want) in [
@@ -489,7 +597,7 @@ async fn a_walk_forward_page_shows_each_window_s_pick_and_the_stitched_run() {
         "/backtest/batch",
         &json!({"name": HOSTILE, "strategy": strategy,
             "grid": {"risk_control": ["-8//63", "//21", "-5/10/42"], "entry.condition.rule.comparison_value": ["20", "30", "40"]},
-            "walk_forward": {"in_sample": 756, "out_of_sample": 252, "metric": "sharpe"}}),
+            "walk_forward": {"in_sample": 756, "out_of_sample": 252, "metric": "total_return"}}),
     )
     .await;
     let batch = finished(&server, &format!("/backtest/batch/{id}")).await;
@@ -503,36 +611,48 @@ async fn a_walk_forward_page_shows_each_window_s_pick_and_the_stitched_run() {
     );
     assert_escaped(&page, "walk-forward");
     let cells = cells(&page.dom);
-    for (key, want) in [
-        ("Out-of-sample Sharpe", &w["sharpe"]),
-        ("Walk-forward efficiency", &w["efficiency"]),
+    assert_eq!(
+        one(&cells, "wf:Walk-forward efficiency"),
+        w["efficiency"],
+        "efficiency"
+    );
+    assert_eq!(one(&cells, "wf:Picked by"), "Total Return");
+    // The stitched run's figures (fractions in the answer) in the
+    // glossary's words, in percent.
+    metrics_in_the_glossary_s_words(
+        &page.dom,
+        glossary::Kind::WalkForward,
+        w,
+        &["total_return", "cagr", "sharpe", "max_drawdown"],
+    );
+    // Each window's values are the answer's (data-value), its score, picked
+    // by total return, a fraction shown in percent as the returns beside it.
+    for key in [
+        "best_index",
+        "efficiency",
+        "score",
+        "in_sample_return",
+        "out_of_sample_return",
     ] {
-        assert_eq!(one(&cells, &format!("wf:{key}")), *want, "{key}");
-    }
-    // The answer's returns are fractions; the page shows them in percent
-    // (to the last digit or two: the page's JSON parser rounds exactly, the
-    // test's may be an ulp off).
-    let percent = |shown: &Value, fraction: &Value, what: &str| match fraction.as_f64() {
-        Some(x) => near(shown, &json!(x * 100.0), 1e-14, what),
-        None => assert_eq!(*shown, Value::Null, "{what}"),
-    };
-    for (key, field) in [
-        ("Out-of-sample return (%)", "total_return"),
-        ("Out-of-sample CAGR (%)", "cagr"),
-        ("Out-of-sample max drawdown (%)", "max_drawdown"),
-    ] {
-        percent(&one(&cells, &format!("wf:{key}")), &w[field], key);
-    }
-    for key in ["best_index", "efficiency"] {
         let want: Vec<Value> = windows.iter().map(|x| x[key].clone()).collect();
         assert_same(column(&cells, key), want, key);
     }
-    for key in ["in_sample_return", "out_of_sample_return"] {
-        let shown = column(&cells, key);
+    assert!(
+        page.dom.contains(">Score: Total Return</th>")
+            && page.dom.contains(">In-sample Total Return</th>"),
+        "the windows' headings"
+    );
+    for key in ["score", "in_sample_return", "out_of_sample_return"] {
+        let shown = shown_texts(&page.dom, key);
         assert_eq!(shown.len(), windows.len(), "{key}");
-        for (s, x) in shown.iter().zip(windows) {
-            percent(s, &x[key], key);
+        for (k, ((text, unit), x)) in shown.iter().zip(windows).enumerate() {
+            assert_eq!(*unit, "fraction", "{key} of window {k}");
+            in_unit(&format!("{key} of window {k}"), text, &x[key], unit, 1.0);
         }
+    }
+    // A score picked by total return is the in-sample run's total return.
+    for x in windows.iter().filter(|x| !x["score"].is_null()) {
+        near(&x["score"], &x["in_sample_return"], 1e-9, "score");
     }
     canvases(&page, 1, "walk-forward");
     // The batch's own page links it; a batch without one has none (404).
@@ -649,7 +769,40 @@ async fn a_portfolio_report_shows_its_figures_weights_and_contributions_in_a_bro
             key,
         );
     }
-    metrics_in_the_glossary_s_words(&page.dom, result);
+    metrics_in_the_glossary_s_words(
+        &page.dom,
+        glossary::Kind::Portfolio,
+        result,
+        &[
+            "total_return",
+            "cagr",
+            "sharpe",
+            "sortino",
+            "annual_volatility",
+            "max_drawdown",
+            "calmar",
+            "drawdown_period",
+            "time_in_market",
+            "average_exposure",
+            "annual_turnover",
+            "total_trades",
+            "winning_trades",
+            "losing_trades",
+            "win_rate",
+            "average_win",
+            "average_loss",
+            "crowded_out",
+            "initial_capital",
+            "final_capital",
+            "alpha",
+            "beta",
+            "tracking_error",
+            "information_ratio",
+            "up_capture",
+            "down_capture",
+            "benchmark_return",
+        ],
+    );
     weights_stacked(&page.dom, layers);
     let shot = out_dir().join("portfolio.png");
     let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
@@ -687,41 +840,45 @@ fn between<'a>(s: &'a str, from: &str, to: &str) -> Option<&'a str> {
     Some(&s[at..at + s[at..].find(to)?])
 }
 
-/// The portfolio page's metric rows read back from the DOM: each is
-/// labelled as the glossary labels it (the words the backtest page uses,
-/// "Total Return", not `total_return`), carries the glossary's unit, and
-/// shows the task's value in that unit (a fraction as a percent).
-fn metrics_in_the_glossary_s_words(dom: &str, result: &Value) {
-    use services::glossary;
-    let want = [
-        "total_return",
-        "cagr",
-        "sharpe",
-        "sortino",
-        "annual_volatility",
-        "max_drawdown",
-        "calmar",
-        "drawdown_period",
-        "time_in_market",
-        "average_exposure",
-        "annual_turnover",
-        "total_trades",
-        "winning_trades",
-        "losing_trades",
-        "win_rate",
-        "average_win",
-        "average_loss",
-        "crowded_out",
-        "initial_capital",
-        "final_capital",
-        "alpha",
-        "beta",
-        "tracking_error",
-        "information_ratio",
-        "up_capture",
-        "down_capture",
-        "benchmark_return",
-    ];
+/// A value as a page shows it in the glossary's `unit`: `value` is the
+/// JSON's, the glossary's times `scale`; a fraction reads as a percent
+/// ("3.30 %"), counts whole, the rest to two places; none is "–".
+fn in_unit(what: &str, text: &str, value: &Value, unit: &str, scale: f64) {
+    let Some(value) = value.as_f64() else {
+        assert!(value.is_null(), "{what}: {value}");
+        assert_eq!(text, "–", "{what}: none");
+        return;
+    };
+    let (number, want) = match unit {
+        "fraction" => (
+            text.strip_suffix(" %")
+                .unwrap_or_else(|| panic!("{what}: {text} in percent")),
+            value / scale * 100.0,
+        ),
+        _ => (text, value / scale),
+    };
+    let shown: f64 = number
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("{what}: {text}"));
+    let digits = if matches!(unit, "count" | "sessions") {
+        0.5
+    } else {
+        0.005
+    };
+    assert!(
+        (shown - want).abs() <= digits + 1e-9 * want.abs(),
+        "{what}: shows {text} for {value} ({unit}, scale {scale})"
+    );
+}
+
+/// A page's metric rows read back from the DOM (every result page lists
+/// them alike): each is labelled as the glossary labels it ("Total
+/// Return", not `total_return` nor the spec's `Total Return (%)`), carries
+/// the glossary's unit, is read where `kind` answers it, and shows the
+/// answer's value in that unit (a fraction as a percent, the spec's
+/// percent and `MAX RISK` over their scale); the rows are `want`, in order.
+fn metrics_in_the_glossary_s_words(dom: &str, kind: glossary::Kind, result: &Value, want: &[&str]) {
     let mut names = Vec::new();
     for row in dom.split("<tr data-name=\"").skip(1) {
         let row = &row[..row.find("</tr>").unwrap()];
@@ -737,44 +894,68 @@ fn metrics_in_the_glossary_s_words(dom: &str, result: &Value) {
         assert_ne!(label, name, "{name}: not the raw key");
         let unit = between(row, "data-unit=\"", "\"").unwrap();
         assert_eq!(unit, entry.unit.as_str(), "{name}: its unit");
-        let field = entry.field(glossary::Kind::Portfolio).unwrap();
-        let key = between(row, "data-key=\"", "\"").unwrap();
-        assert_eq!(
-            key, field.field,
-            "{name}: read where a portfolio answers it"
-        );
-        let value = field
-            .field
-            .split('.')
-            .fold(result, |v, k| &v[k])
-            .as_f64()
-            .unwrap_or_else(|| panic!("{name}: no number in the result"));
+        let field = entry
+            .field(kind)
+            .unwrap_or_else(|| panic!("{name}: not answered by a {}", kind.as_str()));
+        let key = unescape(between(row, "data-key=\"", "\"").unwrap());
+        assert_eq!(key, field.field, "{name}: read where the kind answers it");
+        // A key of its own (the scanner's `STD.DEV`) or a dotted path.
+        let value = result
+            .get(field.field)
+            .unwrap_or_else(|| field.field.split('.').fold(result, |v, k| &v[k]));
+        assert!(value.is_number(), "{name}: no number in the result");
         let td = between(row, "<td", "</td>").unwrap();
         let text = &td[td.find('>').unwrap() + 1..];
-        let (number, want_text) = match unit {
-            "fraction" => (
-                text.strip_suffix(" %")
-                    .unwrap_or_else(|| panic!("{name}: {text} in percent")),
-                value / field.scale * 100.0,
-            ),
-            _ => (text, value / field.scale),
-        };
-        let shown: f64 = number
-            .replace(',', "")
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}: {text}"));
-        let digits = if matches!(unit, "count" | "sessions") {
-            0.5
-        } else {
-            0.005
-        };
-        assert!(
-            (shown - want_text).abs() <= digits + 1e-9,
-            "{name}: shows {text} for {value} ({unit})"
-        );
+        in_unit(name, text, value, unit, field.scale);
         names.push(name.to_string());
     }
     assert_eq!(names, want, "the metrics, in the page's order");
+}
+
+/// A batch page's results table read back from the DOM: each metric
+/// column is headed with the glossary's label (its name as the heading's
+/// title, sorted by the field a batch row answers it under), the columns are
+/// `want` in order, and every row's cell shows the row's value in the
+/// glossary's unit.
+fn batch_in_the_glossary_s_words(dom: &str, rows: &[Value], want: &[&str]) {
+    let table = between(dom, "<table id=\"rows\"", "</table>").expect("the results table");
+    let head = between(table, "<thead>", "</thead>").unwrap();
+    let mut columns = Vec::new();
+    for th in head.split("<th ").skip(1) {
+        let th = &th[..th.find("</th>").unwrap()];
+        let Some(name) = between(th, "title=\"", "\"") else {
+            continue;
+        };
+        let entry =
+            glossary::metric_entry(name).unwrap_or_else(|| panic!("{name}: not in the glossary"));
+        let field = entry.field(glossary::Kind::BatchRow).unwrap();
+        let sort = unescape(between(th, "data-sort=\"", "\"").unwrap());
+        assert_eq!(sort, field.field, "{name}: a batch row's field");
+        let label = unescape(th[th.find('>').unwrap() + 1..].trim_end_matches([' ', '▼', '▲']));
+        assert_eq!(label, entry.label, "{name}: headed with its label");
+        columns.push((name, entry, field));
+    }
+    let names: Vec<&str> = columns.iter().map(|c| c.0).collect();
+    assert_eq!(names, want, "the metric columns, in the pages' order");
+    let body = between(table, "<tbody>", "</tbody>").unwrap();
+    let mut seen = 0;
+    for tr in body.split("<tr data-row=\"").skip(1) {
+        let index: u64 = tr[..tr.find('"').unwrap()].parse().unwrap();
+        let row = rows.iter().find(|r| r["index"] == index).unwrap();
+        for (name, entry, field) in &columns {
+            let at = tr
+                .find(&format!("data-key=\"{}\"", field.field))
+                .unwrap_or_else(|| panic!("{name} of row {index}"));
+            let td = &tr[at..at + tr[at..].find("</td>").unwrap()];
+            let unit = between(td, "data-unit=\"", "\"").unwrap();
+            assert_eq!(unit, entry.unit.as_str(), "{name}: its unit");
+            let text = &td[td.find('>').unwrap() + 1..];
+            let what = format!("{name} of row {index}");
+            in_unit(&what, text, &row[field.field], unit, field.scale);
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, rows.len(), "every row shown");
 }
 
 /// The weights chart stacks: one band per layer of the chart's data, in

@@ -1,17 +1,15 @@
 // The backtest report: metrics and trades from the task's result, charts
-// from the replayed run (both inlined in #report-data by the server).
+// from the replayed run (both inlined in #report-data by the server); the
+// metrics in the results glossary's labels and units (docs/results.md), as
+// every result page shows them.
 (function () {
   "use strict";
   const R = window.Report;
   const LC = window.LightweightCharts;
-  const { result, chart } = R.data();
+  const { result, chart, figures } = R.data();
 
-  R.metrics("metrics", result, [
-    "Total Return (%)", "CAGR", "Sharpe Ratio", "Max Drawdown", "DrawDown Period",
-    "Win Rate", "Average Win %", "Average Loss %", "Total Trades", "Total Positive",
-    "Total Negative", "Time in Market", "BuyHoldGain", "Benchmark Return (%)",
-    "Initial Capital", "Final Capital",
-  ]);
+  R.figures("metrics", result, figures.metrics);
+  R.figures("relative", result, figures.relative);
   R.rows("trades", result["EntryDate"], [
     ["#", undefined, (_, i) => i + 1],
     ["Entry", "EntryDate", (d) => d],

@@ -3,18 +3,18 @@
 // return as bars, best first, the overfitting statistics with the logits'
 // distribution, a heat map of a metric over the first two varied paths
 // (the best value over any others, as backtesting.py's heat maps), and the
-// best row's Monte Carlo.
+// best row's Monte Carlo. The metrics' headings and values are the results
+// glossary's labels and units (docs/results.md), as every result page has
+// them; the rows' keys stay the spec's (2.11's names, percent).
 (function () {
   "use strict";
   const R = window.Report;
   const LC = window.LightweightCharts;
-  const { batch_id, paths, statistics } = R.data();
+  const { batch_id, paths, statistics, metrics } = R.data();
   const SHOWN = 1000;
-  const metrics = [
-    "Symbol", "Total Return (%)", "CAGR", "Sharpe Ratio", "Sortino Ratio", "Calmar Ratio",
-    "Annual Volatility", "Max Drawdown", "Win Rate", "Total Trades", "Average Win %",
-    "Average Loss %", "BuyHoldGain",
-  ];
+  const named = (name) => metrics.find((m) => m.name === name);
+  // Sorted and drawn by total return.
+  const total = named("total_return");
 
   // The statistics as one table (each value keyed for checks), the logits as bars.
   function overfitting() {
@@ -50,8 +50,9 @@
   }
 
   // Rows of the first path's values, columns of the second's; each cell the
-  // best `metric` of the rows with those two values.
-  function heatmap(rows, metric) {
+  // best of glossary metric `m` of the rows with those two values.
+  function heatmap(rows, m) {
+    const metric = m.field;
     const table = document.getElementById("heatmap");
     table.textContent = "";
     const [py, px] = paths;
@@ -77,7 +78,8 @@
       R.th(tr, JSON.parse(y));
       for (const x of xs) {
         const v = best.has(y + "|" + x) ? best.get(y + "|" + x) : null;
-        const td = R.cell(tr, v, "heat:" + y + "|" + x);
+        const td = R.metricCell(tr, v, m, "heat:" + y + "|" + x);
+        td.removeAttribute("class");
         if (v !== null && hi > lo) {
           // White at the worst, green at the best.
           const t = (v - lo) / (hi - lo);
@@ -88,15 +90,16 @@
     }
     table.dataset.metric = metric;
   }
-  // [heading, key, value of a row]
+  // [heading, key, value of a row, glossary metric]
   const columns = [["#", "index", (r) => r.index]]
     .concat(paths.map((p) => [p, "param:" + p, (r) => r.params[p]]))
-    .concat(metrics.map((m) => [m, m, (r) => r[m]]))
+    .concat([["Symbol", "Symbol", (r) => r["Symbol"]]])
+    .concat(metrics.map((m) => [m.label, m.field, (r) => r[m.field], m]))
     .concat([["Error", "error", (r) => r.error]]);
 
   R.api("/backtest/batch/" + encodeURIComponent(batch_id) + "/results").then((rows) => {
     const table = document.getElementById("rows");
-    let sortBy = "Total Return (%)";
+    let sortBy = total.field;
     let descending = true;
 
     function render() {
@@ -116,6 +119,7 @@
         const h = R.th(head, c[0] + (c[1] === sortBy ? (descending ? " ▼" : " ▲") : ""));
         h.dataset.sort = c[1];
         h.className = "sortable";
+        if (c[3]) h.title = c[3].name;
         h.addEventListener("click", () => {
           descending = c[1] === sortBy ? !descending : true;
           sortBy = c[1];
@@ -129,7 +133,10 @@
       for (const r of sorted.slice(0, SHOWN)) {
         const tr = document.createElement("tr");
         tr.dataset.row = String(r.index);
-        for (const c of columns) R.cell(tr, c[2](r), c[1], c[1] === "Total Return (%)");
+        for (const c of columns) {
+          if (c[3]) R.metricCell(tr, c[2](r), c[3]);
+          else R.cell(tr, c[2](r), c[1]);
+        }
         body.appendChild(tr);
       }
       table.appendChild(body);
@@ -139,24 +146,27 @@
     }
     render();
 
-    const ranked = rows.filter((r) => typeof r["Total Return (%)"] === "number").sort((a, b) => b["Total Return (%)"] - a["Total Return (%)"]);
+    const ranked = rows.filter((r) => typeof r[total.field] === "number").sort((a, b) => b[total.field] - a[total.field]);
     const bars = R.categories(document.getElementById("returns"), ranked.map((r) => "#" + r.index));
+    // In percent: the glossary's fraction (the row's over its scale) times 100.
+    const percent = (r) => (r[total.field] / total.scale) * 100;
     bars
-      .addSeries(LC.HistogramSeries, { title: "total return %", priceLineVisible: false })
-      .setData(ranked.map((r, i) => ({ time: i + 1, value: r["Total Return (%)"], color: r["Total Return (%)"] >= 0 ? "#1a7f37" : "#cf222e" })));
+      .addSeries(LC.HistogramSeries, { title: total.label + " %", priceLineVisible: false })
+      .setData(ranked.map((r, i) => ({ time: i + 1, value: percent(r), color: percent(r) >= 0 ? "#1a7f37" : "#cf222e" })));
     bars.timeScale().fitContent();
     overfitting();
     if (paths.length >= 2) {
       document.getElementById("heat").hidden = false;
       const pick = document.getElementById("heat-metric");
-      for (const m of metrics.slice(1)) {
+      for (const m of metrics) {
         const o = document.createElement("option");
-        o.value = o.textContent = m;
+        o.value = m.name;
+        o.textContent = m.label;
         pick.appendChild(o);
       }
-      pick.value = "Sharpe Ratio";
-      pick.addEventListener("change", () => heatmap(rows, pick.value));
-      heatmap(rows, pick.value);
+      pick.value = "sharpe";
+      pick.addEventListener("change", () => heatmap(rows, named(pick.value)));
+      heatmap(rows, named(pick.value));
     }
     // The best row's Monte Carlo (its strategy run again), as a backtest's
     // page shows it; the page is ready once it is drawn.

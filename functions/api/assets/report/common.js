@@ -35,6 +35,56 @@
     return td;
   }
 
+  const number = (v, digits) => v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+  // A value in the results glossary's unit (the JSON's over its scale) as
+  // text: a fraction as a percent ("3.30 %"), counts whole.
+  function inUnit(v, unit, scale) {
+    if (typeof v !== "number") return fmt(v);
+    const x = v / (scale || 1);
+    switch (unit) {
+      case "fraction": return number(x * 100, 2) + " %";
+      case "count":
+      case "sessions": return number(x, 0);
+      default: return number(x, 2);
+    }
+  }
+
+  // A cell of metric `m` of the glossary ({name, label, unit, field,
+  // scale}: a page's data, from the server's `report::figures`): the value
+  // `v` as the JSON has it, shown in the glossary's unit, keyed `key` (the
+  // metric's field by default; data-value: the JSON's exact value),
+  // coloured by the sign of the glossary's value.
+  function metricCell(row, v, m, key) {
+    const td = cell(row, v, key === undefined ? m.field : key);
+    td.textContent = inUnit(v, m.unit, m.scale);
+    td.dataset.unit = m.unit;
+    const x = typeof v === "number" ? v / (m.scale || 1) : 0;
+    if ((m.unit === "fraction" || m.unit === "ratio") && x !== 0) td.className = x > 0 ? "pos" : "neg";
+    return td;
+  }
+
+  // The value at `field` of `object`: a key of its own (the scanner's
+  // `STD.DEV`) or a dotted path (`relative.alpha`).
+  const at = (object, field) =>
+    object !== null && typeof object === "object" && field in object
+      ? object[field]
+      : field.split(".").reduce((o, k) => (o === null || o === undefined ? undefined : o[k]), object);
+
+  // A two-column table of the glossary's metrics `rows` read from `object`:
+  // each row carries the metric's name (data-name), its label (the name as
+  // the heading's title), then its value in the glossary's unit.
+  function figures(id, object, rows) {
+    const table = document.getElementById(id);
+    for (const m of rows) {
+      const tr = document.createElement("tr");
+      tr.dataset.name = m.name;
+      th(tr, m.label).title = m.name;
+      metricCell(tr, at(object, m.field), m);
+      table.appendChild(tr);
+    }
+  }
+
   function th(row, text) {
     const h = document.createElement("th");
     h.textContent = text;
@@ -64,7 +114,8 @@
     }
   }
 
-  // A table body of rows: columns are [heading, key, value-of-row, signed].
+  // A table body of rows: columns are [heading, key, value-of-row, signed,
+  // metric]; a column with a glossary metric shows its values in its unit.
   function rows(id, items, columns) {
     const table = document.getElementById(id);
     const head = document.createElement("tr");
@@ -75,7 +126,10 @@
     const body = document.createElement("tbody");
     items.forEach((item, i) => {
       const tr = document.createElement("tr");
-      for (const c of columns) cell(tr, c[2](item, i), c[1], c[3]);
+      for (const c of columns) {
+        if (c[4]) metricCell(tr, c[2](item, i), c[4], c[1]);
+        else cell(tr, c[2](item, i), c[1], c[3]);
+      }
       body.appendChild(tr);
     });
     table.appendChild(body);
@@ -225,5 +279,5 @@
     document.body.dataset.ready = "true";
   }
 
-  window.Report = { fail, fmt, cell, th, metrics, notes, rows, time, chart, categories, drawdown, palette, api, monteCarlo, data, nothing, ready };
+  window.Report = { fail, fmt, number, inUnit, metricCell, figures, cell, th, metrics, notes, rows, time, chart, categories, drawdown, palette, api, monteCarlo, data, nothing, ready };
 })();

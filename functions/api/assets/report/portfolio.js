@@ -10,38 +10,12 @@
   const data = R.data();
   const { result, chart } = data;
 
-  const number = (v, digits) => v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  // A value in the glossary's unit (the JSON's over its scale) as text.
-  function shown(v, unit, scale) {
-    if (typeof v !== "number") return R.fmt(v);
-    const x = v / scale;
-    switch (unit) {
-      case "fraction": return number(x * 100, 2) + " %";
-      case "money": return number(x, 2);
-      case "count":
-      case "sessions": return number(x, 0);
-      default: return number(x, 2);
-    }
-  }
+  const number = R.number;
 
-  // A two-column table of the glossary's metrics `rows` ({name, label,
-  // unit, field, scale}): the label, then the value read at `field` of
-  // `result`, keyed by that field (data-value: the JSON's exact value).
-  function figures(id, rows) {
-    const table = document.getElementById(id);
-    for (const m of rows) {
-      const tr = document.createElement("tr");
-      tr.dataset.name = m.name;
-      R.th(tr, m.label).title = m.name;
-      const v = m.field.split(".").reduce((o, k) => (o === null || o === undefined ? undefined : o[k]), result);
-      const td = R.cell(tr, v, m.field, m.unit === "fraction" || m.unit === "ratio");
-      td.textContent = shown(v, m.unit, m.scale);
-      td.dataset.unit = m.unit;
-      table.appendChild(tr);
-    }
-  }
-  figures("metrics", data.metrics);
-  figures("relative", data.relative);
+  // The metrics in the glossary's labels and units, as every result page
+  // shows them.
+  R.figures("metrics", result, data.figures.metrics);
+  R.figures("relative", result, data.figures.relative);
   R.rows("contributions", chart.contributions, [
     ["Symbol", "symbol", (c) => c.symbol],
     ["Profit", "profit", (c) => c.profit, true],

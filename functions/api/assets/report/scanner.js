@@ -1,11 +1,12 @@
 // The scanner backtest report: the portfolio's daily equity (the task's own)
 // with each entry and exit marked, drawdown and cash, one traded symbol's
-// price with its trades (chosen in the heading), the metrics and the trades.
+// price with its trades (chosen in the heading), the metrics (in the results
+// glossary's labels and units, docs/results.md) and the trades.
 (function () {
   "use strict";
   const R = window.Report;
   const LC = window.LightweightCharts;
-  const { result, prices, capital } = R.data();
+  const { result, prices, capital, figures } = R.data();
   const data = result.data;
 
   if (R.nothing(result)) return;
@@ -14,11 +15,8 @@
   const trades = Array.from({ length: n }, (_, i) => i);
   const byTime = (x, y) => (x.time < y.time ? -1 : x.time > y.time ? 1 : 0);
 
-  R.metrics("metrics", data, [
-    "TOTAL RETURN", "MEDIAN RETURN", "AVERAGE RETURN", "WIN RATE", "AVERAGE WIN", "AVERAGE LOSS",
-    "MAX RISK", "TOTAL TRADES", "TOTAL POSITIVE", "TOTAL NEGATIVE", "TIME IN MARKET", "STD.DEV",
-    "Z-SCORE", "BUY and HOLD", "AVERAGE POSITION", "skipped_trades",
-  ]);
+  R.figures("metrics", data, figures.metrics);
+  R.figures("relative", data, figures.relative);
   R.rows("trades", trades, [
     ["#", undefined, (i) => i + 1],
     ["Entry", "Start Date", (i) => a["Start Date"][i]],
@@ -54,9 +52,10 @@
     .addSeries(LC.LineSeries, { color: "#2962ff", lineWidth: 1, title: "cash" }, 1)
     .setData(data.dates.map((d, i) => ({ time: d, value: data.cash[i] })));
   lower.timeScale().fitContent();
+  // The drawn drawdown's deepest, a fraction as Max Drawdown is.
   const tr = document.createElement("tr");
   R.th(tr, "Deepest drawdown on the chart");
-  R.cell(tr, -Math.min(0, ...dd), "drawn-max-drawdown");
+  R.metricCell(tr, Math.min(0, ...dd) / 100, { unit: "fraction", scale: 1 }, "drawn-max-drawdown");
   document.getElementById("metrics").appendChild(tr);
 
   // One symbol at a time: the most traded first.

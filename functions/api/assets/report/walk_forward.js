@@ -1,30 +1,29 @@
 // A batch's walk-forward: the stitched out-of-sample equity with its
-// drawdown, the summary (each value keyed for checks), and per window the
-// in-sample best, its grid values and its runs in and out of sample.
+// drawdown, the summary (each value keyed for checks), the stitched run's
+// metrics and per window the in-sample best, its grid values, its score and
+// its runs in and out of sample. Metrics in the results glossary's labels
+// and units (docs/results.md): the answer's are fractions, shown in percent.
 (function () {
   "use strict";
   const R = window.Report;
   const LC = window.LightweightCharts;
-  const { walk_forward: w } = R.data();
+  const { walk_forward: w, figures, pick } = R.data();
   const s = w.settings;
-  // The answer's returns and drawdowns are fractions; the page shows percent.
-  const pct = (x) => (x === null || x === undefined ? x : x * 100);
+  const total = figures.metrics.find((m) => m.name === "total_return");
+  const fraction = { unit: "fraction", scale: 1 };
 
   const summary = {
     "In sample (bars)": s.in_sample,
     "Out of sample (bars)": s.out_of_sample,
     "Windows": w.windows.length,
     "Mode": s.anchored ? "anchored" : "rolling",
-    "Picked by": s.metric,
-    "Out-of-sample return (%)": pct(w.total_return),
-    "Out-of-sample CAGR (%)": pct(w.cagr),
-    "Out-of-sample Sharpe": w.sharpe,
-    "Out-of-sample max drawdown (%)": pct(w.max_drawdown),
+    "Picked by": pick ? pick.label : s.metric,
     "Walk-forward efficiency": w.efficiency,
     "Profitable windows": w.profitable_windows + " of " + w.windows_with_pick,
   };
   R.metrics("summary", summary, Object.keys(summary), "wf:");
   R.notes("notes", w.notes);
+  R.figures("metrics", w, figures.metrics);
 
   if (w.equity.length > 0) {
     const chart = R.chart(document.getElementById("equity"));
@@ -47,9 +46,10 @@
     ["Out of sample", undefined, (x) => x.out_of_sample_start + " – " + x.out_of_sample_end],
     ["Best row", "best_index", (x) => x.best_index],
     ["Its values", undefined, (x) => grid(x.params)],
-    ["Score", "score", (x) => x.score],
-    ["In-sample return %", "in_sample_return", (x) => pct(x.in_sample_return), true],
-    ["Out-of-sample return %", "out_of_sample_return", (x) => pct(x.out_of_sample_return), true],
+    // The score is the pick metric's, in its unit (a return a fraction).
+    [pick ? "Score: " + pick.label : "Score", "score", (x) => x.score, false, pick],
+    ["In-sample " + total.label, "in_sample_return", (x) => x.in_sample_return, true, fraction],
+    ["Out-of-sample " + total.label, "out_of_sample_return", (x) => x.out_of_sample_return, true, fraction],
     ["Out-of-sample trades", "out_of_sample_trades", (x) => x.out_of_sample_trades],
     ["Efficiency", "efficiency", (x) => x.efficiency, true],
   ]);

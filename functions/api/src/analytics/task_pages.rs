@@ -7,6 +7,7 @@ use crate::analytics::tasks::CPM_KINDS;
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::error::Reply;
+use crate::report::figures::figures;
 use crate::report::{chart_page, task_heading};
 use crate::state::AppState;
 use crate::tasks::owned_task;
@@ -15,6 +16,7 @@ use platform::tasks::TaskKind;
 use serde_json::{Value, json};
 use services::analytics::cpm::requests::{CpmParams, Mode};
 use services::analytics::scanner::backtest::requests::ScannerBacktestParams;
+use services::glossary::Kind;
 
 fn text<'a>(params: &'a Value, key: &str) -> &'a str {
     params.get(key).and_then(|v| v.as_str()).unwrap_or("")
@@ -149,9 +151,17 @@ pub(crate) async fn scanner_report(t: Tenant, Path(task_id): Path<String>) -> Re
 <h2>Drawdown and cash</h2><div id="drawdown" class="chart"></div>
 <h2>Price and trades of <select id="symbol"></select></h2><div id="price" class="chart tall"></div>
 <h2>Metrics</h2><table class="metrics" id="metrics"></table>
+<h2>Against the benchmark</h2><table class="metrics" id="relative"></table>
 <h2>Trades</h2><table id="trades"></table>"#
         ),
-        &json!({"result": result, "prices": prices, "capital": capital}),
+        &json!({
+            "result": result,
+            "prices": prices,
+            "capital": capital,
+            // The labels and units of the glossary (docs/results.md): the
+            // spec's keys (`MAX RISK`, a positive percent) read into them.
+            "figures": figures(Kind::ScannerBacktest),
+        }),
         "report-scanner.js",
     ))
 }

@@ -24,7 +24,7 @@ use services::backtest::portfolio::chart::{self, PortfolioChart};
 use services::backtest::portfolio::request::PortfolioParams;
 use services::backtest::portfolio::stored;
 use services::backtest::portfolio::tables::{self, PortfolioTable};
-use services::glossary::{self, Kind};
+use services::glossary::Kind;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
@@ -219,47 +219,12 @@ pub(crate) async fn portfolio_report(t: Tenant, Path(task_id): Path<String>) -> 
         &serde_json::json!({
             "result": figures,
             "chart": chart,
-            // The labels and units of the glossary (docs/results.md).
-            "metrics": glossary::shown(Kind::Portfolio, &FIGURES),
-            "relative": glossary::shown(Kind::Portfolio, &AGAINST),
+            // The labels, units and order of every result page (docs/results.md).
+            "figures": crate::report::figures::figures(Kind::Portfolio),
         }),
         "report-portfolio.js",
     ))
 }
-
-/// The figures the report page lists, in its order, and those against the
-/// benchmark; each labelled and formatted as the glossary says.
-const FIGURES: [&str; 20] = [
-    "total_return",
-    "cagr",
-    "sharpe",
-    "sortino",
-    "annual_volatility",
-    "max_drawdown",
-    "calmar",
-    "drawdown_period",
-    "time_in_market",
-    "average_exposure",
-    "annual_turnover",
-    "total_trades",
-    "winning_trades",
-    "losing_trades",
-    "win_rate",
-    "average_win",
-    "average_loss",
-    "crowded_out",
-    "initial_capital",
-    "final_capital",
-];
-const AGAINST: [&str; 7] = [
-    "alpha",
-    "beta",
-    "tracking_error",
-    "information_ratio",
-    "up_capture",
-    "down_capture",
-    "benchmark_return",
-];
 
 /// How much of the result a task read carries.
 #[derive(utoipa::IntoParams)]

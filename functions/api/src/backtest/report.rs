@@ -5,11 +5,13 @@
 
 use crate::auth::Tenant;
 use crate::error::Reply;
+use crate::report::figures::{self, figures};
 use crate::report::{chart_page, escape, page};
 use axum::extract::Path;
 use platform::tasks::TaskKind;
 use serde_json::json;
 use services::backtest::monte_carlo;
+use services::glossary::Kind;
 
 /// The task as an HTML page: price with the trades marked, equity and
 /// drawdown, the metrics and the trade list.
@@ -54,6 +56,7 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
 <h2>Equity and drawdown</h2><div id="equity" class="chart tall"></div>
 <p class="sub"><span id="points"></span> bars</p>
 <h2>Metrics</h2><table class="metrics" id="metrics"></table>
+<h2>Against the benchmark</h2><table class="metrics" id="relative"></table>
 <h2>Monte Carlo</h2>
 <p class="sub">{draws} paths of each kind, seed 0: the trades drawn again with replacement, and the bar returns drawn in circular blocks (docs/backtest.md#monte-carlo; <a href="/backtest/monte-carlo/{id}?draws={draws}&amp;seed=0">as JSON</a>, other seeds and sizes there).</p>
 <table id="monte-carlo"></table><div id="monte-carlo-notes"></div>
@@ -63,7 +66,14 @@ pub(crate) async fn backtest_report(t: Tenant, Path(task_id): Path<String>) -> R
             draws = monte_carlo::DEFAULT_DRAWS,
             id = task.id
         ),
-        &json!({"result": task.result, "chart": chart, "monte_carlo": monte_carlo}),
+        &json!({
+            "result": task.result,
+            "chart": chart,
+            "monte_carlo": monte_carlo,
+            // The labels and units of the glossary (docs/results.md), as
+            // every result page has them.
+            "figures": figures(Kind::Backtest),
+        }),
         "report-backtest.js",
     ))
 }
@@ -95,7 +105,17 @@ pub(crate) async fn backtest_chart(
     responses((status = 200, description = "The report page (a batch not finished shows its progress and reloads every 2 s)", content_type = "text/html", body = String),
         (status = 404, description = "No such batch of the caller", body = crate::openapi::ErrorDetail)))]
 pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Reply {
-    let (_, s) = standing(&t, &batch_id).await?;
+    let (record, s) = standing(&t, &batch_id).await?;
+    // A grid of portfolios answers a row's figures as a batch of
+    // strategies does, its buy and hold the benchmark's.
+    let kind = match record
+        .params
+        .get("request")
+        .and_then(|r| r.get("portfolio"))
+    {
+        Some(p) if !p.is_null() => Kind::PortfolioGridRow,
+        _ => Kind::BatchRow,
+    };
     let name = match s.name.as_str() {
         "" => "Batch".to_string(),
         n => n.to_string(),
@@ -137,7 +157,8 @@ pub(crate) async fn batch_report(t: Tenant, Path(batch_id): Path<String>) -> Rep
                     String::new()
                 }
             ),
-            &json!({"batch_id": s.batch_id, "paths": s.paths, "statistics": s.statistics}),
+            &json!({"batch_id": s.batch_id, "paths": s.paths, "statistics": s.statistics,
+                "metrics": figures(kind).metrics}),
             "report-batch.js",
         ),
         (status, None) => running(&name, &heading, status, s.done, s.total),
@@ -185,10 +206,19 @@ pub(crate) async fn batch_walk_forward(t: Tenant, Path(batch_id): Path<String>) 
                 r#"{heading}
 <p class="sub">Each in-sample window's best strategy run on the out-of-sample window after it; the out-of-sample runs chained (docs/batches.md#walk-forward).</p>
 <table class="metrics" id="summary"></table><div id="notes"></div>
+<h2>Out of sample</h2><table class="metrics" id="metrics"></table>
 <h2>Out-of-sample equity</h2><div id="equity" class="chart"></div>
 <h2>Windows</h2><table id="windows"></table>"#
             ),
-            &json!({"batch_id": s.batch_id, "walk_forward": w}),
+            &json!({
+                "batch_id": s.batch_id,
+                "figures": figures(Kind::WalkForward),
+                // A window's `score`: the metric it was picked by.
+                "pick": serde_json::to_value(w.settings.metric)
+                    .ok()
+                    .and_then(|m| m.as_str().and_then(|m| figures::metric(m, "score"))),
+                "walk_forward": w,
+            }),
             "report-walk-forward.js",
         ),
         (status, _, _) => running(&name, &heading, status, s.done, s.total),

@@ -6,6 +6,8 @@
 //! table) and the analytics views fetch the API's JSON from the browser.
 //! Every user-supplied string reaches the DOM as text.
 
+pub mod figures;
+
 use crate::compression::Precompressed;
 use crate::routes::schema_names::documented;
 use axum::http::header;

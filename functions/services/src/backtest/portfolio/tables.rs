@@ -60,14 +60,50 @@ impl PortfolioTable {
 /// rows, the table's columns empty (a file always has its header).
 pub fn columns(result: &Value, table: PortfolioTable) -> Vec<(String, Column)> {
     let rows = rows(result, table);
-    if !rows.is_empty() {
-        return from_json_rows(&rows);
-    }
-    table
-        .columns()
-        .iter()
-        .map(|c| (c.to_string(), Column::Text(Vec::new())))
+    let named = if rows.is_empty() {
+        table
+            .columns()
+            .iter()
+            .map(|c| (c.to_string(), Column::Text(Vec::new())))
+            .collect()
+    } else {
+        from_json_rows(&rows)
+    };
+    named
+        .into_iter()
+        .map(|(name, column)| {
+            let column = if DATES.contains(&name.as_str()) {
+                dates(column)
+            } else {
+                column
+            };
+            (name, column)
+        })
         .collect()
+}
+
+/// The columns that hold sessions: dates in a file, as a backtest's
+/// tables have them (not their `YYYY-MM-DD` text).
+const DATES: [&str; 4] = ["date", "time", "entry_time", "exit_time"];
+
+/// A text column of `YYYY-MM-DD` sessions as dates (null stays null), an
+/// all-null one (every trade still open) as dates too; any other column
+/// as it is.
+fn dates(column: Column) -> Column {
+    match column {
+        Column::Integer(v) if v.iter().all(Option::is_none) => Column::Date(vec![None; v.len()]),
+        Column::Number(v) if v.iter().all(Option::is_none) => Column::Date(vec![None; v.len()]),
+        Column::Text(values) => Column::Date(
+            values
+                .iter()
+                .map(|v| {
+                    v.as_deref()
+                        .and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+                })
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn objects(v: &Value) -> Vec<Map<String, Value>> {
@@ -145,7 +181,20 @@ mod tests {
         let empty = columns(&result, PortfolioTable::Orders);
         let names: Vec<&str> = empty.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["time", "symbol", "side", "size", "price", "fees"]);
+        assert!(matches!(empty[0].1, Column::Date(_)));
         assert!(platform::marketdata::interchange::to_csv(empty).is_ok());
+        // Sessions are dates in a file, as a backtest's tables have them.
+        let eq = columns(&result, PortfolioTable::Equity);
+        let day = chrono::NaiveDate::from_ymd_opt(2024, 1, 3);
+        assert!(matches!(&eq[0], (n, Column::Date(d)) if n == "date" && d[1] == day));
+        let open =
+            json!({"trades": [{"entry_time": "2024-01-02", "exit_time": null, "symbol": "A"}]});
+        let t = columns(&open, PortfolioTable::Trades);
+        let exit = t.iter().find(|(n, _)| n == "exit_time").map(|(_, c)| c);
+        assert!(
+            matches!(exit, Some(Column::Date(d)) if d == &vec![None]),
+            "{exit:?}"
+        );
     }
 
     #[test]
