@@ -1,0 +1,331 @@
+//! The glossary's trade, order and equity columns: each one's definition
+//! and where each kind's JSON answers it.
+
+use super::metrics::{at, column, noted};
+use super::{Dtype, Entry, Kind::*, Unit};
+
+/// The package's `.trades`: one row per round trip, indexed by `entry_time`.
+pub const TRADES: &[Entry] = &[
+    column(
+        "entry_time",
+        "Entry Time",
+        Unit::Datetime,
+        Dtype::Datetime,
+        "The entry fill's session (its time for hourly bars): the frame's index.",
+        &[
+            at(Backtest, "trades.entry_time", 1.0),
+            at(Portfolio, "entry_time", 1.0),
+            at(ScannerBacktest, "result.Start Date", 1.0),
+        ],
+    ),
+    column(
+        "exit_time",
+        "Exit Time",
+        Unit::Datetime,
+        Dtype::Datetime,
+        "The exit fill's session; NaT while the trade is open.",
+        &[
+            noted(Backtest, "trades.exit_time", 1.0, "the last bar while open"),
+            at(Portfolio, "exit_time", 1.0),
+            at(ScannerBacktest, "result.Exit Date", 1.0),
+        ],
+    ),
+    column(
+        "symbol",
+        "Symbol",
+        Unit::Text,
+        Dtype::Object,
+        "The symbol traded.",
+        &[
+            at(Backtest, "trades.symbol", 1.0),
+            at(Portfolio, "symbol", 1.0),
+            at(ScannerBacktest, "result.Symbol", 1.0),
+        ],
+    ),
+    column(
+        "side",
+        "Side",
+        Unit::Text,
+        Dtype::Object,
+        "`long` or `short`.",
+        &[
+            at(Backtest, "trades.side", 1.0),
+            at(Portfolio, "side", 1.0),
+            noted(
+                ScannerBacktest,
+                "result.Direction",
+                1.0,
+                "`Long` or `Short`",
+            ),
+        ],
+    ),
+    column(
+        "size",
+        "Size",
+        Unit::Units,
+        Dtype::Float64,
+        "The units held (the most held for a position built in steps), positive for either side.",
+        &[
+            at(Backtest, "trades.size", 1.0),
+            at(Portfolio, "size", 1.0),
+            at(ScannerBacktest, "result.Shares", 1.0),
+        ],
+    ),
+    column(
+        "entry_price",
+        "Entry Price",
+        Unit::Price,
+        Dtype::Float64,
+        "The entry's fill after slippage (a position built in steps: its first fill).",
+        &[
+            at(Backtest, "trades.entry_price", 1.0),
+            at(Portfolio, "entry_price", 1.0),
+            at(ScannerBacktest, "result.Price", 1.0),
+        ],
+    ),
+    column(
+        "exit_price",
+        "Exit Price",
+        Unit::Price,
+        Dtype::Float64,
+        "The exit's fill after slippage. While open: a backtest and a scanner backtest close it at the last close for their figures (the spec's rule for a backtest), after slippage; a portfolio values it at the last close as it is (as vectorbt values an open position).",
+        &[
+            at(Backtest, "trades.exit_price", 1.0),
+            at(Portfolio, "exit_price", 1.0),
+            at(ScannerBacktest, "result.Close", 1.0),
+        ],
+    ),
+    column(
+        "fees",
+        "Fees",
+        Unit::Money,
+        Dtype::Float64,
+        "The commissions of both sides (an open trade of a portfolio: its buys' only; a backtest's and a scanner backtest's include the exit they are closed with).",
+        &[at(Backtest, "trades.fees", 1.0), at(Portfolio, "fees", 1.0)],
+    ),
+    column(
+        "profit",
+        "Profit",
+        Unit::Money,
+        Dtype::Float64,
+        "Money made net of slippage and commissions; an open trade at the last close.",
+        &[
+            at(Backtest, "trades.profit", 1.0),
+            at(Portfolio, "profit", 1.0),
+            at(ScannerBacktest, "result.FloatProfit", 1.0),
+        ],
+    ),
+    column(
+        "return",
+        "Return",
+        Unit::Fraction,
+        Dtype::Float64,
+        "The profit (net of fees) over the entry's value at its fills: size times entry price, as vectorbt's trade return; a position built in several buys, over the sum of their values.",
+        &[
+            at(Backtest, "trades.return", 1.0),
+            at(Portfolio, "return", 1.0),
+        ],
+    ),
+    column(
+        "bars_held",
+        "Bars Held",
+        Unit::Sessions,
+        Dtype::Int64,
+        "Sessions (bars) from the entry fill to the exit fill, to the last session while open.",
+        &[
+            at(Backtest, "trades.bars_held", 1.0),
+            at(Portfolio, "bars_held", 1.0),
+        ],
+    ),
+    column(
+        "exit_reason",
+        "Exit Reason",
+        Unit::Text,
+        Dtype::Object,
+        "`Signal`, `Stop Loss`, `Take Profit`, `Max Holding`, `Rebalance` (a portfolio's weights) or `Open` (still held at the end).",
+        &[
+            at(Backtest, "trades.exit_reason", 1.0),
+            at(Portfolio, "exit_reason", 1.0),
+            noted(
+                ScannerBacktest,
+                "result.OrderStatus",
+                1.0,
+                "`Profit Target` is Take Profit, `Time Is Up` Max Holding",
+            ),
+        ],
+    ),
+    column(
+        "mae",
+        "MAE",
+        Unit::Fraction,
+        Dtype::Float64,
+        "Maximum adverse excursion: the worst move against the position while held (the held bars' lows, highs for a short), a fraction of the entry's price before slippage, 0 or negative; NaN where a kind keeps no bars between (a portfolio, a scanner backtest).",
+        &[at(Backtest, "trades.mae", 1.0)],
+    ),
+    column(
+        "mfe",
+        "MFE",
+        Unit::Fraction,
+        Dtype::Float64,
+        "Maximum favourable excursion: the best move for the position while held, a fraction of the entry's price before slippage, 0 or positive; NaN where not defined.",
+        &[at(Backtest, "trades.mfe", 1.0)],
+    ),
+];
+
+/// The package's `.orders`: one row per fill, indexed by `time`.
+pub const ORDERS: &[Entry] = &[
+    column(
+        "time",
+        "Time",
+        Unit::Datetime,
+        Dtype::Datetime,
+        "The fill's session: the frame's index.",
+        &[at(Portfolio, "time", 1.0)],
+    ),
+    column(
+        "symbol",
+        "Symbol",
+        Unit::Text,
+        Dtype::Object,
+        "The symbol bought or sold.",
+        &[at(Portfolio, "symbol", 1.0)],
+    ),
+    column(
+        "side",
+        "Side",
+        Unit::Text,
+        Dtype::Object,
+        "`buy` or `sell`.",
+        &[at(Portfolio, "side", 1.0)],
+    ),
+    column(
+        "size",
+        "Size",
+        Unit::Units,
+        Dtype::Float64,
+        "The units bought or sold, positive.",
+        &[at(Portfolio, "size", 1.0)],
+    ),
+    column(
+        "price",
+        "Price",
+        Unit::Price,
+        Dtype::Float64,
+        "The fill after slippage.",
+        &[at(Portfolio, "price", 1.0)],
+    ),
+    column(
+        "fees",
+        "Fees",
+        Unit::Money,
+        Dtype::Float64,
+        "The commission of the fill.",
+        &[at(Portfolio, "fees", 1.0)],
+    ),
+];
+
+/// The package's `.equity`: one row per session, indexed by `Date`.
+pub const EQUITY: &[Entry] = &[
+    column(
+        "Date",
+        "Date",
+        Unit::Datetime,
+        Dtype::Datetime,
+        "The session (its bar's time for hourly backtests): the frame's index.",
+        &[
+            at(Backtest, "time", 1.0),
+            at(Portfolio, "date", 1.0),
+            at(ScannerBacktest, "dates", 1.0),
+            at(WalkForward, "equity.time", 1.0),
+        ],
+    ),
+    column(
+        "equity",
+        "Equity",
+        Unit::Money,
+        Dtype::Float64,
+        "The account's value at the session's close.",
+        &[
+            at(Backtest, "equity", 1.0),
+            at(Portfolio, "equity", 1.0),
+            at(ScannerBacktest, "equity", 1.0),
+            noted(
+                WalkForward,
+                "equity.equity",
+                1.0,
+                "per unit of capital: from 1",
+            ),
+        ],
+    ),
+    column(
+        "cash",
+        "Cash",
+        Unit::Money,
+        Dtype::Float64,
+        "The equity less the open positions' value.",
+        &[
+            at(Backtest, "cash", 1.0),
+            at(Portfolio, "cash", 1.0),
+            at(ScannerBacktest, "cash", 1.0),
+        ],
+    ),
+    column(
+        "benchmark",
+        "Benchmark",
+        Unit::Money,
+        Dtype::Float64,
+        "The benchmark bought with the initial capital at the first session's close (NaN before its first close).",
+        &[
+            at(Backtest, "benchmark", 1.0),
+            at(Portfolio, "benchmark", 1.0),
+        ],
+    ),
+    column(
+        "drawdown",
+        "Drawdown",
+        Unit::Fraction,
+        Dtype::Float64,
+        "The equity below its highest value so far (the initial capital counting), 0 or negative.",
+        &[at(Backtest, "drawdown", 1.0)],
+    ),
+    column(
+        "daily_return",
+        "Daily Return",
+        Unit::Fraction,
+        Dtype::Float64,
+        "The equity's change from the session before; NaN on the first session.",
+        &[at(Backtest, "daily_return", 1.0)],
+    ),
+    column(
+        "close",
+        "Close",
+        Unit::Price,
+        Dtype::Float64,
+        "A backtest's own: the traded symbol's close.",
+        &[at(Backtest, "close", 1.0)],
+    ),
+    column(
+        "position",
+        "Position",
+        Unit::Units,
+        Dtype::Float64,
+        "A backtest's own: the units held at the close, negative short, 0 flat.",
+        &[at(Backtest, "position", 1.0)],
+    ),
+    column(
+        "exposure",
+        "Exposure",
+        Unit::Money,
+        Dtype::Float64,
+        "A portfolio's own: the open positions' value at the close.",
+        &[at(Portfolio, "exposure", 1.0)],
+    ),
+    column(
+        "traded",
+        "Traded",
+        Unit::Money,
+        Dtype::Float64,
+        "A portfolio's own: the value bought and sold in the session.",
+        &[at(Portfolio, "traded", 1.0)],
+    ),
+];
