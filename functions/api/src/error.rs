@@ -12,9 +12,9 @@
 //! or CSV, [`crate::table_format::asks_for_table`]): a client reading the
 //! body as the table it asked for would fail on the JSON. There the
 //! analytics codes 407 and 411 have an error status ([`analytics_status`]:
-//! 404 and 422), the JSON envelope unchanged, whether the error is an
-//! [`ApiError`] or an answer a handler made with such a code
-//! ([`render_errors`] applies it to both).
+//! 404 and 422), the JSON envelope unchanged: a handler answers such a
+//! code as an [`ApiError`] to a request for a table, and [`render_errors`]
+//! gives it its status.
 //!
 //! Routes of no spec service (`/health`, `/auth-info`, `/usage`, `/keys`,
 //! `/webhooks`, the documentation pages) and unknown paths answer the
@@ -326,9 +326,8 @@ const KEPT_HEADERS: [&str; 3] = ["ratelimit", "ratelimit-policy", crate::auth::M
 /// as the data service.
 ///
 /// To a request for a table ([`AsksForTable`]) no error is a 200: an
-/// [`ApiError`] is rendered with its error status, and an analytics answer
-/// a handler made with an error code (407 "no scan has run yet") gets the
-/// code's status ([`analytics_status`]), its JSON body unchanged.
+/// [`ApiError`] is rendered with its error status ([`analytics_status`]
+/// for the analytics codes 407 and 411).
 pub async fn render_errors(
     uri: axum::extract::OriginalUri,
     request_id: Option<axum::Extension<tower_http::request_id::RequestId>>,
@@ -350,9 +349,6 @@ pub async fn render_errors(
         return rendered;
     }
     let status = response.status();
-    if table && style == ErrorStyle::Analytics && status == StatusCode::OK && is_json(&response) {
-        return with_envelope_status(response).await;
-    }
     if !(status.is_client_error() || status.is_server_error()) || is_json(&response) {
         return response;
     }
@@ -379,46 +375,6 @@ pub async fn render_errors(
         );
     }
     style.render(&ApiError::new(status.as_u16(), message), id, table)
-}
-
-/// The most bytes of a JSON answer read for its envelope's code: an error
-/// envelope's message is cut to 1,000 characters, and an answer with data
-/// is no error.
-const ENVELOPE_BYTES: u64 = 8 * 1024;
-
-/// An analytics answer of an HTTP 200 with the status of its envelope's
-/// `code` for a request that asked for a table: 404 for a 407, 422 for a 411
-/// (any other error code is its own status). Answers with a success code,
-/// larger ones and compressed ones go as they are.
-async fn with_envelope_status(response: Response) -> Response {
-    use axum::body::HttpBody;
-    let small = response
-        .body()
-        .size_hint()
-        .exact()
-        .is_some_and(|n| n <= ENVELOPE_BYTES);
-    if !small || response.headers().contains_key(header::CONTENT_ENCODING) {
-        return response;
-    }
-    #[derive(serde::Deserialize)]
-    struct Envelope {
-        code: u16,
-    }
-    let (mut parts, body) = response.into_parts();
-    let bytes = match axum::body::to_bytes(body, ENVELOPE_BYTES as usize).await {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::error!(error = %e, "reading an analytics answer");
-            return ErrorStyle::Analytics.render(&ApiError::internal(), None, true);
-        }
-    };
-    if let Ok(Envelope { code }) = serde_json::from_slice(&bytes) {
-        let status = analytics_status(code, true);
-        if !status.is_success() {
-            parts.status = status;
-        }
-    }
-    Response::from_parts(parts, Body::from(bytes))
 }
 
 fn is_json(r: &Response) -> bool {

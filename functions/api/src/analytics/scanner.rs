@@ -56,6 +56,7 @@ pub(crate) async fn single(
 pub(crate) async fn latest_day_all(
     Tenant { state, .. }: Tenant,
     headers: axum::http::HeaderMap,
+    crate::table_format::AsksForTable(table): crate::table_format::AsksForTable,
     raw: Params,
 ) -> crate::error::Reply {
     let q = Query::<DayParams>::from_params(raw)?.0.validate()?;
@@ -68,6 +69,9 @@ pub(crate) async fn latest_day_all(
                 ("msg", answer.msg.clone()),
             ],
         ),
+        // Nothing to answer (code 407) to a request for a table: an error,
+        // which the analytics envelope renders in an error status.
+        None if table => Err(crate::error::ApiError::new(answer.code, answer.msg)),
         _ => Ok(crate::arrow::vary(Json(answer).into_response())),
     }
 }
