@@ -248,6 +248,11 @@ pub async fn heavy_reads(bin: &Path, data: &Path, port: u16, heavy: Heavy) -> Ch
     let cheap_times = {
         let done = done.clone();
         let mut times = Vec::new();
+        // At most 100 cheap requests a second: the cheap tenant's plan
+        // allows 12,000 a minute, which an unpaced loop reaches in a phase
+        // of 16 s, and its own 429s would read as another tenant's slowness.
+        let mut pace = tokio::time::interval(Duration::from_millis(10));
+        pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let reads_done = async {
             let mut answers = Vec::new();
             while let Some(r) = reads.join_next().await {
@@ -261,6 +266,7 @@ pub async fn heavy_reads(bin: &Path, data: &Path, port: u16, heavy: Heavy) -> Ch
             tokio::select! {
                 answers = &mut reads_done => break answers,
                 took = async {
+                    pace.tick().await;
                     let t = Instant::now();
                     let ok = cheap_get().await.is_ok_and(|r| r.status().is_success());
                     (ok, t.elapsed())
